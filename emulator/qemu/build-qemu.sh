@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Builds qemu-system-x86_64 with the neuron-tpb device model from Debian's
+# qemu source package (ENVIRONMENT.md: "Custom QEMU from Debian's source
+# package"). The result is cached outside the repository, keyed by the hash of
+# emulator/ and include/neuron/ (the device model's sources), so a second
+# build with unchanged sources is a no-op. The configured build tree is kept
+# too, so a changed device model rebuilds incrementally (seconds).
+#
+# Usage: build-qemu.sh            build if needed, print the binary's path last
+# Env:   NEURON_CACHE (default /var/cache/neuron)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cache=${NEURON_CACHE:-/var/cache/neuron}
+src=$cache/qemu-src
+build=$src/build
+
+key=$( (cd "$top" && find emulator/qemu include/neuron -type f -print0 | sort -z |
+	xargs -0 sha256sum) | sha256sum | cut -c1-16)
+out=$cache/qemu-$key
+if [ -x "$out/qemu-system-x86_64" ]; then
+	echo "build-qemu: cached ($out)" >&2
+	echo "$out/qemu-system-x86_64"
+	exit 0
+fi
+
+mkdir -p "$cache"
+if [ ! -f "$src/.neuron-unpacked" ]; then
+	echo "build-qemu: fetching Debian's qemu source" >&2
+	rm -rf "$src" "$cache/dl"
+	mkdir -p "$cache/dl"
+	(cd "$cache/dl" && apt-get source --download-only qemu >/dev/null)
+	# dpkg-source applies Debian's patches; the bare .orig fails (ENVIRONMENT.md)
+	dpkg-source -x "$cache"/dl/qemu_*.dsc "$src" >/dev/null
+	rm -rf "$cache/dl"
+	touch "$src/.neuron-unpacked"
+fi
+
+# The build hook: our device files and headers into the tree, one meson line.
+mkdir -p "$src/hw/misc/neuron" "$src/include/neuron"
+rsync_like() { # copy only what changed, so ninja rebuilds only that
+	local from=$1 to=$2 f
+	for f in "$from"/*; do
+		[ -f "$f" ] || continue
+		cmp -s "$f" "$to/$(basename "$f")" || cp "$f" "$to/"
+	done
+}
+rsync_like "$here/hw" "$src/hw/misc/neuron"
+rsync_like "$top/include/neuron" "$src/include/neuron"
+if ! grep -q "subdir('neuron')" "$src/hw/misc/meson.build"; then
+	echo "subdir('neuron')" >>"$src/hw/misc/meson.build"
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+	echo "build-qemu: configuring" >&2
+	mkdir -p "$build"
+	(cd "$build" && ../configure --target-list=x86_64-softmmu \
+		--without-default-features --disable-docs --disable-werror \
+		--disable-install-blobs >"$cache/configure.log" 2>&1) || {
+		tail -30 "$cache/configure.log" >&2
+		exit 1
+	}
+fi
+
+echo "build-qemu: building (a cold build takes about 5 minutes on 2 cores)" >&2
+ninja -C "$build" -j"$(nproc)" qemu-system-x86_64 >"$cache/ninja.log" 2>&1 || {
+	grep -B2 -A12 -m3 'error' "$cache/ninja.log" >&2 || tail -40 "$cache/ninja.log" >&2
+	exit 1
+}
+mkdir -p "$out.tmp"
+cp "$build/qemu-system-x86_64" "$out.tmp/"
+rm -rf "$out"
+mv "$out.tmp" "$out"
+echo "$out/qemu-system-x86_64"

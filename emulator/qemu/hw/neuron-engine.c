@@ -1,0 +1,743 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * neuron-tpb: the five engines of a core (PE, ACT, POOL, DVE, SP) and the
+ * instruction set of include/neuron/emu_isa.h (docs/device-model.md
+ * "Engines").
+ *
+ * An engine runs from its QEMU_CLOCK_VIRTUAL timer, never inside an MMIO
+ * handler, and retires at most NEURON_ENGINE_BATCH instructions per callback
+ * so the vCPU keeps running under TCG. Each instruction walks the steps of
+ * enum NeuronStep: FETCH (decode, reject bad encodings), WAIT (EVENTS
+ * wait_mode), INST_START, OP, UPDATE (EVENTS update_mode), INST_END, RETIRE.
+ *
+ * A step makes at most one record and performs its side effect before
+ * handing the record over. A record that its queue cannot take yet (full and
+ * backpressured) is parked in NeuronEngine.pending and the engine stalls;
+ * when woken it writes the parked record and moves on to the next step. So a
+ * stalled instruction never repeats a side effect, and no record is lost or
+ * written twice.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/timer.h"
+#include "neuron-tpb.h"
+
+#define NEURON_PC_RECORD_MASK   0xfffff     /* program_counter:20 */
+#define NEURON_PC_ERROR_MASK    0xfff       /* metadata_hi program_counter:12 */
+#define NEURON_DEBUG_HINT_MASK  0xf
+
+static const char *const neuron_engine_names[NEURON_ENGINES_PER_CORE] = {
+    "PE", "ACT", "POOL", "DVE", "SP",
+};
+
+static NeuronTPBState *neuron_engine_dev(NeuronEngine *e)
+{
+    return e->core->dev;
+}
+
+static int64_t neuron_now_ns(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/* RUNNING or WAITING: a program is in progress. */
+static bool neuron_engine_active(NeuronEngine *e)
+{
+    return e->state == NEURON_ENGINE_RUNNING ||
+           e->state == NEURON_ENGINE_WAITING;
+}
+
+/* Runs the engine soon (from the main loop) if it has work to do. */
+static void neuron_engine_kick(NeuronEngine *e)
+{
+    if (neuron_engine_active(e)) {
+        timer_mod_anticipate(e->timer, neuron_now_ns());
+    }
+}
+
+/* Wakes the core's engines waiting on a semaphore or an event. */
+void neuron_core_wake_waiters(NeuronCore *c)
+{
+    unsigned int i;
+
+    for (i = 0; i < NEURON_ENGINES_PER_CORE; i++) {
+        NeuronEngine *e = &c->engine[i];
+
+        if (e->state == NEURON_ENGINE_WAITING && e->stalled_queue < 0) {
+            neuron_engine_kick(e);
+        }
+    }
+}
+
+/* Wakes engines stalled on queue @q (any queue if @q < 0) to retry. */
+void neuron_core_wake_queue(NeuronCore *c, int q)
+{
+    unsigned int i;
+
+    for (i = 0; i < NEURON_ENGINES_PER_CORE; i++) {
+        NeuronEngine *e = &c->engine[i];
+
+        if (e->stalled_queue >= 0 && (q < 0 || e->stalled_queue == q)) {
+            neuron_engine_kick(e);
+        }
+    }
+}
+
+/**
+ * neuron_engine_set_pending() - hand a record of class @cls to NOTIFIC
+ *
+ * Sets the header's notific_type; NOTIFIC fills in phase, overflow and the
+ * timestamp when it writes the record (neuron_notific_push()).
+ */
+void neuron_engine_set_pending(NeuronEngine *e, unsigned int cls,
+                               union neuron_isa_notification *rec,
+                               uint8_t notific_type)
+{
+    rec->bytes[NEURON_ISA_HEADER_OFFSET] = notific_type;
+    e->pending = *rec;
+    e->pending_class = cls;
+    e->has_pending = true;
+}
+
+static uint16_t neuron_insn_debug_hint(NeuronEngine *e)
+{
+    return e->insn.debug_hint & NEURON_DEBUG_HINT_MASK;
+}
+
+/* INST_START / INST_END (@kind), with the instruction's data CRC. */
+static void neuron_engine_trace_record(NeuronEngine *e, unsigned int kind,
+                                       uint16_t crc)
+{
+    union neuron_isa_notification rec = { };
+
+    rec.trace.program_counter = e->pc & NEURON_PC_RECORD_MASK;
+    rec.trace.debug_hint = neuron_insn_debug_hint(e);
+    rec.trace.soft_reset_counter = (uint16_t)e->soft_reset_counter;
+    rec.trace.data_crc = crc;
+    neuron_engine_set_pending(e, NEURON_CLASS_TRACE, &rec,
+                              neuron_engine_notific_type(e->index, kind));
+}
+
+/* NOTIFY: an EXPLICIT record. */
+static void neuron_engine_explicit_record(NeuronEngine *e)
+{
+    union neuron_isa_notification rec = { };
+
+    rec.explicit_notif.program_counter = e->pc & NEURON_PC_RECORD_MASK;
+    rec.explicit_notif.debug_hint = neuron_insn_debug_hint(e);
+    rec.explicit_notif.soft_reset_counter = (uint16_t)e->soft_reset_counter;
+    rec.explicit_notif.debug_hint_extended =
+        e->insn.operand.arg.debug_hint_extended;
+    neuron_engine_set_pending(e, NEURON_CLASS_EXPLICIT, &rec,
+                              neuron_engine_notific_type(e->index,
+                                  NEURON_ENGINE_RECORD_EXPLICIT));
+}
+
+/* An engine-made EVT_SEM update and its record (value = after the update). */
+static void neuron_engine_evtsem_update(NeuronEngine *e, unsigned int mode,
+                                        unsigned int idx, uint32_t value)
+{
+    union neuron_isa_notification rec = { };
+
+    rec.evt_sem.event_semaphore_value =
+        neuron_evtsem_apply(e->core, mode, idx, value);
+    rec.evt_sem.event_semaphore_id = idx;
+    rec.evt_sem.update_mode = mode;
+    rec.evt_sem.is_event = neuron_evtsem_is_event_mode(mode);
+    rec.evt_sem.block_id = e->index;
+    neuron_engine_set_pending(e, NEURON_CLASS_EVT_SEM, &rec,
+                              neuron_engine_notific_type(e->index,
+                                  NEURON_ENGINE_RECORD_EVT_SEM));
+}
+
+/**
+ * neuron_engine_error_record() - a TPB_ERROR record (seed 000 §3b)
+ * @error_id:  enum neuron_isa_tpb_error_type, byte 0
+ * @info_kind: enum neuron_isa_seq_info_kind, metadata_lo
+ * @info:      metadata_hi.info (seed 000 §3c)
+ * @bc_reg:    metadata_lo bc_reg (DGE bounds errors, else 0)
+ * @direction: metadata_lo direction, enum neuron_dge_direction bits
+ *
+ * metadata_hi carries the sequencer arm {block_id = engine, program_counter
+ * = PC, info} (seed 000 §3c CORRECTION), so the host can tell which engine
+ * and instruction raised it on the shared errors queue.
+ */
+void neuron_engine_error_record(NeuronEngine *e, uint8_t error_id,
+                                unsigned int info_kind, uint8_t info,
+                                unsigned int bc_reg, unsigned int direction)
+{
+    union neuron_isa_notification rec = { };
+
+    rec.tpb_error.error_id = error_id;
+    rec.tpb_error.metadata_lo.sequencer.info_kind = info_kind;
+    rec.tpb_error.metadata_lo.sequencer.bc_reg = bc_reg;
+    rec.tpb_error.metadata_lo.sequencer.direction = direction;
+    rec.tpb_error.metadata_hi.sequencer.block_id = e->index;
+    rec.tpb_error.metadata_hi.sequencer.program_counter =
+        e->pc & NEURON_PC_ERROR_MASK;
+    rec.tpb_error.metadata_hi.sequencer.info = info;
+    neuron_engine_set_pending(e, NEURON_CLASS_ERROR, &rec,
+                              NEURON_ISA_NOTIFICATION_TYPE_TPB_ERROR);
+}
+
+/**
+ * neuron_engine_set_fatal() - SEQUENCER_FATAL: report, then halt
+ *
+ * The record is written first (stalling like any other); the engine then
+ * enters HALTED and raises intr_6. No completion follows: the host sees a
+ * timeout (seed 001 §6.1). Only CTRL.RESET leaves HALTED.
+ */
+void neuron_engine_set_fatal(NeuronEngine *e, unsigned int info_kind,
+                             uint8_t info, unsigned int bc_reg,
+                             unsigned int direction)
+{
+    neuron_engine_error_record(e, NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL,
+                               info_kind, info, bc_reg, direction);
+    e->last_error = NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL;
+    e->step = NEURON_STEP_FATAL;
+}
+
+/* THROTTLE: the edge, and with THROTTLE_CTRL armed an interrupt-form record. */
+static void neuron_engine_throttle(NeuronEngine *e, uint32_t level)
+{
+    NeuronTPBState *s = neuron_engine_dev(e);
+    union neuron_isa_notification rec = { };
+
+    neuron_throttle_edge(s);
+    if (!(s->throttle_ctrl & 1)) {
+        return;
+    }
+    rec.interrupt.group = NEURON_ISA_INTERRUPT_GROUP_THROTTLE;
+    rec.interrupt.block_id = e->index;
+    rec.interrupt.cause_bits = level;
+    neuron_engine_set_pending(e, NEURON_CLASS_THROTTLE, &rec,
+                              NEURON_ISA_NOTIFICATION_TYPE_ERROR);
+}
+
+/**
+ * neuron_engine_log() - LOG_GUEST_ERROR about engine @e's current instruction
+ *
+ * Prefixes the message with core, engine and PC, so every bad-input message
+ * names where it happened.
+ */
+void neuron_engine_log(NeuronEngine *e, const char *fmt, ...)
+{
+    g_autofree char *msg = NULL;
+    va_list ap;
+
+    if (!qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+        return;
+    }
+    va_start(ap, fmt);
+    msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "neuron-tpb: core %u engine %u (%s) pc %u: %s\n",
+                  e->core->index, e->index, neuron_engine_names[e->index],
+                  e->pc, msg);
+}
+
+/*
+ * Rejects encodings the engine cannot execute: unknown opcode, nonzero
+ * reserved fields, out-of-range modes or indices (docs/device-model.md:
+ * SEQUENCER_FATAL, info_kind BAD_OPCODE, info = opcode). DGE_COPY has its
+ * own structural checks (seed 000 §4d, §5c, §5d).
+ */
+static bool neuron_engine_decode_ok(NeuronEngine *e)
+{
+    NeuronTPBState *s = neuron_engine_dev(e);
+    const struct neuron_emu_insn *in = &e->insn;
+    uint32_t idx = in->operand.arg.idx;
+    uint32_t value = in->operand.arg.value;
+    const char *why = NULL;
+
+    if (in->opcode >= NEURON_OP_COUNT) {
+        why = "unknown opcode";
+    } else if (in->flags || in->reserved0) {
+        why = "nonzero reserved field (flags or reserved0)";
+    } else if (in->events.wait_mode > NEURON_WAIT_EVENT_SET) {
+        why = "EVENTS.wait_mode out of range";
+    } else if (in->events.update_mode > NEURON_EVT_SEM_UPDATE_EVENT_CLEAR) {
+        why = "EVENTS.update_mode out of range";
+    } else if (in->opcode == NEURON_OP_DGE_COPY) {
+        if (s->gen == NEURON_GEN_SUNDA) {
+            why = "DGE_COPY is illegal on gen sunda (no DGE, seed 000 §9)";
+        } else {
+            return neuron_dge_decode_ok(e);
+        }
+    } else if (in->operand.arg.reserved1 || in->operand.arg.reserved2) {
+        why = "nonzero operand reserved field (reserved1 or reserved2)";
+    } else {
+        switch (in->opcode) {
+        case NEURON_OP_SEM_SET:
+        case NEURON_OP_SEM_INC:
+        case NEURON_OP_SEM_DEC:
+        case NEURON_OP_WAIT_GE:
+        case NEURON_OP_WAIT_GE_AND_DEC:
+        case NEURON_OP_EVENT_SET:
+        case NEURON_OP_EVENT_CLEAR:
+            if (idx >= NEURON_EVT_SEM_COUNT) {
+                why = "operand idx is not a semaphore/event (>= 256)";
+            }
+            break;
+        case NEURON_OP_REG_WRITE:
+            if (idx >= NEURON_ENG_NUM_SREGS) {
+                why = "operand idx is not a $S register (>= 64)";
+            }
+            break;
+        case NEURON_OP_FP_ERROR:
+            if (value > NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL || idx > 0xff) {
+                why = "FP_ERROR value is not an error_id or idx > 0xff";
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    if (!why) {
+        return true;
+    }
+    neuron_engine_log(e, "%s (opcode 0x%02x): SEQUENCER_FATAL, halted", why,
+                      in->opcode);
+    neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_BAD_OPCODE, in->opcode,
+                            0, 0);
+    return false;
+}
+
+/* Reads the instruction at PC from device memory and checks it. */
+static bool neuron_engine_fetch(NeuronEngine *e)
+{
+    NeuronTPBState *s = neuron_engine_dev(e);
+    uint64_t addr = e->prog_base + (uint64_t)e->pc * NEURON_EMU_INSN_BYTES;
+
+    e->traced = false;
+    e->halt_after = false;
+    e->delay_armed = false;
+    e->crc_in = 0;
+    e->crc_out = 0;
+
+    if (addr < e->prog_base ||
+        !neuron_mem_range_ok(s, addr, NEURON_EMU_INSN_BYTES)) {
+        memset(&e->insn, 0, sizeof(e->insn));
+        neuron_engine_log(e, "instruction fetch outside device memory "
+                          "(PROG_BASE + PC * 32): SEQUENCER_FATAL, halted");
+        neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_EXCEPTION, 0, 0, 0);
+        return false;
+    }
+    memcpy(&e->insn, s->mem_ptr + addr, sizeof(e->insn));
+    return neuron_engine_decode_ok(e);
+}
+
+/* EVENTS wait_mode: true once the instruction may start. */
+static bool neuron_engine_wait_ready(NeuronEngine *e)
+{
+    NeuronCore *c = e->core;
+    struct neuron_emu_events ev = e->insn.events;
+
+    switch (ev.wait_mode) {
+    case NEURON_WAIT_SEM_GE:
+        return c->sem[ev.wait_idx] >= ev.semaphore_value;
+    case NEURON_WAIT_SEM_GE_AND_DEC:
+        if (c->sem[ev.wait_idx] < ev.semaphore_value) {
+            return false;
+        }
+        /* Atomic with the test: everything runs under the BQL. */
+        c->sem[ev.wait_idx] -= ev.semaphore_value;
+        return true;
+    case NEURON_WAIT_EVENT_SET:
+        return c->event[ev.wait_idx];
+    default:
+        return true;
+    }
+}
+
+/* The operation of the current instruction (already decoded and valid). */
+static NeuronOpResult neuron_engine_op(NeuronEngine *e)
+{
+    NeuronCore *c = e->core;
+    uint32_t idx = e->insn.operand.arg.idx;
+    uint32_t value = e->insn.operand.arg.value;
+    int64_t now;
+
+    switch (e->insn.opcode) {
+    case NEURON_OP_NOP:
+        return NEURON_OP_DONE;
+    case NEURON_OP_NOTIFY:
+        neuron_engine_explicit_record(e);
+        return NEURON_OP_DONE;
+    case NEURON_OP_HALT:
+        e->halt_after = true;
+        return NEURON_OP_DONE;
+    case NEURON_OP_SEM_SET:
+        neuron_engine_evtsem_update(e, NEURON_EVT_SEM_UPDATE_SEM_SET, idx,
+                                    value);
+        return NEURON_OP_DONE;
+    case NEURON_OP_SEM_INC:
+        neuron_engine_evtsem_update(e, NEURON_EVT_SEM_UPDATE_SEM_INC, idx,
+                                    value);
+        return NEURON_OP_DONE;
+    case NEURON_OP_SEM_DEC:
+        neuron_engine_evtsem_update(e, NEURON_EVT_SEM_UPDATE_SEM_DEC, idx,
+                                    value);
+        return NEURON_OP_DONE;
+    case NEURON_OP_WAIT_GE:
+        return c->sem[idx] >= value ? NEURON_OP_DONE : NEURON_OP_BLOCKED;
+    case NEURON_OP_WAIT_GE_AND_DEC:
+        if (c->sem[idx] < value) {
+            return NEURON_OP_BLOCKED;
+        }
+        c->sem[idx] -= value;
+        return NEURON_OP_DONE;
+    case NEURON_OP_EVENT_SET:
+        neuron_engine_evtsem_update(e, NEURON_EVT_SEM_UPDATE_EVENT_SET, idx, 0);
+        return NEURON_OP_DONE;
+    case NEURON_OP_EVENT_CLEAR:
+        neuron_engine_evtsem_update(e, NEURON_EVT_SEM_UPDATE_EVENT_CLEAR, idx,
+                                    0);
+        return NEURON_OP_DONE;
+    case NEURON_OP_REG_WRITE:
+        e->sreg[idx] = value;
+        return NEURON_OP_DONE;
+    case NEURON_OP_DGE_COPY:
+        return neuron_dge_exec(e);
+    case NEURON_OP_FP_ERROR:
+        /* Injected, non-fatal: report and go on (LAST_ERROR is for fatal). */
+        neuron_engine_error_record(e, value, NEURON_ISA_SEQ_INFO_FP, idx, 0, 0);
+        return NEURON_OP_DONE;
+    case NEURON_OP_THROTTLE:
+        neuron_engine_throttle(e, value);
+        return NEURON_OP_DONE;
+    case NEURON_OP_DELAY:
+        now = neuron_now_ns();
+        if (!e->delay_armed) {
+            e->delay_armed = true;
+            e->delay_deadline_ns = now + value;
+        }
+        if (now < e->delay_deadline_ns) {
+            timer_mod(e->timer, e->delay_deadline_ns);
+            return NEURON_OP_BUSY;
+        }
+        e->delay_armed = false;
+        return NEURON_OP_DONE;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/*
+ * Runs engine @e until it blocks, finishes, halts or has retired a batch.
+ * Loops over steps; before any step a parked record must be written.
+ */
+static void neuron_engine_run(NeuronEngine *e)
+{
+    NeuronCore *c = e->core;
+    NeuronTPBState *s = neuron_engine_dev(e);
+    unsigned int retired = 0;
+    struct neuron_emu_events ev;
+    int q;
+
+    if (s->fault_stuck_engine ==
+        (int32_t)(c->index * NEURON_ENGINES_PER_CORE + e->index)) {
+        return; /* fault injection: RUNNING forever, nothing retires */
+    }
+
+    while (neuron_engine_active(e)) {
+        if (e->has_pending) {
+            if (neuron_notific_push(c, e->pending_class, &e->pending, &q) ==
+                NEURON_PUSH_STALLED) {
+                e->state = NEURON_ENGINE_WAITING;
+                e->stalled_queue = q;
+                return;
+            }
+            e->has_pending = false;
+            e->stalled_queue = -1;
+        }
+        e->state = NEURON_ENGINE_RUNNING;
+
+        switch (e->step) {
+        case NEURON_STEP_FETCH:
+            if (e->pc >= e->prog_count) {
+                e->state = NEURON_ENGINE_IDLE;
+                return;
+            }
+            if (neuron_engine_fetch(e)) {
+                e->step = NEURON_STEP_WAIT;
+            }
+            break;
+        case NEURON_STEP_WAIT:
+            if (!neuron_engine_wait_ready(e)) {
+                e->state = NEURON_ENGINE_WAITING;
+                return;
+            }
+            e->step = NEURON_STEP_INST_START;
+            break;
+        case NEURON_STEP_INST_START:
+            e->step = NEURON_STEP_OP;
+            if (c->trace_enable & BIT(e->index)) {
+                e->traced = true;
+                if (e->insn.opcode == NEURON_OP_DGE_COPY) {
+                    e->crc_in = neuron_dge_input_crc(e);
+                }
+                neuron_engine_trace_record(e, NEURON_ENGINE_RECORD_INST_START,
+                                           e->crc_in);
+            }
+            break;
+        case NEURON_STEP_OP:
+            switch (neuron_engine_op(e)) {
+            case NEURON_OP_DONE:
+                e->step = NEURON_STEP_UPDATE;
+                break;
+            case NEURON_OP_BLOCKED:
+                e->state = NEURON_ENGINE_WAITING;
+                return;
+            case NEURON_OP_BUSY:
+                return;
+            case NEURON_OP_FATAL:
+                e->step = NEURON_STEP_FATAL;
+                break;
+            }
+            break;
+        case NEURON_STEP_UPDATE:
+            e->step = NEURON_STEP_INST_END;
+            ev = e->insn.events;
+            if (ev.update_mode != NEURON_EVT_SEM_UPDATE_NONE) {
+                neuron_engine_evtsem_update(e, ev.update_mode, ev.update_idx,
+                                            ev.semaphore_value);
+            }
+            break;
+        case NEURON_STEP_INST_END:
+            e->step = NEURON_STEP_RETIRE;
+            if (e->traced) {
+                neuron_engine_trace_record(e, NEURON_ENGINE_RECORD_INST_END,
+                                           e->crc_out);
+            }
+            break;
+        case NEURON_STEP_RETIRE:
+            e->pc++;
+            e->exec_count++;
+            e->step = NEURON_STEP_FETCH;
+            if (e->halt_after) {
+                e->state = NEURON_ENGINE_IDLE;
+                return;
+            }
+            if (s->insn_delay_ns) {
+                /* Slow producer (fault injection): one instruction per tick. */
+                timer_mod(e->timer, neuron_now_ns() + s->insn_delay_ns);
+                return;
+            }
+            if (++retired >= NEURON_ENGINE_BATCH) {
+                timer_mod(e->timer,
+                          neuron_now_ns() + NEURON_ENGINE_BATCH_GAP_NS);
+                return;
+            }
+            break;
+        case NEURON_STEP_FATAL:
+            e->state = NEURON_ENGINE_HALTED;
+            neuron_notific_raise(c, NEURON_NOTIFIC_INTR_ENGINE_FATAL);
+            return;
+        }
+    }
+}
+
+static void neuron_engine_timer_cb(void *opaque)
+{
+    neuron_engine_run(opaque);
+}
+
+void neuron_engine_init(NeuronEngine *e, NeuronCore *c, unsigned int index)
+{
+    e->core = c;
+    e->index = index;
+    e->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, neuron_engine_timer_cb, e);
+    neuron_engine_reset(e, true);
+}
+
+void neuron_engine_finalize(NeuronEngine *e)
+{
+    timer_free(e->timer);
+    e->timer = NULL;
+}
+
+/**
+ * neuron_engine_reset() - stop @e and make it IDLE at PC 0
+ * @power_on: also clear the registers (device reset); CTRL.RESET and the
+ *            global RESET keep semaphores, $S, FEATURE_FLAGS, the counters
+ *            and LAST_ERROR (docs/device-model.md)
+ *
+ * A parked record is discarded: the program it belonged to is gone.
+ */
+void neuron_engine_reset(NeuronEngine *e, bool power_on)
+{
+    NeuronCore *c = e->core;
+    int q = e->stalled_queue;
+    unsigned int i;
+
+    timer_del(e->timer);
+    e->state = NEURON_ENGINE_IDLE;
+    e->pc = 0;
+    e->step = NEURON_STEP_FETCH;
+    e->has_pending = false;
+    e->stalled_queue = -1;
+    e->traced = false;
+    e->halt_after = false;
+    e->delay_armed = false;
+    memset(&e->insn, 0, sizeof(e->insn));
+
+    /* STATUS.STALLED stays only while another engine still waits there. */
+    if (q >= 0 && !power_on) {
+        bool others = false;
+
+        for (i = 0; i < NEURON_ENGINES_PER_CORE; i++) {
+            others |= c->engine[i].stalled_queue == q;
+        }
+        if (!others) {
+            c->queue[q].stalled = false;
+        }
+    }
+
+    if (power_on) {
+        e->prog_base = 0;
+        e->prog_count = 0;
+        e->soft_reset_counter = 0;
+        e->exec_count = 0;
+        e->feature_flags = 0;
+        e->last_error = NEURON_LAST_ERROR_NONE;
+        memset(e->sreg, 0, sizeof(e->sreg));
+    }
+}
+
+static void neuron_engine_ctrl(NeuronEngine *e, uint32_t val)
+{
+    if (val & ~(NEURON_ENG_CTRL_START | NEURON_ENG_CTRL_RESET)) {
+        neuron_engine_log(e, "CTRL 0x%x has undefined bits (only START, "
+                          "RESET)", val);
+    }
+    if (val & NEURON_ENG_CTRL_RESET) {
+        neuron_engine_reset(e, false);
+    }
+    if (!(val & NEURON_ENG_CTRL_START)) {
+        return;
+    }
+    if (e->state != NEURON_ENGINE_IDLE) {
+        neuron_engine_log(e, e->state == NEURON_ENGINE_HALTED ?
+                          "CTRL.START ignored: engine HALTED, RESET it first" :
+                          "CTRL.START ignored: engine is running");
+        return;
+    }
+    e->soft_reset_counter++;
+    e->pc = 0;
+    e->step = NEURON_STEP_FETCH;
+    e->state = NEURON_ENGINE_RUNNING;
+    neuron_engine_kick(e);
+}
+
+/* neuron_engine_read() - register read at offset @off of engine @e */
+uint32_t neuron_engine_read(NeuronEngine *e, hwaddr off)
+{
+    NeuronTPBState *s = neuron_engine_dev(e);
+
+    if (off >= NEURON_ENG_SREG(0) &&
+        off < NEURON_ENG_SREG(NEURON_ENG_NUM_SREGS)) {
+        return e->sreg[(off - NEURON_ENG_SREG(0)) / 4];
+    }
+    switch (off) {
+    case NEURON_ENG_CTRL:
+        return 0;
+    case NEURON_ENG_STATUS:
+        return e->state;
+    case NEURON_ENG_PROG_BASE_LO:
+        return (uint32_t)e->prog_base;
+    case NEURON_ENG_PROG_BASE_HI:
+        return (uint32_t)(e->prog_base >> 32);
+    case NEURON_ENG_PROG_COUNT:
+        return e->prog_count;
+    case NEURON_ENG_PC:
+        return e->pc;
+    case NEURON_ENG_SOFT_RESET_COUNTER:
+        return e->soft_reset_counter;
+    case NEURON_ENG_EXEC_COUNT:
+        return e->exec_count;
+    case NEURON_ENG_FEATURE_FLAGS:
+        /* seed 000 §9b: sunda has no NEURON_FEATURE_FLAGS register */
+        return s->gen == NEURON_GEN_SUNDA ? 0 : e->feature_flags;
+    case NEURON_ENG_LAST_ERROR:
+        return e->last_error;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u engine %u: read of unknown "
+                      "register +0x%" HWADDR_PRIx "\n",
+                      e->core->index, e->index, off);
+        return 0;
+    }
+}
+
+/* Program registers are latched by START; changing them mid-run is refused. */
+static bool neuron_engine_prog_writable(NeuronEngine *e, const char *name)
+{
+    if (!neuron_engine_active(e)) {
+        return true;
+    }
+    neuron_engine_log(e, "%s write ignored while the engine runs", name);
+    return false;
+}
+
+/* neuron_engine_write() - register write at offset @off of engine @e */
+void neuron_engine_write(NeuronEngine *e, hwaddr off, uint32_t val)
+{
+    NeuronTPBState *s = neuron_engine_dev(e);
+
+    if (off >= NEURON_ENG_SREG(0) &&
+        off < NEURON_ENG_SREG(NEURON_ENG_NUM_SREGS)) {
+        e->sreg[(off - NEURON_ENG_SREG(0)) / 4] = val;
+        return;
+    }
+    switch (off) {
+    case NEURON_ENG_CTRL:
+        neuron_engine_ctrl(e, val);
+        break;
+    case NEURON_ENG_PROG_BASE_LO:
+        if (neuron_engine_prog_writable(e, "PROG_BASE_LO")) {
+            e->prog_base = deposit64(e->prog_base, 0, 32, val);
+        }
+        break;
+    case NEURON_ENG_PROG_BASE_HI:
+        if (neuron_engine_prog_writable(e, "PROG_BASE_HI")) {
+            e->prog_base = deposit64(e->prog_base, 32, 32, val);
+        }
+        break;
+    case NEURON_ENG_PROG_COUNT:
+        if (neuron_engine_prog_writable(e, "PROG_COUNT")) {
+            e->prog_count = val;
+        }
+        break;
+    case NEURON_ENG_FEATURE_FLAGS:
+        if (s->gen == NEURON_GEN_SUNDA) {
+            neuron_engine_log(e, "FEATURE_FLAGS write ignored: gen sunda has "
+                              "no feature-flag register (seed 000 §9b)");
+            break;
+        }
+        if (val & ~NEURON_FEATURE_MASK) {
+            neuron_engine_log(e, "FEATURE_FLAGS 0x%x has undefined bits "
+                              "(only 0..2), dropped", val);
+        }
+        e->feature_flags = val & NEURON_FEATURE_MASK;
+        break;
+    case NEURON_ENG_STATUS:
+    case NEURON_ENG_PC:
+    case NEURON_ENG_SOFT_RESET_COUNTER:
+    case NEURON_ENG_EXEC_COUNT:
+    case NEURON_ENG_LAST_ERROR:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u engine %u: write 0x%x to read-only "
+                      "register +0x%" HWADDR_PRIx " ignored\n",
+                      e->core->index, e->index, val, off);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u engine %u: write 0x%x to unknown "
+                      "register +0x%" HWADDR_PRIx " ignored\n",
+                      e->core->index, e->index, val, off);
+        break;
+    }
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * neuron-tpb: the per-core EVT_SEM unit (seed 001 §7.2): 256 events (0/1)
+ * and 256 32-bit semaphores, with the MMIO windows EVENT +0x0, READ +0x1000,
+ * SET +0x1400, INC +0x1800, DEC +0x1C00 (one 32-bit register per index).
+ *
+ * Semaphore arithmetic is modulo 2^32 and comparisons are unsigned. Any
+ * change, from the host or an engine, wakes the core's waiting engines.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "neuron-tpb.h"
+
+#define NEURON_EVT_SEM_WINDOW   (NEURON_EVT_SEM_COUNT * 4)
+
+void neuron_evtsem_reset(NeuronCore *c)
+{
+    memset(c->sem, 0, sizeof(c->sem));
+    memset(c->event, 0, sizeof(c->event));
+}
+
+/* Whether an EVT_SEM update_mode acts on an event rather than a semaphore. */
+bool neuron_evtsem_is_event_mode(unsigned int mode)
+{
+    return mode == NEURON_EVT_SEM_UPDATE_EVENT_SET ||
+           mode == NEURON_EVT_SEM_UPDATE_EVENT_CLEAR;
+}
+
+/**
+ * neuron_evtsem_apply() - perform an EVT_SEM update on core @c
+ * @mode:  enum neuron_evt_sem_update_mode, not NONE
+ * @idx:   event or semaphore index, < NEURON_EVT_SEM_COUNT
+ * @value: operand for the semaphore modes
+ *
+ * Returns the event's or semaphore's value after the update (the
+ * event_semaphore_value of the EVT_SEM record).
+ */
+uint32_t neuron_evtsem_apply(NeuronCore *c, unsigned int mode,
+                             unsigned int idx, uint32_t value)
+{
+    uint32_t ret;
+
+    switch (mode) {
+    case NEURON_EVT_SEM_UPDATE_SEM_SET:
+        ret = c->sem[idx] = value;
+        break;
+    case NEURON_EVT_SEM_UPDATE_SEM_INC:
+        ret = c->sem[idx] += value;
+        break;
+    case NEURON_EVT_SEM_UPDATE_SEM_DEC:
+        ret = c->sem[idx] -= value;
+        break;
+    case NEURON_EVT_SEM_UPDATE_EVENT_SET:
+        ret = c->event[idx] = 1;
+        break;
+    case NEURON_EVT_SEM_UPDATE_EVENT_CLEAR:
+        ret = c->event[idx] = 0;
+        break;
+    default:
+        g_assert_not_reached();
+    }
+    neuron_core_wake_waiters(c);
+    return ret;
+}
+
+/* neuron_evtsem_read() - read at offset @off of the EVT_SEM unit */
+uint32_t neuron_evtsem_read(NeuronCore *c, hwaddr off)
+{
+    unsigned int idx = (off % NEURON_EVT_SEM_WINDOW) / 4;
+
+    if (off < NEURON_EVT_SEM_EVENT(NEURON_EVT_SEM_COUNT)) {
+        return c->event[idx];
+    }
+    if (off >= NEURON_EVT_SEM_READ(0) &&
+        off < NEURON_EVT_SEM_READ(NEURON_EVT_SEM_COUNT)) {
+        return c->sem[idx];
+    }
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "neuron-tpb: core %u: EVT_SEM read at +0x%" HWADDR_PRIx
+                  " (not the EVENT or READ window)\n", c->index, off);
+    return 0;
+}
+
+/* neuron_evtsem_write() - write at offset @off of the EVT_SEM unit */
+void neuron_evtsem_write(NeuronCore *c, hwaddr off, uint32_t val)
+{
+    unsigned int idx = (off % NEURON_EVT_SEM_WINDOW) / 4;
+    unsigned int mode;
+
+    if (off < NEURON_EVT_SEM_EVENT(NEURON_EVT_SEM_COUNT)) {
+        if (val > 1) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "neuron-tpb: core %u: EVENT[%u] write 0x%x, events "
+                          "are 0 or 1: taken as 1\n", c->index, idx, val);
+        }
+        mode = val ? NEURON_EVT_SEM_UPDATE_EVENT_SET
+                   : NEURON_EVT_SEM_UPDATE_EVENT_CLEAR;
+    } else if (off >= NEURON_EVT_SEM_SET(0) &&
+               off < NEURON_EVT_SEM_SET(NEURON_EVT_SEM_COUNT)) {
+        mode = NEURON_EVT_SEM_UPDATE_SEM_SET;
+    } else if (off >= NEURON_EVT_SEM_INC(0) &&
+               off < NEURON_EVT_SEM_INC(NEURON_EVT_SEM_COUNT)) {
+        mode = NEURON_EVT_SEM_UPDATE_SEM_INC;
+    } else if (off >= NEURON_EVT_SEM_DEC(0) &&
+               off < NEURON_EVT_SEM_DEC(NEURON_EVT_SEM_COUNT)) {
+        mode = NEURON_EVT_SEM_UPDATE_SEM_DEC;
+    } else {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u: EVT_SEM write 0x%x at +0x%"
+                      HWADDR_PRIx " ignored (READ window is read-only)\n",
+                      c->index, val, off);
+        return;
+    }
+    neuron_evtsem_apply(c, mode, idx, val);
+}

@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * neuron-tpb: the per-core NOTIFIC block (seed 001 §4, docs/device-model.md
+ * "NOTIFIC block").
+ *
+ * Ten software notification queues (NQs). Each is a ring of 16-byte records
+ * in host memory (written by DMA) or in device memory (BAR4, with
+ * CTRL.DEVICE_MEM). HEAD and TAIL are free-running record counts; the record
+ * for count n goes to slot n % entries with phase ((n / entries) & 1) ^ 1,
+ * i.e. 1 on the first pass and flipped on every wrap. The record is written
+ * first and TAIL moves after it, so a consumer that sees TAIL (or the phase)
+ * move sees the whole record.
+ *
+ * Interrupt causes are tpb_notific_intr_0..8 (regs.h enum
+ * neuron_notific_intr). INTR_STATUS is W1C; the core's MSI-X vector fires on
+ * each 0 -> nonzero edge of INTR_STATUS & INTR_MASK.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/atomic.h"
+#include "qemu/bswap.h"
+#include "qemu/host-utils.h"
+#include "qemu/timer.h"
+#include "hw/pci/pci.h"
+#include "neuron-tpb.h"
+
+#define NEURON_NQ_DESC_STRIDE   (NEURON_NQ_DESC(1) - NEURON_NQ_DESC(0))
+#define NEURON_NQ_MAX_BYTES     (1u << 31)
+#define NEURON_TRACE_MASK       ((1u << NEURON_ENGINES_PER_CORE) - 1)
+
+/**
+ * neuron_timestamp_ps() - the NOTIFIC timestamp, in picoseconds
+ *
+ * seed 001 §3 NOTE: a 64-bit free-running counter in 1 ps units, snapshotted
+ * into byte 8 of every record. QEMU_CLOCK_VIRTUAL ns * 1000 (TIMESTAMP_INC
+ * reads 1000): monotonic, and stops with the VM.
+ */
+uint64_t neuron_timestamp_ps(void)
+{
+    return (uint64_t)qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) *
+           NEURON_TIMESTAMP_INC_PS;
+}
+
+static bool neuron_nq_size_ok(uint32_t size)
+{
+    return is_power_of_2(size) && size >= NEURON_NQ_MIN_BYTES &&
+           size <= NEURON_NQ_MAX_BYTES;
+}
+
+/* Records the ring holds; only meaningful once SIZE passed neuron_nq_size_ok */
+static uint32_t neuron_nq_entries(const NeuronQueue *q)
+{
+    return q->size / NEURON_ISA_NOTIFICATION_NBYTES;
+}
+
+/* Phase bit of the record with free-running count @count: 1 on pass 0. */
+static bool neuron_nq_phase(const NeuronQueue *q, uint32_t count)
+{
+    if (!neuron_nq_size_ok(q->size)) {
+        return true;
+    }
+    return !((count >> ctz32(neuron_nq_entries(q))) & 1);
+}
+
+static bool neuron_nq_enabled(const NeuronCore *c, unsigned int qi)
+{
+    return c->queue_enable & BIT(qi);
+}
+
+/**
+ * neuron_notific_raise() - set tpb_notific_intr_@cause
+ *
+ * Fires the core's vector if this makes INTR_STATUS & INTR_MASK nonzero.
+ */
+void neuron_notific_raise(NeuronCore *c, unsigned int cause)
+{
+    bool was_pending = c->intr_status & c->intr_mask;
+
+    c->intr_status |= BIT(cause);
+    if (!was_pending && (c->intr_status & c->intr_mask)) {
+        neuron_msix_notify(c->dev, NEURON_MSIX_VEC_CORE(c->index));
+    }
+}
+
+/* Power-on state of the block: all queues off, default policy and routing. */
+void neuron_notific_reset(NeuronCore *c)
+{
+    c->ts_hi_latch = 0;
+    c->intr_status = 0;
+    c->intr_mask = 0;
+    c->queue_enable = 0;
+    c->sw_backpressure = NEURON_SW_QUEUE_MASK;
+    c->ignore_full = 0;
+    c->route = NEURON_ROUTE_DEFAULT;
+    c->trace_enable = 0;
+    c->threshold_status = 0;
+    memset(c->queue, 0, sizeof(c->queue));
+}
+
+/*
+ * Disables every queue (global RESET). Engines were reset first, so nobody
+ * is stalled on a queue any more.
+ */
+void neuron_notific_disable_all(NeuronCore *c)
+{
+    unsigned int qi;
+
+    c->queue_enable = 0;
+    for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
+        c->queue[qi].stalled = false;
+    }
+}
+
+/*
+ * Stores @rec in slot @slot of queue @qi. Device-memory rings get the 12
+ * bytes after the first word first and the word holding the header last, so
+ * a consumer polling the phase bit never sees a torn record.
+ * Returns false if the write failed (bad address or injected DMA error).
+ */
+static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
+                            const union neuron_isa_notification *rec)
+{
+    NeuronTPBState *s = c->dev;
+    NeuronQueue *q = &c->queue[qi];
+    uint64_t addr = q->base + (uint64_t)slot * NEURON_ISA_NOTIFICATION_NBYTES;
+    uint32_t word0;
+    uint8_t *p;
+
+    if (s->fault_dma_error_queue ==
+        (int32_t)(c->index * NEURON_NUM_SW_QUEUES + qi)) {
+        return false;
+    }
+    if (!(q->ctrl & NEURON_NQ_CTRL_DEVICE_MEM)) {
+        return pci_dma_write(PCI_DEVICE(s), addr, rec->bytes,
+                             NEURON_ISA_NOTIFICATION_NBYTES) == MEMTX_OK;
+    }
+
+    /* Range and 16-byte alignment were checked when the queue was enabled. */
+    p = s->mem_ptr + addr;
+    memcpy(&word0, rec->bytes, sizeof(word0));
+    memcpy(p + sizeof(word0), rec->bytes + sizeof(word0),
+           NEURON_ISA_NOTIFICATION_NBYTES - sizeof(word0));
+    smp_wmb();      /* the body is visible before the phase bit flips */
+    qatomic_set((uint32_t *)p, word0);
+    memory_region_set_dirty(&s->mem, addr, NEURON_ISA_NOTIFICATION_NBYTES);
+    return true;
+}
+
+/**
+ * neuron_notific_push() - write a record of class @cls into its queue
+ * @c:           the core whose NOTIFIC block takes the record
+ * @cls:         enum neuron_notific_class; ROUTE picks the queue
+ * @rec:         the record; header byte 3 holds notific_type, this fills in
+ *               phase, software_queue_overflow and the timestamp (byte 8)
+ * @stall_queue: set to the queue index on NEURON_PUSH_STALLED, else -1
+ *
+ * Policy when the ring is full (docs/device-model.md): IGNORE_FULL overwrites
+ * the oldest unread record (and wins over backpressure); SW_BACKPRESSURE
+ * makes the producer stall; with neither the record is lost as an input
+ * buffer overflow (intr_3). A disabled queue drops the record (intr_1,
+ * seed 001 §4); so does a failed ring write (intr_4, device DMA fault).
+ */
+NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
+                                     union neuron_isa_notification *rec,
+                                     int *stall_queue)
+{
+    unsigned int qi = NEURON_ROUTE_QUEUE(c->route, cls);
+    NeuronQueue *q;
+    uint32_t entries;
+    bool overwrite = false;
+    uint8_t hdr;
+
+    *stall_queue = -1;
+    if (qi >= NEURON_NUM_SW_QUEUES) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u: ROUTE sends class %u to queue %u "
+                      "(only %u queues): record dropped\n",
+                      c->index, cls, qi, NEURON_NUM_SW_QUEUES);
+        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_DISABLED_QUEUE);
+        return NEURON_PUSH_DROPPED;
+    }
+    q = &c->queue[qi];
+    if (!neuron_nq_enabled(c, qi)) {
+        q->drop_count++;
+        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_DISABLED_QUEUE);
+        return NEURON_PUSH_DROPPED;
+    }
+
+    entries = neuron_nq_entries(q);
+    if (q->tail - q->head >= entries) {
+        if (c->ignore_full & BIT(qi)) {
+            overwrite = true;
+        } else if (c->sw_backpressure & BIT(qi)) {
+            if (!q->stalled) {
+                q->stalled = true;
+                neuron_notific_raise(c, NEURON_NOTIFIC_INTR_BACKPRESSURE);
+            }
+            *stall_queue = qi;
+            return NEURON_PUSH_STALLED;
+        } else {
+            q->drop_count++;
+            neuron_notific_raise(c, NEURON_NOTIFIC_INTR_HW_OVERFLOW);
+            return NEURON_PUSH_DROPPED;
+        }
+    }
+
+    hdr = rec->bytes[NEURON_ISA_HEADER_OFFSET] & NEURON_ISA_HEADER_TYPE_MASK;
+    if (overwrite) {
+        hdr |= NEURON_ISA_HEADER_SW_OVF;
+    }
+    if (neuron_nq_phase(q, q->tail)) {
+        hdr |= NEURON_ISA_HEADER_PHASE;
+    }
+    rec->bytes[NEURON_ISA_HEADER_OFFSET] = hdr;
+    stq_le_p(&rec->bytes[NEURON_ISA_TIMESTAMP_OFFSET], neuron_timestamp_ps());
+
+    if (!neuron_nq_store(c, qi, q->tail & (entries - 1), rec)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: ring write at BASE 0x%"
+                      PRIx64 " slot %u failed (%s): record dropped\n",
+                      c->index, qi, q->base, q->tail & (entries - 1),
+                      (q->ctrl & NEURON_NQ_CTRL_DEVICE_MEM) ? "device memory"
+                                                            : "host DMA");
+        q->drop_count++;
+        q->dma_error = true;
+        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR);
+        neuron_fault_raise(c->dev, NEURON_FAULT_DMA_ERROR);
+        return NEURON_PUSH_DROPPED;
+    }
+    q->dma_error = false;
+    q->tail++;
+
+    if (overwrite) {
+        /* The oldest unread record is gone: unread starts after it. */
+        q->head = q->tail - entries;
+        q->overflow_count++;
+        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_SW_OVERFLOW);
+    }
+    if (q->threshold && !q->threshold_fired &&
+        q->tail - q->head >= q->threshold) {
+        q->threshold_fired = true;
+        c->threshold_status |= BIT(qi);
+        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_THRESHOLD);
+    }
+    return NEURON_PUSH_WRITTEN;
+}
+
+/* Whether queue @qi may be enabled with its current descriptor. */
+static bool neuron_nq_config_ok(NeuronCore *c, unsigned int qi)
+{
+    NeuronQueue *q = &c->queue[qi];
+
+    if (!neuron_nq_size_ok(q->size)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: SIZE %u is not a power "
+                      "of two in [%u, 0x%x]: not enabled\n", c->index, qi,
+                      q->size, NEURON_NQ_MIN_BYTES, NEURON_NQ_MAX_BYTES);
+        return false;
+    }
+    if (q->base % NEURON_ISA_NOTIFICATION_NBYTES) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: BASE 0x%" PRIx64
+                      " is not 16-byte aligned: not enabled\n",
+                      c->index, qi, q->base);
+        return false;
+    }
+    if ((q->ctrl & NEURON_NQ_CTRL_DEVICE_MEM) &&
+        !neuron_mem_range_ok(c->dev, q->base, q->size)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: device-memory ring "
+                      "BASE 0x%" PRIx64 " + SIZE 0x%x exceeds mem-size 0x%"
+                      PRIx64 ": not enabled\n", c->index, qi, q->base,
+                      q->size, c->dev->mem_size);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * QUEUE_ENABLE: a newly enabled queue starts empty (HEAD = TAIL = 0, phase
+ * 1); a disabled one stops taking records at once, and engines stalled on it
+ * are woken so their record is dropped instead of waiting forever.
+ */
+static void neuron_notific_set_enable(NeuronCore *c, uint32_t val)
+{
+    uint32_t on, off;
+    unsigned int qi;
+
+    if (val & ~NEURON_SW_QUEUE_MASK) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u: QUEUE_ENABLE 0x%x names queues "
+                      "beyond %u\n", c->index, val, NEURON_NUM_SW_QUEUES - 1);
+        val &= NEURON_SW_QUEUE_MASK;
+    }
+    on = val & ~c->queue_enable;
+    off = c->queue_enable & ~val;
+
+    for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
+        NeuronQueue *q = &c->queue[qi];
+
+        if (on & BIT(qi)) {
+            if (!neuron_nq_config_ok(c, qi)) {
+                val &= ~BIT(qi);
+                continue;
+            }
+            q->head = 0;
+            q->tail = 0;
+            q->stalled = false;
+            q->dma_error = false;
+            q->threshold_fired = false;
+            c->threshold_status &= ~BIT(qi);
+        }
+        if (off & BIT(qi)) {
+            q->stalled = false;
+        }
+    }
+    c->queue_enable = val;
+
+    for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
+        if (off & BIT(qi)) {
+            neuron_core_wake_queue(c, qi);
+        }
+    }
+}
+
+/*
+ * A HEAD write (descriptor or doorbell page). Accepted iff it neither passes
+ * TAIL nor moves back, and moves by at most one ring:
+ * TAIL - new <= entries && new - old <= entries (u32 arithmetic).
+ */
+static void neuron_nq_write_head(NeuronCore *c, unsigned int qi, uint32_t val)
+{
+    NeuronQueue *q = &c->queue[qi];
+    uint32_t entries;
+
+    if (!neuron_nq_enabled(c, qi)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: HEAD write 0x%x to a "
+                      "disabled queue ignored\n", c->index, qi, val);
+        return;
+    }
+    entries = neuron_nq_entries(q);
+    if (q->tail - val > entries || val - q->head > entries) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: HEAD write 0x%x rejected "
+                      "(HEAD 0x%x TAIL 0x%x, %u entries)\n", c->index, qi,
+                      val, q->head, q->tail, entries);
+        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_BAD_HEAD);
+        return;
+    }
+    q->head = val;
+    q->threshold_fired = false;
+    if (q->tail - q->head < entries) {
+        q->stalled = false;
+        neuron_core_wake_queue(c, qi);
+    }
+}
+
+static uint32_t neuron_nq_status(NeuronCore *c, unsigned int qi)
+{
+    NeuronQueue *q = &c->queue[qi];
+    uint32_t st = 0;
+
+    if (neuron_nq_phase(q, q->tail)) {
+        st |= NEURON_NQ_STATUS_PHASE;
+    }
+    if (neuron_nq_enabled(c, qi) && q->tail - q->head >= neuron_nq_entries(q)) {
+        st |= NEURON_NQ_STATUS_FULL;
+    }
+    if (q->stalled) {
+        st |= NEURON_NQ_STATUS_STALLED;
+    }
+    if (q->dma_error) {
+        st |= NEURON_NQ_STATUS_DMA_ERROR;
+    }
+    return st;
+}
+
+static uint32_t neuron_nq_desc_read(NeuronCore *c, unsigned int qi, hwaddr reg)
+{
+    NeuronQueue *q = &c->queue[qi];
+
+    switch (reg) {
+    case NEURON_NQ_BASE_LO:
+        return (uint32_t)q->base;
+    case NEURON_NQ_BASE_HI:
+        return (uint32_t)(q->base >> 32);
+    case NEURON_NQ_SIZE:
+        return q->size;
+    case NEURON_NQ_HEAD:
+        return q->head;
+    case NEURON_NQ_TAIL:
+        return q->tail;
+    case NEURON_NQ_THRESHOLD:
+        return q->threshold;
+    case NEURON_NQ_STATUS:
+        return neuron_nq_status(c, qi);
+    case NEURON_NQ_CTRL:
+        return q->ctrl;
+    case NEURON_NQ_OVERFLOW_COUNT:
+        return q->overflow_count;
+    case NEURON_NQ_DROP_COUNT:
+        return q->drop_count;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: read of unknown "
+                      "descriptor register 0x%" HWADDR_PRIx "\n",
+                      c->index, qi, reg);
+        return 0;
+    }
+}
+
+/* BASE, SIZE and CTRL describe the ring: only while the queue is disabled. */
+static bool neuron_nq_desc_writable(NeuronCore *c, unsigned int qi,
+                                    const char *name, uint32_t val)
+{
+    if (!neuron_nq_enabled(c, qi)) {
+        return true;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "neuron-tpb: core %u queue %u: %s write 0x%x while the "
+                  "queue is enabled ignored\n", c->index, qi, name, val);
+    return false;
+}
+
+static void neuron_nq_desc_write(NeuronCore *c, unsigned int qi, hwaddr reg,
+                                 uint32_t val)
+{
+    NeuronQueue *q = &c->queue[qi];
+
+    switch (reg) {
+    case NEURON_NQ_BASE_LO:
+        if (neuron_nq_desc_writable(c, qi, "BASE_LO", val)) {
+            q->base = deposit64(q->base, 0, 32, val);
+        }
+        break;
+    case NEURON_NQ_BASE_HI:
+        if (neuron_nq_desc_writable(c, qi, "BASE_HI", val)) {
+            q->base = deposit64(q->base, 32, 32, val);
+        }
+        break;
+    case NEURON_NQ_SIZE:
+        if (neuron_nq_desc_writable(c, qi, "SIZE", val)) {
+            q->size = val;
+        }
+        break;
+    case NEURON_NQ_CTRL:
+        if (!neuron_nq_desc_writable(c, qi, "CTRL", val)) {
+            break;
+        }
+        if (val & ~NEURON_NQ_CTRL_DEVICE_MEM) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "neuron-tpb: core %u queue %u: CTRL 0x%x has "
+                          "undefined bits\n", c->index, qi, val);
+        }
+        q->ctrl = val & NEURON_NQ_CTRL_DEVICE_MEM;
+        break;
+    case NEURON_NQ_HEAD:
+        neuron_nq_write_head(c, qi, val);
+        break;
+    case NEURON_NQ_THRESHOLD:
+        /* Harmless at any time: it only gates when intr_0 is raised. */
+        q->threshold = val;
+        break;
+    case NEURON_NQ_TAIL:
+    case NEURON_NQ_STATUS:
+    case NEURON_NQ_OVERFLOW_COUNT:
+    case NEURON_NQ_DROP_COUNT:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: write 0x%x to read-only "
+                      "descriptor register 0x%" HWADDR_PRIx " ignored\n",
+                      c->index, qi, val, reg);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: write 0x%x to unknown "
+                      "descriptor register 0x%" HWADDR_PRIx " ignored\n",
+                      c->index, qi, val, reg);
+        break;
+    }
+}
+
+/* neuron_notific_read() - a read at offset @off of the core's NOTIFIC block */
+uint32_t neuron_notific_read(NeuronCore *c, hwaddr off)
+{
+    uint64_t ts;
+
+    if (off >= NEURON_NQ_DESC(0) &&
+        off < NEURON_NQ_DESC(NEURON_NUM_SW_QUEUES)) {
+        off -= NEURON_NQ_DESC(0);
+        return neuron_nq_desc_read(c, off / NEURON_NQ_DESC_STRIDE,
+                                   off % NEURON_NQ_DESC_STRIDE);
+    }
+
+    switch (off) {
+    case NEURON_NOTIFIC_TIMESTAMP_LO:
+        ts = neuron_timestamp_ps();
+        c->ts_hi_latch = (uint32_t)(ts >> 32);
+        return (uint32_t)ts;
+    case NEURON_NOTIFIC_TIMESTAMP_HI:
+        return c->ts_hi_latch;
+    case NEURON_NOTIFIC_TIMESTAMP_INC:
+        return NEURON_TIMESTAMP_INC_PS;
+    case NEURON_NOTIFIC_INTR_STATUS:
+        return c->intr_status;
+    case NEURON_NOTIFIC_INTR_MASK:
+        return c->intr_mask;
+    case NEURON_NOTIFIC_QUEUE_ENABLE:
+        return c->queue_enable;
+    case NEURON_NOTIFIC_SW_BACKPRESSURE:
+        return c->sw_backpressure;
+    case NEURON_NOTIFIC_IGNORE_FULL:
+        return c->ignore_full;
+    case NEURON_NOTIFIC_ROUTE:
+        return c->route;
+    case NEURON_NOTIFIC_TRACE_ENABLE:
+        return c->trace_enable;
+    case NEURON_NOTIFIC_THRESHOLD_STATUS:
+        return c->threshold_status;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u: read of unknown NOTIFIC register "
+                      "0x%" HWADDR_PRIx "\n", c->index, off);
+        return 0;
+    }
+}
+
+static void neuron_notific_check_route(NeuronCore *c, uint32_t route)
+{
+    unsigned int cls;
+
+    for (cls = 0; cls < NEURON_CLASS_COUNT; cls++) {
+        if (NEURON_ROUTE_QUEUE(route, cls) >= NEURON_NUM_SW_QUEUES) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "neuron-tpb: core %u: ROUTE 0x%08x sends class %u "
+                          "to queue %u (only %u queues): its records will be "
+                          "dropped\n", c->index, route, cls,
+                          NEURON_ROUTE_QUEUE(route, cls),
+                          NEURON_NUM_SW_QUEUES);
+        }
+    }
+}
+
+/* Masks a per-queue register value, logging bits beyond queue 9. */
+static uint32_t neuron_notific_queue_bits(NeuronCore *c, const char *name,
+                                          uint32_t val)
+{
+    if (val & ~NEURON_SW_QUEUE_MASK) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u: %s 0x%x names queues beyond %u\n",
+                      c->index, name, val, NEURON_NUM_SW_QUEUES - 1);
+    }
+    return val & NEURON_SW_QUEUE_MASK;
+}
+
+/* neuron_notific_write() - a write at offset @off of the NOTIFIC block */
+void neuron_notific_write(NeuronCore *c, hwaddr off, uint32_t val)
+{
+    bool was_pending;
+
+    if (off >= NEURON_NQ_DESC(0) &&
+        off < NEURON_NQ_DESC(NEURON_NUM_SW_QUEUES)) {
+        off -= NEURON_NQ_DESC(0);
+        neuron_nq_desc_write(c, off / NEURON_NQ_DESC_STRIDE,
+                             off % NEURON_NQ_DESC_STRIDE, val);
+        return;
+    }
+
+    switch (off) {
+    case NEURON_NOTIFIC_TIMESTAMP_LO:
+    case NEURON_NOTIFIC_TIMESTAMP_HI:
+    case NEURON_NOTIFIC_TIMESTAMP_INC:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u: write 0x%x to read-only NOTIFIC "
+                      "timestamp register 0x%" HWADDR_PRIx " ignored\n",
+                      c->index, val, off);
+        break;
+    case NEURON_NOTIFIC_INTR_STATUS:
+        c->intr_status &= ~val;
+        break;
+    case NEURON_NOTIFIC_INTR_MASK:
+        if (val & ~NEURON_NOTIFIC_INTR_MASK_ALL) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "neuron-tpb: core %u: INTR_MASK 0x%x has bits "
+                          "beyond intr_8\n", c->index, val);
+        }
+        was_pending = c->intr_status & c->intr_mask;
+        c->intr_mask = val & NEURON_NOTIFIC_INTR_MASK_ALL;
+        if (!was_pending && (c->intr_status & c->intr_mask)) {
+            neuron_msix_notify(c->dev, NEURON_MSIX_VEC_CORE(c->index));
+        }
+        break;
+    case NEURON_NOTIFIC_QUEUE_ENABLE:
+        neuron_notific_set_enable(c, val);
+        break;
+    case NEURON_NOTIFIC_SW_BACKPRESSURE:
+        c->sw_backpressure = neuron_notific_queue_bits(c, "SW_BACKPRESSURE",
+                                                       val);
+        /* A stalled producer may now be allowed to drop or overwrite. */
+        neuron_core_wake_queue(c, -1);
+        break;
+    case NEURON_NOTIFIC_IGNORE_FULL:
+        c->ignore_full = neuron_notific_queue_bits(c, "IGNORE_FULL", val);
+        neuron_core_wake_queue(c, -1);
+        break;
+    case NEURON_NOTIFIC_ROUTE:
+        neuron_notific_check_route(c, val);
+        c->route = val;
+        break;
+    case NEURON_NOTIFIC_TRACE_ENABLE:
+        if (val & ~NEURON_TRACE_MASK) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "neuron-tpb: core %u: TRACE_ENABLE 0x%x names "
+                          "engines beyond %u\n", c->index, val,
+                          NEURON_ENGINES_PER_CORE - 1);
+        }
+        c->trace_enable = val & NEURON_TRACE_MASK;
+        break;
+    case NEURON_NOTIFIC_THRESHOLD_STATUS:
+        c->threshold_status &= ~val;
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u: write 0x%x to unknown NOTIFIC "
+                      "register 0x%" HWADDR_PRIx " ignored\n",
+                      c->index, val, off);
+        break;
+    }
+}
+
+/*
+ * Doorbell page of queue @q: only its HEAD, at +0, so the page can be mapped
+ * into a process without exposing anything else.
+ */
+uint32_t neuron_doorbell_read(NeuronCore *c, unsigned int q, hwaddr off)
+{
+    if (off != 0) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u doorbell %u: read of +0x%"
+                      HWADDR_PRIx " (only HEAD at +0)\n", c->index, q, off);
+        return 0;
+    }
+    return c->queue[q].head;
+}
+
+void neuron_doorbell_write(NeuronCore *c, unsigned int q, hwaddr off,
+                           uint32_t val)
+{
+    if (off != 0) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u doorbell %u: write 0x%x to +0x%"
+                      HWADDR_PRIx " ignored (only HEAD at +0)\n",
+                      c->index, q, val, off);
+        return;
+    }
+    neuron_nq_write_head(c, q, val);
+}

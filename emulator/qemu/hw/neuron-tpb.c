@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * neuron-tpb: emulated Neuron ML-accelerator PCI function.
+ *
+ * This file holds the PCI side: identity, the three BARs, MSI-X, the
+ * properties, the global register page and the BAR0 dispatch to the per-core
+ * blocks (NOTIFIC in neuron-notific.c, engines in neuron-engine.c, EVT_SEM in
+ * neuron-evtsem.c). Behaviour contract: docs/device-model.md; register map:
+ * include/neuron/regs.h.
+ *
+ * BAR0  1 MiB 64-bit MMIO: global page at 0, core c at 0x10000 * (c + 1).
+ * BAR2  MSI-X table + PBA: vector c = core c's NOTIFIC summary, then the
+ *       throttle edge, then device faults (DESIGN.md §2).
+ * BAR4  device memory ("HBM"), 64-bit prefetchable RAM: rings with
+ *       CTRL.DEVICE_MEM, engine programs, DGE buffers.
+ *
+ * Locking: every entry point (MMIO, engine timers) runs under the BQL, so the
+ * state needs no lock of its own.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/pcie.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "neuron-tpb.h"
+
+#if HOST_BIG_ENDIAN
+#error "include/neuron/ bitfield layouts assume a little-endian host"
+#endif
+
+#define NEURON_MEM_SIZE_MIN     (1 * MiB)
+#define NEURON_MEM_SIZE_MAX     (16 * GiB)
+#define NEURON_PCI_REVISION     1
+#define NEURON_PCIE_CAP_OFFSET  0x80
+
+#define NEURON_FAULT_ALL \
+    (NEURON_FAULT_DMA_ERROR | NEURON_FAULT_INTR_STORM)
+#define NEURON_THROTTLE_SEEN    (1u << 0)
+#define NEURON_THROTTLE_ARMED   (1u << 0)
+#define NEURON_RESET_QUIESCE    1u
+
+#define NEURON_ENGINE_STRIDE    (NEURON_ENGINE_BASE(1) - NEURON_ENGINE_BASE(0))
+#define NEURON_EVT_SEM_SPAN     (NEURON_EVT_SEM_DEC(NEURON_EVT_SEM_COUNT))
+
+/**
+ * neuron_msix_notify() - send MSI-X vector @vector if the guest enabled MSI-X
+ *
+ * The function has no INTx: with MSI-X off, edges are only visible in the
+ * status registers.
+ */
+void neuron_msix_notify(NeuronTPBState *s, unsigned int vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (msix_enabled(pdev)) {
+        msix_notify(pdev, vector);
+    }
+}
+
+/**
+ * neuron_fault_raise() - latch device fault @bits in FAULT_STATUS
+ *
+ * The fault vector fires when FAULT_STATUS & FAULT_MASK goes from 0 to
+ * nonzero, the same edge rule as the NOTIFIC summary.
+ */
+void neuron_fault_raise(NeuronTPBState *s, uint32_t bits)
+{
+    bool was_pending = s->fault_status & s->fault_mask;
+
+    s->fault_status |= bits;
+    if (!was_pending && (s->fault_status & s->fault_mask)) {
+        neuron_msix_notify(s, NEURON_MSIX_VEC_FAULT(s->num_cores));
+    }
+}
+
+/**
+ * neuron_throttle_edge() - the throttle (HAM) source asserts its edge
+ *
+ * Every assertion is an edge on the throttle vector (seed 001 §2: the
+ * throttle class is the driver-managed channel); THROTTLE_STATUS bit 0
+ * records that one was seen until the host clears it.
+ */
+void neuron_throttle_edge(NeuronTPBState *s)
+{
+    s->throttle_status |= NEURON_THROTTLE_SEEN;
+    neuron_msix_notify(s, NEURON_MSIX_VEC_THROTTLE(s->num_cores));
+}
+
+/* neuron_mem_range_ok() - whether [@off, @off + @len) lies in device memory */
+bool neuron_mem_range_ok(NeuronTPBState *s, uint64_t off, uint64_t len)
+{
+    return off <= s->mem_size && len <= s->mem_size - off;
+}
+
+/* Global RESET register: stop every engine, disable every queue. */
+static void neuron_quiesce(NeuronTPBState *s)
+{
+    unsigned int c, e;
+
+    for (c = 0; c < s->num_cores; c++) {
+        NeuronCore *core = &s->cores[c];
+
+        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+            neuron_engine_reset(&core->engine[e], false);
+        }
+        neuron_notific_disable_all(core);
+    }
+}
+
+static uint32_t neuron_global_read(NeuronTPBState *s, hwaddr addr)
+{
+    switch (addr) {
+    case NEURON_REG_ID:
+        return NEURON_ID_MAGIC;
+    case NEURON_REG_VERSION:
+        return NEURON_REGS_VERSION;
+    case NEURON_REG_NUM_CORES:
+        return s->num_cores;
+    case NEURON_REG_GEN:
+        return s->gen;
+    case NEURON_REG_MEM_SIZE_LO:
+        return (uint32_t)s->mem_size;
+    case NEURON_REG_MEM_SIZE_HI:
+        return (uint32_t)(s->mem_size >> 32);
+    case NEURON_REG_FAULT_STATUS:
+        return s->fault_status;
+    case NEURON_REG_FAULT_MASK:
+        return s->fault_mask;
+    case NEURON_REG_THROTTLE_STATUS:
+        return s->throttle_status;
+    case NEURON_REG_THROTTLE_CTRL:
+        return s->throttle_ctrl;
+    case NEURON_REG_RESET:
+        return 0;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: read of unknown global register 0x%"
+                      HWADDR_PRIx "\n", addr);
+        return 0;
+    }
+}
+
+static void neuron_global_write(NeuronTPBState *s, hwaddr addr, uint32_t val)
+{
+    bool was_pending;
+
+    switch (addr) {
+    case NEURON_REG_ID:
+    case NEURON_REG_VERSION:
+    case NEURON_REG_NUM_CORES:
+    case NEURON_REG_GEN:
+    case NEURON_REG_MEM_SIZE_LO:
+    case NEURON_REG_MEM_SIZE_HI:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: write 0x%x to read-only global register 0x%"
+                      HWADDR_PRIx " ignored\n", val, addr);
+        break;
+    case NEURON_REG_FAULT_STATUS:
+        s->fault_status &= ~val;
+        break;
+    case NEURON_REG_FAULT_MASK:
+        if (val & ~NEURON_FAULT_ALL) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "neuron-tpb: FAULT_MASK 0x%x has undefined bits\n",
+                          val);
+        }
+        was_pending = s->fault_status & s->fault_mask;
+        s->fault_mask = val & NEURON_FAULT_ALL;
+        if (!was_pending && (s->fault_status & s->fault_mask)) {
+            neuron_msix_notify(s, NEURON_MSIX_VEC_FAULT(s->num_cores));
+        }
+        break;
+    case NEURON_REG_THROTTLE_STATUS:
+        s->throttle_status &= ~val;
+        break;
+    case NEURON_REG_THROTTLE_CTRL:
+        if (val & ~NEURON_THROTTLE_ARMED) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "neuron-tpb: THROTTLE_CTRL 0x%x has undefined bits\n",
+                          val);
+        }
+        s->throttle_ctrl = val & NEURON_THROTTLE_ARMED;
+        break;
+    case NEURON_REG_RESET:
+        if (val != NEURON_RESET_QUIESCE) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "neuron-tpb: RESET takes 1, 0x%x ignored\n", val);
+            break;
+        }
+        neuron_quiesce(s);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: write 0x%x to unknown global register 0x%"
+                      HWADDR_PRIx " ignored\n", val, addr);
+        break;
+    }
+}
+
+static uint32_t neuron_core_read(NeuronCore *c, hwaddr off)
+{
+    if (off < NEURON_DOORBELL_BASE) {
+        return neuron_notific_read(c, off);
+    }
+    if (off < NEURON_DOORBELL(NEURON_NUM_SW_QUEUES)) {
+        off -= NEURON_DOORBELL_BASE;
+        return neuron_doorbell_read(c, off / NEURON_DOORBELL_SIZE,
+                                    off % NEURON_DOORBELL_SIZE);
+    }
+    if (off >= NEURON_ENGINE_BASE(0) &&
+        off < NEURON_ENGINE_BASE(NEURON_ENGINES_PER_CORE)) {
+        off -= NEURON_ENGINE_BASE(0);
+        return neuron_engine_read(&c->engine[off / NEURON_ENGINE_STRIDE],
+                                  off % NEURON_ENGINE_STRIDE);
+    }
+    if (off >= NEURON_EVT_SEM_BASE &&
+        off < NEURON_EVT_SEM_BASE + NEURON_EVT_SEM_SPAN) {
+        return neuron_evtsem_read(c, off - NEURON_EVT_SEM_BASE);
+    }
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "neuron-tpb: core %u: read of unmapped offset 0x%"
+                  HWADDR_PRIx "\n", c->index, off);
+    return 0;
+}
+
+static void neuron_core_write(NeuronCore *c, hwaddr off, uint32_t val)
+{
+    if (off < NEURON_DOORBELL_BASE) {
+        neuron_notific_write(c, off, val);
+        return;
+    }
+    if (off < NEURON_DOORBELL(NEURON_NUM_SW_QUEUES)) {
+        off -= NEURON_DOORBELL_BASE;
+        neuron_doorbell_write(c, off / NEURON_DOORBELL_SIZE,
+                              off % NEURON_DOORBELL_SIZE, val);
+        return;
+    }
+    if (off >= NEURON_ENGINE_BASE(0) &&
+        off < NEURON_ENGINE_BASE(NEURON_ENGINES_PER_CORE)) {
+        off -= NEURON_ENGINE_BASE(0);
+        neuron_engine_write(&c->engine[off / NEURON_ENGINE_STRIDE],
+                            off % NEURON_ENGINE_STRIDE, val);
+        return;
+    }
+    if (off >= NEURON_EVT_SEM_BASE &&
+        off < NEURON_EVT_SEM_BASE + NEURON_EVT_SEM_SPAN) {
+        neuron_evtsem_write(c, off - NEURON_EVT_SEM_BASE, val);
+        return;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "neuron-tpb: core %u: write 0x%x to unmapped offset 0x%"
+                  HWADDR_PRIx " ignored\n", c->index, val, off);
+}
+
+/* Returns the core owning BAR0 offset @addr, or NULL (global page, absent). */
+static NeuronCore *neuron_addr_core(NeuronTPBState *s, hwaddr addr)
+{
+    uint64_t idx = addr / NEURON_CORE_STRIDE;
+
+    if (idx == 0 || idx > s->num_cores) {
+        return NULL;
+    }
+    return &s->cores[idx - 1];
+}
+
+static uint64_t neuron_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    NeuronTPBState *s = opaque;
+    NeuronCore *c;
+
+    if (addr < NEURON_CORE_BASE(0)) {
+        return neuron_global_read(s, addr);
+    }
+    c = neuron_addr_core(s, addr);
+    if (!c) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: read of 0x%" HWADDR_PRIx
+                      ": no such core (cores=%u)\n", addr, s->num_cores);
+        return 0;
+    }
+    return neuron_core_read(c, addr % NEURON_CORE_STRIDE);
+}
+
+static void neuron_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                              unsigned size)
+{
+    NeuronTPBState *s = opaque;
+    NeuronCore *c;
+
+    if (addr < NEURON_CORE_BASE(0)) {
+        neuron_global_write(s, addr, val);
+        return;
+    }
+    c = neuron_addr_core(s, addr);
+    if (!c) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: write to 0x%" HWADDR_PRIx
+                      ": no such core (cores=%u)\n", addr, s->num_cores);
+        return;
+    }
+    neuron_core_write(c, addr % NEURON_CORE_STRIDE, val);
+}
+
+/*
+ * All registers are 32-bit. A 64-bit access is split low word first, which
+ * makes a 64-bit TIMESTAMP read coherent (reading LO latches HI).
+ */
+static const MemoryRegionOps neuron_mmio_ops = {
+    .read = neuron_mmio_read,
+    .write = neuron_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+static bool neuron_check_props(NeuronTPBState *s, Error **errp)
+{
+    if (s->num_cores < 1 || s->num_cores > NEURON_MAX_CORES) {
+        error_setg(errp, "neuron-tpb: cores=%u, must be 1..%u",
+                   s->num_cores, NEURON_MAX_CORES);
+        return false;
+    }
+    if (!is_power_of_2(s->mem_size) || s->mem_size < NEURON_MEM_SIZE_MIN ||
+        s->mem_size > NEURON_MEM_SIZE_MAX) {
+        error_setg(errp, "neuron-tpb: mem-size=%" PRIu64 " must be a power "
+                   "of two in [1 MiB, 16 GiB]", s->mem_size);
+        return false;
+    }
+    if (!s->gen_name || !strcmp(s->gen_name, "cayman")) {
+        s->gen = NEURON_GEN_CAYMAN;
+    } else if (!strcmp(s->gen_name, "sunda")) {
+        s->gen = NEURON_GEN_SUNDA;
+    } else {
+        error_setg(errp, "neuron-tpb: gen=%s, must be cayman or sunda",
+                   s->gen_name);
+        return false;
+    }
+    if (s->fault_dma_error_queue < -1 ||
+        s->fault_dma_error_queue >=
+            (int32_t)(s->num_cores * NEURON_NUM_SW_QUEUES)) {
+        error_setg(errp, "neuron-tpb: fault-dma-error-queue=%d, must be -1 "
+                   "or core*%u+queue", s->fault_dma_error_queue,
+                   NEURON_NUM_SW_QUEUES);
+        return false;
+    }
+    if (s->fault_stuck_engine < -1 ||
+        s->fault_stuck_engine >=
+            (int32_t)(s->num_cores * NEURON_ENGINES_PER_CORE)) {
+        error_setg(errp, "neuron-tpb: fault-stuck-engine=%d, must be -1 "
+                   "or core*%u+engine", s->fault_stuck_engine,
+                   NEURON_ENGINES_PER_CORE);
+        return false;
+    }
+    return true;
+}
+
+static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
+{
+    ERRP_GUARD();
+    NeuronTPBState *s = NEURON_TPB(pdev);
+    unsigned int c, e, v;
+
+    if (!neuron_check_props(s, errp)) {
+        return;
+    }
+
+    pci_config_set_interrupt_pin(pdev->config, 0);
+    if (pcie_endpoint_cap_init(pdev, NEURON_PCIE_CAP_OFFSET) < 0) {
+        error_setg(errp, "neuron-tpb: cannot add the PCIe capability");
+        return;
+    }
+
+    memory_region_init_io(&s->mmio, OBJECT(s), &neuron_mmio_ops, s,
+                          "neuron-tpb-regs", NEURON_BAR0_SIZE);
+    pci_register_bar(pdev, NEURON_BAR_REGS,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->mmio);
+
+    if (msix_init_exclusive_bar(pdev, NEURON_MSIX_VECTORS(s->num_cores),
+                                NEURON_BAR_MSIX, errp)) {
+        return;
+    }
+    for (v = 0; v < NEURON_MSIX_VECTORS(s->num_cores); v++) {
+        msix_vector_use(pdev, v);
+    }
+
+    memory_region_init_ram(&s->mem, OBJECT(s), "neuron-tpb-mem", s->mem_size,
+                           errp);
+    if (*errp) {
+        msix_uninit_exclusive_bar(pdev);
+        return;
+    }
+    s->mem_ptr = memory_region_get_ram_ptr(&s->mem);
+    pci_register_bar(pdev, NEURON_BAR_MEM,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->mem);
+
+    s->cores = g_new0(NeuronCore, s->num_cores);
+    for (c = 0; c < s->num_cores; c++) {
+        NeuronCore *core = &s->cores[c];
+
+        core->dev = s;
+        core->index = c;
+        neuron_notific_reset(core);
+        neuron_evtsem_reset(core);
+        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+            neuron_engine_init(&core->engine[e], core, e);
+        }
+    }
+}
+
+static void neuron_tpb_exit(PCIDevice *pdev)
+{
+    NeuronTPBState *s = NEURON_TPB(pdev);
+    unsigned int c, e;
+
+    for (c = 0; c < s->num_cores; c++) {
+        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+            neuron_engine_finalize(&s->cores[c].engine[e]);
+        }
+    }
+    g_free(s->cores);
+    s->cores = NULL;
+    msix_uninit_exclusive_bar(pdev);
+}
+
+/* Device (PCI function) reset: everything back to power-on values. */
+static void neuron_tpb_reset(DeviceState *dev)
+{
+    NeuronTPBState *s = NEURON_TPB(dev);
+    unsigned int c, e;
+
+    s->fault_status = 0;
+    s->fault_mask = 0;
+    s->throttle_status = 0;
+    s->throttle_ctrl = 0;
+    for (c = 0; c < s->num_cores; c++) {
+        NeuronCore *core = &s->cores[c];
+
+        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+            neuron_engine_reset(&core->engine[e], true);
+        }
+        neuron_notific_reset(core);
+        neuron_evtsem_reset(core);
+    }
+}
+
+/*
+ * Engine progress lives in timers and parked records; migrating it is not
+ * worth it for a test device, so refuse migration outright.
+ */
+static const VMStateDescription neuron_tpb_vmstate = {
+    .name = TYPE_NEURON_TPB,
+    .unmigratable = 1,
+};
+
+static Property neuron_tpb_properties[] = {
+    DEFINE_PROP_UINT32("cores", NeuronTPBState, num_cores, 2),
+    DEFINE_PROP_SIZE("mem-size", NeuronTPBState, mem_size, 64 * MiB),
+    DEFINE_PROP_STRING("gen", NeuronTPBState, gen_name),
+    DEFINE_PROP_INT32("fault-dma-error-queue", NeuronTPBState,
+                      fault_dma_error_queue, -1),
+    DEFINE_PROP_INT32("fault-stuck-engine", NeuronTPBState,
+                      fault_stuck_engine, -1),
+    DEFINE_PROP_UINT64("insn-delay-ns", NeuronTPBState, insn_delay_ns, 0),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static void neuron_tpb_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->realize = neuron_tpb_realize;
+    pc->exit = neuron_tpb_exit;
+    pc->vendor_id = NEURON_PCI_VENDOR_ID;
+    pc->device_id = NEURON_PCI_DEVICE_ID;
+    pc->class_id = NEURON_PCI_CLASS;
+    pc->revision = NEURON_PCI_REVISION;
+
+    dc->desc = "Neuron ML accelerator function (emulated TPBs + NOTIFIC)";
+    dc->reset = neuron_tpb_reset;
+    dc->vmsd = &neuron_tpb_vmstate;
+    device_class_set_props(dc, neuron_tpb_properties);
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+}
+
+static const TypeInfo neuron_tpb_info = {
+    .name = TYPE_NEURON_TPB,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(NeuronTPBState),
+    .class_init = neuron_tpb_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void neuron_tpb_register_types(void)
+{
+    type_register_static(&neuron_tpb_info);
+}
+
+type_init(neuron_tpb_register_types)

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * The instruction format the emulated engines execute (ours; DESIGN.md §2).
+ * A program is an array of 32-byte instructions placed in device memory; the
+ * driver copies it there on NEURON_IOC_SUBMIT and starts the engine.
+ *
+ * Every instruction carries the 8-byte EVENTS block of seed 001 §7.2
+ * (wait_mode/wait_idx, update_mode/update_idx, semaphore_value:u32): the
+ * engine first waits as wait_mode says, then (with tracing on) writes
+ * INST_START, performs the operation, applies the update, and writes
+ * INST_END. program_counter in records is the instruction's index.
+ */
+#ifndef NEURON_EMU_ISA_H
+#define NEURON_EMU_ISA_H
+
+#include "notification.h"
+
+#define NEURON_EMU_INSN_BYTES	32
+
+enum neuron_emu_opcode {
+	NEURON_OP_NOP = 0x00,		/* nothing; trace brackets only */
+	NEURON_OP_NOTIFY = 0x01,	/* EXPLICIT record (debug_hint, debug_hint_ext) */
+	NEURON_OP_HALT = 0x02,		/* end of program: the engine goes idle */
+	NEURON_OP_SEM_SET = 0x03,	/* sem[idx] = value */
+	NEURON_OP_SEM_INC = 0x04,	/* sem[idx] += value */
+	NEURON_OP_SEM_DEC = 0x05,	/* sem[idx] -= value */
+	NEURON_OP_WAIT_GE = 0x06,	/* block until sem[idx] >= value */
+	NEURON_OP_WAIT_GE_AND_DEC = 0x07, /* ... then sem[idx] -= value, atomically */
+	NEURON_OP_EVENT_SET = 0x08,	/* event[idx] = 1 */
+	NEURON_OP_EVENT_CLEAR = 0x09,	/* event[idx] = 0 */
+	NEURON_OP_REG_WRITE = 0x0a,	/* $S[idx] = value */
+	NEURON_OP_DGE_COPY = 0x0b,	/* DGE descriptor (seed 000), operand.dge */
+	NEURON_OP_FP_ERROR = 0x0c,	/* inject a TPB_ERROR with error_id = value */
+	NEURON_OP_THROTTLE = 0x0d,	/* assert the throttle edge, level = value */
+	NEURON_OP_DELAY = 0x0e,		/* busy for value nanoseconds */
+	NEURON_OP_COUNT
+};
+
+/* wait_mode of the EVENTS block */
+enum neuron_emu_wait_mode {
+	NEURON_WAIT_NONE = 0,
+	NEURON_WAIT_SEM_GE = 1,		/* sem[wait_idx] >= semaphore_value */
+	NEURON_WAIT_SEM_GE_AND_DEC = 2,	/* ... then decrement by it */
+	NEURON_WAIT_EVENT_SET = 3,	/* event[wait_idx] == 1 */
+};
+
+/* seed 001 §7.2: the per-instruction EVENTS block, 8 bytes */
+struct neuron_emu_events {
+	uint8_t wait_mode;		/* enum neuron_emu_wait_mode */
+	uint8_t wait_idx;
+	uint8_t update_mode;		/* enum neuron_evt_sem_update_mode */
+	uint8_t update_idx;
+	uint32_t semaphore_value;
+} NEURON_ISA_PACKED;
+
+/* DGE backends (seed 000 §2a: "Select backend Pool", "NO BACKEND FOUND") */
+enum neuron_dge_backend {
+	NEURON_DGE_BACKEND_NONE = 0,	/* "NO BACKEND FOUND, doing nothing" */
+	NEURON_DGE_BACKEND_POOL = 1,
+	NEURON_DGE_BACKEND_RTL = 2,
+};
+
+/* A DGE copy descriptor: addresses are BAR4 (device memory) offsets. */
+struct neuron_emu_dge_desc {
+	uint32_t src;
+	uint32_t dst;
+	uint32_t length;				/* bytes */
+	struct neuron_isa_tpb_bound_check_reg bc_src;	/* seed 000 §5b */
+	struct neuron_isa_tpb_bound_check_reg bc_dst;
+	struct neuron_isa_tpb_dma_indirect_flags indirect; /* seed 000 §5c */
+	uint8_t backend;				/* enum neuron_dge_backend */
+} NEURON_ISA_PACKED;
+
+struct neuron_emu_insn {
+	uint8_t opcode;			/* +0  enum neuron_emu_opcode */
+	uint8_t flags;			/* +1  reserved, 0 */
+	uint16_t debug_hint;		/* +2  low 4 bits -> records' debug_hint */
+	uint32_t reserved0;		/* +4  0 */
+	struct neuron_emu_events events; /* +8 */
+	union {				/* +16 */
+		uint8_t raw[16];
+		struct {
+			uint32_t idx;	/* semaphore, event or $S index */
+			uint32_t value;
+			uint16_t debug_hint_extended;	/* NOTIFY */
+			uint16_t reserved1;
+			uint32_t reserved2;
+		} NEURON_ISA_PACKED arg;
+		struct neuron_emu_dge_desc dge;
+	} operand;
+} NEURON_ISA_PACKED;
+
+NEURON_STATIC_ASSERT(sizeof(struct neuron_emu_events) == 8, "EVENTS block is 8 bytes");
+NEURON_STATIC_ASSERT(sizeof(struct neuron_emu_dge_desc) == 16, "DGE descriptor 16 B");
+NEURON_STATIC_ASSERT(sizeof(struct neuron_emu_insn) == NEURON_EMU_INSN_BYTES, "insn 32 B");
+NEURON_STATIC_ASSERT(offsetof(struct neuron_emu_insn, events) == 8, "events@8");
+NEURON_STATIC_ASSERT(offsetof(struct neuron_emu_insn, operand) == 16, "operand@16");
+
+#endif /* NEURON_EMU_ISA_H */

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Register map of the emulated Neuron PCI function ("neuron-tpb"), shared by
+ * the device model (emulator/qemu) and the driver (kernel/). The only
+ * definition of these offsets in the project; docs/device-model.md says how
+ * the device behaves.
+ *
+ * Sources: DESIGN.md §2; seed 001 §4 (NOTIFIC block: 10 SW queues, the queue
+ * descriptor at 0x100 + i*0x28, tpb_notific_intr_0..8, backpressure mask
+ * 0x3ff, ignore-full, write to a disabled queue -> intr_1); seed 001 §3 (1 ps
+ * timestamp and its increment); seed 001 §7.2 (EVT_SEM windows); seed 000
+ * §5a (NEURON_FEATURE_FLAGS is local register 38).
+ *
+ * BAR0 (1 MiB, 64-bit MMIO): a global page, then one 64 KiB window per core.
+ * BAR2: MSI-X table and PBA.  BAR4: device memory ("HBM"), 64-bit prefetchable.
+ * All registers are 32-bit, little-endian.
+ */
+#ifndef NEURON_REGS_H
+#define NEURON_REGS_H
+
+/* PCI identity: Amazon's vendor ID; 0x7f00 is used by no shipping device. */
+#define NEURON_PCI_VENDOR_ID	0x1d0f
+#define NEURON_PCI_DEVICE_ID	0x7f00
+#define NEURON_PCI_CLASS	0x1200	/* processing accelerator */
+
+#define NEURON_BAR_REGS		0
+#define NEURON_BAR_MSIX		2
+#define NEURON_BAR_MEM		4
+#define NEURON_BAR0_SIZE	0x100000
+#define NEURON_MAX_CORES	15
+
+/* ---- Global page (BAR0 + 0x0) ------------------------------------------- */
+#define NEURON_REG_ID		0x000	/* RO: NEURON_ID_MAGIC */
+#define NEURON_ID_MAGIC		0x4e45524eu	/* "NREN" little-endian */
+#define NEURON_REG_VERSION	0x004	/* RO: register map version */
+#define NEURON_REGS_VERSION	1
+#define NEURON_REG_NUM_CORES	0x008	/* RO */
+#define NEURON_REG_GEN		0x00c	/* RO: enum neuron_gen */
+#define NEURON_REG_MEM_SIZE_LO	0x010	/* RO: BAR4 bytes */
+#define NEURON_REG_MEM_SIZE_HI	0x014
+#define NEURON_REG_FAULT_STATUS	0x018	/* W1C: NEURON_FAULT_* */
+#define NEURON_REG_FAULT_MASK	0x01c	/* RW: 1 = raises the fault vector */
+#define NEURON_REG_THROTTLE_STATUS 0x020 /* W1C: bit 0 throttle edge seen */
+#define NEURON_REG_THROTTLE_CTRL 0x024	/* RW: bit 0 armed (records to NUM4) */
+#define NEURON_REG_RESET	0x028	/* WO: 1 = quiesce: stop engines, disable queues */
+
+enum neuron_gen {
+	NEURON_GEN_SUNDA = 0,	/* no DGE path, no feature-flag register (seed 000 §9) */
+	NEURON_GEN_CAYMAN = 1,
+};
+
+#define NEURON_FAULT_DMA_ERROR	(1u << 0)	/* an AXI write to host memory failed */
+#define NEURON_FAULT_INTR_STORM	(1u << 1)	/* interrupts were rate limited */
+
+/*
+ * MSI-X vectors: one per core for its NOTIFIC summary, then the throttle
+ * edge, then device faults (DESIGN.md §2).
+ */
+#define NEURON_MSIX_VEC_CORE(c)		(c)
+#define NEURON_MSIX_VEC_THROTTLE(ncores) (ncores)
+#define NEURON_MSIX_VEC_FAULT(ncores)	((ncores) + 1)
+#define NEURON_MSIX_VECTORS(ncores)	((ncores) + 2)
+
+/* ---- Per-core window ----------------------------------------------------- */
+#define NEURON_CORE_STRIDE	0x10000
+#define NEURON_CORE_BASE(c)	(NEURON_CORE_STRIDE * ((c) + 1))
+
+/* NOTIFIC block at the start of the core window (seed 001 §4). */
+#define NEURON_NOTIFIC_BASE		0x0000
+#define NEURON_NOTIFIC_TIMESTAMP_LO	0x000	/* RO: ps; reading LO latches HI */
+#define NEURON_NOTIFIC_TIMESTAMP_HI	0x004
+#define NEURON_NOTIFIC_TIMESTAMP_INC	0x008	/* RO: ps per counter tick */
+#define NEURON_NOTIFIC_INTR_STATUS	0x010	/* W1C: tpb_notific_intr_0..8 */
+#define NEURON_NOTIFIC_INTR_MASK	0x014	/* RW: 1 = cause raises the vector */
+#define NEURON_NOTIFIC_QUEUE_ENABLE	0x018	/* RW: bit per queue */
+#define NEURON_NOTIFIC_SW_BACKPRESSURE	0x01c	/* RW: bit per queue, reset 0x3ff */
+#define NEURON_NOTIFIC_IGNORE_FULL	0x020	/* RW: bit per queue (lossy) */
+#define NEURON_NOTIFIC_ROUTE		0x024	/* RW: 4-bit sw_queue_num per class */
+#define NEURON_NOTIFIC_TRACE_ENABLE	0x028	/* RW: bit per engine */
+#define NEURON_NOTIFIC_THRESHOLD_STATUS	0x02c	/* W1C: bit per queue that hit it */
+
+#define NEURON_NUM_SW_QUEUES		10
+#define NEURON_SW_QUEUE_MASK		0x3ff	/* seed 000 §4b */
+#define NEURON_NOTIFIC_INTR_BITS	9
+#define NEURON_NOTIFIC_INTR_MASK_ALL	0x1ff
+
+/* tpb_notific_intr_N causes (intr_1 is the seed's; the rest are ours) */
+enum neuron_notific_intr {
+	NEURON_NOTIFIC_INTR_THRESHOLD = 0,	/* a queue's unread count reached THRESHOLD */
+	NEURON_NOTIFIC_INTR_DISABLED_QUEUE = 1,	/* write to a disabled queue, dropped */
+	NEURON_NOTIFIC_INTR_SW_OVERFLOW = 2,	/* ignore-full overwrote an unread record */
+	NEURON_NOTIFIC_INTR_HW_OVERFLOW = 3,	/* input buffer overflowed, record lost */
+	NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR = 4, /* the ring write failed (DMA error) */
+	NEURON_NOTIFIC_INTR_BACKPRESSURE = 5,	/* a full queue stalled an engine */
+	NEURON_NOTIFIC_INTR_ENGINE_FATAL = 6,	/* an engine halted on a fatal error */
+	NEURON_NOTIFIC_INTR_BAD_HEAD = 7,	/* HEAD write outside [TAIL - entries, TAIL] */
+	NEURON_NOTIFIC_INTR_RESERVED = 8,
+};
+
+/* Record classes routed to queues by NEURON_NOTIFIC_ROUTE (4 bits each). */
+enum neuron_notific_class {
+	NEURON_CLASS_TRACE = 0,		/* INST_START / INST_END */
+	NEURON_CLASS_EXPLICIT = 1,	/* EXPLICIT */
+	NEURON_CLASS_EVT_SEM = 2,	/* EVT_SEM (seed 001 §4.1: NUM2) */
+	NEURON_CLASS_ERROR = 3,		/* ERROR / TPB_ERROR (NUM3, errors_NT) */
+	NEURON_CLASS_THROTTLE = 4,	/* throttle / HAM (NUM4) */
+	NEURON_CLASS_DGE = 5,		/* DGE_METADATA packet notifications */
+	NEURON_CLASS_DMA = 6,		/* DMA completions */
+	NEURON_CLASS_COUNT = 8,
+};
+#define NEURON_ROUTE_DEFAULT	0x01543210u	/* class i -> queue i; DMA -> 1 */
+#define NEURON_ROUTE_QUEUE(route, cls)	(((route) >> (4 * (cls))) & 0xf)
+
+/* Queue descriptor i (seed 001 §4: 0x100 + i*0x28). */
+#define NEURON_NQ_DESC(i)	(0x100 + (i) * 0x28)
+#define NEURON_NQ_BASE_LO	0x00	/* RW: ring address (host DMA or BAR4 offset) */
+#define NEURON_NQ_BASE_HI	0x04
+#define NEURON_NQ_SIZE		0x08	/* RW: bytes, power of two, >= 64 */
+#define NEURON_NQ_HEAD		0x0c	/* RW: consumer count (free-running records) */
+#define NEURON_NQ_TAIL		0x10	/* RO: producer count (free-running records) */
+#define NEURON_NQ_THRESHOLD	0x14	/* RW: unread records that raise intr_0; 0 off */
+#define NEURON_NQ_STATUS	0x18	/* RO: NEURON_NQ_STATUS_* */
+#define NEURON_NQ_CTRL		0x1c	/* RW: NEURON_NQ_CTRL_* (write while disabled) */
+#define NEURON_NQ_OVERFLOW_COUNT 0x20	/* RO: records overwritten unread */
+#define NEURON_NQ_DROP_COUNT	0x24	/* RO: records dropped (disabled, DMA error) */
+
+#define NEURON_NQ_STATUS_PHASE	(1u << 0)	/* phase the next record gets */
+#define NEURON_NQ_STATUS_FULL	(1u << 1)
+#define NEURON_NQ_STATUS_STALLED (1u << 2)	/* an engine waits for space */
+#define NEURON_NQ_STATUS_DMA_ERROR (1u << 3)	/* last ring write failed */
+
+#define NEURON_NQ_CTRL_DEVICE_MEM (1u << 0)	/* BASE is a BAR4 offset */
+
+#define NEURON_NQ_MIN_BYTES	64
+
+/*
+ * HEAD and TAIL count records since the queue was enabled (free-running,
+ * wrapping at 2^32): slot = count % entries, unread = TAIL - HEAD, and the
+ * phase written with a record is 1 on the first pass: ((count / entries) & 1) ^ 1.
+ * The seed's tail_ptr advances mod size; counting instead lets a ring hold
+ * exactly `entries` records without a wasted slot.
+ */
+
+/* Head doorbell pages: one 4 KiB page per queue, only its HEAD at +0. */
+#define NEURON_DOORBELL_BASE	0x1000
+#define NEURON_DOORBELL(q)	(NEURON_DOORBELL_BASE + (q) * 0x1000)
+#define NEURON_DOORBELL_SIZE	0x1000
+
+/* Engines: 5 per core (PE, ACT, POOL, DVE, SP), 0x200 apart. */
+#define NEURON_ENGINE_BASE(e)	(0xb000 + (e) * 0x200)
+#define NEURON_ENG_CTRL		0x00	/* WO: NEURON_ENG_CTRL_* */
+#define NEURON_ENG_STATUS	0x04	/* RO: enum neuron_engine_state */
+#define NEURON_ENG_PROG_BASE_LO	0x08	/* RW: program address, BAR4 offset */
+#define NEURON_ENG_PROG_BASE_HI	0x0c
+#define NEURON_ENG_PROG_COUNT	0x10	/* RW: instructions */
+#define NEURON_ENG_PC		0x14	/* RO: index of the next instruction */
+#define NEURON_ENG_SOFT_RESET_COUNTER 0x18 /* RO: programs started */
+#define NEURON_ENG_EXEC_COUNT	0x1c	/* RO: instructions retired */
+#define NEURON_ENG_FEATURE_FLAGS 0x20	/* RW: local reg 38 (cayman only) */
+#define NEURON_ENG_LAST_ERROR	0x24	/* RO: error_id of the last fatal error */
+#define NEURON_ENG_SREG(n)	(0x100 + (n) * 4)	/* RW: $S[0..63] */
+#define NEURON_ENG_NUM_SREGS	64
+
+#define NEURON_ENG_CTRL_START	(1u << 0)	/* run PROG_COUNT insns from PROG_BASE */
+#define NEURON_ENG_CTRL_RESET	(1u << 1)	/* stop, clear a fatal halt, go idle */
+
+enum neuron_engine_state {
+	NEURON_ENGINE_IDLE = 0,
+	NEURON_ENGINE_RUNNING = 1,
+	NEURON_ENGINE_WAITING = 2,	/* on a semaphore, event or full queue */
+	NEURON_ENGINE_HALTED = 3,	/* fatal error; only RESET leaves it */
+};
+
+/* seed 000 §5a: AWS_NEURON_ISA_XT_NEURON_FEATURE_FLAGS, local register 38 */
+#define NEURON_LOCAL_REG_FEATURE_FLAGS	38
+#define NEURON_FEATURE_DVE_PERF_MODE	(1u << 0)
+#define NEURON_FEATURE_DGE_PACKET_NOTIF	(1u << 1)
+#define NEURON_FEATURE_EVT_ACCEL_ADDR	(1u << 2)
+#define NEURON_FEATURE_MASK		0x7u
+
+/* EVT_SEM unit, 256 events + 256 semaphores (seed 001 §7.2 windows). */
+#define NEURON_EVT_SEM_BASE	0xc000
+#define NEURON_EVT_SEM_EVENT(i)	(0x0000 + (i) * 4)	/* RW: event i (0/1) */
+#define NEURON_EVT_SEM_READ(i)	(0x1000 + (i) * 4)	/* RO: semaphore i */
+#define NEURON_EVT_SEM_SET(i)	(0x1400 + (i) * 4)	/* WO: semaphore i = v */
+#define NEURON_EVT_SEM_INC(i)	(0x1800 + (i) * 4)	/* WO: semaphore i += v */
+#define NEURON_EVT_SEM_DEC(i)	(0x1c00 + (i) * 4)	/* WO: semaphore i -= v */
+#define NEURON_EVT_SEM_COUNT	256
+
+#endif /* NEURON_REGS_H */

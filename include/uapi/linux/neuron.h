@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * /dev/neuronN userspace ABI: ioctls and mmap cookies of the neuron driver.
+ *
+ * Conventions (DESIGN.md §4): magic 'N'; fixed-size structs with explicit
+ * padding; every reserved field and unknown flag must be zero or the call
+ * fails with -EINVAL. Sizes are in bytes, counts in records (16 bytes) or
+ * instructions (32 bytes), times in picoseconds unless a name says otherwise.
+ *
+ * mmap: offsets are the opaque cookies NEURON_IOC_NQ_INIT returns, valid
+ * only on the file that made the queue, MAP_SHARED, the exact length (ring:
+ * size rounded up to pages; doorbell: 4096). A ring maps read-only:
+ * PROT_WRITE, PROT_EXEC, or a later mprotect() adding them, fail with
+ * -EACCES. Anything else wrong fails with -EINVAL; after the device is
+ * removed, -ENODEV, and touching an old mapping raises SIGBUS.
+ *
+ * Errors common to every ioctl:
+ *   -EFAULT  the argument pointer is bad
+ *   -ENOTTY  unknown command
+ *   -ENODEV  the device was removed while the file was open
+ *   -EINVAL  a reserved field or unknown flag is nonzero, or a field is out
+ *            of range (the kernel log names the field at debug level:
+ *            enable with dyndbg="module neuron +p")
+ */
+#ifndef _UAPI_LINUX_NEURON_H
+#define _UAPI_LINUX_NEURON_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define NEURON_ABI_VERSION	1
+#define NEURON_IOCTL_MAGIC	'N'
+
+/* Limits of NEURON_IOC_NQ_INIT.size: a power of two in [MIN, MAX] bytes. */
+#define NEURON_NQ_SIZE_MIN	64		/* 4 records */
+#define NEURON_NQ_SIZE_MAX	(1u << 20)	/* 65536 records */
+#define NEURON_MAX_PROGRAM_INSNS 2048		/* per NEURON_IOC_SUBMIT */
+
+/**
+ * struct neuron_device_info - NEURON_IOC_DEVICE_INFO (out)
+ * @abi_version:	NEURON_ABI_VERSION
+ * @vendor, @device:	PCI IDs
+ * @num_cores:		TPBs (cores)
+ * @engines_per_core:	5: PE, ACT, POOL, DVE, SP
+ * @queues_per_core:	10 software NQs per NOTIFIC block
+ * @gen:		enum neuron_gen (include/neuron/regs.h)
+ * @mem_size:		device memory (BAR4) bytes
+ * @nq_size_min, @nq_size_max: ring size limits, bytes
+ * @max_program_insns:	instructions per NEURON_IOC_SUBMIT
+ * @timestamp_inc_ps:	picoseconds per device timestamp tick
+ */
+struct neuron_device_info {
+	__u32 abi_version;
+	__u16 vendor;
+	__u16 device;
+	__u32 num_cores;
+	__u32 engines_per_core;
+	__u32 queues_per_core;
+	__u32 gen;
+	__u64 mem_size;
+	__u32 nq_size_min;
+	__u32 nq_size_max;
+	__u32 max_program_insns;
+	__u32 timestamp_inc_ps;
+	__u64 reserved[4];
+};
+
+/* NEURON_IOC_NQ_INIT flags */
+#define NEURON_NQ_F_DEVICE_MEM	(1u << 0) /* ring in device memory (BAR4), not host DMA memory */
+#define NEURON_NQ_F_IGNORE_FULL	(1u << 1) /* lossy: overwrite when full; default backpressure */
+#define NEURON_NQ_F_ALL		(NEURON_NQ_F_DEVICE_MEM | NEURON_NQ_F_IGNORE_FULL)
+
+/**
+ * struct neuron_nq_init - NEURON_IOC_NQ_INIT (in/out)
+ * @core:	in: core index, < num_cores
+ * @queue:	in: software NQ index, < queues_per_core
+ * @size:	in: ring bytes, a power of two in [NEURON_NQ_SIZE_MIN, NEURON_NQ_SIZE_MAX]
+ * @flags:	in: NEURON_NQ_F_*
+ * @threshold:	in: unread records that raise tpb_notific_intr_0; 0 = none;
+ *		at most size / 16
+ * @ring_offset: out: mmap offset of the ring (read-only mapping, @size bytes)
+ * @doorbell_offset: out: mmap offset of the queue's HEAD doorbell page
+ *		(4096 bytes, HEAD register at +0, read/write)
+ *
+ * Allocates the ring, programs the queue descriptor and enables the queue.
+ * The queue belongs to the calling file until NEURON_IOC_NQ_DESTROY or the
+ * file's release. Errors: -EINVAL (a field out of range), -EBUSY (queue
+ * already initialised, by this or another file), -ENOMEM (no ring memory).
+ */
+struct neuron_nq_init {
+	__u32 core;
+	__u32 queue;
+	__u32 size;
+	__u32 flags;
+	__u32 threshold;
+	__u32 reserved0;
+	__u64 ring_offset;
+	__u64 doorbell_offset;
+	__u64 reserved[2];
+};
+
+/**
+ * struct neuron_nq_id - names a queue (NEURON_IOC_NQ_DESTROY)
+ * Errors: -EINVAL (core/queue out of range), -ENOENT (no such queue made by
+ * this file), -EBUSY (the ring is still mapped). A still-mapped doorbell
+ * page does not block it; touching that page afterwards raises SIGBUS.
+ */
+struct neuron_nq_id {
+	__u32 core;
+	__u32 queue;
+	__u64 reserved;
+};
+
+/**
+ * struct neuron_nq_info - NEURON_IOC_NQ_INFO (in: core, queue; out: the rest)
+ * @head, @tail:	free-running record counts (slot = count % entries)
+ * @phase:		phase bit the next record will carry
+ * @size:		ring bytes
+ * @flags:		NEURON_NQ_F_* the queue was made with
+ * @threshold:		records
+ * @overflow_count:	records overwritten unread (ignore-full)
+ * @drop_count:		records dropped (queue disabled, DMA error)
+ * Errors: -EINVAL, -ENOENT (queue not initialised by this file).
+ */
+struct neuron_nq_info {
+	__u32 core;
+	__u32 queue;
+	__u32 head;
+	__u32 tail;
+	__u32 phase;
+	__u32 size;
+	__u32 flags;
+	__u32 threshold;
+	__u64 overflow_count;
+	__u64 drop_count;
+	__u64 reserved[2];
+};
+
+/* NEURON_IOC_SUBMIT flags */
+#define NEURON_SUBMIT_F_TRACE	(1u << 0) /* INST_START/INST_END around each insn */
+#define NEURON_SUBMIT_F_ALL	NEURON_SUBMIT_F_TRACE
+
+/**
+ * struct neuron_submit - NEURON_IOC_SUBMIT (in)
+ * @core, @engine:	which engine (enum neuron_engine)
+ * @count:		instructions, 1..NEURON_MAX_PROGRAM_INSNS
+ * @flags:		NEURON_SUBMIT_F_*
+ * @insns:		user pointer to @count struct neuron_emu_insn (32 bytes each)
+ *
+ * Copies the program to the engine's area of device memory and starts it;
+ * returns once it is started, not finished (records tell that).
+ * Errors: -EINVAL, -EFAULT, -EBUSY (engine running or waiting),
+ * -EIO (engine halted on a fatal error: reset it first).
+ */
+struct neuron_submit {
+	__u32 core;
+	__u32 engine;
+	__u32 count;
+	__u32 flags;
+	__u64 insns;
+	__u64 reserved;
+};
+
+/**
+ * struct neuron_engine_status - NEURON_IOC_ENGINE_STATUS (in: core, engine)
+ * @state:		enum neuron_engine_state
+ * @pc:			index of the next instruction
+ * @soft_reset_counter:	programs started on this engine
+ * @last_error:		error_id of the last fatal error, 0xff if none
+ * @exec_count:		instructions retired since probe
+ * Errors: -EINVAL.
+ */
+struct neuron_engine_status {
+	__u32 core;
+	__u32 engine;
+	__u32 state;
+	__u32 pc;
+	__u32 soft_reset_counter;
+	__u32 last_error;
+	__u64 exec_count;
+	__u64 reserved[2];
+};
+
+/**
+ * struct neuron_engine_id - NEURON_IOC_ENGINE_RESET (in)
+ * Stops the engine and clears a fatal halt. Errors: -EINVAL.
+ */
+struct neuron_engine_id {
+	__u32 core;
+	__u32 engine;
+	__u64 reserved;
+};
+
+/**
+ * struct neuron_feature_flags - NEURON_IOC_FEATURE_FLAGS (in/out)
+ * @core:	in: core index
+ * @op:		in: NEURON_FEATURE_OP_GET or NEURON_FEATURE_OP_SET
+ * @flags:	SET in: NEURON_FEATURE_* bits (include/neuron/regs.h) written to
+ *		NEURON_FEATURE_FLAGS (local register 38) of every engine of the
+ *		core; GET out: the value of the core's PE engine
+ *
+ * The host owns the register (seed 000 §5a: "NRT is responsible for updating
+ * this"). Bit 1 gates every DGE packet notification, success and error
+ * (seed 000 §3d, §5e). Errors: -EINVAL (core, op, unknown bits),
+ * -EOPNOTSUPP (generation sunda has no feature-flag register, seed 000 §9b).
+ */
+struct neuron_feature_flags {
+	__u32 core;
+	__u32 op;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved;
+};
+#define NEURON_FEATURE_OP_GET	0
+#define NEURON_FEATURE_OP_SET	1
+
+/**
+ * struct neuron_nq_eventfd - NEURON_IOC_NQ_EVENTFD (in)
+ * @core, @queue: a queue made by this file
+ * @fd:		an eventfd to signal (by 1) on every threshold interrupt of
+ *		the queue (tpb_notific_intr_0 with its THRESHOLD_STATUS bit),
+ *		or -1 to unbind. Rebinding replaces the previous eventfd.
+ *
+ * Lets a reaper sleep on the ring instead of spinning (seed 001 §5.1: the
+ * comp_efd chain; DESIGN.md §4). The queue's THRESHOLD (NEURON_IOC_NQ_INIT)
+ * says how many unread records make the interrupt; a HEAD write re-arms it.
+ * Errors: -EINVAL (range, reserved), -ENOENT (queue not made by this file),
+ * -EBADF (@fd is not an open file), -EINVAL (@fd is not an eventfd).
+ */
+struct neuron_nq_eventfd {
+	__u32 core;
+	__u32 queue;
+	__s32 fd;
+	__u32 reserved0;
+	__u64 reserved;
+};
+
+/* NEURON_IOC_EVT_SEM operations (seed 001 §7.2 windows) */
+enum neuron_evt_sem_op {
+	NEURON_SEM_READ = 0,		/* value = semaphore */
+	NEURON_SEM_SET = 1,		/* semaphore = value */
+	NEURON_SEM_INC = 2,		/* semaphore += value */
+	NEURON_SEM_DEC = 3,		/* semaphore -= value */
+	NEURON_EVENT_READ = 4,		/* value = event (0 or 1) */
+	NEURON_EVENT_SET = 5,		/* event = 1 */
+	NEURON_EVENT_CLEAR = 6,		/* event = 0 */
+};
+
+/**
+ * struct neuron_evt_sem - NEURON_IOC_EVT_SEM (in/out)
+ * @core:	core index
+ * @index:	semaphore or event, 0..255
+ * @op:		enum neuron_evt_sem_op
+ * @value:	in: operand of SET/INC/DEC; out: value after the operation
+ *
+ * Host access to the core's EVT_SEM unit. Engines blocked in WAIT_GE or
+ * WAIT_GE_AND_DEC on the semaphore are woken by the device.
+ * Errors: -EINVAL (core, index, op, reserved).
+ */
+struct neuron_evt_sem {
+	__u32 core;
+	__u32 index;
+	__u32 op;
+	__u32 value;
+	__u64 reserved;
+};
+
+/**
+ * struct neuron_throttle - NEURON_IOC_THROTTLE (in)
+ * @enable:	1: arm throttle notifications (records to the throttle class
+ *		queue, NUM4, seed 001 §2 ndl_enable_throttling_notifications),
+ *		0: disarm. The throttle MSI-X edge is counted either way.
+ * Errors: -EINVAL (enable not 0/1, reserved).
+ */
+struct neuron_throttle {
+	__u32 enable;
+	__u32 reserved0;
+	__u64 reserved;
+};
+
+/*
+ * Events: read() on /dev/neuronN returns whole struct neuron_event records,
+ * one per interrupt edge the driver handled, oldest first; it blocks unless
+ * O_NONBLOCK (then -EAGAIN); poll() reports EPOLLIN when one is queued. Each
+ * open file has its own queue of NEURON_EVENT_QUEUE_LEN events; when it is
+ * full the oldest are kept and the count of dropped events is reported in
+ * @lost of the next event read. read() with a buffer smaller than one event
+ * fails with -EINVAL.
+ */
+#define NEURON_EVENT_QUEUE_LEN	256
+
+enum neuron_edge {
+	NEURON_EDGE_NOTIFIC = 0,	/* a core's tpb_notific_intr_0..8 summary vector */
+	NEURON_EDGE_THROTTLE = 1,	/* the throttle (HAM) vector */
+	NEURON_EDGE_FAULT = 2,		/* the device fault vector */
+};
+
+/**
+ * struct neuron_event - one interrupt edge, from read() and generic netlink
+ * @timestamp_ns: CLOCK_MONOTONIC nanoseconds when the handler ran
+ * @device:	N of /dev/neuronN
+ * @core:	NOTIFIC: the core; otherwise 0
+ * @edge:	enum neuron_edge
+ * @cause:	NOTIFIC: tpb_notific_intr bits (enum neuron_notific_intr);
+ *		THROTTLE: NEURON_REG_THROTTLE_STATUS; FAULT: NEURON_FAULT_* bits
+ * @queues:	NOTIFIC: bit per queue whose THRESHOLD was reached
+ * @lost:	events this file dropped just before this one
+ * @count:	edges of this (core, edge) since the device was probed
+ */
+struct neuron_event {
+	__u64 timestamp_ns;
+	__u32 device;
+	__u32 core;
+	__u32 edge;
+	__u32 cause;
+	__u32 queues;
+	__u32 lost;
+	__u64 count;
+};
+
+/*
+ * Generic netlink family NEURON_GENL_NAME (DESIGN.md §4), strict policies:
+ *   NEURON_CMD_GET_DEVICE  do (NEURON_A_DEVICE required) and dump: device
+ *                          attributes and per-core edge counters
+ *   NEURON_CMD_GET_NQ      dump (NEURON_A_DEVICE optional filter): one message
+ *                          per live queue: core, queue, head, tail, phase,
+ *                          size, flags, overflow/drop/threshold counts
+ *   NEURON_CMD_EVENT       multicast on group NEURON_GENL_MCGRP_EVENTS: the
+ *                          fields of struct neuron_event as attributes
+ * Bad requests get -EINVAL/-ENODEV with an extended ack naming the attribute.
+ * No message carries a kernel or physical address.
+ */
+#define NEURON_GENL_NAME		"neuron"
+#define NEURON_GENL_VERSION		1
+#define NEURON_GENL_MCGRP_EVENTS	"events"
+
+enum neuron_genl_cmd {
+	NEURON_CMD_UNSPEC,
+	NEURON_CMD_GET_DEVICE,
+	NEURON_CMD_GET_NQ,
+	NEURON_CMD_EVENT,
+	__NEURON_CMD_MAX,
+};
+#define NEURON_CMD_MAX (__NEURON_CMD_MAX - 1)
+
+enum neuron_genl_attr {
+	NEURON_A_UNSPEC,
+	NEURON_A_PAD,
+	NEURON_A_DEVICE,		/* u32: N of /dev/neuronN */
+	NEURON_A_PCI_VENDOR,		/* u16 */
+	NEURON_A_PCI_DEVICE,		/* u16 */
+	NEURON_A_NUM_CORES,		/* u32 */
+	NEURON_A_GEN,			/* u32: enum neuron_gen */
+	NEURON_A_MEM_SIZE,		/* u64: bytes */
+	NEURON_A_CORE,			/* u32 */
+	NEURON_A_QUEUE,			/* u32 */
+	NEURON_A_HEAD,			/* u32: records, free-running */
+	NEURON_A_TAIL,			/* u32: records, free-running */
+	NEURON_A_PHASE,			/* u8 */
+	NEURON_A_SIZE,			/* u32: bytes */
+	NEURON_A_FLAGS,			/* u32: NEURON_NQ_F_* */
+	NEURON_A_OVERFLOW_COUNT,	/* u64: records overwritten unread */
+	NEURON_A_DROP_COUNT,		/* u64: records dropped */
+	NEURON_A_THRESHOLD_COUNT,	/* u64: threshold interrupts */
+	NEURON_A_EDGE,			/* u32: enum neuron_edge */
+	NEURON_A_CAUSE,			/* u32 */
+	NEURON_A_QUEUES,		/* u32: bit per queue */
+	NEURON_A_COUNT,			/* u64 */
+	NEURON_A_TIMESTAMP,		/* u64: CLOCK_MONOTONIC ns */
+	NEURON_A_INTR_COUNTS,		/* nested, per core: NEURON_A_CORE and
+					 * one NEURON_A_COUNT per intr bit 0..8 */
+	NEURON_A_THROTTLE_COUNT,	/* u64 */
+	NEURON_A_FAULT_COUNT,		/* u64 */
+	__NEURON_A_MAX,
+};
+#define NEURON_A_MAX (__NEURON_A_MAX - 1)
+
+#define NEURON_IOC_DEVICE_INFO	_IOR(NEURON_IOCTL_MAGIC, 0x00, struct neuron_device_info)
+#define NEURON_IOC_NQ_INIT	_IOWR(NEURON_IOCTL_MAGIC, 0x01, struct neuron_nq_init)
+#define NEURON_IOC_NQ_DESTROY	_IOW(NEURON_IOCTL_MAGIC, 0x02, struct neuron_nq_id)
+#define NEURON_IOC_NQ_INFO	_IOWR(NEURON_IOCTL_MAGIC, 0x03, struct neuron_nq_info)
+#define NEURON_IOC_SUBMIT	_IOW(NEURON_IOCTL_MAGIC, 0x04, struct neuron_submit)
+#define NEURON_IOC_ENGINE_STATUS _IOWR(NEURON_IOCTL_MAGIC, 0x05, struct neuron_engine_status)
+#define NEURON_IOC_ENGINE_RESET	_IOW(NEURON_IOCTL_MAGIC, 0x06, struct neuron_engine_id)
+#define NEURON_IOC_FEATURE_FLAGS _IOWR(NEURON_IOCTL_MAGIC, 0x07, struct neuron_feature_flags)
+#define NEURON_IOC_NQ_EVENTFD	_IOW(NEURON_IOCTL_MAGIC, 0x08, struct neuron_nq_eventfd)
+#define NEURON_IOC_EVT_SEM	_IOWR(NEURON_IOCTL_MAGIC, 0x09, struct neuron_evt_sem)
+#define NEURON_IOC_THROTTLE	_IOW(NEURON_IOCTL_MAGIC, 0x0a, struct neuron_throttle)
+
+#endif /* _UAPI_LINUX_NEURON_H */

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * neuron.ko private definitions: the per-device and per-file state shared by
+ * the driver's files. Layouts of registers, records and the ioctl ABI are
+ * not defined here; they come from include/ (DESIGN.md §1).
+ *
+ * Lifetimes (DESIGN.md §4, "unbind/surprise removal"):
+ *
+ *   struct neuron_device  kref: one for the bound PCI function (dropped at
+ *                         the end of remove()), one per open file, one per
+ *                         struct neuron_nq. Freed when the last goes, which
+ *                         may be long after remove().
+ *   struct neuron_file    one per open(); freed in release(). The VFS only
+ *                         calls release() once every mapping of the file is
+ *                         gone (each VMA holds a reference on the file).
+ *   struct neuron_nq      kref: one while the queue is live (in the device's
+ *                         table), one per VMA mapping its ring or doorbell.
+ *                         The ring memory is freed with the last reference,
+ *                         so a ring still mapped when the device goes away
+ *                         is freed when it is unmapped, never before.
+ *
+ * Locking, outermost first:
+ *
+ *   mmap_lock (VFS, held around ->mmap and ->fault)
+ *   neuron_device.rwsem  read: every entry point that touches the hardware
+ *                        (ioctl, mmap, fault, release); write: remove() to
+ *                        set @dead. No user copy is done while it is held.
+ *   neuron_device.lock   mutex: the queue table, queue registers, engine
+ *                        submitters, the list of open files.
+ *   neuron_device.irq_lock spinlock: interrupt counters; the only lock the
+ *                        interrupt handlers take.
+ */
+#ifndef NEURON_DRV_H
+#define NEURON_DRV_H
+
+#include <linux/atomic.h>
+#include <linux/cdev.h>
+#include <linux/genalloc.h>
+#include <linux/io.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/rwsem.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include <neuron/regs.h>
+#include <neuron/notification.h>
+#include <neuron/emu_isa.h>
+
+#define NEURON_DRV_NAME		"neuron"
+#define NEURON_MAX_DEVICES	64
+
+/*
+ * Device memory (BAR4) layout, DESIGN.md §4: the engines' program areas sit
+ * at the top, one 64 KiB area per engine (NEURON_MAX_PROGRAM_INSNS
+ * instructions of NEURON_EMU_INSN_BYTES), core c engine e at
+ * prog_base + (c * 5 + e) * 64 KiB with prog_base = mem_size - cores * 5 *
+ * 64 KiB. Device-memory rings come from [mem_size / 2, prog_base).
+ */
+#define NEURON_PROG_AREA_SIZE	SZ_64K
+
+#define NEURON_MAX_VECTORS	NEURON_MSIX_VECTORS(NEURON_MAX_CORES)
+#define NEURON_FAULT_BITS	32
+
+/* mmap cookie types, see neuron_mmap.c */
+enum neuron_cookie_type {
+	NEURON_COOKIE_RING = 1,
+	NEURON_COOKIE_DOORBELL = 2,
+};
+
+struct neuron_device;
+struct neuron_file;
+
+/* the ioctl ABI, include/uapi/linux/, included by the .c files using it */
+struct neuron_nq_init;
+struct neuron_nq_id;
+struct neuron_nq_info;
+struct neuron_submit;
+struct neuron_engine_status;
+struct neuron_engine_id;
+
+/**
+ * struct neuron_nq - one software notification queue (seed 001 §4)
+ * @kref:	see the lifetime notes at the top of this file
+ * @ndev:	device; the queue holds a reference on it
+ * @owner:	file that made the queue; only compared, never dereferenced
+ *		after the queue left the table
+ * @core:	core (TPB) index
+ * @queue:	software NQ index within the core's NOTIFIC block
+ * @size:	ring bytes, a power of two
+ * @alloc_size: bytes allocated (and mappable): PAGE_ALIGN(@size)
+ * @flags:	NEURON_NQ_F_* from NEURON_IOC_NQ_INIT
+ * @threshold:	records, 0 = off
+ * @live:	in the device's table and enabled; under &neuron_device.lock
+ * @ring_maps:	VMAs mapping the ring (NEURON_IOC_NQ_DESTROY refuses if > 0)
+ * @cpu_addr:	host ring: kernel address from dma_alloc_coherent()
+ * @dma_addr:	host ring: bus address programmed into BASE
+ * @mem_off:	device ring: BAR4 offset (from the ring pool)
+ */
+struct neuron_nq {
+	struct kref kref;
+	struct neuron_device *ndev;
+	struct neuron_file *owner;
+	u32 core;
+	u32 queue;
+	u32 size;
+	u32 alloc_size;
+	u32 flags;
+	u32 threshold;
+	u32 live;
+	atomic_t ring_maps;
+	void *cpu_addr;
+	dma_addr_t dma_addr;
+	unsigned long mem_off;
+};
+
+/**
+ * struct neuron_vector - one MSI-X vector and what it serves
+ * @ndev:	device
+ * @index:	vector index: a core for index < cores, then throttle, fault
+ * @irq:	Linux IRQ number, 0 if not requested
+ * @name:	"neuron<N>-core<c>", "neuron<N>-throttle" or "neuron<N>-fault"
+ */
+struct neuron_vector {
+	struct neuron_device *ndev;
+	u32 index;
+	int irq;
+	char name[32];
+};
+
+/**
+ * struct neuron_device - one bound neuron-tpb PCI function
+ * @kref:	see the lifetime notes at the top of this file
+ * @pdev:	the PCI function; referenced until the last put
+ * @id:		instance number N of /dev/neuronN, also the minor
+ * @cdev:	character device (dynamically allocated, own lifetime)
+ * @cdevice:	the class device of /dev/neuronN
+ * @regs:	BAR0 mapping (registers); valid only while !@dead
+ * @mem:	BAR4 mapping (device memory); valid only while !@dead
+ * @regs_phys:	BAR0 bus address, for the doorbell mappings
+ * @mem_phys:	BAR4 bus address, for device ring mappings
+ * @num_cores:	NEURON_REG_NUM_CORES
+ * @gen:	enum neuron_gen
+ * @mem_size:	device memory bytes (NEURON_REG_MEM_SIZE_*)
+ * @prog_base:	BAR4 offset of the first engine program area
+ * @timestamp_inc_ps: NEURON_NOTIFIC_TIMESTAMP_INC of core 0
+ * @ring_pool:	allocator of device-memory rings (BAR4 offsets), or NULL
+ * @rwsem:	guards @dead, see the locking notes above
+ * @dead:	set once by remove(); afterwards every call returns -ENODEV
+ * @lock:	queue table, queue/engine registers, @eng_owner, @files
+ * @files:	open struct neuron_file, for zapping their mappings
+ * @nq:		live queues by [core][queue]
+ * @eng_owner:	the file that last submitted to [core][engine], or NULL
+ * @nvec:	MSI-X vectors allocated
+ * @vec:	per-vector state
+ * @irq_lock:	guards the counters below
+ * @intr_count:	per core, per tpb_notific_intr_N cause: edges seen
+ * @threshold_count: per core, per queue: THRESHOLD_STATUS bits seen
+ * @throttle_count: throttle edges seen
+ * @fault_count: per NEURON_REG_FAULT_STATUS bit: faults seen
+ * @spurious_count: interrupts with no status bit set
+ * @waitq:	woken by every interrupt edge
+ */
+struct neuron_device {
+	struct kref kref;
+	struct pci_dev *pdev;
+	int id;
+	struct cdev *cdev;
+	struct device *cdevice;
+	void __iomem *regs;
+	void __iomem *mem;
+	resource_size_t regs_phys;
+	resource_size_t mem_phys;
+	u32 num_cores;
+	u32 gen;
+	u64 mem_size;
+	u64 prog_base;
+	u32 timestamp_inc_ps;
+	struct gen_pool *ring_pool;
+
+	struct rw_semaphore rwsem;	/* guards dead */
+	u32 dead;
+
+	struct mutex lock;		/* queue and engine state */
+	struct list_head files;
+	struct neuron_nq *nq[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
+	struct neuron_file *eng_owner[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+
+	int nvec;
+	struct neuron_vector vec[NEURON_MAX_VECTORS];
+
+	spinlock_t irq_lock;		/* interrupt counters */
+	u64 intr_count[NEURON_MAX_CORES][NEURON_NOTIFIC_INTR_BITS];
+	u64 threshold_count[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
+	u64 throttle_count;
+	u64 fault_count[NEURON_FAULT_BITS];
+	u64 spurious_count;
+	wait_queue_head_t waitq;
+};
+
+/**
+ * struct neuron_file - state of one open() of /dev/neuronN
+ * @ndev:	device; the file holds a reference on it
+ * @filp:	the VFS file, for its address_space when zapping mappings
+ * @node:	in &neuron_device.files, under &neuron_device.lock
+ */
+struct neuron_file {
+	struct neuron_device *ndev;
+	struct file *filp;
+	struct list_head node;
+};
+
+/* ---- register access ---------------------------------------------------- */
+
+#define NEURON_NOTIFIC_REG(c, r) \
+	(NEURON_CORE_BASE(c) + NEURON_NOTIFIC_BASE + (r))
+#define NEURON_NQ_REG(c, q, r) \
+	(NEURON_CORE_BASE(c) + NEURON_NOTIFIC_BASE + NEURON_NQ_DESC(q) + (r))
+#define NEURON_ENG_REG(c, e, r) \
+	(NEURON_CORE_BASE(c) + NEURON_ENGINE_BASE(e) + (r))
+
+static inline u32 neuron_rd(struct neuron_device *ndev, u32 off)
+{
+	return readl(ndev->regs + off);
+}
+
+static inline void neuron_wr(struct neuron_device *ndev, u32 off, u32 val)
+{
+	writel(val, ndev->regs + off);
+}
+
+/**
+ * neuron_enter() - start a call that may touch the device
+ * @ndev: device
+ *
+ * Takes &neuron_device.rwsem for reading; pair with neuron_exit() when it
+ * returns 0. Never copy to or from user memory in between.
+ *
+ * Return: 0, or -ENODEV once remove() has run (DESIGN.md §4).
+ */
+static inline int neuron_enter(struct neuron_device *ndev)
+{
+	down_read(&ndev->rwsem);
+	if (ndev->dead) {
+		up_read(&ndev->rwsem);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/**
+ * neuron_exit() - end a call started by a successful neuron_enter()
+ * @ndev: device
+ */
+static inline void neuron_exit(struct neuron_device *ndev)
+{
+	up_read(&ndev->rwsem);
+}
+
+/* ---- neuron_main.c ------------------------------------------------------ */
+int neuron_id_alloc(u32 *id);
+void neuron_id_publish(struct neuron_device *ndev);
+void neuron_id_free(u32 id);
+struct neuron_device *neuron_device_get_by_minor(unsigned int minor);
+dev_t neuron_devt(u32 id);
+struct class *neuron_class_get(void);
+
+/* ---- neuron_pci.c ------------------------------------------------------- */
+extern struct pci_driver neuron_pci_driver;
+void neuron_device_put(struct neuron_device *ndev);
+
+/* ---- neuron_cdev.c ------------------------------------------------------ */
+int neuron_cdev_register(struct neuron_device *ndev);
+void neuron_cdev_unregister(struct neuron_device *ndev);
+int neuron_bad_field(struct neuron_device *ndev, const char *cmd,
+		     const char *field);
+
+/* ---- neuron_nq.c -------------------------------------------------------- */
+int neuron_nq_pool_init(struct neuron_device *ndev);
+void neuron_nq_pool_fini(struct neuron_device *ndev);
+int neuron_nq_ioctl_init(struct neuron_file *nfile,
+			 struct neuron_nq_init *arg);
+int neuron_nq_ioctl_destroy(struct neuron_file *nfile,
+			    const struct neuron_nq_id *arg);
+int neuron_nq_ioctl_info(struct neuron_file *nfile,
+			 struct neuron_nq_info *arg);
+void neuron_nq_release_file(struct neuron_file *nfile);
+void neuron_nq_teardown_all(struct neuron_device *ndev);
+void neuron_nq_get(struct neuron_nq *nq);
+void neuron_nq_put(struct neuron_nq *nq);
+
+/* ---- neuron_mmap.c ------------------------------------------------------ */
+u64 neuron_mmap_cookie(enum neuron_cookie_type type, u32 core, u32 queue);
+int neuron_mmap(struct file *filp, struct vm_area_struct *vma);
+void neuron_mmap_zap_doorbell(struct neuron_file *nfile, u32 core, u32 queue);
+void neuron_mmap_zap_all(struct neuron_device *ndev);
+
+/* ---- neuron_engine.c ---------------------------------------------------- */
+int neuron_engine_ioctl_submit(struct neuron_file *nfile,
+			       const struct neuron_submit *arg);
+int neuron_engine_ioctl_status(struct neuron_file *nfile,
+			       struct neuron_engine_status *arg);
+int neuron_engine_ioctl_reset(struct neuron_file *nfile,
+			      const struct neuron_engine_id *arg);
+void neuron_engine_release_file(struct neuron_file *nfile);
+void neuron_engine_forget_all(struct neuron_device *ndev);
+
+/* ---- neuron_sysfs.c ----------------------------------------------------- */
+extern const struct attribute_group *neuron_attr_groups[];
+
+/* ---- neuron_irq.c ------------------------------------------------------- */
+int neuron_irq_init(struct neuron_device *ndev);
+void neuron_irq_fini(struct neuron_device *ndev);
+
+#endif /* NEURON_DRV_H */

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/neuronN: file operations and ioctl dispatch (DESIGN.md §4,
+ * include/uapi/linux/neuron.h).
+ *
+ * Every ioctl argument is copied in with exactly _IOC_SIZE(cmd) bytes (the
+ * command number encodes the structure size, so a caller built against a
+ * different layout gets -ENOTTY), checked with no lock held (reserved
+ * fields and unknown flags must be zero: -EINVAL, and a dynamic-debug
+ * message names the field), carried out with the device's locks held, and
+ * copied back out with no lock held. No user copy is ever done under
+ * &neuron_device.rwsem or &neuron_device.lock (see neuron.h).
+ */
+#include <linux/cdev.h>
+#include <linux/compat.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <uapi/linux/neuron.h>
+
+#include "neuron.h"
+
+/**
+ * neuron_bad_field() - report an invalid ioctl field
+ * @ndev: device
+ * @cmd: ioctl name, e.g. "NQ_INIT"
+ * @field: the field that failed validation
+ *
+ * Logs a rate-limited debug message naming the field (enable it with
+ * dynamic debug: ``echo 'module neuron +p' > <debugfs>/dynamic_debug/control``
+ * or ``insmod neuron.ko dyndbg=+p``); UAPI header, "Errors common to every
+ * ioctl".
+ *
+ * Return: -EINVAL, always.
+ */
+int neuron_bad_field(struct neuron_device *ndev, const char *cmd,
+		     const char *field)
+{
+	dev_dbg_ratelimited(&ndev->pdev->dev, "%s: invalid %s (pid %d %s)\n",
+			    cmd, field, task_pid_nr(current), current->comm);
+	return -EINVAL;
+}
+
+/**
+ * neuron_ioctl_device_info() - NEURON_IOC_DEVICE_INFO
+ * @nfile: the caller's file
+ * @info: out: struct neuron_device_info, reserved fields zero
+ *
+ * Reports the geometry read at probe (regs.h global page) and the ABI
+ * limits of include/uapi/linux/neuron.h; DESIGN.md §4 "device info".
+ *
+ * Return: 0, or -ENODEV if the device was removed.
+ */
+static int neuron_ioctl_device_info(struct neuron_file *nfile,
+				    struct neuron_device_info *info)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	int ret;
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		return ret;
+	memset(info, 0, sizeof(*info));
+	info->abi_version = NEURON_ABI_VERSION;
+	info->vendor = ndev->pdev->vendor;
+	info->device = ndev->pdev->device;
+	info->num_cores = ndev->num_cores;
+	info->engines_per_core = NEURON_ENGINES_PER_CORE;
+	info->queues_per_core = NEURON_NUM_SW_QUEUES;
+	info->gen = ndev->gen;
+	info->mem_size = ndev->mem_size;
+	info->nq_size_min = NEURON_NQ_SIZE_MIN;
+	info->nq_size_max = NEURON_NQ_SIZE_MAX;
+	info->max_program_insns = NEURON_MAX_PROGRAM_INSNS;
+	info->timestamp_inc_ps = ndev->timestamp_inc_ps;
+	neuron_exit(ndev);
+	return 0;
+}
+
+union neuron_ioctl_arg {
+	struct neuron_device_info device_info;
+	struct neuron_nq_init nq_init;
+	struct neuron_nq_id nq_id;
+	struct neuron_nq_info nq_info;
+	struct neuron_submit submit;
+	struct neuron_engine_status engine_status;
+	struct neuron_engine_id engine_id;
+};
+
+/**
+ * neuron_ioctl() - ioctl entry of /dev/neuronN
+ * @filp: the open file
+ * @cmd: NEURON_IOC_* (include/uapi/linux/neuron.h)
+ * @arg: user pointer to the command's structure
+ *
+ * Return: 0 or the command's error (see each neuron_*_ioctl_* function and
+ * the UAPI header); -ENOTTY for an unknown command, -EFAULT for a bad
+ * pointer, -ENODEV once the device is removed.
+ */
+static long neuron_ioctl(struct file *filp, unsigned int cmd,
+			 unsigned long arg)
+{
+	struct neuron_file *nfile = filp->private_data;
+	void __user *uarg = (void __user *)arg;
+	union neuron_ioctl_arg karg;
+	unsigned int size = _IOC_SIZE(cmd);
+	int ret;
+
+	switch (cmd) {
+	case NEURON_IOC_DEVICE_INFO:
+	case NEURON_IOC_NQ_INIT:
+	case NEURON_IOC_NQ_DESTROY:
+	case NEURON_IOC_NQ_INFO:
+	case NEURON_IOC_SUBMIT:
+	case NEURON_IOC_ENGINE_STATUS:
+	case NEURON_IOC_ENGINE_RESET:
+		break;
+	default:
+		return -ENOTTY;
+	}
+	if (WARN_ON_ONCE(size > sizeof(karg)))
+		return -ENOTTY;
+
+	memset(&karg, 0, sizeof(karg));
+	if ((_IOC_DIR(cmd) & _IOC_WRITE) && copy_from_user(&karg, uarg, size))
+		return -EFAULT;
+
+	switch (cmd) {
+	case NEURON_IOC_DEVICE_INFO:
+		ret = neuron_ioctl_device_info(nfile, &karg.device_info);
+		break;
+	case NEURON_IOC_NQ_INIT:
+		ret = neuron_nq_ioctl_init(nfile, &karg.nq_init);
+		break;
+	case NEURON_IOC_NQ_DESTROY:
+		ret = neuron_nq_ioctl_destroy(nfile, &karg.nq_id);
+		break;
+	case NEURON_IOC_NQ_INFO:
+		ret = neuron_nq_ioctl_info(nfile, &karg.nq_info);
+		break;
+	case NEURON_IOC_SUBMIT:
+		ret = neuron_engine_ioctl_submit(nfile, &karg.submit);
+		break;
+	case NEURON_IOC_ENGINE_STATUS:
+		ret = neuron_engine_ioctl_status(nfile, &karg.engine_status);
+		break;
+	default: /* NEURON_IOC_ENGINE_RESET */
+		ret = neuron_engine_ioctl_reset(nfile, &karg.engine_id);
+		break;
+	}
+	if (ret || !(_IOC_DIR(cmd) & _IOC_READ))
+		return ret;
+
+	if (copy_to_user(uarg, &karg, size)) {
+		/*
+		 * The caller never learns it owns the new queue: undo it
+		 * (unless it got mapped meanwhile; release() cleans up then).
+		 */
+		if (cmd == NEURON_IOC_NQ_INIT) {
+			struct neuron_nq_id nq_id = {
+				.core = karg.nq_init.core,
+				.queue = karg.nq_init.queue,
+			};
+
+			neuron_nq_ioctl_destroy(nfile, &nq_id);
+		}
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/**
+ * neuron_open() - open /dev/neuronN
+ * @inode: the character device inode
+ * @filp: the new file
+ *
+ * Return: 0; -ENODEV if the device is gone or going; -ENOMEM.
+ */
+static int neuron_open(struct inode *inode, struct file *filp)
+{
+	struct neuron_device *ndev;
+	struct neuron_file *nfile;
+	int ret;
+
+	ndev = neuron_device_get_by_minor(iminor(inode));
+	if (!ndev)
+		return -ENODEV;
+
+	nfile = kzalloc(sizeof(*nfile), GFP_KERNEL);
+	if (!nfile) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+	nfile->ndev = ndev;
+	nfile->filp = filp;
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		goto err_free;
+	mutex_lock(&ndev->lock);
+	list_add_tail(&nfile->node, &ndev->files);
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+
+	filp->private_data = nfile;
+	return nonseekable_open(inode, filp);
+
+err_free:
+	kfree(nfile);
+err_put:
+	neuron_device_put(ndev);
+	return ret;
+}
+
+/**
+ * neuron_release() - last close of an open file
+ * @inode: the character device inode
+ * @filp: the file
+ *
+ * DESIGN.md §4: "NQs belong to the file that made them and are torn down
+ * when it is released". The VFS calls this only once no VMA maps the file
+ * any more. First the engines this file submitted to are reset (so none
+ * keeps writing records), then each queue it owns is disabled, the disable
+ * flushed with a register read, and its ring freed. After remove() all of
+ * that was already done by neuron_remove().
+ *
+ * Return: 0.
+ */
+static int neuron_release(struct inode *inode, struct file *filp)
+{
+	struct neuron_file *nfile = filp->private_data;
+	struct neuron_device *ndev = nfile->ndev;
+
+	down_read(&ndev->rwsem);
+	mutex_lock(&ndev->lock);
+	list_del(&nfile->node);
+	if (!ndev->dead) {
+		neuron_engine_release_file(nfile);
+		neuron_nq_release_file(nfile);
+	}
+	mutex_unlock(&ndev->lock);
+	up_read(&ndev->rwsem);
+
+	kfree(nfile);
+	neuron_device_put(ndev);
+	return 0;
+}
+
+static const struct file_operations neuron_fops = {
+	.owner = THIS_MODULE,
+	.open = neuron_open,
+	.release = neuron_release,
+	.unlocked_ioctl = neuron_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = neuron_mmap,
+};
+
+/**
+ * neuron_cdev_register() - create /dev/neuron<id>
+ * @ndev: a fully initialised device
+ *
+ * Return: 0, -ENOMEM, or the error of cdev_add() or device_create(). On
+ * error the caller still owns (and frees) the instance number.
+ */
+int neuron_cdev_register(struct neuron_device *ndev)
+{
+	dev_t devt = neuron_devt(ndev->id);
+	struct device *cdevice;
+	int ret;
+
+	/*
+	 * The cdev has its own lifetime: open files keep it referenced after
+	 * remove() and after struct neuron_device is gone.
+	 */
+	ndev->cdev = cdev_alloc();
+	if (!ndev->cdev)
+		return -ENOMEM;
+	ndev->cdev->owner = THIS_MODULE;
+	ndev->cdev->ops = &neuron_fops;
+
+	/*
+	 * The node appears before the cdev is live (an open in between gets
+	 * -ENXIO), so nothing can have opened the device if cdev_add() fails.
+	 */
+	neuron_id_publish(ndev);
+	cdevice = device_create_with_groups(neuron_class_get(),
+					    &ndev->pdev->dev, devt, ndev,
+					    neuron_attr_groups,
+					    NEURON_DRV_NAME "%d", ndev->id);
+	if (IS_ERR(cdevice)) {
+		ret = PTR_ERR(cdevice);
+		goto err_cdev;
+	}
+	ndev->cdevice = cdevice;
+
+	ret = cdev_add(ndev->cdev, devt, 1);
+	if (ret)
+		goto err_device;
+	return 0;
+
+err_device:
+	device_destroy(neuron_class_get(), devt);
+	ndev->cdevice = NULL;
+err_cdev:
+	kobject_put(&ndev->cdev->kobj);
+	ndev->cdev = NULL;
+	return ret;
+}
+
+/**
+ * neuron_cdev_unregister() - remove /dev/neuron<id>
+ * @ndev: device
+ *
+ * New opens fail with -ENODEV from here on; open files are unaffected
+ * (neuron_remove() makes their calls fail).
+ */
+void neuron_cdev_unregister(struct neuron_device *ndev)
+{
+	neuron_id_free(ndev->id);
+	device_destroy(neuron_class_get(), neuron_devt(ndev->id));
+	cdev_del(ndev->cdev);
+	ndev->cdev = NULL;
+}

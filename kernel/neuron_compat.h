@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel API differences between the kernels neuron.ko builds for (Debian's
+ * 6.1 and bookworm-backports' 6.12, ENVIRONMENT.md), in one place.
+ *
+ * These are feature tests, not version checks: distributions backport API
+ * changes, so Kbuild looks for each interface in the target kernel's own
+ * headers and defines NEURON_HAVE_* when it is there (see kernel/Kbuild).
+ *
+ *   vm_flags_set()/vm_flags_clear()  6.3 made vma->vm_flags read-only;
+ *                                    older kernels write the field.
+ *   eventfd_signal(ctx)              6.8 dropped the count argument.
+ *   class_create(owner, name)        6.4 dropped the owner argument. Not
+ *                                    wrapped: the driver registers a static
+ *                                    struct class with class_register(),
+ *                                    whose call is the same on both.
+ */
+#ifndef NEURON_COMPAT_H
+#define NEURON_COMPAT_H
+
+#include <linux/eventfd.h>
+#include <linux/mm.h>
+
+#ifndef NEURON_HAVE_VM_FLAGS_SET
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma,
+				  vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+#endif
+
+/**
+ * neuron_eventfd_signal() - add one to an eventfd counter
+ * @ctx: eventfd context
+ */
+static inline void neuron_eventfd_signal(struct eventfd_ctx *ctx)
+{
+#ifdef NEURON_HAVE_EVENTFD_SIGNAL_NO_COUNT
+	eventfd_signal(ctx);
+#else
+	eventfd_signal(ctx, 1);
+#endif
+}
+
+#endif /* NEURON_COMPAT_H */

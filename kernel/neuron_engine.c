@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Engines: program submission, status and reset (DESIGN.md §2 "Engines
+ * execute instruction streams from per-engine queues in device memory",
+ * §4 "submit instructions to an engine; engine status/reset";
+ * docs/device-model.md "Engines"; include/neuron/emu_isa.h).
+ *
+ * Each of a core's five engines (PE, ACT, POOL, DVE, SP) has a 64 KiB
+ * program area in device memory: core c engine e at prog_base +
+ * (c * 5 + e) * 64 KiB, prog_base = mem_size - cores * 5 * 64 KiB. SUBMIT
+ * copies the program there, points PROG_BASE/PROG_COUNT at it, sets the
+ * engine's TRACE_ENABLE bit as asked, and writes CTRL.START. The driver
+ * remembers which file submitted last to each engine, and resets those
+ * engines when that file is released so none keeps producing records into
+ * rings that are about to be freed.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include <uapi/linux/neuron.h>
+
+#include "neuron.h"
+
+/* Validate core and engine indices of any engine ioctl. */
+static int neuron_engine_check_id(struct neuron_device *ndev, const char *cmd,
+				  u32 core, u32 engine)
+{
+	if (core >= ndev->num_cores)
+		return neuron_bad_field(ndev, cmd, "core");
+	if (engine >= NEURON_ENGINES_PER_CORE)
+		return neuron_bad_field(ndev, cmd, "engine");
+	return 0;
+}
+
+static u64 neuron_engine_prog_off(struct neuron_device *ndev, u32 core,
+				  u32 engine)
+{
+	return ndev->prog_base +
+	       (u64)(core * NEURON_ENGINES_PER_CORE + engine) *
+	       NEURON_PROG_AREA_SIZE;
+}
+
+/* Stop an engine, clear a fatal halt (CTRL.RESET), flush the write. */
+static void neuron_engine_hw_reset(struct neuron_device *ndev, u32 core,
+				   u32 engine)
+{
+	neuron_wr(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_CTRL),
+		  NEURON_ENG_CTRL_RESET);
+	neuron_rd(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_STATUS));
+}
+
+/**
+ * neuron_engine_ioctl_submit() - NEURON_IOC_SUBMIT: load and start a program
+ * @nfile: the caller's file (recorded as the engine's submitter)
+ * @arg: @core (< num_cores), @engine (enum neuron_engine, < 5), @count
+ *	(instructions, 1..NEURON_MAX_PROGRAM_INSNS), @flags
+ *	(NEURON_SUBMIT_F_TRACE: INST_START/INST_END around each instruction),
+ *	@insns (user pointer to @count struct neuron_emu_insn, 32 bytes each);
+ *	@reserved zero
+ *
+ * Copies @count * 32 bytes from @insns, writes them with memcpy_toio() to
+ * the engine's program area, programs PROG_BASE (a BAR4 offset) and
+ * PROG_COUNT, sets or clears the engine's TRACE_ENABLE bit and writes
+ * CTRL.START. Returns once the engine is started; completion is reported
+ * by records, not by this call (seed 001 §1c, §5). The instructions are not
+ * interpreted here: the device halts the engine on a bad one
+ * (docs/device-model.md). DESIGN.md §2, §4.
+ *
+ * Return: 0; -EINVAL (core/engine/count out of range, unknown flag,
+ * reserved nonzero); -EFAULT (@insns unreadable); -ENOMEM; -EBUSY (the
+ * engine is RUNNING or WAITING); -EIO (the engine is HALTED on a fatal
+ * error: NEURON_IOC_ENGINE_RESET it first); -ENODEV (device removed).
+ */
+int neuron_engine_ioctl_submit(struct neuron_file *nfile,
+			       const struct neuron_submit *arg)
+{
+	static const char cmd[] = "SUBMIT";
+	struct neuron_device *ndev = nfile->ndev;
+	u32 c = arg->core, e = arg->engine;
+	size_t bytes;
+	void *prog;
+	u32 state, trace;
+	u64 off;
+	int ret;
+
+	ret = neuron_engine_check_id(ndev, cmd, c, e);
+	if (ret)
+		return ret;
+	if (arg->count < 1 || arg->count > NEURON_MAX_PROGRAM_INSNS)
+		return neuron_bad_field(ndev, cmd, "count");
+	if (arg->flags & ~NEURON_SUBMIT_F_ALL)
+		return neuron_bad_field(ndev, cmd, "flags");
+	if (arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	BUILD_BUG_ON(NEURON_MAX_PROGRAM_INSNS * NEURON_EMU_INSN_BYTES >
+		     NEURON_PROG_AREA_SIZE);
+	bytes = (size_t)arg->count * NEURON_EMU_INSN_BYTES;
+	prog = vmemdup_user(u64_to_user_ptr(arg->insns), bytes);
+	if (IS_ERR(prog))
+		return PTR_ERR(prog);
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		goto out_free;
+	mutex_lock(&ndev->lock);
+
+	state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
+	switch (state) {
+	case NEURON_ENGINE_IDLE:
+		break;
+	case NEURON_ENGINE_RUNNING:
+	case NEURON_ENGINE_WAITING:
+		ret = -EBUSY;
+		goto out_unlock;
+	default: /* NEURON_ENGINE_HALTED, or a state we do not know */
+		ret = -EIO;
+		goto out_unlock;
+	}
+
+	off = neuron_engine_prog_off(ndev, c, e);
+	memcpy_toio(ndev->mem + off, prog, bytes);
+
+	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PROG_BASE_LO),
+		  lower_32_bits(off));
+	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PROG_BASE_HI),
+		  upper_32_bits(off));
+	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PROG_COUNT),
+		  arg->count);
+
+	trace = neuron_rd(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_TRACE_ENABLE));
+	if (arg->flags & NEURON_SUBMIT_F_TRACE)
+		trace |= BIT(e);
+	else
+		trace &= ~BIT(e);
+	neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_TRACE_ENABLE),
+		  trace);
+
+	/* writel() orders START after the program stores above */
+	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_CTRL),
+		  NEURON_ENG_CTRL_START);
+	ndev->eng_owner[c][e] = nfile;
+
+out_unlock:
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+out_free:
+	kvfree(prog);
+	return ret;
+}
+
+/**
+ * neuron_engine_ioctl_status() - NEURON_IOC_ENGINE_STATUS
+ * @nfile: the caller's file
+ * @arg: in: @core, @engine, reserved zero; out: @state (enum
+ *	neuron_engine_state), @pc (index of the next instruction),
+ *	@soft_reset_counter (programs started), @last_error (error_id of the
+ *	last fatal error, 0xff if none), @exec_count (instructions retired)
+ *
+ * Reads the engine's registers (regs.h NEURON_ENG_*); DESIGN.md §4.
+ *
+ * Return: 0; -EINVAL (core/engine out of range, reserved nonzero);
+ * -ENODEV (device removed).
+ */
+int neuron_engine_ioctl_status(struct neuron_file *nfile,
+			       struct neuron_engine_status *arg)
+{
+	static const char cmd[] = "ENGINE_STATUS";
+	struct neuron_device *ndev = nfile->ndev;
+	u32 c = arg->core, e = arg->engine;
+	int ret;
+
+	ret = neuron_engine_check_id(ndev, cmd, c, e);
+	if (ret)
+		return ret;
+	if (memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		return ret;
+	arg->state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
+	arg->pc = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PC));
+	arg->soft_reset_counter =
+		neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_SOFT_RESET_COUNTER));
+	arg->last_error =
+		neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_LAST_ERROR));
+	arg->exec_count =
+		neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_EXEC_COUNT));
+	neuron_exit(ndev);
+	return 0;
+}
+
+/**
+ * neuron_engine_ioctl_reset() - NEURON_IOC_ENGINE_RESET
+ * @nfile: the caller's file
+ * @arg: @core, @engine; @reserved zero
+ *
+ * Writes CTRL.RESET: the engine stops, a fatal halt is cleared, state IDLE,
+ * PC 0; semaphores, $S and FEATURE_FLAGS are kept (docs/device-model.md).
+ * Any file may reset any engine. DESIGN.md §4.
+ *
+ * Return: 0; -EINVAL (core/engine out of range, reserved nonzero);
+ * -ENODEV (device removed).
+ */
+int neuron_engine_ioctl_reset(struct neuron_file *nfile,
+			      const struct neuron_engine_id *arg)
+{
+	static const char cmd[] = "ENGINE_RESET";
+	struct neuron_device *ndev = nfile->ndev;
+	int ret;
+
+	ret = neuron_engine_check_id(ndev, cmd, arg->core, arg->engine);
+	if (ret)
+		return ret;
+	if (arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	neuron_engine_hw_reset(ndev, arg->core, arg->engine);
+	ndev->eng_owner[arg->core][arg->engine] = NULL;
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return 0;
+}
+
+/**
+ * neuron_engine_release_file() - reset the engines a closing file started
+ * @nfile: the file being released
+ *
+ * Called with &neuron_device.lock held on a live device, before the file's
+ * queues are torn down, so no engine it started writes records any more.
+ */
+void neuron_engine_release_file(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	u32 c, e;
+
+	lockdep_assert_held(&ndev->lock);
+	for (c = 0; c < ndev->num_cores; c++) {
+		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+			if (ndev->eng_owner[c][e] != nfile)
+				continue;
+			neuron_engine_hw_reset(ndev, c, e);
+			ndev->eng_owner[c][e] = NULL;
+		}
+	}
+}
+
+/**
+ * neuron_engine_forget_all() - drop every submitter at remove()
+ * @ndev: device, quiesced by a global RESET (which reset all engines)
+ */
+void neuron_engine_forget_all(struct neuron_device *ndev)
+{
+	lockdep_assert_held(&ndev->lock);
+	memset(ndev->eng_owner, 0, sizeof(ndev->eng_owner));
+}

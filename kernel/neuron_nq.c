@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Software notification queues (NQs): ring memory, descriptor programming,
+ * ownership (seed 001 §4, §4.1; DESIGN.md §2, §4; docs/device-model.md
+ * "NOTIFIC block").
+ *
+ * A ring lives either in host memory (dma_alloc_coherent(), the device
+ * writes records by DMA) or, with NEURON_NQ_F_DEVICE_MEM, in device memory:
+ * a gen_pool hands out page-granular pieces of BAR4 [mem_size / 2,
+ * prog_base). Allocations are whole pages either way, so a ring's mapping
+ * never shows a neighbour's records.
+ *
+ * A queue is programmed while disabled (BASE, SIZE, THRESHOLD, CTRL and the
+ * overflow policy bits) and then enabled by setting its QUEUE_ENABLE bit,
+ * which resets HEAD = TAIL = 0 and the phase to 1. Overflow policy, seed 001
+ * §4: SW_BACKPRESSURE (lossless, the default) or, with
+ * NEURON_NQ_F_IGNORE_FULL, IGNORE_FULL (lossy overwrite, the record carries
+ * software_queue_overflow).
+ *
+ * A queue belongs to the file that made it. Tearing it down disables it,
+ * reads a register back so the disable has reached the device before the
+ * memory is freed, and drops the table's reference; the ring memory goes
+ * with the last reference (a VMA may still hold one after remove()).
+ */
+#include <linux/dma-mapping.h>
+#include <linux/genalloc.h>
+#include <linux/log2.h>
+#include <linux/slab.h>
+
+#include <uapi/linux/neuron.h>
+
+#include "neuron.h"
+
+/**
+ * neuron_nq_pool_init() - create the device-ring allocator
+ * @ndev: device, geometry known
+ *
+ * The pool covers BAR4 [mem_size / 2, prog_base) in BAR4 offsets (never 0,
+ * so gen_pool_alloc()'s 0 means failure), allocated in pages. A device too
+ * small for it gets no pool and NEURON_NQ_F_DEVICE_MEM fails with -ENOMEM.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int neuron_nq_pool_init(struct neuron_device *ndev)
+{
+	unsigned long start = PAGE_ALIGN(ndev->mem_size / 2);
+	unsigned long end = ndev->prog_base & PAGE_MASK;
+	int nid = dev_to_node(&ndev->pdev->dev);
+
+	if (end <= start)
+		return 0;
+	ndev->ring_pool = gen_pool_create(PAGE_SHIFT, nid);
+	if (!ndev->ring_pool)
+		return -ENOMEM;
+	if (gen_pool_add(ndev->ring_pool, start, end - start, nid)) {
+		gen_pool_destroy(ndev->ring_pool);
+		ndev->ring_pool = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * neuron_nq_pool_fini() - destroy the device-ring allocator
+ * @ndev: device, from its final release: every ring was freed
+ */
+void neuron_nq_pool_fini(struct neuron_device *ndev)
+{
+	if (ndev->ring_pool)
+		gen_pool_destroy(ndev->ring_pool);
+	ndev->ring_pool = NULL;
+}
+
+/* Allocate and zero a ring: stale records must not look fresh (phase). */
+static int neuron_nq_alloc_ring(struct neuron_nq *nq)
+{
+	struct neuron_device *ndev = nq->ndev;
+
+	if (nq->flags & NEURON_NQ_F_DEVICE_MEM) {
+		if (!ndev->ring_pool)
+			return -ENOMEM;
+		nq->mem_off = gen_pool_alloc(ndev->ring_pool, nq->alloc_size);
+		if (!nq->mem_off)
+			return -ENOMEM;
+		memset_io(ndev->mem + nq->mem_off, 0, nq->alloc_size);
+		return 0;
+	}
+	/* dma_alloc_coherent() memory comes zeroed. */
+	nq->cpu_addr = dma_alloc_coherent(&ndev->pdev->dev, nq->alloc_size,
+					  &nq->dma_addr, GFP_KERNEL);
+	return nq->cpu_addr ? 0 : -ENOMEM;
+}
+
+static void neuron_nq_free_ring(struct neuron_nq *nq)
+{
+	struct neuron_device *ndev = nq->ndev;
+
+	if (nq->flags & NEURON_NQ_F_DEVICE_MEM) {
+		if (nq->mem_off)
+			gen_pool_free(ndev->ring_pool, nq->mem_off,
+				      nq->alloc_size);
+		nq->mem_off = 0;
+	} else if (nq->cpu_addr) {
+		dma_free_coherent(&ndev->pdev->dev, nq->alloc_size,
+				  nq->cpu_addr, nq->dma_addr);
+		nq->cpu_addr = NULL;
+	}
+}
+
+static void neuron_nq_release(struct kref *kref)
+{
+	struct neuron_nq *nq = container_of(kref, struct neuron_nq, kref);
+	struct neuron_device *ndev = nq->ndev;
+
+	neuron_nq_free_ring(nq);
+	kfree(nq);
+	neuron_device_put(ndev);
+}
+
+/**
+ * neuron_nq_get() - take a reference on a queue (a new VMA maps it)
+ * @nq: queue, already referenced by the caller's context
+ */
+void neuron_nq_get(struct neuron_nq *nq)
+{
+	kref_get(&nq->kref);
+}
+
+/**
+ * neuron_nq_put() - drop a reference on a queue
+ * @nq: queue
+ *
+ * The last reference frees the ring memory and the queue; it must not be
+ * dropped under &neuron_device.lock unless the caller holds another
+ * reference on the device (the table's reference is always dropped with
+ * the lock held, from a context that holds one).
+ */
+void neuron_nq_put(struct neuron_nq *nq)
+{
+	kref_put(&nq->kref, neuron_nq_release);
+}
+
+/* Set or clear one queue's bit in a per-core bitmask register. */
+static void neuron_nq_assign_bit(struct neuron_device *ndev, u32 core,
+				 u32 reg, u32 queue, bool set)
+{
+	u32 off = NEURON_NOTIFIC_REG(core, reg);
+	u32 val = neuron_rd(ndev, off);
+
+	if (set)
+		val |= BIT(queue);
+	else
+		val &= ~BIT(queue);
+	neuron_wr(ndev, off, val);
+}
+
+/* Program the descriptor while disabled, then enable (device-model.md). */
+static void neuron_nq_hw_enable(struct neuron_nq *nq)
+{
+	struct neuron_device *ndev = nq->ndev;
+	u32 c = nq->core, q = nq->queue;
+	bool lossy = nq->flags & NEURON_NQ_F_IGNORE_FULL;
+	u64 base;
+	u32 ctrl;
+
+	lockdep_assert_held(&ndev->lock);
+	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_QUEUE_ENABLE, q, false);
+
+	if (nq->flags & NEURON_NQ_F_DEVICE_MEM) {
+		base = nq->mem_off;
+		ctrl = NEURON_NQ_CTRL_DEVICE_MEM;
+	} else {
+		base = nq->dma_addr;
+		ctrl = 0;
+	}
+	neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_BASE_LO),
+		  lower_32_bits(base));
+	neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_BASE_HI),
+		  upper_32_bits(base));
+	neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_SIZE), nq->size);
+	neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_THRESHOLD),
+		  nq->threshold);
+	neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_CTRL), ctrl);
+
+	/* seed 001 §4: lossless backpressure or lossy ignore-full */
+	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_IGNORE_FULL, q, lossy);
+	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_SW_BACKPRESSURE, q,
+			     !lossy);
+	/* a stale threshold hit of an earlier user of this queue (W1C) */
+	neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_THRESHOLD_STATUS),
+		  BIT(q));
+
+	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_QUEUE_ENABLE, q, true);
+}
+
+/* Disable a queue and make sure the device has seen it (posted write). */
+static void neuron_nq_hw_disable(struct neuron_device *ndev, u32 core,
+				 u32 queue)
+{
+	neuron_nq_assign_bit(ndev, core, NEURON_NOTIFIC_QUEUE_ENABLE, queue,
+			     false);
+	neuron_rd(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_QUEUE_ENABLE));
+}
+
+/*
+ * Take a live queue out of service: disable it (unless the device is
+ * already quiesced), unlink it and drop the table's reference.
+ */
+static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
+{
+	struct neuron_device *ndev = nq->ndev;
+
+	lockdep_assert_held(&ndev->lock);
+	if (hw)
+		neuron_nq_hw_disable(ndev, nq->core, nq->queue);
+	nq->live = 0;
+	ndev->nq[nq->core][nq->queue] = NULL;
+	neuron_nq_put(nq);
+}
+
+/* Validate core and queue indices of any NQ ioctl. */
+static int neuron_nq_check_id(struct neuron_device *ndev, const char *cmd,
+			      u32 core, u32 queue)
+{
+	if (core >= ndev->num_cores)
+		return neuron_bad_field(ndev, cmd, "core");
+	if (queue >= NEURON_NUM_SW_QUEUES)
+		return neuron_bad_field(ndev, cmd, "queue");
+	return 0;
+}
+
+/* The queue (core, queue) if @nfile made it, else NULL. */
+static struct neuron_nq *neuron_nq_find(struct neuron_file *nfile, u32 core,
+					u32 queue)
+{
+	struct neuron_nq *nq = nfile->ndev->nq[core][queue];
+
+	lockdep_assert_held(&nfile->ndev->lock);
+	return nq && nq->owner == nfile ? nq : NULL;
+}
+
+/**
+ * neuron_nq_ioctl_init() - NEURON_IOC_NQ_INIT: make, program, enable a queue
+ * @nfile: the caller's file, which will own the queue
+ * @arg: in: @core (< num_cores), @queue (< 10), @size (ring bytes, a power
+ *	of two in [NEURON_NQ_SIZE_MIN, NEURON_NQ_SIZE_MAX] = [64 B, 1 MiB],
+ *	i.e. 4..65536 records of 16 bytes), @flags (NEURON_NQ_F_*),
+ *	@threshold (unread records raising tpb_notific_intr_0, 0 = off, at
+ *	most @size / 16); reserved fields zero.
+ *	out: @ring_offset, @doorbell_offset: mmap cookies (neuron_mmap.c)
+ *
+ * Seed 001 §4 (descriptor at 0x100 + i * 0x28, backpressure vs
+ * ignore-full), §4.1 (arming a ring); DESIGN.md §4 "NQ init".
+ *
+ * Return: 0; -EINVAL (a field out of range, a reserved field or unknown
+ * flag set); -EBUSY (the queue is already initialised, by this or another
+ * file); -ENOMEM (no host DMA memory, or no room in the device-ring pool);
+ * -ENODEV (device removed).
+ */
+int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
+{
+	static const char cmd[] = "NQ_INIT";
+	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_nq *nq;
+	int ret;
+
+	ret = neuron_nq_check_id(ndev, cmd, arg->core, arg->queue);
+	if (ret)
+		return ret;
+	if (arg->size < NEURON_NQ_SIZE_MIN || arg->size > NEURON_NQ_SIZE_MAX ||
+	    !is_power_of_2(arg->size))
+		return neuron_bad_field(ndev, cmd, "size");
+	if (arg->flags & ~NEURON_NQ_F_ALL)
+		return neuron_bad_field(ndev, cmd, "flags");
+	if (arg->threshold > arg->size / NEURON_ISA_NOTIFICATION_NBYTES)
+		return neuron_bad_field(ndev, cmd, "threshold");
+	if (arg->reserved0)
+		return neuron_bad_field(ndev, cmd, "reserved0");
+	if (memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	nq = kzalloc(sizeof(*nq), GFP_KERNEL);
+	if (!nq)
+		return -ENOMEM;
+	kref_init(&nq->kref);
+	kref_get(&ndev->kref);
+	nq->ndev = ndev;
+	nq->owner = nfile;
+	nq->core = arg->core;
+	nq->queue = arg->queue;
+	nq->size = arg->size;
+	nq->alloc_size = PAGE_ALIGN(arg->size);
+	nq->flags = arg->flags;
+	nq->threshold = arg->threshold;
+	atomic_set(&nq->ring_maps, 0);
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		goto err_put;
+	mutex_lock(&ndev->lock);
+	if (ndev->nq[nq->core][nq->queue]) {
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	ret = neuron_nq_alloc_ring(nq);
+	if (ret)
+		goto err_unlock;
+
+	neuron_nq_hw_enable(nq);
+	nq->live = 1;
+	ndev->nq[nq->core][nq->queue] = nq;
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+
+	arg->ring_offset = neuron_mmap_cookie(NEURON_COOKIE_RING, nq->core,
+					      nq->queue);
+	arg->doorbell_offset = neuron_mmap_cookie(NEURON_COOKIE_DOORBELL,
+						  nq->core, nq->queue);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+err_put:
+	neuron_nq_put(nq);
+	return ret;
+}
+
+/**
+ * neuron_nq_ioctl_destroy() - NEURON_IOC_NQ_DESTROY: disable and free a queue
+ * @nfile: the caller's file
+ * @arg: @core, @queue of a queue this file made; @reserved zero
+ *
+ * The queue is disabled (records routed to it are dropped from then on,
+ * docs/device-model.md), its doorbell page is unmapped from the caller
+ * (a later access gets SIGBUS) and its ring is freed. DESIGN.md §4.
+ *
+ * Return: 0; -EINVAL (core/queue out of range, reserved nonzero); -ENOENT
+ * (no such queue made by this file); -EBUSY (the ring is still mapped);
+ * -ENODEV (device removed).
+ */
+int neuron_nq_ioctl_destroy(struct neuron_file *nfile,
+			    const struct neuron_nq_id *arg)
+{
+	static const char cmd[] = "NQ_DESTROY";
+	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_nq *nq;
+	int ret;
+
+	ret = neuron_nq_check_id(ndev, cmd, arg->core, arg->queue);
+	if (ret)
+		return ret;
+	if (arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	nq = neuron_nq_find(nfile, arg->core, arg->queue);
+	if (!nq) {
+		ret = -ENOENT;
+	} else if (atomic_read(&nq->ring_maps)) {
+		ret = -EBUSY;
+	} else {
+		neuron_nq_teardown(nq, true);
+		neuron_mmap_zap_doorbell(nfile, arg->core, arg->queue);
+	}
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
+
+/**
+ * neuron_nq_ioctl_info() - NEURON_IOC_NQ_INFO: a queue's state and counters
+ * @nfile: the caller's file
+ * @arg: in: @core, @queue of a queue this file made, reserved zero;
+ *	out: @head, @tail (free-running record counts), @phase (of the next
+ *	record), @size (bytes), @flags, @threshold (records),
+ *	@overflow_count, @drop_count (records)
+ *
+ * Reads the queue descriptor (regs.h NEURON_NQ_*; seed 001 §4 head_ptr /
+ * tail_ptr); DESIGN.md §4 "NQ info".
+ *
+ * Return: 0; -EINVAL (core/queue out of range, reserved nonzero); -ENOENT
+ * (no such queue made by this file); -ENODEV (device removed).
+ */
+int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
+{
+	static const char cmd[] = "NQ_INFO";
+	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_nq *nq;
+	u32 c = arg->core, q = arg->queue;
+	int ret;
+
+	ret = neuron_nq_check_id(ndev, cmd, c, q);
+	if (ret)
+		return ret;
+	if (memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	nq = neuron_nq_find(nfile, c, q);
+	if (nq) {
+		arg->head = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_HEAD));
+		arg->tail = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_TAIL));
+		arg->phase = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_STATUS)) &
+			     NEURON_NQ_STATUS_PHASE;
+		arg->size = nq->size;
+		arg->flags = nq->flags;
+		arg->threshold = nq->threshold;
+		arg->overflow_count =
+			neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_OVERFLOW_COUNT));
+		arg->drop_count =
+			neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_DROP_COUNT));
+	} else {
+		ret = -ENOENT;
+	}
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
+
+/**
+ * neuron_nq_release_file() - tear down every queue a closing file owns
+ * @nfile: the file being released; no VMA maps it any more
+ *
+ * Called with &neuron_device.lock held on a live device, after the file's
+ * engines were reset. DESIGN.md §4 "torn down (queue disabled, device
+ * quiesced, memory freed) when it is released".
+ */
+void neuron_nq_release_file(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	u32 c, q;
+
+	lockdep_assert_held(&ndev->lock);
+	for (c = 0; c < ndev->num_cores; c++)
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++)
+			if (neuron_nq_find(nfile, c, q))
+				neuron_nq_teardown(ndev->nq[c][q], true);
+}
+
+/**
+ * neuron_nq_teardown_all() - tear down every queue at remove()
+ * @ndev: device, dead and quiesced by a global RESET, mappings zapped
+ *
+ * Called with &neuron_device.lock held. Rings still referenced by a VMA
+ * (which can only fault to SIGBUS now) are freed when it is unmapped.
+ */
+void neuron_nq_teardown_all(struct neuron_device *ndev)
+{
+	u32 c, q;
+
+	lockdep_assert_held(&ndev->lock);
+	for (c = 0; c < ndev->num_cores; c++)
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++)
+			if (ndev->nq[c][q])
+				neuron_nq_teardown(ndev->nq[c][q], false);
+}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Read-only sysfs attributes of /sys/class/neuron/neuronN: the device state a
+ * test or an operator needs without an open file.
+ *
+ *   queue_enable  one line per core, "core<c> 0x<mask>": the NOTIFIC
+ *                 QUEUE_ENABLE register as the hardware has it (seed 001 §4),
+ *                 so a test can prove a released file left no queue enabled
+ *   intr_counts   one line per core, "core<c>" then the edges counted for
+ *                 each tpb_notific_intr_0..8 cause; then "throttle <n>",
+ *                 "spurious <n>"
+ */
+#include <linux/device.h>
+#include <linux/sysfs.h>
+
+#include "neuron.h"
+
+static ssize_t queue_enable_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	int len = 0;
+	u32 c;
+
+	if (neuron_enter(ndev))
+		return -ENODEV;
+	for (c = 0; c < ndev->num_cores; c++) {
+		u32 mask = neuron_rd(ndev, NEURON_NOTIFIC_REG(c,
+					NEURON_NOTIFIC_QUEUE_ENABLE));
+
+		len += sysfs_emit_at(buf, len, "core%u 0x%03x\n", c, mask);
+	}
+	neuron_exit(ndev);
+	return len;
+}
+static DEVICE_ATTR_RO(queue_enable);
+
+static ssize_t intr_counts_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u64 counts[NEURON_NOTIFIC_INTR_BITS];
+	u64 throttle, spurious;
+	unsigned long flags;
+	int len = 0;
+	u32 c, i;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		spin_lock_irqsave(&ndev->irq_lock, flags);
+		memcpy(counts, ndev->intr_count[c], sizeof(counts));
+		spin_unlock_irqrestore(&ndev->irq_lock, flags);
+		len += sysfs_emit_at(buf, len, "core%u", c);
+		for (i = 0; i < NEURON_NOTIFIC_INTR_BITS; i++)
+			len += sysfs_emit_at(buf, len, " %llu", counts[i]);
+		len += sysfs_emit_at(buf, len, "\n");
+	}
+	spin_lock_irqsave(&ndev->irq_lock, flags);
+	throttle = ndev->throttle_count;
+	spurious = ndev->spurious_count;
+	spin_unlock_irqrestore(&ndev->irq_lock, flags);
+	len += sysfs_emit_at(buf, len, "throttle %llu\nspurious %llu\n",
+			     throttle, spurious);
+	return len;
+}
+static DEVICE_ATTR_RO(intr_counts);
+
+static struct attribute *neuron_attrs[] = {
+	&dev_attr_queue_enable.attr,
+	&dev_attr_intr_counts.attr,
+	NULL,
+};
+
+static const struct attribute_group neuron_attr_group = {
+	.attrs = neuron_attrs,
+};
+
+const struct attribute_group *neuron_attr_groups[] = {
+	&neuron_attr_group,
+	NULL,
+};

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `make check`: sets up the host, builds everything, runs every test and
+# prints one closing line "N passed, N failed" over all suites:
+#   1. libneuron's GoogleTest suite on the host (ctest)
+#   2. in the VM (Debian 6.1 kernel, emulated neuron-tpb): the device model's
+#      tests, the driver's kselftests, and the guest checks (lspci, vectors,
+#      clean dmesg, rmmod)
+# Exits non-zero if any test failed or a stage could not run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+build=$top/build
+mkdir -p "$build"
+t0=$(date +%s)
+
+passed=0 failed=0
+stage_failed() { # a stage that could not run counts as one failure
+	echo "check: $1" >&2
+	failed=$((failed + 1))
+}
+finish() {
+	echo "check: total $(($(date +%s) - t0)) s"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+	exit $?
+}
+
+scripts/setup-host.sh || { stage_failed "host setup failed"; finish; }
+
+ts=$(date +%s)
+make -s module userspace selftests || { stage_failed "build failed"; finish; }
+echo "check: build $(($(date +%s) - ts)) s"
+
+ts=$(date +%s)
+qemu=$(emulator/qemu/build-qemu.sh | tail -1) || { stage_failed "QEMU build failed"; finish; }
+echo "check: qemu ready in $(($(date +%s) - ts)) s ($qemu)"
+kernel=$(selftests/vm/fetch-kernel.sh | tail -1) || { stage_failed "guest kernel fetch failed"; finish; }
+
+# 1. host: GoogleTest via ctest
+ts=$(date +%s)
+ctest --test-dir "$build/userspace" -j2 --output-on-failure >"$build/ctest.log" 2>&1
+summary=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$build/ctest.log" | tail -1)
+if [ -n "$summary" ]; then
+	total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$summary")
+	nfail=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$summary")
+	passed=$((passed + total - nfail))
+	failed=$((failed + nfail))
+	grep -E '\*\*\*Failed|Exception|Timeout' "$build/ctest.log" || true
+	echo "check: host ctest: $summary ($(($(date +%s) - ts)) s)"
+else
+	tail -20 "$build/ctest.log"
+	stage_failed "ctest ran no test"
+fi
+
+# count_tap NAME LOG STATUS: adds a VM run's "ok"/"not ok" lines to the totals
+count_tap() {
+	local name=$1 log=$2 status=$3 np nf
+	np=$(tr -d '\r' <"$log" | grep -cE '^ok [0-9]+' || true)
+	nf=$(tr -d '\r' <"$log" | grep -cE '^not ok [0-9]+' || true)
+	tr -d '\r' <"$log" | grep -E '^not ok|^# .*(Expected|FAIL|exited with)|^run-vm' || true
+	passed=$((passed + np))
+	failed=$((failed + nf))
+	echo "check: $name: $np passed, $nf failed, status $status (console: $log)"
+	if [ "$status" -ne 0 ] && [ "$nf" -eq 0 ]; then
+		stage_failed "$name failed (status $status) without a failing test line"
+	fi
+}
+
+# 2. VM: device-model tests (config A, no driver), then the driver's
+#    kselftests and the guest checks, in one boot
+payload=$build/vm-payload
+rm -rf "$payload"
+mkdir -p "$payload/tests" "$payload/devtests"
+cp "$build/selftests/nq_test" "$payload/tests/"
+cp "$build/selftests/devtest" "$payload/devtests/"
+cp selftests/vm/guest-tests.sh "$payload/"
+ts=$(date +%s)
+NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
+	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
+	--timeout 1200 -- /opt/neuron/guest-tests.sh >/dev/null 2>&1
+count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $?
+
+# 3. VM: device-model tests with fault injection and gen=sunda (config B)
+ts=$(date +%s)
+QEMU=$qemu VMLINUZ=$kernel emulator/tests/run-devtest.sh B >/dev/null 2>&1
+count_tap "VM device faults ($(($(date +%s) - ts)) s)" "$build/vm/devtest-B.log" $?
+
+finish

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs everything the build and the tests need on a fresh Debian 12 host.
+# Idempotent: does nothing (beyond a dpkg query) once all is in place.
+# Must run as root; `make demo` and `make check` call it first.
+set -euo pipefail
+
+STAMP_PKGS=(
+	# kernel module and guest kernel
+	build-essential kmod cpio linux-headers-amd64 linux-source-6.1
+	# guest userland: busybox for init, pciutils for lspci -vv, iproute2 for genl
+	busybox-static pciutils iproute2
+	# QEMU from Debian's source package (ENVIRONMENT.md), firmware/ROMs
+	dpkg-dev ninja-build meson libglib2.0-dev libpixman-1-dev libfdt-dev
+	flex bison pkg-config python3-venv seabios qemu-system-data
+	# libneuron and its tests
+	cmake g++ libgtest-dev libgmock-dev libbenchmark-dev libmnl-dev
+	nlohmann-json3-dev libcli11-dev libfmt-dev
+	# DKMS packaging
+	dkms sparse
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "setup-host: must run as root (apt-get install)" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${STAMP_PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+
+src_list=/etc/apt/sources.list.d/neuron-deb-src.sources
+need_update=0
+if [ ! -f "$src_list" ]; then
+	# deb-src for bookworm main: `apt-get source qemu` needs it (ENVIRONMENT.md).
+	cat >"$src_list" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	need_update=1
+fi
+
+if [ ${#missing[@]} -gt 0 ] || [ $need_update -eq 1 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "setup-host: installing ${missing[*]}"
+		apt-get install -y -q --no-install-recommends "${missing[@]}"
+	fi
+fi
+echo "setup-host: host packages in place"

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers shared by the neuron kselftests: opening the device, making
+ * and mapping queues, running programs and reading records by phase bit.
+ * They return -errno on failure so tests can assert on the exact error.
+ */
+#ifndef NEURON_SELFTEST_LIB_H
+#define NEURON_SELFTEST_LIB_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/neuron.h>
+#include <neuron/emu_isa.h>
+#include <neuron/notification.h>
+#include <neuron/regs.h>
+
+#define NEURON_DEV "/dev/neuron0"
+#define NEURON_WAIT_MS 20000	/* generous: the guest runs under TCG */
+
+static inline int neuron_open(void)
+{
+	return open(NEURON_DEV, O_RDWR | O_CLOEXEC);
+}
+
+/* ioctl returning 0 or -errno */
+static inline int neuron_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+static inline int neuron_nq_create(int fd, __u32 core, __u32 queue, __u32 size,
+				   __u32 flags, struct neuron_nq_init *out)
+{
+	struct neuron_nq_init init = {
+		.core = core, .queue = queue, .size = size, .flags = flags,
+	};
+	int ret = neuron_ioctl(fd, NEURON_IOC_NQ_INIT, &init);
+
+	if (out)
+		*out = init;
+	return ret;
+}
+
+static inline int neuron_nq_destroy(int fd, __u32 core, __u32 queue)
+{
+	struct neuron_nq_id id = { .core = core, .queue = queue };
+
+	return neuron_ioctl(fd, NEURON_IOC_NQ_DESTROY, &id);
+}
+
+static inline uint64_t neuron_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A mapped queue and its consumer state (free-running head, as the device). */
+struct neuron_ring {
+	const union neuron_isa_notification *slots;
+	volatile uint32_t *doorbell;
+	size_t map_bytes;
+	uint32_t entries;
+	uint32_t head;
+};
+
+static inline int neuron_ring_map(int fd, const struct neuron_nq_init *init,
+				  struct neuron_ring *ring)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *slots, *db;
+
+	ring->map_bytes = (init->size + page - 1) & ~(page - 1);
+	slots = mmap(NULL, ring->map_bytes, PROT_READ, MAP_SHARED, fd,
+		     (off_t)init->ring_offset);
+	if (slots == MAP_FAILED)
+		return -errno;
+	db = mmap(NULL, NEURON_DOORBELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  fd, (off_t)init->doorbell_offset);
+	if (db == MAP_FAILED) {
+		int err = -errno;
+
+		munmap(slots, ring->map_bytes);
+		return err;
+	}
+	ring->slots = slots;
+	ring->doorbell = db;
+	ring->entries = init->size / NEURON_ISA_NOTIFICATION_NBYTES;
+	ring->head = 0;
+	return 0;
+}
+
+static inline void neuron_ring_unmap(struct neuron_ring *ring)
+{
+	munmap((void *)ring->slots, ring->map_bytes);
+	munmap((void *)ring->doorbell, NEURON_DOORBELL_SIZE);
+}
+
+/* phase the record at free-running position `count` carries */
+static inline unsigned int neuron_expected_phase(uint32_t count, uint32_t entries)
+{
+	return ((count / entries) & 1) ^ 1;
+}
+
+/*
+ * Copies the next record if it is fresh (its phase bit is the one expected
+ * for this pass), advances head and acknowledges it through the doorbell.
+ * Returns 1 if a record was read, 0 if none is there yet.
+ */
+static inline int neuron_ring_pop(struct neuron_ring *ring,
+				  union neuron_isa_notification *rec)
+{
+	const union neuron_isa_notification *slot =
+		&ring->slots[ring->head & (ring->entries - 1)];
+	uint8_t hdr = __atomic_load_n(&slot->bytes[NEURON_ISA_HEADER_OFFSET],
+				      __ATOMIC_ACQUIRE);
+
+	if (!!(hdr & NEURON_ISA_HEADER_PHASE) !=
+	    neuron_expected_phase(ring->head, ring->entries))
+		return 0;
+	memcpy(rec, slot, sizeof(*rec));
+	ring->head++;
+	*ring->doorbell = ring->head;
+	return 1;
+}
+
+/* Reads exactly n records or fails with -ETIMEDOUT. */
+static inline int neuron_ring_read(struct neuron_ring *ring,
+				   union neuron_isa_notification *recs, size_t n,
+				   unsigned int timeout_ms)
+{
+	uint64_t deadline = neuron_now_ms() + timeout_ms;
+	size_t got = 0;
+
+	while (got < n) {
+		if (neuron_ring_pop(ring, &recs[got])) {
+			got++;
+			continue;
+		}
+		if (neuron_now_ms() > deadline)
+			return -ETIMEDOUT;
+		usleep(200);
+	}
+	return 0;
+}
+
+static inline int neuron_submit(int fd, __u32 core, __u32 engine,
+				const struct neuron_emu_insn *insns, __u32 count,
+				__u32 flags)
+{
+	struct neuron_submit s = {
+		.core = core, .engine = engine, .count = count, .flags = flags,
+		.insns = (__u64)(uintptr_t)insns,
+	};
+
+	return neuron_ioctl(fd, NEURON_IOC_SUBMIT, &s);
+}
+
+static inline int neuron_engine_status(int fd, __u32 core, __u32 engine,
+				       struct neuron_engine_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->core = core;
+	st->engine = engine;
+	return neuron_ioctl(fd, NEURON_IOC_ENGINE_STATUS, st);
+}
+
+/* Waits until the engine is idle (or halted); returns its state or -errno. */
+static inline int neuron_engine_wait(int fd, __u32 core, __u32 engine,
+				     unsigned int timeout_ms)
+{
+	uint64_t deadline = neuron_now_ms() + timeout_ms;
+	struct neuron_engine_status st;
+	int ret;
+
+	for (;;) {
+		ret = neuron_engine_status(fd, core, engine, &st);
+		if (ret)
+			return ret;
+		if (st.state == NEURON_ENGINE_IDLE || st.state == NEURON_ENGINE_HALTED)
+			return (int)st.state;
+		if (neuron_now_ms() > deadline)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+}
+
+static inline struct neuron_emu_insn neuron_insn(uint8_t opcode, uint16_t hint)
+{
+	struct neuron_emu_insn in;
+
+	memset(&in, 0, sizeof(in));
+	in.opcode = opcode;
+	in.debug_hint = hint;
+	return in;
+}
+
+static inline uint8_t neuron_rec_type(const union neuron_isa_notification *r)
+{
+	return r->bytes[NEURON_ISA_HEADER_OFFSET] & NEURON_ISA_HEADER_TYPE_MASK;
+}
+
+static inline unsigned int neuron_rec_phase(const union neuron_isa_notification *r)
+{
+	return !!(r->bytes[NEURON_ISA_HEADER_OFFSET] & NEURON_ISA_HEADER_PHASE);
+}
+
+/* Reads a sysfs attribute of /dev/neuron0 into buf; returns bytes or -errno. */
+static inline int neuron_sysfs_read(const char *attr, char *buf, size_t len)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/neuron/neuron0/%s", attr);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+#endif /* NEURON_SELFTEST_LIB_H */

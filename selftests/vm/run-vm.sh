@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boots Debian's kernel under QEMU (TCG) with the emulated neuron-tpb device and
+# an initramfs built on the fly, runs one guest script, and returns its result.
+#
+# The guest prints KTAP/TAP on the serial console and finally the line
+# "NEURON-VM-EXIT: <status>". This script copies the console to stdout and to
+# $NEURON_VM_LOG (default build/vm/console.log), and exits:
+#   the guest script's status, or 124 if the guest hung (timeout), or 125 if
+#   it died without the exit line (panic, oops on init, ...).
+#
+# Usage: run-vm.sh [options] -- GUEST_SCRIPT [ARGS...]
+#   --qemu PATH        qemu-system-x86_64 with neuron-tpb (default: build-qemu.sh)
+#   --kernel PATH      vmlinuz (default: fetch-kernel.sh)
+#   --module PATH      a module copied to /lib/neuron/ (repeatable); the guest
+#                      script loads it
+#   --payload DIR      copied to /opt/neuron in the guest (repeatable)
+#   --bin PATH         a host binary copied with its shared libraries (repeatable)
+#   --device OPTS      extra neuron-tpb properties, e.g. "cores=1,gen=sunda"
+#   --timeout SECONDS  wall-clock limit for the whole boot (default 600)
+#   --memory MIB       guest memory (default 512)
+#   --monitor PATH     QEMU monitor on a unix socket (for hot-unplug tests)
+#   --append ARGS      extra kernel command line (read by tests from /proc/cmdline)
+# The device model's guest-error log goes to $NEURON_VM_LOG.qemu.
+# GUEST_SCRIPT is a path inside the guest (e.g. /opt/neuron/run-tests.sh).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+qemu="" kernel="" device_opts="" timeout=600 memory=512 monitor="" append=""
+modules=() payloads=() bins=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--qemu) qemu=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
+	--module) modules+=("$2"); shift 2 ;;
+	--payload) payloads+=("$2"); shift 2 ;;
+	--bin) bins+=("$2"); shift 2 ;;
+	--device) device_opts=",$2"; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--monitor) monitor=$2; shift 2 ;;
+	--append) append=$2; shift 2 ;;
+	--) shift; break ;;
+	*) echo "run-vm: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ $# -ge 1 ] || { echo "run-vm: no guest script given" >&2; exit 2; }
+
+[ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1)
+[ -n "$kernel" ] || kernel=$("$here/fetch-kernel.sh" | tail -1)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,opt/neuron,lib/neuron,usr/share/misc}
+
+cp /bin/busybox "$root/bin/busybox"
+
+# copy_with_libs FILE DESTDIR: the binary and every shared library it links,
+# at their host paths, so the dynamic loader finds them in the guest.
+copy_with_libs() {
+	local f=$1 dest=$2 lib
+	cp "$f" "$dest/"
+	for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' | sort -u); do
+		[ -e "$root$lib" ] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+# lspci -vv for the device's MSI-X capability, with the IDs database
+copy_with_libs /usr/bin/lspci "$root/bin"
+[ -f /usr/share/misc/pci.ids ] && cp /usr/share/misc/pci.ids "$root/usr/share/misc/"
+for b in "${bins[@]}"; do copy_with_libs "$b" "$root/bin"; done
+for m in "${modules[@]}"; do cp "$m" "$root/lib/neuron/"; done
+for p in "${payloads[@]}"; do cp -a "$p"/. "$root/opt/neuron/"; done
+
+cat >"$root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+export PATH=/bin:/sbin:/opt/neuron
+status=1
+if [ -x "$1" ]; then
+	"$@"
+	status=$?
+else
+	echo "NEURON-VM: guest script $1 not found"
+fi
+echo "NEURON-VM-EXIT: $status"
+poweroff -f
+INIT
+chmod +x "$root/init"
+# the guest script and its arguments become init's arguments
+cmdline_args="$*"
+
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
+
+log=${NEURON_VM_LOG:-$top/build/vm/console.log}
+mkdir -p "$(dirname "$log")"
+monitor_args=()
+[ -n "$monitor" ] && monitor_args=(-monitor "unix:$monitor,server,nowait")
+
+start=$(date +%s%N)
+set +e
+timeout --foreground -k 5 "$timeout" "$qemu" \
+	-machine q35 -cpu max -m "$memory" -smp 1 \
+	-nographic -no-reboot -nic none -vga none \
+	-L /usr/share/seabios -L /usr/share/qemu \
+	-device pcie-root-port,id=rp1,slot=1 \
+	-device "neuron-tpb,id=neuron0,bus=rp1$device_opts" \
+	"${monitor_args[@]}" -d guest_errors -D "$log.qemu" \
+	-kernel "$kernel" -initrd "$work/initrd.gz" \
+	-append "console=ttyS0 quiet panic=-1 $append init=/init -- $cmdline_args" \
+	</dev/null 2>&1 | tee "$log"
+qemu_status=${PIPESTATUS[0]}
+set -e
+end=$(date +%s%N)
+echo "run-vm: guest ran $(((end - start) / 1000000)) ms" >&2
+
+if [ "$qemu_status" -eq 124 ]; then
+	echo "run-vm: guest timed out after ${timeout}s" >&2
+	exit 124
+fi
+status=$(tr -d '\r' <"$log" | sed -n 's/^NEURON-VM-EXIT: \([0-9]*\)$/\1/p' | tail -1)
+if [ -z "$status" ]; then
+	echo "run-vm: guest stopped without reporting a status (panic?)" >&2
+	exit 125
+fi
+exit "$status"

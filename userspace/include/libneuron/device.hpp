@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+//
+// The device layer: /dev/neuronN (include/uapi/linux/neuron.h) as RAII
+// objects whose methods return typed errors (Result<T>, errno + what was asked).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "libneuron/decode.hpp"
+#include "libneuron/result.hpp"
+#include "libneuron/ring.hpp"
+#include "neuron/emu_isa.h"
+#include "neuron/regs.h"
+#include "uapi/linux/neuron.h"
+
+namespace neuron {
+
+/// An owned file descriptor (closed on destruction).
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    if (this != &o) reset(std::exchange(o.fd_, -1));
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+  void reset(int fd = -1) noexcept;
+  /// A second descriptor of the same open file (F_DUPFD_CLOEXEC).
+  [[nodiscard]] Result<UniqueFd> dup() const;
+
+ private:
+  int fd_ = -1;
+};
+
+/// An owned mmap() region (munmap on destruction).
+class Mapping {
+ public:
+  Mapping() = default;
+  Mapping(void* addr, std::size_t len) noexcept : addr_(addr), len_(len) {}
+  Mapping(Mapping&& o) noexcept : addr_(std::exchange(o.addr_, nullptr)), len_(std::exchange(o.len_, 0)) {}
+  Mapping& operator=(Mapping&& o) noexcept {
+    if (this != &o) {
+      reset();
+      addr_ = std::exchange(o.addr_, nullptr);
+      len_ = std::exchange(o.len_, 0);
+    }
+    return *this;
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() { reset(); }
+  /// mmap(fd, offset); errors name the request.
+  static Result<Mapping> map(int fd, std::size_t len, int prot, std::uint64_t offset, const std::string& what);
+  [[nodiscard]] void* data() const noexcept { return addr_; }
+  [[nodiscard]] std::size_t size() const noexcept { return len_; }
+  explicit operator bool() const noexcept { return addr_ != nullptr; }
+  void reset() noexcept;
+
+ private:
+  void* addr_ = nullptr;
+  std::size_t len_ = 0;
+};
+
+using DeviceInfo = neuron_device_info;
+using EngineStatus = neuron_engine_status;
+using NqInfo = neuron_nq_info;
+using Instruction = neuron_emu_insn;
+
+/// "IDLE", "RUNNING", "WAITING", "HALTED".
+std::string engine_state_name(std::uint32_t state);
+
+/// One open /dev/neuronN. Queues made through it belong to this open file.
+class Device {
+ public:
+  static Result<Device> open(const std::string& path);
+  /// /dev/neuron0, /dev/neuron1, ... that exist, sorted by number.
+  static std::vector<std::string> list(const std::string& dir = "/dev");
+
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] int fd() const noexcept { return fd_.get(); }
+
+  [[nodiscard]] Result<DeviceInfo> info() const;
+  /// NEURON_IOC_NQ_INIT: returns the mmap offsets (ring_offset, doorbell_offset).
+  [[nodiscard]] Result<neuron_nq_init> nq_init(unsigned core, unsigned queue, std::uint32_t size,
+                                               std::uint32_t flags = 0, std::uint32_t threshold = 0) const;
+  [[nodiscard]] Status nq_destroy(unsigned core, unsigned queue) const;
+  [[nodiscard]] Result<NqInfo> nq_info(unsigned core, unsigned queue) const;
+  [[nodiscard]] Status submit(unsigned core, unsigned engine, std::span<const Instruction> insns,
+                              std::uint32_t flags = NEURON_SUBMIT_F_TRACE) const;
+  [[nodiscard]] Result<EngineStatus> engine_status(unsigned core, unsigned engine) const;
+  [[nodiscard]] Status engine_reset(unsigned core, unsigned engine) const;
+
+  [[nodiscard]] Result<UniqueFd> dup_fd() const { return fd_.dup(); }
+
+ private:
+  Device(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  UniqueFd fd_;
+  std::string path_;
+};
+
+/// One notification queue, from NQ_INIT to NQ_DESTROY: the ring mapped
+/// read-only (MAP_SHARED at ring_offset), the HEAD doorbell page mapped
+/// read/write (HEAD at +0), and a RingView over them. The destructor unmaps
+/// both, then destroys the queue (the driver refuses to destroy a mapped
+/// ring). It keeps its own descriptor of the device's open file, so it may
+/// outlive the Device object it was made from.
+class NotificationQueue {
+ public:
+  struct Options {
+    std::uint32_t size = 4096;  ///< bytes, a power of two within the device limits
+    std::uint32_t flags = 0;    ///< NEURON_NQ_F_*
+    std::uint32_t threshold = 0;
+  };
+
+  static Result<NotificationQueue> create(const Device& dev, unsigned core, unsigned queue, Options opt);
+  static Result<NotificationQueue> create(const Device& dev, unsigned core, unsigned queue) {
+    return create(dev, core, queue, Options{});
+  }
+
+  NotificationQueue(NotificationQueue&& o) noexcept;
+  NotificationQueue& operator=(NotificationQueue&& o) noexcept;
+  NotificationQueue(const NotificationQueue&) = delete;
+  NotificationQueue& operator=(const NotificationQueue&) = delete;
+  ~NotificationQueue();
+
+  /// RingView::drain; in addition, when the ring looks lapped (lossy queue),
+  /// reads TAIL once with NQ_INFO, skips to the oldest record still in the
+  /// ring and reports the records lost (DrainResult::lost).
+  DrainResult drain(std::span<Record> out) noexcept;
+  template <class Fn>
+  DrainResult for_each(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept {
+    DrainResult r = view_.for_each(std::forward<Fn>(fn), max);
+    if (r.count == 0 && r.lap_suspected) recover(r);
+    return r;
+  }
+
+  [[nodiscard]] Result<NqInfo> info() const;
+  [[nodiscard]] RingView& view() noexcept { return view_; }
+  [[nodiscard]] unsigned core() const noexcept { return core_; }
+  [[nodiscard]] unsigned queue() const noexcept { return queue_; }
+  [[nodiscard]] std::uint32_t size() const noexcept { return size_; }
+  [[nodiscard]] QueueClass queue_class() const noexcept { return neuron::queue_class(queue_); }
+  /// Records known lost to overwrites so far.
+  [[nodiscard]] std::uint64_t lost() const noexcept { return lost_; }
+
+ private:
+  NotificationQueue() = default;
+  void recover(DrainResult& r) noexcept;
+  void destroy() noexcept;
+
+  UniqueFd fd_;
+  Mapping ring_;
+  Mapping doorbell_;
+  RingView view_;
+  unsigned core_ = 0, queue_ = 0;
+  std::uint32_t size_ = 0;
+  std::uint64_t lost_ = 0;
+  std::uint32_t checked_head_ = 0;
+  bool checked_ = false;
+  bool live_ = false;
+};
+
+}  // namespace neuron

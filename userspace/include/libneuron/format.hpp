@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+//
+// Text and JSON for decoded records. Text is one line a person can act on
+// ("DGE OOB on POOL at pc 0x1a4: dst beyond the limit in $S[3]; descriptor
+// skipped, engine continued"); JSON carries every field.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "libneuron/decode.hpp"
+
+namespace neuron {
+
+/// One line, no trailing newline, no timestamp (callers put time/core/queue in front).
+std::string to_text(const Decoded& d);
+
+/// The sentence for an error record (what happened, where, what to do).
+std::string explain(const TpbError& e);
+std::string explain(const Interrupt& e);
+
+/// Every field, plus "type" (notific_type name) and "kind" (kind_name).
+nlohmann::json to_json(const Decoded& d);
+
+/// "12.345678901" seconds with ps-derived ns precision.
+std::string format_time(Timestamp t);
+
+/// Names of the tpb_notific_intr_N bits set in `cause` ("THRESHOLD|AXI_WRITE_ERROR").
+std::string notific_cause_names(std::uint32_t cause);
+
+}  // namespace neuron

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+//
+// Errors as values. g++ 12's C++20 has no std::expected, so libneuron uses a
+// small Result<T>: either a T or an Error. Nothing on the drain path throws;
+// functions that can fail return Result<T> (or Status = Result<void>).
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace neuron {
+
+/// What went wrong (an errno-style std::error_code) and what was asked
+/// ("NEURON_IOC_NQ_INIT core=0 queue=3 size=4096").
+struct Error {
+  std::error_code code;
+  std::string what;
+
+  /// "NEURON_IOC_NQ_INIT core=0 queue=3 size=4096: Device or resource busy"
+  [[nodiscard]] std::string message() const;
+
+  /// An Error from errno (captured by the caller right after the failing call).
+  static Error from_errno(int err, std::string what);
+  /// An Error with a library error code (see errc below).
+  static Error make(std::error_code code, std::string what);
+};
+
+/// Library error codes that are not an errno.
+enum class errc {
+  ok = 0,
+  invalid_argument = 1,  // a bad value passed to the library
+  parse_error = 2,       // the assembler rejected a program
+  bad_ring = 3,          // ring memory is not a power-of-two number of records
+  not_supported = 4,     // the device or driver lacks a feature
+};
+const std::error_category& category() noexcept;
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), category()};
+}
+
+/// Marks an error when constructing a Result (like std::unexpected).
+struct Unexpected {
+  Error error;
+};
+inline Unexpected unexpected(Error e) { return Unexpected{std::move(e)}; }
+inline Unexpected unexpected(std::error_code code, std::string what) {
+  return Unexpected{Error::make(code, std::move(what))};
+}
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  using value_type = T;
+
+  template <class U = T, class = std::enable_if_t<std::is_constructible_v<T, U&&>>>
+  Result(U&& value) : v_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT
+  Result(Unexpected u) : v_(std::in_place_index<1>, std::move(u.error)) {}    // NOLINT
+
+  [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return has_value(); }
+
+  T& value() & { assert(has_value()); return std::get<0>(v_); }
+  const T& value() const& { assert(has_value()); return std::get<0>(v_); }
+  T&& value() && { assert(has_value()); return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  [[nodiscard]] const Error& error() const& { assert(!has_value()); return std::get<1>(v_); }
+  [[nodiscard]] Error&& error() && { assert(!has_value()); return std::get<1>(std::move(v_)); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Unexpected u) : err_(std::move(u.error)), ok_(false) {}  // NOLINT
+  [[nodiscard]] bool has_value() const noexcept { return ok_; }
+  explicit operator bool() const noexcept { return ok_; }
+  [[nodiscard]] const Error& error() const& { assert(!ok_); return err_; }
+  [[nodiscard]] Error&& error() && { assert(!ok_); return std::move(err_); }
+
+ private:
+  Error err_{};
+  bool ok_ = true;
+};
+
+using Status = Result<void>;
+
+}  // namespace neuron
+
+template <>
+struct std::is_error_code_enum<neuron::errc> : std::true_type {};

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+//
+// RingView: the consumer side of one notification queue, over any memory.
+//
+// The ring is `entries` 16-byte records (a power of two). The producer (the
+// device, or a test thread) writes record number c (a free-running count)
+// into slot c & (entries - 1) with the header's phase bit set to
+// ((c / entries) & 1) ^ 1 — 1 on the first pass, flipping on each wrap
+// (docs/device-model.md) — and only then moves TAIL. The consumer keeps its
+// own free-running HEAD count; the phase it expects at HEAD follows from HEAD
+// by the same formula. A slot is fresh iff its phase equals the expected phase
+// for HEAD's pass: a slot not yet rewritten on this pass still carries the
+// previous pass's (opposite) phase. So the consumer never reads TAIL: no
+// syscall and no MMIO read on the drain path.
+//
+// Memory ordering. Freshness is decided by ACQUIRE loads of header bytes
+// (byte 3); record bodies are read with plain loads only after such an
+// acquire load. The drain works in chunks of 64 slots (1 KiB):
+//   * it acquire-loads the header of the LAST slot of the chunk; if that
+//     phase is the expected one, the whole chunk is fresh, because the
+//     producer writes records in order: record c+k is written only after
+//     records c..c+k-1, so the acquire load that sees record c+k's new header
+//     also makes records c..c+k-1 (bodies and headers) visible;
+//   * otherwise (the chunk where the fresh run ends, once per drain) it
+//     acquire-loads each header in turn up to the first stale one;
+//   * it then copies the fresh prefix while it is in L1 and checks the phase
+//     of every copied record from the copied bytes (AND/OR of the headers),
+//     so a record is never returned with the wrong phase.
+// This is enough because:
+//   * the producer makes a record's 16 bytes visible no later than its header
+//     and records in order: the device writes the record (one 16-byte DMA)
+//     before it moves TAIL and then writes the next one; a thread producer
+//     stores the body and then the header with RELEASE. An acquire load that
+//     observes a new phase therefore also observes that record and every
+//     earlier one (release/acquire pairing for threads; DMA write ordering
+//     plus the load-load ordering of an acquire load for the device);
+//   * a stale slot is never copied, so a torn body is never returned;
+//   * a slot is not rewritten until the consumer hands it back: the producer
+//     reuses slot s only after HEAD moved past it, and HEAD is written (once
+//     per batch, through the doorbell) after the copies, with a release fence
+//     (MMIO) or a release store (memory), so the copies cannot be reordered
+//     after the hand-back.
+// Requirements on the producer (documented for the device model): the header
+// byte of a record must not become visible before its other 15 bytes, and
+// records must become visible in ring order. Writing each record with one
+// 16-byte store (or the header last), one record after the other, satisfies
+// both.
+//
+// Overflow. With a lossy (ignore-full) queue the producer may overwrite
+// unread slots; the records it writes then carry software_queue_overflow. A
+// drain reports the overflow bits it saw, and flags lap_suspected when it
+// stopped at a stale-looking slot that carries software_queue_overflow (the
+// producer may have lapped the consumer). The owner (NotificationQueue) then
+// asks the driver for TAIL (NQ_INFO, a syscall only in that case) and calls
+// resync(); RingView itself never reads TAIL.
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "libneuron/record.hpp"
+#include "libneuron/result.hpp"
+
+namespace neuron {
+
+/// Where the consumer's HEAD count goes after a batch: a device doorbell
+/// register (volatile MMIO), an atomic counter (a producer thread in memory),
+/// a callback (tests), or nowhere.
+class Doorbell {
+ public:
+  using Fn = void (*)(void* ctx, std::uint32_t head) noexcept;
+
+  Doorbell() = default;
+  static Doorbell mmio(volatile std::uint32_t* reg) noexcept {
+    Doorbell d;
+    d.kind_ = Kind::Mmio;
+    d.p_ = const_cast<std::uint32_t*>(reg);
+    return d;
+  }
+  static Doorbell atomic(std::atomic<std::uint32_t>* counter) noexcept {
+    Doorbell d;
+    d.kind_ = Kind::Atomic;
+    d.p_ = counter;
+    return d;
+  }
+  static Doorbell callback(Fn fn, void* ctx) noexcept {
+    Doorbell d;
+    d.kind_ = Kind::Callback;
+    d.fn_ = fn;
+    d.p_ = ctx;
+    return d;
+  }
+
+  void ring(std::uint32_t head) const noexcept {
+    switch (kind_) {
+      case Kind::Mmio:
+        // Order the loads of the drained records before the store that hands
+        // their slots back to the device (a compiler barrier on x86, a dmb
+        // on weaker CPUs).
+#if defined(__SANITIZE_THREAD__)
+        std::atomic_signal_fence(std::memory_order_release);  // TSan does not model fences
+#else
+        std::atomic_thread_fence(std::memory_order_release);
+#endif
+        *static_cast<volatile std::uint32_t*>(p_) = head;
+        break;
+      case Kind::Atomic:
+        static_cast<std::atomic<std::uint32_t>*>(p_)->store(head, std::memory_order_release);
+        break;
+      case Kind::Callback:
+        fn_(p_, head);
+        break;
+      case Kind::None:
+        break;
+    }
+  }
+
+ private:
+  enum class Kind : std::uint8_t { None, Mmio, Atomic, Callback };
+  Kind kind_ = Kind::None;
+  void* p_ = nullptr;
+  Fn fn_ = nullptr;
+};
+
+/// What one drain or for_each did.
+struct DrainResult {
+  std::size_t count = 0;       ///< records consumed
+  bool sw_overflow = false;    ///< a consumed record had software_queue_overflow
+  bool hw_overflow = false;    ///< a consumed record had hardware_queue_overflow
+  bool lap_suspected = false;  ///< stopped at a stale slot marked sw overflow (see top)
+  std::uint64_t lost = 0;      ///< records known lost (set by NotificationQueue's resync)
+};
+
+class RingView {
+ public:
+  RingView() = default;
+
+  /// A view over `ring` (entries = ring.size(), a power of two, >= 1) whose
+  /// consumer starts at free-running count `head`. Fails with errc::bad_ring.
+  static Result<RingView> make(std::span<const Record> ring, Doorbell doorbell = {},
+                               std::uint32_t head = 0);
+
+  /// Same without the check (the caller guarantees a power-of-two size).
+  RingView(std::span<const Record> ring, Doorbell doorbell, std::uint32_t head = 0) noexcept
+      : ring_(ring.data()),
+        entries_(static_cast<std::uint32_t>(ring.size())),
+        mask_(static_cast<std::uint32_t>(ring.size()) - 1),
+        shift_(log2(static_cast<std::uint32_t>(ring.size()))),
+        doorbell_(doorbell) {
+    resync(head);
+  }
+
+  /// Copy up to out.size() fresh records into `out`, oldest first, in one
+  /// pass; then, if any were taken, write HEAD once through the doorbell.
+  DrainResult drain(std::span<Record> out) noexcept;
+
+  /// Call fn(const Record&) on up to `max` fresh records in place (zero copy),
+  /// then write HEAD once. fn may return bool: false stops after that record.
+  /// fn must not throw (this function is noexcept).
+  template <class Fn>
+  DrainResult for_each(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept;
+
+  /// Fresh records visible now, without consuming them.
+  [[nodiscard]] std::size_t available() const noexcept;
+
+  /// Move the consumer to free-running count `head` (after an overflow or
+  /// when attaching to a queue that already has a HEAD); no doorbell write.
+  void resync(std::uint32_t head) noexcept {
+    head_ = head;
+    phase_ = expected_phase_bit(head);
+  }
+
+  [[nodiscard]] std::uint32_t head() const noexcept { return head_; }
+  [[nodiscard]] std::uint32_t entries() const noexcept { return entries_; }
+  /// Phase bit (0/1) a fresh record at HEAD carries.
+  [[nodiscard]] bool expected_phase() const noexcept { return phase_ != 0; }
+  [[nodiscard]] const Record* data() const noexcept { return ring_; }
+
+  /// Phase written with record number `count` in a ring of 2^shift entries.
+  static constexpr bool phase_of(std::uint32_t count, unsigned shift) noexcept {
+    return (((count >> shift) & 1u) ^ 1u) != 0;
+  }
+
+  static constexpr bool is_power_of_two(std::size_t n) noexcept { return n != 0 && (n & (n - 1)) == 0; }
+
+ private:
+  static constexpr std::uint8_t log2(std::uint32_t n) noexcept {
+    std::uint8_t s = 0;
+    while ((1u << s) < n) ++s;
+    return s;
+  }
+  [[nodiscard]] std::uint8_t expected_phase_bit(std::uint32_t count) const noexcept {
+    return phase_of(count, shift_) ? NEURON_ISA_HEADER_PHASE : 0;
+  }
+  static std::uint8_t load_header(const Record& r) noexcept {
+    // The ring may be a read-only mapping; an atomic load does not write.
+    return std::atomic_ref<std::uint8_t>(const_cast<std::uint8_t&>(r.bytes[NEURON_ISA_HEADER_OFFSET]))
+        .load(std::memory_order_acquire);
+  }
+
+  /// Records per chunk (1 KiB): one acquire load decides a whole chunk.
+  static constexpr std::size_t kChunk = 64;
+  /// Length of the fresh prefix of p[0, n). The producer writes records in
+  /// order, so if the LAST one is fresh every earlier one is too, and the
+  /// acquire load of its header makes all of them visible: O(1) per chunk.
+  /// Otherwise (the chunk where the fresh run ends) an acquire scan finds
+  /// the first stale slot; its header goes to `stop`.
+  static std::size_t fresh_prefix(const Record* p, std::size_t n, std::uint8_t phase, std::uint8_t& stop) noexcept;
+  /// Copy n records; AND and OR of their header bytes to all/any (so every
+  /// copied record's phase is verified from the copied bytes themselves).
+  static void copy_records(Record* dst, const Record* src, std::size_t n, std::uint8_t& all,
+                           std::uint8_t& any) noexcept;
+
+  void commit(std::size_t n) noexcept {
+    head_ += static_cast<std::uint32_t>(n);
+    phase_ = expected_phase_bit(head_);
+    doorbell_.ring(head_);
+  }
+
+  const Record* ring_ = nullptr;
+  std::uint32_t entries_ = 0;
+  std::uint32_t mask_ = 0;
+  std::uint8_t shift_ = 0;
+  std::uint8_t phase_ = NEURON_ISA_HEADER_PHASE;  // header bit expected at HEAD
+  std::uint32_t head_ = 0;
+  Doorbell doorbell_{};
+};
+
+inline std::size_t RingView::fresh_prefix(const Record* p, std::size_t n, std::uint8_t phase,
+                                          std::uint8_t& stop) noexcept {
+  if (n == 0) return 0;
+  const std::uint8_t last = load_header(p[n - 1]);
+  if ((last & NEURON_ISA_HEADER_PHASE) == phase) return n;
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    const std::uint8_t h = load_header(p[i]);
+    if ((h & NEURON_ISA_HEADER_PHASE) != phase) {
+      stop = h;
+      return i;
+    }
+  }
+  stop = last;
+  return n - 1;
+}
+
+inline void RingView::copy_records(Record* dst, const Record* src, std::size_t n, std::uint8_t& all,
+                                   std::uint8_t& any) noexcept {
+  static_assert(std::endian::native == std::endian::little, "header is byte 3 of the first little-endian word");
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  // Four records per step in SSE registers (both pointers are 16-byte aligned).
+  __m128i va = _mm_set1_epi32(-1), vo = _mm_setzero_si128();
+  for (; i + 4 <= n; i += 4) {
+    const __m128i r0 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m128i r1 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 1));
+    const __m128i r2 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 2));
+    const __m128i r3 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 3));
+    _mm_store_si128(reinterpret_cast<__m128i*>(dst + i), r0);
+    _mm_store_si128(reinterpret_cast<__m128i*>(dst + i + 1), r1);
+    _mm_store_si128(reinterpret_cast<__m128i*>(dst + i + 2), r2);
+    _mm_store_si128(reinterpret_cast<__m128i*>(dst + i + 3), r3);
+    va = _mm_and_si128(va, _mm_and_si128(_mm_and_si128(r0, r1), _mm_and_si128(r2, r3)));
+    vo = _mm_or_si128(vo, _mm_or_si128(_mm_or_si128(r0, r1), _mm_or_si128(r2, r3)));
+  }
+  std::uint32_t a = static_cast<std::uint32_t>(_mm_cvtsi128_si32(va));
+  std::uint32_t o = static_cast<std::uint32_t>(_mm_cvtsi128_si32(vo));
+#else
+  std::uint32_t a = ~std::uint32_t{0}, o = 0;
+#endif
+  for (; i < n; ++i) {
+    std::uint32_t w0;
+    std::memcpy(&w0, src[i].bytes.data(), 4);
+    std::memcpy(&dst[i], &src[i], sizeof(Record));
+    a &= w0;
+    o |= w0;
+  }
+  all = static_cast<std::uint8_t>(a >> (8 * NEURON_ISA_HEADER_OFFSET));
+  any = static_cast<std::uint8_t>(o >> (8 * NEURON_ISA_HEADER_OFFSET));
+}
+
+inline std::size_t RingView::available() const noexcept {
+  std::uint32_t idx = head_ & mask_;
+  std::uint8_t phase = phase_;
+  std::size_t n = 0;
+  while (n < entries_) {
+    const std::size_t chunk = std::min(static_cast<std::size_t>(entries_) - n,
+                                       std::min(static_cast<std::size_t>(entries_ - idx), kChunk));
+    std::uint8_t stop = 0;
+    const std::size_t k = fresh_prefix(ring_ + idx, chunk, phase, stop);
+    n += k;
+    if (k < chunk) break;
+    idx = (idx + static_cast<std::uint32_t>(chunk)) & mask_;
+    if (idx == 0) phase ^= NEURON_ISA_HEADER_PHASE;
+  }
+  return n;
+}
+
+inline DrainResult RingView::drain(std::span<Record> out) noexcept {
+  DrainResult r;
+  if (out.empty() || ring_ == nullptr) return r;
+  const std::size_t max = std::min(out.size(), static_cast<std::size_t>(entries_));
+  Record* dst = out.data();
+  std::uint32_t idx = head_ & mask_;
+  std::uint8_t phase = phase_;
+  std::uint8_t seen = 0;
+  std::size_t n = 0;
+  while (n < max) {
+    const std::size_t chunk = std::min(max - n, std::min(static_cast<std::size_t>(entries_ - idx), kChunk));
+    std::uint8_t stop = 0;
+    std::size_t k = fresh_prefix(ring_ + idx, chunk, phase, stop);
+    if (k) {
+      std::uint8_t all = 0, any = 0;
+      copy_records(dst + n, ring_ + idx, k, all, any);
+      const bool same_pass = phase ? (all & NEURON_ISA_HEADER_PHASE) != 0 : (any & NEURON_ISA_HEADER_PHASE) == 0;
+      if (!same_pass) {
+        // A slot changed pass under us: a lossy producer lapped the consumer.
+        // Keep the records before it; the owner resyncs from TAIL.
+        std::size_t j = 0;
+        any = 0;
+        while ((dst[n + j].header() & NEURON_ISA_HEADER_PHASE) == phase) any |= dst[n + j++].header();
+        seen |= any;
+        n += j;
+        r.lap_suspected = true;
+        break;
+      }
+      seen |= any;
+      n += k;
+    }
+    if (k < chunk) {
+      if (stop & NEURON_ISA_HEADER_SW_OVF) r.lap_suspected = true;
+      break;
+    }
+    idx = (idx + static_cast<std::uint32_t>(chunk)) & mask_;
+    if (idx == 0) phase ^= NEURON_ISA_HEADER_PHASE;
+  }
+  r.sw_overflow = (seen & NEURON_ISA_HEADER_SW_OVF) != 0;
+  r.hw_overflow = (seen & NEURON_ISA_HEADER_HW_OVF) != 0;
+  r.count = n;
+  if (n) commit(n);
+  return r;
+}
+
+template <class Fn>
+DrainResult RingView::for_each(Fn&& fn, std::size_t max) noexcept {
+  DrainResult r;
+  if (ring_ == nullptr || max == 0) return r;
+  if (max > entries_) max = entries_;
+  std::uint32_t idx = head_ & mask_;
+  std::uint8_t phase = phase_;
+  std::uint8_t seen = 0;
+  std::size_t n = 0;
+  bool stopped = false;
+  while (n < max && !stopped) {
+    const std::size_t chunk = std::min(max - n, std::min(static_cast<std::size_t>(entries_ - idx), kChunk));
+    std::uint8_t stop = 0;
+    const std::size_t k = fresh_prefix(ring_ + idx, chunk, phase, stop);
+    for (std::size_t i = 0; i < k; ++i) {
+      const Record& rec = ring_[idx + i];
+      const std::uint8_t h = rec.header();  // visible: ordered after the chunk's acquire load
+      if ((h & NEURON_ISA_HEADER_PHASE) != phase) {  // lapped by a lossy producer
+        r.lap_suspected = true;
+        stopped = true;
+        break;
+      }
+      seen |= h;
+      ++n;
+      if constexpr (std::is_same_v<std::invoke_result_t<Fn&, const Record&>, bool>) {
+        if (!fn(rec)) {
+          stopped = true;
+          break;
+        }
+      } else {
+        fn(rec);
+      }
+    }
+    if (stopped) break;
+    if (k < chunk) {
+      if (stop & NEURON_ISA_HEADER_SW_OVF) r.lap_suspected = true;
+      break;
+    }
+    idx = (idx + static_cast<std::uint32_t>(chunk)) & mask_;
+    if (idx == 0) phase ^= NEURON_ISA_HEADER_PHASE;
+  }
+  r.sw_overflow = (seen & NEURON_ISA_HEADER_SW_OVF) != 0;
+  r.hw_overflow = (seen & NEURON_ISA_HEADER_HW_OVF) != 0;
+  r.count = n;
+  if (n) commit(n);
+  return r;
+}
+
+}  // namespace neuron

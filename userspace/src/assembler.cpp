@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: MIT
+#include "libneuron/assembler.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "libneuron/decode.hpp"
+#include "neuron/regs.h"
+#include "uapi/linux/neuron.h"
+
+namespace neuron {
+
+namespace {
+
+constexpr const char* kEngineNames[] = {"pe", "act", "pool", "dve", "sp"};
+
+struct OpInfo {
+  const char* name;
+  std::uint8_t opcode;
+  int positional;  // number of positional operands
+};
+
+constexpr OpInfo kOps[] = {
+    {"nop", NEURON_OP_NOP, 0},           {"notify", NEURON_OP_NOTIFY, 0},
+    {"halt", NEURON_OP_HALT, 0},         {"sem.set", NEURON_OP_SEM_SET, 2},
+    {"sem.inc", NEURON_OP_SEM_INC, 2},   {"sem.dec", NEURON_OP_SEM_DEC, 2},
+    {"wait.ge", NEURON_OP_WAIT_GE, 2},   {"wait.ge.dec", NEURON_OP_WAIT_GE_AND_DEC, 2},
+    {"event.set", NEURON_OP_EVENT_SET, 1}, {"event.clear", NEURON_OP_EVENT_CLEAR, 1},
+    {"reg", NEURON_OP_REG_WRITE, 2},     {"fp_error", NEURON_OP_FP_ERROR, 1},
+    {"throttle", NEURON_OP_THROTTLE, 1}, {"delay", NEURON_OP_DELAY, 1},
+    {"dge", NEURON_OP_DGE_COPY, 0},
+};
+
+const OpInfo* find_op(std::string_view name) {
+  for (const auto& op : kOps)
+    if (name == op.name) return &op;
+  return nullptr;
+}
+
+const OpInfo* find_opcode(std::uint8_t opcode) {
+  for (const auto& op : kOps)
+    if (op.opcode == opcode) return &op;
+  return nullptr;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string suggestion(std::string_view word) {
+  const char* best = nullptr;
+  std::size_t best_d = 3;
+  for (const auto& op : kOps) {
+    const std::size_t d = edit_distance(word, op.name);
+    if (d < best_d) {
+      best_d = d;
+      best = op.name;
+    }
+  }
+  return best ? fmt::format(" (did you mean '{}'?)", best) : std::string();
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split_ws(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    std::size_t j = i;
+    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t j = s.find(sep, i);
+    out.push_back(s.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i));
+    if (j == std::string_view::npos) break;
+    i = j + 1;
+  }
+  return out;
+}
+
+/// Unsigned number: decimal, 0x hex or 0b binary.
+std::optional<std::uint64_t> parse_number(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.remove_prefix(2);
+  } else if (s.size() > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) {
+    base = 2;
+    s.remove_prefix(2);
+  }
+  std::uint64_t v = 0;
+  for (char c : s) {
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else return std::nullopt;
+    if (d >= base) return std::nullopt;
+    if (v > (UINT64_MAX - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base)) return std::nullopt;
+    v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
+  }
+  return v;
+}
+
+class Assembler {
+ public:
+  Assembler(std::string_view text, std::string_view name) : text_(text) { prog_.name = std::string(name); }
+
+  Result<Program> run() {
+    std::size_t pos = 0;
+    unsigned line_no = 0;
+    while (pos <= text_.size() && errors_.size() < kMaxErrors) {
+      const std::size_t nl = text_.find('\n', pos);
+      std::string_view line = text_.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+      ++line_no;
+      line_ = line_no;
+      if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+      line = trim(line);
+      if (!line.empty()) {
+        if (line.front() == '[') section(line);
+        else instruction(line);
+      }
+      if (nl == std::string_view::npos) break;
+      pos = nl + 1;
+    }
+    for (const auto& e : prog_.engines) {
+      if (e.insns.size() > NEURON_MAX_PROGRAM_INSNS)
+        error_at(e.lines[NEURON_MAX_PROGRAM_INSNS], fmt::format("{} on core {} has {} instructions, at most {} fit one submission",
+                                                 engine_name(e.engine), e.core, e.insns.size(), NEURON_MAX_PROGRAM_INSNS));
+    }
+    // A section with no instructions (e.g. its body commented out) submits nothing.
+    std::erase_if(prog_.engines, [](const EngineProgram& e) { return e.insns.empty(); });
+    if (errors_.empty() && prog_.engines.empty())
+      errors_.push_back(fmt::format("{}: no instructions (start a section with [pe], [act], [pool], [dve] or [sp])",
+                                    prog_.name));
+    if (!errors_.empty()) {
+      std::string all;
+      for (const auto& e : errors_) all += (all.empty() ? "" : "\n") + e;
+      return unexpected(errc::parse_error, all);
+    }
+    return std::move(prog_);
+  }
+
+ private:
+  static constexpr std::size_t kMaxErrors = 20;
+
+  void error(const std::string& msg) { error_at(line_, msg); }
+  void error_at(unsigned line, const std::string& msg) {
+    if (errors_.size() < kMaxErrors) errors_.push_back(fmt::format("{}:{}: {}", prog_.name, line, msg));
+  }
+
+  void section(std::string_view s) {
+    if (s.back() != ']') return error(fmt::format("section header '{}' lacks its closing ']'", s));
+    std::string name(trim(s.substr(1, s.size() - 2)));
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    unsigned core = 0;
+    std::string_view eng = name;
+    if (name.rfind("core", 0) == 0) {
+      const auto dot = name.find('.');
+      if (dot == std::string::npos)
+        return error(fmt::format("section '[{}]' names a core but no engine; write e.g. [core1.pe]", name));
+      const auto n = parse_number(std::string_view(name).substr(4, dot - 4));
+      if (!n || *n >= NEURON_MAX_CORES)
+        return error(fmt::format("bad core in section '[{}]': cores are 0..{}", name, NEURON_MAX_CORES - 1));
+      core = static_cast<unsigned>(*n);
+      eng = std::string_view(name).substr(dot + 1);
+    }
+    const int e = engine_from_name(eng);
+    if (e < 0)
+      return error(fmt::format("unknown engine '{}' in section header; engines are pe, act, pool, dve, sp", eng));
+    cur_ = nullptr;
+    for (auto& p : prog_.engines)
+      if (p.core == core && p.engine == static_cast<unsigned>(e)) cur_ = &p;
+    if (!cur_) {
+      prog_.engines.push_back(EngineProgram{core, static_cast<unsigned>(e), {}, {}});
+      cur_ = &prog_.engines.back();
+    }
+  }
+
+  std::optional<std::uint64_t> number(std::string_view what, std::string_view s, std::uint64_t max) {
+    const auto v = parse_number(s);
+    if (!v) {
+      error(fmt::format("{} '{}' is not a number (decimal, 0x hex or 0b binary)", what, s));
+      return std::nullopt;
+    }
+    if (*v > max) {
+      error(fmt::format("{} {} out of range 0..{}", what, s, max));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  bool bound_check(std::string_view key, std::string_view v, std::uint8_t& out) {
+    std::uint8_t b = 0;
+    for (auto item : split(v, ',')) {
+      if (item == "off") continue;
+      if (item == "quiet") {
+        b |= 0x40;  // bc_disable_oob_error_notif (seed 000 §5b, bit 6)
+      } else if (item.rfind("raw:", 0) == 0) {
+        auto n = number(std::string(key) + " raw byte", item.substr(4), 0xff);
+        if (!n) return false;
+        b = static_cast<std::uint8_t>(*n);
+      } else {
+        auto n = number(std::string(key) + " register", item, NEURON_ENG_NUM_SREGS - 1);
+        if (!n) return false;
+        b = static_cast<std::uint8_t>((b & 0x40) | 0x80 | *n);  // bc_enabled (bit 7), bc_reg:6
+      }
+    }
+    out = b;
+    return true;
+  }
+
+  bool indirect_flags(std::string_view v, std::uint8_t& out) {
+    std::uint8_t b = 0;
+    for (auto item : split(v, ',')) {
+      if (item == "err") {
+        b |= 0x04;  // idx_bound_is_err (seed 000 §5c)
+      } else if (item == "nonunique") {
+        b |= 0x08;
+      } else if (item.rfind("gather=", 0) == 0 || item.rfind("scatter=", 0) == 0) {
+        const bool g = item[0] == 'g';
+        auto n = number(g ? "gather_dim" : "scatter_dim", item.substr(g ? 7 : 8), 3);
+        if (!n) return false;
+        b = static_cast<std::uint8_t>(b | (*n << (g ? 4 : 6)));
+      } else if (item.rfind("raw:", 0) == 0) {
+        auto n = number("indirect raw byte", item.substr(4), 0xff);
+        if (!n) return false;
+        b = static_cast<std::uint8_t>(*n);
+      } else {
+        auto n = number("indirect_mode", item, 3);
+        if (!n) return false;
+        b = static_cast<std::uint8_t>((b & ~0x03) | *n);
+      }
+    }
+    out = b;
+    return true;
+  }
+
+  bool suffix(std::string_view tok, neuron_emu_insn& in) {
+    const auto eq = tok.find('=');
+    if (eq == std::string_view::npos)
+      return error(fmt::format("suffix '{}' needs a value, e.g. @hint=3", tok)), false;
+    const auto key = tok.substr(1, eq - 1);
+    const auto val = tok.substr(eq + 1);
+    if (key == "hint") {
+      auto n = number("@hint", val, 15);
+      if (!n) return false;
+      in.debug_hint = static_cast<std::uint16_t>(*n);
+      return true;
+    }
+    if (key == "value") {
+      auto n = number("@value", val, UINT32_MAX);
+      if (!n) return false;
+      in.events.semaphore_value = static_cast<std::uint32_t>(*n);
+      return true;
+    }
+    if (key == "wait" || key == "update") {
+      const auto colon = val.find(':');
+      if (colon == std::string_view::npos)
+        return error(fmt::format("@{} needs MODE:INDEX, e.g. @{}", key, key == "wait" ? "wait=ge:3" : "update=sem.inc:3")),
+               false;
+      const auto mode = val.substr(0, colon);
+      auto idx = number(fmt::format("@{} index", key), val.substr(colon + 1), NEURON_EVT_SEM_COUNT - 1);
+      if (!idx) return false;
+      if (key == "wait") {
+        std::uint8_t m;
+        if (mode == "ge") m = NEURON_WAIT_SEM_GE;
+        else if (mode == "ge.dec") m = NEURON_WAIT_SEM_GE_AND_DEC;
+        else if (mode == "event") m = NEURON_WAIT_EVENT_SET;
+        else return error(fmt::format("unknown wait mode '{}'; use ge, ge.dec or event", mode)), false;
+        in.events.wait_mode = m;
+        in.events.wait_idx = static_cast<std::uint8_t>(*idx);
+      } else {
+        std::uint8_t m;
+        if (mode == "sem.set") m = NEURON_EVT_SEM_UPDATE_SEM_SET;
+        else if (mode == "sem.inc") m = NEURON_EVT_SEM_UPDATE_SEM_INC;
+        else if (mode == "sem.dec") m = NEURON_EVT_SEM_UPDATE_SEM_DEC;
+        else if (mode == "event.set") m = NEURON_EVT_SEM_UPDATE_EVENT_SET;
+        else if (mode == "event.clear") m = NEURON_EVT_SEM_UPDATE_EVENT_CLEAR;
+        else
+          return error(fmt::format("unknown update mode '{}'; use sem.set, sem.inc, sem.dec, event.set or event.clear",
+                                   mode)),
+                 false;
+        in.events.update_mode = m;
+        in.events.update_idx = static_cast<std::uint8_t>(*idx);
+      }
+      return true;
+    }
+    return error(fmt::format("unknown suffix '@{}'; suffixes are @hint, @wait, @update, @value", key)), false;
+  }
+
+  void instruction(std::string_view line) {
+    auto toks = split_ws(line);
+    const std::string_view opname = toks[0];
+    const OpInfo* op = find_op(opname);
+    if (!op) return error(fmt::format("unknown opcode '{}'{}", opname, suggestion(opname)));
+    if (!cur_) return error(fmt::format("'{}' is outside a section; start one with [pe], [act], [pool], [dve] or [sp]", opname));
+
+    neuron_emu_insn in{};
+    in.opcode = op->opcode;
+    std::vector<std::string_view> pos;
+    std::vector<std::pair<std::string_view, std::string_view>> kv;
+    bool ok = true;
+    for (std::size_t i = 1; i < toks.size(); ++i) {
+      const auto t = toks[i];
+      if (t.front() == '@') {
+        ok = suffix(t, in) && ok;
+      } else if (const auto eq = t.find('='); eq != std::string_view::npos) {
+        kv.emplace_back(t.substr(0, eq), t.substr(eq + 1));
+      } else {
+        pos.push_back(t);
+      }
+    }
+    if (!ok) return;
+
+    if (static_cast<int>(pos.size()) != op->positional) {
+      static constexpr const char* usage[] = {
+          "nop", "notify hint=N ext=N", "halt", "sem.set IDX VAL", "sem.inc IDX VAL", "sem.dec IDX VAL",
+          "wait.ge IDX VAL", "wait.ge.dec IDX VAL", "event.set IDX", "event.clear IDX", "reg IDX VAL",
+          "fp_error ID", "throttle LEVEL", "delay NS", "dge src=A dst=A len=N [bc_src=..] [bc_dst=..] [indirect=..] [backend=..]"};
+      return error(fmt::format("'{}' takes {} operand{}, got {}: {}", opname, op->positional,
+                               op->positional == 1 ? "" : "s", pos.size(), usage[op - kOps]));
+    }
+    if (op->opcode != NEURON_OP_NOTIFY && op->opcode != NEURON_OP_DGE_COPY && !kv.empty())
+      return error(fmt::format("'{}' takes no key=value operands (got '{}=')", opname, kv[0].first));
+
+    switch (op->opcode) {
+      case NEURON_OP_NOTIFY:
+        for (auto [k, v] : kv) {
+          if (k == "hint") {
+            auto n = number("hint", v, 15);
+            if (!n) return;
+            in.debug_hint = static_cast<std::uint16_t>(*n);
+          } else if (k == "ext") {
+            auto n = number("ext", v, 0xffff);
+            if (!n) return;
+            in.operand.arg.debug_hint_extended = static_cast<std::uint16_t>(*n);
+          } else {
+            return error(fmt::format("unknown notify operand '{}'; notify takes hint=N ext=N", k));
+          }
+        }
+        break;
+      case NEURON_OP_SEM_SET:
+      case NEURON_OP_SEM_INC:
+      case NEURON_OP_SEM_DEC:
+      case NEURON_OP_WAIT_GE:
+      case NEURON_OP_WAIT_GE_AND_DEC: {
+        auto idx = number("semaphore", pos[0], NEURON_EVT_SEM_COUNT - 1);
+        auto val = idx ? number("value", pos[1], UINT32_MAX) : std::nullopt;
+        if (!idx || !val) return;
+        in.operand.arg.idx = static_cast<std::uint32_t>(*idx);
+        in.operand.arg.value = static_cast<std::uint32_t>(*val);
+        break;
+      }
+      case NEURON_OP_EVENT_SET:
+      case NEURON_OP_EVENT_CLEAR: {
+        auto idx = number("event", pos[0], NEURON_EVT_SEM_COUNT - 1);
+        if (!idx) return;
+        in.operand.arg.idx = static_cast<std::uint32_t>(*idx);
+        break;
+      }
+      case NEURON_OP_REG_WRITE: {
+        auto idx = number("register $S index", pos[0], NEURON_ENG_NUM_SREGS - 1);
+        auto val = idx ? number("value", pos[1], UINT32_MAX) : std::nullopt;
+        if (!idx || !val) return;
+        in.operand.arg.idx = static_cast<std::uint32_t>(*idx);
+        in.operand.arg.value = static_cast<std::uint32_t>(*val);
+        break;
+      }
+      case NEURON_OP_FP_ERROR: {
+        std::optional<std::uint64_t> id;
+        for (std::uint8_t e = 0; e <= NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL; ++e)
+          if (pos[0] == tpb_error_name(e)) id = e;
+        if (!id) id = number("error id", pos[0], 0xff);
+        if (!id) return;
+        in.operand.arg.value = static_cast<std::uint32_t>(*id);
+        break;
+      }
+      case NEURON_OP_THROTTLE:
+      case NEURON_OP_DELAY: {
+        auto v = number(op->opcode == NEURON_OP_DELAY ? "delay" : "throttle level", pos[0], UINT32_MAX);
+        if (!v) return;
+        in.operand.arg.value = static_cast<std::uint32_t>(*v);
+        break;
+      }
+      case NEURON_OP_DGE_COPY: {
+        neuron_emu_dge_desc d{};
+        d.backend = NEURON_DGE_BACKEND_POOL;
+        bool have_src = false, have_dst = false, have_len = false;
+        for (auto [k, v] : kv) {
+          if (k == "src" || k == "dst" || k == "len") {
+            auto n = number(k, v, UINT32_MAX);
+            if (!n) return;
+            (k == "src" ? d.src : k == "dst" ? d.dst : d.length) = static_cast<std::uint32_t>(*n);
+            (k == "src" ? have_src : k == "dst" ? have_dst : have_len) = true;
+          } else if (k == "bc_src" || k == "bc_dst") {
+            std::uint8_t b;
+            if (!bound_check(k, v, b)) return;
+            std::memcpy(k == "bc_src" ? static_cast<void*>(&d.bc_src) : static_cast<void*>(&d.bc_dst), &b, 1);
+          } else if (k == "indirect") {
+            std::uint8_t b;
+            if (!indirect_flags(v, b)) return;
+            std::memcpy(&d.indirect, &b, 1);
+          } else if (k == "backend") {
+            if (v == "none") d.backend = NEURON_DGE_BACKEND_NONE;
+            else if (v == "pool") d.backend = NEURON_DGE_BACKEND_POOL;
+            else if (v == "rtl") d.backend = NEURON_DGE_BACKEND_RTL;
+            else if (auto n = parse_number(v); n && *n <= 0xff) d.backend = static_cast<std::uint8_t>(*n);
+            else return error(fmt::format("unknown DGE backend '{}'; use none, pool, rtl or a number", v));
+          } else {
+            return error(fmt::format("unknown dge operand '{}'; dge takes src, dst, len, bc_src, bc_dst, indirect, backend", k));
+          }
+        }
+        if (!have_src || !have_dst || !have_len)
+          return error(fmt::format("dge needs src=, dst= and len= (missing {})",
+                                   !have_src ? "src" : !have_dst ? "dst" : "len"));
+        in.operand.dge = d;
+        break;
+      }
+      default:
+        break;
+    }
+    cur_->insns.push_back(in);
+    cur_->lines.push_back(line_);
+  }
+
+  std::string_view text_;
+  Program prog_;
+  EngineProgram* cur_ = nullptr;
+  unsigned line_ = 0;
+  std::vector<std::string> errors_;
+};
+
+std::string bc_text(const neuron_isa_tpb_bound_check_reg& bc) {
+  std::uint8_t b;
+  std::memcpy(&b, &bc, 1);
+  if (b == 0) return "off";
+  const bool enabled = b & 0x80, quiet = b & 0x40;
+  const unsigned reg = b & 0x3f;
+  if (!enabled) return fmt::format("raw:0x{:02x}", b);
+  return quiet ? fmt::format("{},quiet", reg) : fmt::format("{}", reg);
+}
+
+}  // namespace
+
+int engine_from_name(std::string_view name) noexcept {
+  for (int i = 0; i < 5; ++i)
+    if (name == kEngineNames[i]) return i;
+  return -1;
+}
+
+std::set<unsigned> Program::cores() const {
+  std::set<unsigned> s;
+  for (const auto& e : engines) s.insert(e.core);
+  return s;
+}
+
+const EngineProgram* Program::find(unsigned core, unsigned engine) const {
+  for (const auto& e : engines)
+    if (e.core == core && e.engine == engine) return &e;
+  return nullptr;
+}
+
+std::size_t Program::instruction_count() const {
+  std::size_t n = 0;
+  for (const auto& e : engines) n += e.insns.size();
+  return n;
+}
+
+Result<Program> assemble(std::string_view text, std::string_view name) { return Assembler(text, name).run(); }
+
+Result<Program> assemble_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return unexpected(Error::from_errno(errno ? errno : ENOENT, "open " + path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return assemble(ss.str(), path);
+}
+
+std::string disassemble(const neuron_emu_insn& in) {
+  std::string s;
+  const OpInfo* op = find_opcode(in.opcode);
+  const auto& a = in.operand.arg;
+  if (!op) return fmt::format("# opcode 0x{:02x}", in.opcode);
+  s = op->name;
+  switch (in.opcode) {
+    case NEURON_OP_NOTIFY:
+      s += fmt::format(" hint={} ext=0x{:x}", in.debug_hint, a.debug_hint_extended);
+      break;
+    case NEURON_OP_SEM_SET: case NEURON_OP_SEM_INC: case NEURON_OP_SEM_DEC:
+    case NEURON_OP_WAIT_GE: case NEURON_OP_WAIT_GE_AND_DEC: case NEURON_OP_REG_WRITE:
+      s += fmt::format(" {} {}", a.idx, a.value);
+      break;
+    case NEURON_OP_EVENT_SET: case NEURON_OP_EVENT_CLEAR:
+      s += fmt::format(" {}", a.idx);
+      break;
+    case NEURON_OP_FP_ERROR: case NEURON_OP_THROTTLE: case NEURON_OP_DELAY:
+      s += fmt::format(" {}", a.value);
+      break;
+    case NEURON_OP_DGE_COPY: {
+      const auto& d = in.operand.dge;
+      std::uint8_t ind;
+      std::memcpy(&ind, &d.indirect, 1);
+      s += fmt::format(" src=0x{:x} dst=0x{:x} len={} bc_src={} bc_dst={} indirect=raw:0x{:02x} backend={}",
+                       d.src, d.dst, d.length, bc_text(d.bc_src), bc_text(d.bc_dst), ind, d.backend);
+      break;
+    }
+    default:
+      break;
+  }
+  if (in.opcode != NEURON_OP_NOTIFY && in.debug_hint) s += fmt::format(" @hint={}", in.debug_hint);
+  const auto& ev = in.events;
+  if (ev.wait_mode) {
+    static constexpr const char* w[] = {"", "ge", "ge.dec", "event"};
+    s += ev.wait_mode < 4 ? fmt::format(" @wait={}:{}", w[ev.wait_mode], ev.wait_idx)
+                          : fmt::format(" # wait_mode {}", ev.wait_mode);
+  }
+  if (ev.update_mode) {
+    static constexpr const char* u[] = {"", "sem.set", "sem.inc", "sem.dec", "event.set", "event.clear"};
+    s += ev.update_mode < 6 ? fmt::format(" @update={}:{}", u[ev.update_mode], ev.update_idx)
+                            : fmt::format(" # update_mode {}", ev.update_mode);
+  }
+  if (ev.semaphore_value) s += fmt::format(" @value={}", ev.semaphore_value);
+  return s;
+}
+
+std::string disassemble(const Program& p) {
+  std::string s;
+  for (const auto& e : p.engines) {
+    s += e.core == 0 ? fmt::format("[{}]\n", kEngineNames[e.engine])
+                     : fmt::format("[core{}.{}]\n", e.core, kEngineNames[e.engine]);
+    for (const auto& in : e.insns) s += disassemble(in) + "\n";
+  }
+  return s;
+}
+
+}  // namespace neuron

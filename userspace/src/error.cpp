@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+#include <cerrno>
+
+#include "libneuron/result.hpp"
+
+namespace neuron {
+
+namespace {
+class Category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "neuron"; }
+  std::string message(int ev) const override {
+    switch (static_cast<errc>(ev)) {
+      case errc::ok: return "success";
+      case errc::invalid_argument: return "invalid argument";
+      case errc::parse_error: return "program does not assemble";
+      case errc::bad_ring: return "ring size is not a power of two";
+      case errc::not_supported: return "not supported";
+    }
+    return "unknown neuron error";
+  }
+};
+}  // namespace
+
+const std::error_category& category() noexcept {
+  static const Category c;
+  return c;
+}
+
+std::string Error::message() const {
+  if (!code) return what;
+  if (what.empty()) return code.message();
+  return what + ": " + code.message();
+}
+
+Error Error::from_errno(int err, std::string what) {
+  return Error{std::error_code(err, std::system_category()), std::move(what)};
+}
+
+Error Error::make(std::error_code code, std::string what) { return Error{code, std::move(what)}; }
+
+}  // namespace neuron

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+#include "libneuron/format.hpp"
+
+#include <fmt/format.h>
+
+#include <type_traits>
+
+namespace neuron {
+
+namespace {
+
+template <class>
+inline constexpr bool kAlwaysFalse = false;
+
+std::string engine_of_block(std::uint8_t block_id) {
+  return block_id < kEnginesPerCore ? engine_name(block_id) : fmt::format("block {}", block_id);
+}
+
+std::string direction_name(std::uint8_t dir) {
+  switch (dir) {
+    case NEURON_DGE_DIR_SRC: return "src";
+    case NEURON_DGE_DIR_DST: return "dst";
+    case NEURON_DGE_DIR_SRC | NEURON_DGE_DIR_DST: return "src and dst";
+    default: return "an unnamed direction";
+  }
+}
+
+std::string flags_suffix(const Meta& m) {
+  std::string s;
+  if (m.header.sw_overflow())
+    s += " [SW OVERFLOW: the queue was full and unread records were overwritten; drain faster, "
+         "enlarge the ring or use backpressure]";
+  if (m.header.hw_overflow())
+    s += " [HW OVERFLOW: the NOTIFIC input buffer overflowed; records before this one were lost]";
+  return s;
+}
+
+std::string dma_engines(std::uint16_t map) {
+  std::string s;
+  for (unsigned i = 0; i < 16; ++i)
+    if (map & (1u << i)) s += (s.empty() ? "" : ",") + std::to_string(i);
+  return s.empty() ? "none" : s;
+}
+
+nlohmann::json meta_json(const Meta& m) {
+  return {{"type", notific_type_name(m.notific_type)},
+          {"notific_type", m.notific_type},
+          {"phase", m.header.phase() ? 1 : 0},
+          {"sw_overflow", m.header.sw_overflow()},
+          {"hw_overflow", m.header.hw_overflow()},
+          {"timestamp_ps", m.timestamp.ps}};
+}
+
+}  // namespace
+
+std::string format_time(Timestamp t) {
+  const std::uint64_t ns = t.ps / 1000;
+  return fmt::format("{}.{:09}", ns / 1000000000ull, ns % 1000000000ull);
+}
+
+std::string notific_cause_names(std::uint32_t cause) {
+  static constexpr const char* names[] = {"THRESHOLD",        "DISABLED_QUEUE", "SW_OVERFLOW",
+                                          "HW_OVERFLOW",      "AXI_WRITE_ERROR", "BACKPRESSURE",
+                                          "ENGINE_FATAL",     "BAD_HEAD",       "RESERVED"};
+  std::string s;
+  for (unsigned i = 0; i < 32; ++i) {
+    if (!(cause & (1u << i))) continue;
+    if (!s.empty()) s += '|';
+    s += i < 9 ? std::string(names[i]) : fmt::format("bit{}", i);
+  }
+  return s.empty() ? "none" : s;
+}
+
+std::string explain(const TpbError& e) {
+  const auto& q = e.sequencer;
+  const std::string where = fmt::format("on {} at pc 0x{:x}", engine_of_block(q.block_id), q.program_counter);
+  const std::string name = tpb_error_name(e.error_id);
+  const char* after = e.is_fatal() ? "engine halted; reset it (ENGINE_RESET) before submitting again"
+                                   : "engine continued";
+
+  if (e.is_sequencer()) {
+    switch (q.info_kind) {
+      case NEURON_ISA_SEQ_INFO_DGE_BOUNDS:
+        return fmt::format("DGE OOB {}: {} address beyond the limit in $S[{}]; descriptor skipped, {} ({})",
+                           where, direction_name(q.direction), q.bc_reg, after, name);
+      case NEURON_ISA_SEQ_INFO_DGE_INVALID:
+        return fmt::format("DGE descriptor structurally invalid {} (info 0x{:02x}, bound register $S[{}]); {} ({})",
+                           where, q.info, q.bc_reg, after, name);
+      case NEURON_ISA_SEQ_INFO_BAD_OPCODE:
+        return fmt::format("bad opcode 0x{:02x} {}; {} ({})", q.info, where, after, name);
+      case NEURON_ISA_SEQ_INFO_SIGNAL:
+        return fmt::format("signal {} {}; {} ({})", q.info, where, after, name);
+      case NEURON_ISA_SEQ_INFO_FP:
+        return fmt::format("floating-point exception flags 0x{:02x} {}; {} ({})", q.info, where, after, name);
+      case NEURON_ISA_SEQ_INFO_EXCEPTION:
+        return fmt::format("exception type {} cause {} {}; {} ({})", q.info >> 4, q.info & 0xf, where, after, name);
+      default:
+        return fmt::format("{} {}: info 0x{:02x}; {}", name, where, q.info, after);
+    }
+  }
+  switch (e.error_id) {
+    case NEURON_ISA_TPB_ERROR_FP_UNDERFLOW:
+    case NEURON_ISA_TPB_ERROR_FP_NAN:
+    case NEURON_ISA_TPB_ERROR_FP_INF:
+    case NEURON_ISA_TPB_ERROR_FP_OVERFLOW:
+      return fmt::format("{} {}: check the inputs and scaling of that instruction (metadata 0x{:012x})", name, where,
+                         e.metadata);
+    case NEURON_ISA_TPB_ERROR_MEMORY_ERROR:
+      return fmt::format("MEMORY_ERROR {}: a memory access failed (metadata 0x{:012x})", where, e.metadata);
+    case NEURON_ISA_TPB_ERROR_SEMAPHORE_ERROR:
+    case NEURON_ISA_TPB_ERROR_EVENT_ERROR:
+      return fmt::format("{} {}: bad semaphore/event use (metadata 0x{:012x})", name, where, e.metadata);
+    default:
+      return fmt::format("{} {} (metadata 0x{:012x})", name, where, e.metadata);
+  }
+}
+
+std::string explain(const Interrupt& e) {
+  switch (e.group) {
+    case NEURON_ISA_INTERRUPT_GROUP_NOTIFIC:
+      return fmt::format("NOTIFIC interrupt from block {}: {} (cause 0x{:x})", e.block_id,
+                         notific_cause_names(e.cause_bits), e.cause_bits);
+    case NEURON_ISA_INTERRUPT_GROUP_THROTTLE:
+      return fmt::format("throttle interrupt from block {}: level {}", e.block_id, e.cause_bits);
+    case NEURON_ISA_INTERRUPT_GROUP_DEVICE:
+      return fmt::format("device fault interrupt from block {}: cause 0x{:x}", e.block_id, e.cause_bits);
+    default:
+      return fmt::format("interrupt group {} block {}: cause 0x{:x}", e.group, e.block_id, e.cause_bits);
+  }
+}
+
+std::string to_text(const Decoded& d) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        std::string s;
+        if constexpr (std::is_same_v<T, Trace>) {
+          s = fmt::format("{} {} pc=0x{:05x} hint={} run={} crc=0x{:04x}", engine_name(unsigned(x.engine)),
+                          x.start ? "INST_START" : "INST_END", x.program_counter, x.debug_hint,
+                          x.soft_reset_counter, x.data_crc);
+        } else if constexpr (std::is_same_v<T, Explicit>) {
+          s = fmt::format("{} EXPLICIT pc=0x{:05x} hint={} ext=0x{:04x} run={}", engine_name(unsigned(x.engine)),
+                          x.program_counter, x.debug_hint, x.debug_hint_extended, x.soft_reset_counter);
+        } else if constexpr (std::is_same_v<T, DgeMetadata>) {
+          s = fmt::format("{} DGE_METADATA pc=0x{:05x}: {} packets per DMA engine on engines {{{}}} "
+                          "(dma_map=0x{:04x}), group {}{}",
+                          engine_name(unsigned(x.engine)), x.program_counter, x.num_packets,
+                          dma_engines(x.dma_map), x.dma_map, x.dma_group_id,
+                          x.infer_program_counter ? ", pc inferred" : "");
+        } else if constexpr (std::is_same_v<T, EvtSem>) {
+          s = fmt::format("{} {} {} {} -> {} (block {})",
+                          x.axi ? std::string("AXI_EVT_SEM") : engine_name(unsigned(*x.engine)) + " EVT_SEM",
+                          x.is_event ? "event" : "semaphore", x.id, update_mode_name(x.update_mode), x.value,
+                          engine_of_block(x.block_id));
+        } else if constexpr (std::is_same_v<T, Dma>) {
+          s = fmt::format("DMA engine {} queue {}: {} descriptors completed", x.dma_engine, x.dma_queue,
+                          x.descriptor_count);
+        } else if constexpr (std::is_same_v<T, Interrupt>) {
+          s = "ERROR " + explain(x);
+        } else if constexpr (std::is_same_v<T, TpbError>) {
+          s = "TPB_ERROR " + explain(x);
+        } else if constexpr (std::is_same_v<T, Unknown>) {
+          Record r;
+          r.bytes = x.bytes;
+          s = fmt::format("UNKNOWN notific_type 0x{:02x}: bytes {}", x.meta.notific_type, r.hex());
+        } else {
+          static_assert(kAlwaysFalse<T>, "unhandled record type");
+        }
+        return s + flags_suffix(x.meta);
+      },
+      d);
+}
+
+nlohmann::json to_json(const Decoded& d) {
+  nlohmann::json j = meta_json(meta_of(d));
+  j["kind"] = kind_name(d);
+  std::visit(
+      [&j](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Trace>) {
+          j["engine"] = engine_name(unsigned(x.engine));
+          j["edge"] = x.start ? "start" : "end";
+          j["program_counter"] = x.program_counter;
+          j["debug_hint"] = x.debug_hint;
+          j["soft_reset_counter"] = x.soft_reset_counter;
+          j["data_crc"] = x.data_crc;
+        } else if constexpr (std::is_same_v<T, Explicit>) {
+          j["engine"] = engine_name(unsigned(x.engine));
+          j["program_counter"] = x.program_counter;
+          j["debug_hint"] = x.debug_hint;
+          j["soft_reset_counter"] = x.soft_reset_counter;
+          j["debug_hint_extended"] = x.debug_hint_extended;
+        } else if constexpr (std::is_same_v<T, DgeMetadata>) {
+          j["engine"] = engine_name(unsigned(x.engine));
+          j["program_counter"] = x.program_counter;
+          j["debug_hint"] = x.debug_hint;
+          j["dma_map"] = x.dma_map;
+          j["num_packets"] = x.num_packets;
+          j["num_packets_raw"] = x.num_packets_raw;
+          j["infer_program_counter"] = x.infer_program_counter;
+          j["dma_group_id"] = x.dma_group_id;
+        } else if constexpr (std::is_same_v<T, EvtSem>) {
+          if (x.engine) j["engine"] = engine_name(unsigned(*x.engine));
+          j["axi"] = x.axi;
+          j["event_semaphore_id"] = x.id;
+          j["is_event"] = x.is_event;
+          j["update_mode"] = update_mode_name(x.update_mode);
+          j["block_id"] = x.block_id;
+          j["event_semaphore_value"] = x.value;
+        } else if constexpr (std::is_same_v<T, Dma>) {
+          j["dma_engine"] = x.dma_engine;
+          j["dma_queue"] = x.dma_queue;
+          j["descriptor_count"] = x.descriptor_count;
+        } else if constexpr (std::is_same_v<T, Interrupt>) {
+          j["group"] = x.group;
+          j["block_id"] = x.block_id;
+          j["cause_bits"] = x.cause_bits;
+          if (x.group == NEURON_ISA_INTERRUPT_GROUP_NOTIFIC) j["causes"] = notific_cause_names(x.cause_bits);
+          j["text"] = explain(x);
+        } else if constexpr (std::is_same_v<T, TpbError>) {
+          j["error_id"] = x.error_id;
+          j["error"] = tpb_error_name(x.error_id);
+          j["fatal"] = x.is_fatal();
+          j["metadata_lo"] = x.metadata_lo;
+          j["metadata_hi"] = x.metadata_hi;
+          j["metadata"] = x.metadata;
+          j["sequencer"] = {{"block_id", x.sequencer.block_id},
+                            {"engine", engine_of_block(x.sequencer.block_id)},
+                            {"program_counter", x.sequencer.program_counter},
+                            {"info", x.sequencer.info},
+                            {"info_kind", seq_info_kind_name(x.sequencer.info_kind)},
+                            {"bc_reg", x.sequencer.bc_reg},
+                            {"direction", x.sequencer.direction}};
+          j["text"] = explain(x);
+        } else if constexpr (std::is_same_v<T, Unknown>) {
+          Record r;
+          r.bytes = x.bytes;
+          j["bytes"] = r.hex();
+        }
+      },
+      d);
+  return j;
+}
+
+}  // namespace neuron

@@ -1,0 +1,17 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install the build tree into a scratch prefix, then build and run a consumer
+# with find_package(neuron) and with pkg-config.
+# usage: run.sh BUILD_DIR SOURCE_DIR
+set -eu
+build=$1 src=$2
+work=$build/install-test
+rm -rf "$work"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+cmake -S "$src" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+"$work/consumer/consumer"
+flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs neuron)
+# shellcheck disable=SC2086
+c++ "$src/main.cpp" $flags -Wl,-rpath,"$work/prefix/lib" -o "$work/pc-consumer"
+"$work/pc-consumer"

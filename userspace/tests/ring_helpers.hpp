@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// A tiny in-memory producer for synthetic rings (tests only). It writes what
+// the device writes: the record with the phase of its pass, then TAIL++.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "libneuron/ring.hpp"
+
+namespace neuron::test {
+
+inline Record seq_record(std::uint64_t seq, std::uint8_t type = NEURON_ISA_NOTIFICATION_TYPE_PE_EXPLICIT) {
+  Record r;
+  for (int i = 0; i < 4; ++i) r.bytes[4 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
+  for (int i = 0; i < 8; ++i) r.bytes[8 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
+  r.bytes[3] = type;
+  return r;
+}
+
+struct MemRing {
+  explicit MemRing(std::uint32_t entries_, std::uint32_t start = 0)
+      : mem(entries_), entries(entries_), tail(start) {}
+  std::vector<Record> mem;
+  std::uint32_t entries;
+  std::uint32_t tail;
+
+  bool phase_of(std::uint32_t count) const {
+    unsigned shift = 0;
+    while ((1u << shift) < entries) ++shift;
+    return RingView::phase_of(count, shift);
+  }
+  /// Write `r` as record number `tail` (its header type/flags kept, phase set).
+  void push(Record r, std::uint8_t extra_flags = 0) {
+    r.bytes[3] = static_cast<std::uint8_t>((r.bytes[3] & 0x7f) | extra_flags | (phase_of(tail) ? 0x80 : 0));
+    mem[tail & (entries - 1)] = r;
+    ++tail;
+  }
+  std::span<const Record> span() const { return {mem.data(), mem.size()}; }
+};
+
+inline std::uint64_t seq_of(const Record& r) { return r.u64(8); }
+
+}  // namespace neuron::test

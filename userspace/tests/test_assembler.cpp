@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+//
+// Assembler: good programs give the instruction bytes of emu_isa.h (expected
+// values written by hand below), bad ones give "file:line: what is wrong".
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "libneuron/assembler.hpp"
+#include "uapi/linux/neuron.h"
+
+using namespace neuron;
+using ::testing::HasSubstr;
+
+namespace {
+std::array<std::uint8_t, 32> raw(const neuron_emu_insn& in) {
+  std::array<std::uint8_t, 32> b{};
+  std::memcpy(b.data(), &in, 32);
+  return b;
+}
+std::string err(std::string_view text, std::string_view name = "prog.nq") {
+  auto p = assemble(text, name);
+  EXPECT_FALSE(p) << "assembled but should not have: " << text;
+  return p ? std::string() : p.error().what;
+}
+}  // namespace
+
+TEST(Assembler, HelloExample) {
+  auto p = assemble_file(std::string(NEURON_EXAMPLES_DIR) + "/hello.nq");
+  ASSERT_TRUE(p) << p.error().message();
+  ASSERT_EQ(p->engines.size(), 2u);
+  const auto& pe = p->engines[0];
+  EXPECT_EQ(pe.core, 0u);
+  EXPECT_EQ(pe.engine, unsigned(NEURON_ENGINE_PE));
+  ASSERT_EQ(pe.insns.size(), 4u);
+  // notify hint=3 ext=0x1234: opcode 0x01 @0, flags 0 @1, debug_hint 3 @2 (u16),
+  // reserved @4, events zero @8, operand.arg {idx 0 @16, value 0 @20, debug_hint_extended 0x1234 @24}
+  const std::array<std::uint8_t, 32> want = {0x01, 0, 0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                             0, 0, 0, 0, 0, 0, 0, 0, 0x34, 0x12, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(raw(pe.insns[1]), want);
+  EXPECT_EQ(pe.insns[0].opcode, NEURON_OP_NOP);
+  EXPECT_EQ(pe.insns[3].opcode, NEURON_OP_HALT);
+  EXPECT_EQ(pe.lines[1], 7u);
+  const auto& act = p->engines[1];
+  EXPECT_EQ(act.engine, unsigned(NEURON_ENGINE_ACT));
+  ASSERT_EQ(act.insns.size(), 2u);
+  EXPECT_EQ(act.insns[0].debug_hint, 1);
+  EXPECT_EQ(p->cores(), std::set<unsigned>{0});
+  EXPECT_EQ(p->instruction_count(), 6u);
+}
+
+TEST(Assembler, EveryOpcodeAndSuffix) {
+  auto p = assemble(R"(
+[core1.pool]
+sem.set 3 10
+sem.inc 4 0x20
+sem.dec 5 1
+wait.ge 6 2
+wait.ge.dec 7 3
+event.set 8
+event.clear 9
+reg 63 0xdeadbeef
+fp_error FP_NAN
+fp_error 0x0a
+throttle 2
+delay 1000
+nop @hint=15 @wait=ge:1 @value=4 @update=sem.inc:2
+halt
+)");
+  ASSERT_TRUE(p) << p.error().message();
+  const auto* e = p->find(1, NEURON_ENGINE_POOL);
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->insns.size(), 14u);
+  const auto& i = e->insns;
+  EXPECT_EQ(i[0].opcode, NEURON_OP_SEM_SET);
+  EXPECT_EQ(i[0].operand.arg.idx, 3u);
+  EXPECT_EQ(i[0].operand.arg.value, 10u);
+  EXPECT_EQ(i[1].opcode, NEURON_OP_SEM_INC);
+  EXPECT_EQ(i[1].operand.arg.value, 0x20u);
+  EXPECT_EQ(i[2].opcode, NEURON_OP_SEM_DEC);
+  EXPECT_EQ(i[3].opcode, NEURON_OP_WAIT_GE);
+  EXPECT_EQ(i[4].opcode, NEURON_OP_WAIT_GE_AND_DEC);
+  EXPECT_EQ(i[5].opcode, NEURON_OP_EVENT_SET);
+  EXPECT_EQ(i[5].operand.arg.idx, 8u);
+  EXPECT_EQ(i[6].opcode, NEURON_OP_EVENT_CLEAR);
+  EXPECT_EQ(i[7].opcode, NEURON_OP_REG_WRITE);
+  EXPECT_EQ(i[7].operand.arg.idx, 63u);
+  EXPECT_EQ(i[7].operand.arg.value, 0xdeadbeefu);
+  EXPECT_EQ(i[8].opcode, NEURON_OP_FP_ERROR);
+  EXPECT_EQ(i[8].operand.arg.value, 0x01u);
+  EXPECT_EQ(i[9].operand.arg.value, 0x0au);
+  EXPECT_EQ(i[10].opcode, NEURON_OP_THROTTLE);
+  EXPECT_EQ(i[11].opcode, NEURON_OP_DELAY);
+  EXPECT_EQ(i[11].operand.arg.value, 1000u);
+  // nop @hint=15 @wait=ge:1 @value=4 @update=sem.inc:2:
+  // EVENTS block @8 = {wait_mode 1, wait_idx 1, update_mode 2, update_idx 2, semaphore_value 4}
+  const auto b = raw(i[12]);
+  EXPECT_EQ(b[0], NEURON_OP_NOP);
+  EXPECT_EQ(b[2], 15);
+  const std::array<std::uint8_t, 8> ev = {1, 1, 2, 2, 4, 0, 0, 0};
+  EXPECT_TRUE(std::equal(ev.begin(), ev.end(), b.begin() + 8));
+  EXPECT_EQ(i[13].opcode, NEURON_OP_HALT);
+}
+
+TEST(Assembler, DgeDescriptor) {
+  auto p = assemble(R"(
+[pool]
+dge src=0x1000 dst=0x2000 len=256 bc_src=3 bc_dst=4,quiet indirect=1,err backend=rtl
+dge src=0 dst=0 len=1 bc_src=off,quiet backend=none
+dge src=0 dst=0 len=1 bc_dst=raw:0x41 indirect=raw:0xff
+)");
+  ASSERT_TRUE(p) << p.error().message();
+  const auto& i = p->engines[0].insns;
+  // operand.dge @16: src u32, dst u32, length u32, bc_src @28, bc_dst @29, indirect @30, backend @31
+  // bc_src=3 -> enabled(0x80) | reg 3 = 0x83; bc_dst=4,quiet -> 0x80 | 0x40 | 4 = 0xc4;
+  // indirect=1,err -> mode 1 | idx_bound_is_err (0x04) = 0x05; backend rtl = 2
+  const std::array<std::uint8_t, 16> want = {0x00, 0x10, 0, 0, 0x00, 0x20, 0, 0, 0x00, 0x01, 0, 0, 0x83, 0xc4, 0x05, 0x02};
+  const auto b = raw(i[0]);
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), b.begin() + 16));
+  EXPECT_EQ(b[0], NEURON_OP_DGE_COPY);
+  const auto b1 = raw(i[1]);
+  EXPECT_EQ(b1[28], 0x40);  // suppress bit without enable: structurally invalid on purpose
+  EXPECT_EQ(b1[31], NEURON_DGE_BACKEND_NONE);
+  const auto b2 = raw(i[2]);
+  EXPECT_EQ(b2[29], 0x41);
+  EXPECT_EQ(b2[30], 0xff);
+  EXPECT_EQ(b2[31], NEURON_DGE_BACKEND_POOL);  // default backend
+}
+
+TEST(Assembler, CommentsBlankLinesSectionsAndCase) {
+  auto p = assemble("# header\n\n  [PE]  # engine\n\tnop   # trailing\n[sp]\nhalt\n[pe]\nhalt\n");
+  ASSERT_TRUE(p) << p.error().message();
+  ASSERT_EQ(p->engines.size(), 2u);
+  EXPECT_EQ(p->engines[0].insns.size(), 2u);  // [pe] appears twice: appended
+  EXPECT_EQ(p->engines[1].engine, unsigned(NEURON_ENGINE_SP));
+}
+
+TEST(Assembler, DisassembleRoundTrips) {
+  const char* src = R"(
+[pe]
+nop
+notify hint=3 ext=0x1234
+sem.inc 4 32 @wait=ge.dec:9 @value=7
+[core2.dve]
+dge src=0x10 dst=0x20 len=4 bc_src=3 bc_dst=4,quiet indirect=raw:0x05 backend=2
+event.set 1 @hint=2 @update=event.clear:5
+halt
+)";
+  auto p = assemble(src);
+  ASSERT_TRUE(p) << p.error().message();
+  const std::string text = disassemble(*p);
+  auto q = assemble(text);
+  ASSERT_TRUE(q) << q.error().message() << "\n" << text;
+  ASSERT_EQ(p->engines.size(), q->engines.size());
+  for (std::size_t e = 0; e < p->engines.size(); ++e) {
+    ASSERT_EQ(p->engines[e].insns.size(), q->engines[e].insns.size());
+    for (std::size_t k = 0; k < p->engines[e].insns.size(); ++k)
+      EXPECT_EQ(raw(p->engines[e].insns[k]), raw(q->engines[e].insns[k])) << text;
+  }
+}
+
+TEST(Assembler, UnknownOpcodeNamesLineAndSuggests) {
+  const std::string e = err("[pe]\nnop\nnop\nnop\nnop\nnop\nnopp\n");
+  EXPECT_THAT(e, HasSubstr("prog.nq:7: unknown opcode 'nopp'"));
+  EXPECT_THAT(e, HasSubstr("did you mean 'nop'"));
+}
+
+TEST(Assembler, BadPrograms) {
+  EXPECT_THAT(err("nop\n"), HasSubstr("prog.nq:1: 'nop' is outside a section"));
+  EXPECT_THAT(err("[gpu]\nnop\n"), HasSubstr("prog.nq:1: unknown engine 'gpu'"));
+  EXPECT_THAT(err("[pe\nnop\n"), HasSubstr("prog.nq:1: section header '[pe' lacks its closing ']'"));
+  EXPECT_THAT(err("[core99.pe]\nnop\n"), HasSubstr("bad core"));
+  EXPECT_THAT(err("[pe]\nsem.inc 256 1\n"), HasSubstr("prog.nq:2: semaphore 256 out of range 0..255"));
+  EXPECT_THAT(err("[pe]\nsem.inc 1\n"), HasSubstr("prog.nq:2: 'sem.inc' takes 2 operands, got 1"));
+  EXPECT_THAT(err("[pe]\nreg 64 1\n"), HasSubstr("register $S index 64 out of range 0..63"));
+  EXPECT_THAT(err("[pe]\nnotify hint=16\n"), HasSubstr("hint 16 out of range 0..15"));
+  EXPECT_THAT(err("[pe]\nnotify foo=1\n"), HasSubstr("unknown notify operand 'foo'"));
+  EXPECT_THAT(err("[pe]\ndelay ten\n"), HasSubstr("delay 'ten' is not a number"));
+  EXPECT_THAT(err("[pe]\nnop @bogus=1\n"), HasSubstr("unknown suffix '@bogus'"));
+  EXPECT_THAT(err("[pe]\nnop @wait=gt:1\n"), HasSubstr("unknown wait mode 'gt'"));
+  EXPECT_THAT(err("[pe]\nnop @wait=ge\n"), HasSubstr("@wait needs MODE:INDEX"));
+  EXPECT_THAT(err("[pe]\ndge src=1 dst=2\n"), HasSubstr("dge needs src=, dst= and len= (missing len)"));
+  EXPECT_THAT(err("[pe]\ndge src=1 dst=2 len=3 bc_src=64\n"), HasSubstr("bc_src register 64 out of range 0..63"));
+  EXPECT_THAT(err("[pe]\ndge src=1 dst=2 len=3 backend=gpu\n"), HasSubstr("unknown DGE backend 'gpu'"));
+  EXPECT_THAT(err("[pe]\nhalt x=1\n"), HasSubstr("takes no key=value operands"));
+  EXPECT_THAT(err("# nothing\n"), HasSubstr("no instructions"));
+  EXPECT_THAT(err("[pe]\nsem.inc 99999999999999999999 1\n"), HasSubstr("is not a number"));
+}
+
+TEST(Assembler, ReportsEveryErrorWithItsLine) {
+  const std::string e = err("[pe]\nfoo\nnop\nbar 1\n[xx]\n");
+  EXPECT_THAT(e, HasSubstr("prog.nq:2: unknown opcode 'foo'"));
+  EXPECT_THAT(e, HasSubstr("prog.nq:4: unknown opcode 'bar'"));
+  EXPECT_THAT(e, HasSubstr("prog.nq:5: unknown engine 'xx'"));
+}
+
+TEST(Assembler, EmptySectionsSubmitNothing) {
+  auto p = assemble("[pe]\n# nop\n[act]\nnop\n[sp]\n");
+  ASSERT_TRUE(p) << p.error().message();
+  ASSERT_EQ(p->engines.size(), 1u);
+  EXPECT_EQ(p->engines[0].engine, unsigned(NEURON_ENGINE_ACT));
+  EXPECT_THAT(err("[pe]\n[act]\n"), HasSubstr("no instructions"));
+}
+
+TEST(Assembler, TooManyInstructions) {
+  std::string s = "[pe]\n";
+  for (int k = 0; k < NEURON_MAX_PROGRAM_INSNS + 1; ++k) s += "nop\n";
+  EXPECT_THAT(err(s), HasSubstr("at most 2048 fit one submission"));
+}
+
+TEST(Assembler, MissingFile) {
+  auto p = assemble_file("/nonexistent/x.nq");
+  ASSERT_FALSE(p);
+  EXPECT_THAT(p.error().message(), HasSubstr("open /nonexistent/x.nq"));
+}
+
+// Every program in docs/program-syntax.md (a ``` block with a section header)
+// assembles; the documented error messages are the ones the assembler prints.
+TEST(Assembler, ExamplesInTheSyntaxDocAssemble) {
+  std::ifstream in(std::string(NEURON_DOCS_DIR) + "/program-syntax.md");
+  ASSERT_TRUE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  int programs = 0;
+  std::size_t pos = 0;
+  while ((pos = doc.find("```\n", pos)) != std::string::npos) {
+    const std::size_t end = doc.find("```", pos + 4);
+    ASSERT_NE(end, std::string::npos);
+    const std::string block = doc.substr(pos + 4, end - pos - 4);
+    pos = end + 3;
+    if (block.find(".nq:") != std::string::npos) {  // the error examples
+      EXPECT_THAT(err("[pe]\nnop\nnop\nnop\nnop\nnop\nnopp\n"), HasSubstr("prog.nq:7: unknown opcode 'nopp' (did you mean 'nop'?)"));
+      EXPECT_THAT(err("[pe]\nsem.inc 1\n"), HasSubstr("'sem.inc' takes 2 operands, got 1: sem.inc IDX VAL"));
+      continue;
+    }
+    if (block.find('[') == std::string::npos) continue;
+    auto p = assemble(block, "doc");
+    EXPECT_TRUE(p) << p.error().message() << "\n" << block;
+    ++programs;
+  }
+  EXPECT_GE(programs, 2);
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+//
+// The device layer without a device: errors carry errno and what was asked;
+// RAII types release what they own. (With the driver, the VM tests cover the
+// good paths.)
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "libneuron/device.hpp"
+
+using namespace neuron;
+using ::testing::HasSubstr;
+
+TEST(Device, OpenMissingNodeNamesIt) {
+  auto d = Device::open("/nonexistent/neuron7");
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().code, std::errc::no_such_file_or_directory);
+  EXPECT_THAT(d.error().message(), HasSubstr("open /nonexistent/neuron7"));
+}
+
+TEST(Device, IoctlsOnAFileThatIsNotNeuronFailWithWhatWasAsked) {
+  auto d = Device::open("/dev/null");
+  ASSERT_TRUE(d) << d.error().message();
+  auto info = d->info();
+  ASSERT_FALSE(info);
+  EXPECT_EQ(info.error().code, std::errc::inappropriate_io_control_operation);
+  EXPECT_THAT(info.error().message(), HasSubstr("NEURON_IOC_DEVICE_INFO /dev/null"));
+
+  auto init = d->nq_init(1, 3, 4096, NEURON_NQ_F_IGNORE_FULL, 8);
+  ASSERT_FALSE(init);
+  EXPECT_THAT(init.error().message(), HasSubstr("NEURON_IOC_NQ_INIT core=1 queue=3 size=4096 flags=0x2 threshold=8"));
+
+  const neuron_emu_insn prog[2] = {};
+  auto s = d->submit(0, 2, prog);
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().message(), HasSubstr("NEURON_IOC_SUBMIT core=0 engine=2 (POOL) count=2 flags=0x1"));
+  EXPECT_THAT(d->engine_status(0, 4).error().message(), HasSubstr("NEURON_IOC_ENGINE_STATUS core=0 engine=4 (SP)"));
+  EXPECT_THAT(d->engine_reset(1, 0).error().message(), HasSubstr("NEURON_IOC_ENGINE_RESET core=1 engine=0 (PE)"));
+  EXPECT_THAT(d->nq_destroy(0, 9).error().message(), HasSubstr("NEURON_IOC_NQ_DESTROY core=0 queue=9"));
+  EXPECT_THAT(d->nq_info(0, 9).error().message(), HasSubstr("NEURON_IOC_NQ_INFO core=0 queue=9"));
+
+  auto q = NotificationQueue::create(*d, 0, 1);
+  ASSERT_FALSE(q);
+  EXPECT_THAT(q.error().message(), HasSubstr("NEURON_IOC_NQ_INIT core=0 queue=1 size=4096"));
+  NotificationQueue::Options bad;
+  bad.size = 1000;
+  auto q2 = NotificationQueue::create(*d, 0, 1, bad);
+  ASSERT_FALSE(q2);
+  EXPECT_EQ(q2.error().code, make_error_code(errc::bad_ring));
+}
+
+TEST(Device, ListFindsNumberedNodesInOrder) {
+  const auto dir = std::filesystem::temp_directory_path() / ("neuron-list-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* n : {"neuron10", "neuron2", "neuron0", "neuronx", "neuron", "other1"})
+    std::ofstream(dir / n) << "";
+  const auto found = Device::list(dir.string());
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0], (dir / "neuron0").string());
+  EXPECT_EQ(found[1], (dir / "neuron2").string());
+  EXPECT_EQ(found[2], (dir / "neuron10").string());
+}
+
+TEST(Raii, UniqueFdClosesAndDups) {
+  int raw = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(raw, 0);
+  {
+    UniqueFd fd(raw);
+    auto d = fd.dup();
+    ASSERT_TRUE(d);
+    EXPECT_NE(d->get(), raw);
+    EXPECT_GE(::fcntl(d->get(), F_GETFD), 0);
+    UniqueFd moved(std::move(fd));
+    EXPECT_EQ(moved.get(), raw);
+    EXPECT_EQ(fd.get(), -1);  // NOLINT: moved-from is empty
+  }
+  EXPECT_EQ(::fcntl(raw, F_GETFD), -1);  // closed
+  EXPECT_EQ(errno, EBADF);
+}
+
+TEST(Raii, MappingUnmaps) {
+  void* addr = nullptr;
+  {
+    auto m = Mapping::map(-1, 4096, PROT_READ, 0, "anon");  // fd -1 without MAP_ANONYMOUS fails
+    ASSERT_FALSE(m);
+    EXPECT_THAT(m.error().message(), HasSubstr("mmap anon len=4096 offset=0x0"));
+    void* p = ::mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    Mapping owned(p, 4096);
+    addr = owned.data();
+    Mapping other = std::move(owned);
+    EXPECT_EQ(other.data(), addr);
+    EXPECT_FALSE(owned);  // NOLINT
+    unsigned char v = 0;
+    EXPECT_EQ(::mincore(addr, 4096, &v), 0);  // still mapped
+  }
+  unsigned char v = 0;
+  EXPECT_EQ(::mincore(addr, 4096, &v), -1);  // unmapped
+  EXPECT_EQ(errno, ENOMEM);
+}
+
+TEST(Device, EngineStateNames) {
+  EXPECT_EQ(engine_state_name(NEURON_ENGINE_IDLE), "IDLE");
+  EXPECT_EQ(engine_state_name(NEURON_ENGINE_HALTED), "HALTED");
+  EXPECT_EQ(engine_state_name(9), "STATE_9");
+}

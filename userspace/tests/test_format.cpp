@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include "libneuron/decode.hpp"
+#include "libneuron/format.hpp"
+
+using namespace neuron;
+
+namespace {
+Record bytes(std::initializer_list<int> b) {
+  Record r;
+  std::size_t i = 0;
+  for (int v : b) r.bytes[i++] = static_cast<std::uint8_t>(v);
+  return r;
+}
+}  // namespace
+
+TEST(Format, JsonOfTpbErrorCarriesBothArms) {
+  // SEQUENCER_NONFATAL, metadata_lo 0x0835, header 0x9f, metadata_hi 0x005c1a42, ts 7
+  const Record r = bytes({0x09, 0x35, 0x08, 0x9f, 0x42, 0x1a, 0x5c, 0x00, 7, 0, 0, 0, 0, 0, 0, 0});
+  const auto j = to_json(decode(r));
+  EXPECT_EQ(j["type"], "TPB_ERROR");
+  EXPECT_EQ(j["kind"], "TPB_ERROR");
+  EXPECT_EQ(j["error"], "SEQUENCER_NONFATAL");
+  EXPECT_EQ(j["error_id"], 9);
+  EXPECT_EQ(j["fatal"], false);
+  EXPECT_EQ(j["metadata"], 0x005c1a420835ull);
+  EXPECT_EQ(j["sequencer"]["engine"], "POOL");
+  EXPECT_EQ(j["sequencer"]["program_counter"], 0x1a4);
+  EXPECT_EQ(j["sequencer"]["info_kind"], "DGE_BOUNDS");
+  EXPECT_EQ(j["timestamp_ps"], 7);
+  EXPECT_EQ(j["phase"], 1);
+  EXPECT_TRUE(j["text"].get<std::string>().find("DGE OOB") != std::string::npos);
+  // round-trips through text
+  EXPECT_EQ(nlohmann::json::parse(j.dump()), j);
+}
+
+TEST(Format, JsonOfTraceAndExplicit) {
+  const Record t = bytes({0x42, 0x00, 0xa0, 0x88, 0x02, 0x01, 0xef, 0xbe, 0, 0, 0, 0, 0, 0, 0, 0});
+  auto j = to_json(decode(t));
+  EXPECT_EQ(j["type"], "ACT_INST_START");
+  EXPECT_EQ(j["engine"], "ACT");
+  EXPECT_EQ(j["edge"], "start");
+  EXPECT_EQ(j["program_counter"], 0x42);
+  EXPECT_EQ(j["data_crc"], 0xbeef);
+  const Record e = bytes({0x02, 0x00, 0x30, 0x86, 0x01, 0x00, 0x34, 0x12, 0, 0, 0, 0, 0, 0, 0, 0});
+  j = to_json(decode(e));
+  EXPECT_EQ(j["debug_hint_extended"], 0x1234);
+  EXPECT_EQ(j["debug_hint"], 3);
+}
+
+TEST(Format, TimeFormatting) {
+  EXPECT_EQ(format_time(Timestamp{0}), "0.000000000");
+  EXPECT_EQ(format_time(Timestamp{1234567890123ull}), "1.234567890");
+  EXPECT_DOUBLE_EQ(Timestamp{2000000}.microseconds(), 2.0);
+}
+
+TEST(Format, DgeInvalidAndFpErrorsReadAsActions) {
+  // SEQUENCER_FATAL, metadata_lo {info_kind 6 DGE_INVALID, bc_reg 5} = 6 | 5 << 4 = 0x56,
+  // header 0x9f, metadata_hi {block 2, pc 9, info 0x01} = 2 | 9 << 4 | 1 << 16 = 0x00010092.
+  const Record r = bytes({0x0a, 0x56, 0x00, 0x9f, 0x92, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const std::string s = to_text(decode(r));
+  EXPECT_NE(s.find("DGE descriptor structurally invalid on POOL at pc 0x9"), std::string::npos) << s;
+  EXPECT_NE(s.find("engine halted; reset it"), std::string::npos) << s;
+}
+
+TEST(Format, NotificCauseNames) {
+  EXPECT_EQ(notific_cause_names(0), "none");
+  EXPECT_EQ(notific_cause_names(0x1), "THRESHOLD");
+  EXPECT_EQ(notific_cause_names(0x82), "DISABLED_QUEUE|BAD_HEAD");
+}
