@@ -27,8 +27,20 @@
  *                        set @dead. No user copy is done while it is held.
  *   neuron_device.lock   mutex: the queue table, queue registers, engine
  *                        submitters, the list of open files.
- *   neuron_device.irq_lock spinlock: interrupt counters; the only lock the
- *                        interrupt handlers take.
+ *   neuron_device.ev_lock spinlock: the event subscribers (open files),
+ *                        their event queues and the eventfds bound to
+ *                        queues. Taken by the interrupt threads, read(),
+ *                        poll() and, nested inside &neuron_device.lock,
+ *                        by queue teardown. Never held across a user copy
+ *                        or anything that sleeps.
+ *   neuron_device.irq_lock spinlock: interrupt counters. Taken alone, never
+ *                        nested with ev_lock.
+ *
+ * Interrupts are threaded (neuron_irq.c): the handlers run in process
+ * context but take only ev_lock and irq_lock, never rwsem or lock, so
+ * remove() may free them (free_irq() waits for a running thread) without
+ * deadlock. The per-file event queue has its own mutex, nfile->ev_read_lock,
+ * that only serialises readers of one file; it is taken before ev_lock.
  */
 #ifndef NEURON_DRV_H
 #define NEURON_DRV_H
@@ -82,6 +94,13 @@ struct neuron_nq_info;
 struct neuron_submit;
 struct neuron_engine_status;
 struct neuron_engine_id;
+struct neuron_feature_flags;
+struct neuron_nq_eventfd;
+struct neuron_evt_sem;
+struct neuron_throttle;
+struct neuron_event;
+struct eventfd_ctx;
+struct poll_table_struct;
 
 /**
  * struct neuron_nq - one software notification queue (seed 001 §4)
@@ -95,6 +114,9 @@ struct neuron_engine_id;
  * @alloc_size: bytes allocated (and mappable): PAGE_ALIGN(@size)
  * @flags:	NEURON_NQ_F_* from NEURON_IOC_NQ_INIT
  * @threshold:	records, 0 = off
+ * @overflow_base: OVERFLOW_COUNT when the queue was enabled (the device
+ *		counts since its reset; the ABI reports this queue's share)
+ * @drop_base:	DROP_COUNT when the queue was enabled, likewise
  * @live:	in the device's table and enabled; under &neuron_device.lock
  * @ring_maps:	VMAs mapping the ring (NEURON_IOC_NQ_DESTROY refuses if > 0)
  * @cpu_addr:	host ring: kernel address from dma_alloc_coherent()
@@ -111,6 +133,8 @@ struct neuron_nq {
 	u32 alloc_size;
 	u32 flags;
 	u32 threshold;
+	u32 overflow_base;
+	u32 drop_base;
 	u32 live;
 	atomic_t ring_maps;
 	void *cpu_addr;
@@ -163,7 +187,13 @@ struct neuron_vector {
  * @throttle_count: throttle edges seen
  * @fault_count: per NEURON_REG_FAULT_STATUS bit: faults seen
  * @spurious_count: interrupts with no status bit set
- * @waitq:	woken by every interrupt edge
+ * @notific_edges: per core: NOTIFIC summary edges handled (each one an event)
+ * @fault_edges: device fault edges handled (each one an event)
+ * @waitq:	woken by every interrupt edge and by remove() (read(), poll())
+ * @ev_lock:	guards @ev_files, every file's event queue and @nq_efd
+ * @ev_files:	open files receiving events (struct neuron_file.ev_node)
+ * @nq_efd:	per [core][queue]: eventfd signalled on the queue's threshold
+ *		interrupt (NEURON_IOC_NQ_EVENTFD), holding a reference, or NULL
  */
 struct neuron_device {
 	struct kref kref;
@@ -199,7 +229,13 @@ struct neuron_device {
 	u64 throttle_count;
 	u64 fault_count[NEURON_FAULT_BITS];
 	u64 spurious_count;
+	u64 notific_edges[NEURON_MAX_CORES];
+	u64 fault_edges;
 	wait_queue_head_t waitq;
+
+	spinlock_t ev_lock;		/* event queues, bound eventfds */
+	struct list_head ev_files;
+	struct eventfd_ctx *nq_efd[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 };
 
 /**
@@ -207,11 +243,23 @@ struct neuron_device {
  * @ndev:	device; the file holds a reference on it
  * @filp:	the VFS file, for its address_space when zapping mappings
  * @node:	in &neuron_device.files, under &neuron_device.lock
+ * @ev_node:	in &neuron_device.ev_files, under &neuron_device.ev_lock
+ * @ev_buf:	the file's event queue, NEURON_EVENT_QUEUE_LEN events
+ * @ev_head:	free-running index of the oldest queued event (ev_lock)
+ * @ev_tail:	free-running index of the next free slot (ev_lock)
+ * @ev_lost:	events dropped since the last one queued (ev_lock)
+ * @ev_read_lock: serialises read() calls on this file
  */
 struct neuron_file {
 	struct neuron_device *ndev;
 	struct file *filp;
 	struct list_head node;
+	struct list_head ev_node;
+	struct neuron_event *ev_buf;
+	u32 ev_head;
+	u32 ev_tail;
+	u32 ev_lost;
+	struct mutex ev_read_lock;	/* readers of this file */
 };
 
 /* ---- register access ---------------------------------------------------- */
@@ -266,6 +314,7 @@ int neuron_id_alloc(u32 *id);
 void neuron_id_publish(struct neuron_device *ndev);
 void neuron_id_free(u32 id);
 struct neuron_device *neuron_device_get_by_minor(unsigned int minor);
+struct neuron_device *neuron_device_get_next(unsigned long *id);
 dev_t neuron_devt(u32 id);
 struct class *neuron_class_get(void);
 
@@ -292,6 +341,7 @@ void neuron_nq_release_file(struct neuron_file *nfile);
 void neuron_nq_teardown_all(struct neuron_device *ndev);
 void neuron_nq_get(struct neuron_nq *nq);
 void neuron_nq_put(struct neuron_nq *nq);
+void neuron_nq_read_counts(struct neuron_nq *nq, u32 *overflow, u32 *drops);
 
 /* ---- neuron_mmap.c ------------------------------------------------------ */
 u64 neuron_mmap_cookie(enum neuron_cookie_type type, u32 core, u32 queue);
@@ -306,8 +356,30 @@ int neuron_engine_ioctl_status(struct neuron_file *nfile,
 			       struct neuron_engine_status *arg);
 int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 			      const struct neuron_engine_id *arg);
+int neuron_engine_ioctl_feature_flags(struct neuron_file *nfile,
+				      struct neuron_feature_flags *arg);
 void neuron_engine_release_file(struct neuron_file *nfile);
 void neuron_engine_forget_all(struct neuron_device *ndev);
+
+/* ---- neuron_evtsem.c ---------------------------------------------------- */
+int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg);
+
+/* ---- neuron_events.c ---------------------------------------------------- */
+int neuron_events_open(struct neuron_file *nfile);
+void neuron_events_release(struct neuron_file *nfile);
+ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
+			   loff_t *ppos);
+__poll_t neuron_events_poll(struct file *filp, struct poll_table_struct *wait);
+void neuron_events_deliver(struct neuron_device *ndev,
+			   const struct neuron_event *ev);
+int neuron_events_ioctl_eventfd(struct neuron_file *nfile,
+				const struct neuron_nq_eventfd *arg);
+void neuron_events_unbind_nq(struct neuron_device *ndev, u32 core, u32 queue);
+
+/* ---- neuron_genl.c ------------------------------------------------------ */
+int neuron_genl_register(void);
+void neuron_genl_unregister(void);
+void neuron_genl_event(const struct neuron_event *ev);
 
 /* ---- neuron_sysfs.c ----------------------------------------------------- */
 extern const struct attribute_group *neuron_attr_groups[];
@@ -315,5 +387,7 @@ extern const struct attribute_group *neuron_attr_groups[];
 /* ---- neuron_irq.c ------------------------------------------------------- */
 int neuron_irq_init(struct neuron_device *ndev);
 void neuron_irq_fini(struct neuron_device *ndev);
+int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
+			      const struct neuron_throttle *arg);
 
 #endif /* NEURON_DRV_H */

@@ -88,6 +88,10 @@ union neuron_ioctl_arg {
 	struct neuron_submit submit;
 	struct neuron_engine_status engine_status;
 	struct neuron_engine_id engine_id;
+	struct neuron_feature_flags feature_flags;
+	struct neuron_nq_eventfd nq_eventfd;
+	struct neuron_evt_sem evt_sem;
+	struct neuron_throttle throttle;
 };
 
 /**
@@ -117,6 +121,10 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
 	case NEURON_IOC_SUBMIT:
 	case NEURON_IOC_ENGINE_STATUS:
 	case NEURON_IOC_ENGINE_RESET:
+	case NEURON_IOC_FEATURE_FLAGS:
+	case NEURON_IOC_NQ_EVENTFD:
+	case NEURON_IOC_EVT_SEM:
+	case NEURON_IOC_THROTTLE:
 		break;
 	default:
 		return -ENOTTY;
@@ -147,8 +155,21 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
 	case NEURON_IOC_ENGINE_STATUS:
 		ret = neuron_engine_ioctl_status(nfile, &karg.engine_status);
 		break;
-	default: /* NEURON_IOC_ENGINE_RESET */
+	case NEURON_IOC_ENGINE_RESET:
 		ret = neuron_engine_ioctl_reset(nfile, &karg.engine_id);
+		break;
+	case NEURON_IOC_FEATURE_FLAGS:
+		ret = neuron_engine_ioctl_feature_flags(nfile,
+							&karg.feature_flags);
+		break;
+	case NEURON_IOC_NQ_EVENTFD:
+		ret = neuron_events_ioctl_eventfd(nfile, &karg.nq_eventfd);
+		break;
+	case NEURON_IOC_EVT_SEM:
+		ret = neuron_evtsem_ioctl(nfile, &karg.evt_sem);
+		break;
+	default: /* NEURON_IOC_THROTTLE */
+		ret = neuron_irq_ioctl_throttle(nfile, &karg.throttle);
 		break;
 	}
 	if (ret || !(_IOC_DIR(cmd) & _IOC_READ))
@@ -177,6 +198,8 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
  * @inode: the character device inode
  * @filp: the new file
  *
+ * Subscribes the file to interrupt-edge events (neuron_events.c).
+ *
  * Return: 0; -ENODEV if the device is gone or going; -ENOMEM.
  */
 static int neuron_open(struct inode *inode, struct file *filp)
@@ -200,6 +223,11 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	ret = neuron_enter(ndev);
 	if (ret)
 		goto err_free;
+	ret = neuron_events_open(nfile);
+	if (ret) {
+		neuron_exit(ndev);
+		goto err_free;
+	}
 	mutex_lock(&ndev->lock);
 	list_add_tail(&nfile->node, &ndev->files);
 	mutex_unlock(&ndev->lock);
@@ -224,8 +252,9 @@ err_put:
  * when it is released". The VFS calls this only once no VMA maps the file
  * any more. First the engines this file submitted to are reset (so none
  * keeps writing records), then each queue it owns is disabled, the disable
- * flushed with a register read, and its ring freed. After remove() all of
- * that was already done by neuron_remove().
+ * flushed with a register read, its eventfd unbound and its ring freed.
+ * After remove() all of that was already done by neuron_remove(). Last,
+ * the file's event queue is unsubscribed and freed.
  *
  * Return: 0.
  */
@@ -244,6 +273,7 @@ static int neuron_release(struct inode *inode, struct file *filp)
 	mutex_unlock(&ndev->lock);
 	up_read(&ndev->rwsem);
 
+	neuron_events_release(nfile);
 	kfree(nfile);
 	neuron_device_put(ndev);
 	return 0;
@@ -253,6 +283,8 @@ static const struct file_operations neuron_fops = {
 	.owner = THIS_MODULE,
 	.open = neuron_open,
 	.release = neuron_release,
+	.read = neuron_events_read,
+	.poll = neuron_events_poll,
 	.unlocked_ioctl = neuron_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = neuron_mmap,

@@ -10,6 +10,14 @@
  *   vm_flags_set()/vm_flags_clear()  6.3 made vma->vm_flags read-only;
  *                                    older kernels write the field.
  *   eventfd_signal(ctx)              6.8 dropped the count argument.
+ *   genl_info_dump(cb)->attrs        6.2 (split ops) moved a dump's parsed
+ *                                    attributes from genl_dumpit_info()
+ *                                    ->attrs into a struct genl_info.
+ *   struct genl_ops                  not wrapped: plain genl_ops with a
+ *                                    per-op .policy/.maxattr are accepted
+ *                                    by both (6.12 turns them into split
+ *                                    ops itself); pre_doit/post_doit,
+ *                                    whose types changed, are not used.
  *   class_create(owner, name)        6.4 dropped the owner argument. Not
  *                                    wrapped: the driver registers a static
  *                                    struct class with class_register(),
@@ -20,6 +28,7 @@
 
 #include <linux/eventfd.h>
 #include <linux/mm.h>
+#include <net/genetlink.h>
 
 #ifndef NEURON_HAVE_VM_FLAGS_SET
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
@@ -44,6 +53,22 @@ static inline void neuron_eventfd_signal(struct eventfd_ctx *ctx)
 	eventfd_signal(ctx);
 #else
 	eventfd_signal(ctx, 1);
+#endif
+}
+
+/**
+ * neuron_genl_dump_attrs() - the attributes a dump request carried
+ * @cb: the dump's callback state
+ *
+ * Return: the attribute table parsed with the operation's policy, indexed
+ * by attribute type.
+ */
+static inline struct nlattr **neuron_genl_dump_attrs(struct netlink_callback *cb)
+{
+#ifdef NEURON_HAVE_GENL_INFO_DUMP
+	return genl_info_dump(cb)->attrs;
+#else
+	return genl_dumpit_info(cb)->attrs;
 #endif
 }
 

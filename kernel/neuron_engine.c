@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Engines: program submission, status and reset (DESIGN.md §2 "Engines
- * execute instruction streams from per-engine queues in device memory",
- * §4 "submit instructions to an engine; engine status/reset";
+ * Engines: program submission, status and reset, and the host-owned
+ * NEURON_FEATURE_FLAGS register (DESIGN.md §2 "Engines execute instruction
+ * streams from per-engine queues in device memory", §4 "submit instructions
+ * to an engine; engine status/reset; feature flags get/set"; seed 000 §5a;
  * docs/device-model.md "Engines"; include/neuron/emu_isa.h).
  *
  * Each of a core's five engines (PE, ACT, POOL, DVE, SP) has a 64 KiB
@@ -224,6 +225,64 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 	mutex_lock(&ndev->lock);
 	neuron_engine_hw_reset(ndev, arg->core, arg->engine);
 	ndev->eng_owner[arg->core][arg->engine] = NULL;
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return 0;
+}
+
+/**
+ * neuron_engine_ioctl_feature_flags() - NEURON_IOC_FEATURE_FLAGS
+ * @nfile: the caller's file
+ * @arg: in: @core (< num_cores), @op (NEURON_FEATURE_OP_GET or _SET),
+ *	@flags (SET: NEURON_FEATURE_* bits, regs.h NEURON_FEATURE_MASK),
+ *	reserved fields zero; out: @flags, the PE engine's register (after
+ *	the write, for SET)
+ *
+ * NEURON_FEATURE_FLAGS is engine local register 38 (seed 000 §5a), owned by
+ * the host ("NRT is responsible for updating this"). SET writes the same
+ * value to NEURON_ENG_FEATURE_FLAGS of all five engines of the core, under
+ * &neuron_device.lock so two setters cannot interleave; GET reads the PE
+ * engine's copy (NEURON_ENGINE_PE), which SET keeps equal to the others.
+ * Bit 1 gates every DGE packet notification (seed 000 §3d, §5e). The sunda
+ * generation has no such register (seed 000 §9b). DESIGN.md §4 "feature
+ * flags get/set".
+ *
+ * Return: 0; -EINVAL (core out of range, unknown op, a flag outside
+ * NEURON_FEATURE_MASK, reserved nonzero); -EOPNOTSUPP (generation sunda);
+ * -ENODEV (device removed).
+ */
+int neuron_engine_ioctl_feature_flags(struct neuron_file *nfile,
+				      struct neuron_feature_flags *arg)
+{
+	static const char cmd[] = "FEATURE_FLAGS";
+	struct neuron_device *ndev = nfile->ndev;
+	u32 c = arg->core, e;
+	int ret;
+
+	if (c >= ndev->num_cores)
+		return neuron_bad_field(ndev, cmd, "core");
+	if (arg->op != NEURON_FEATURE_OP_GET && arg->op != NEURON_FEATURE_OP_SET)
+		return neuron_bad_field(ndev, cmd, "op");
+	if (arg->op == NEURON_FEATURE_OP_SET &&
+	    (arg->flags & ~NEURON_FEATURE_MASK))
+		return neuron_bad_field(ndev, cmd, "flags");
+	if (arg->reserved0 || arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+	if (ndev->gen == NEURON_GEN_SUNDA)
+		return -EOPNOTSUPP;
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	if (arg->op == NEURON_FEATURE_OP_SET) {
+		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+			neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_FEATURE_FLAGS),
+				  arg->flags);
+	}
+	/* also flushes the posted writes of SET */
+	arg->flags = neuron_rd(ndev, NEURON_ENG_REG(c, NEURON_ENGINE_PE,
+						    NEURON_ENG_FEATURE_FLAGS));
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
 	return 0;

@@ -10,15 +10,34 @@
  * in /proc/interrupts.
  *
  * A handler reads its status register, writes the bits back to clear them
- * (W1C), counts each cause under &neuron_device.irq_lock (the only lock the
- * interrupt path takes) and wakes &neuron_device.waitq. The core handler
- * also clears and counts THRESHOLD_STATUS (bit per queue that reached its
- * threshold; the device re-arms a threshold when the consumer moves HEAD).
- * A status of all ones means the function is gone and is not counted.
- * Later issues add eventfd, poll and netlink delivery on top of the counts.
+ * (W1C), counts each cause under &neuron_device.irq_lock and turns each
+ * nonzero status it read into one struct neuron_event, delivered three ways
+ * (DESIGN.md §4): to every open file's event queue and to the eventfds
+ * bound to queues whose threshold was reached (neuron_events.c), and as a
+ * generic netlink multicast (neuron_genl.c). The core handler also clears
+ * and counts THRESHOLD_STATUS (bit per queue that reached its threshold;
+ * the device re-arms a threshold when the consumer moves HEAD). A status of
+ * all ones means the function is gone and is not counted.
+ *
+ * Threaded handlers. The handlers are the thread functions of
+ * request_threaded_irq() with the default primary handler (IRQF_ONESHOT),
+ * so all of the above runs in process context: the netlink message is
+ * allocated with GFP_KERNEL and sent with no risk of freeing an skb in hard
+ * interrupt context, and a burst of edges (one per record in a backpressure
+ * or disabled-queue storm) costs a thread wake-up instead of hard-IRQ time
+ * with interrupts off. Nothing is lost meanwhile: the device latches causes
+ * in its status registers until cleared, and an edge raised while the
+ * thread runs makes it run again. Latency does not matter here: interrupts
+ * carry only error, overflow, threshold and throttle edges; completions are
+ * polled from the rings (seed 001 §1, §5). The threads take only irq_lock
+ * and ev_lock (neuron.h), never the rwsem or &neuron_device.lock, so
+ * remove() can free them while holding neither.
  */
 #include <linux/interrupt.h>
+#include <linux/ktime.h>
 #include <linux/pci.h>
+
+#include <uapi/linux/neuron.h>
 
 #include "neuron.h"
 
@@ -38,17 +57,29 @@ static void neuron_irq_count_spurious(struct neuron_device *ndev)
 	spin_unlock(&ndev->irq_lock);
 }
 
+/* Deliver one handled edge: files, eventfds, then netlink. */
+static void neuron_irq_deliver(struct neuron_device *ndev,
+			       struct neuron_event *ev)
+{
+	ev->timestamp_ns = ktime_get_ns();
+	ev->device = ndev->id;
+	neuron_events_deliver(ndev, ev);
+	neuron_genl_event(ev);
+}
+
 /*
  * Core vector: tpb_notific_intr_0..8. INTR_STATUS is cleared before
  * THRESHOLD_STATUS is read, so a threshold hit racing with the handler is
  * either seen now or raises intr_0 again. The status is read again after
- * clearing, in case a cause arrived meanwhile without a new edge.
+ * clearing, in case a cause arrived meanwhile without a new edge; each
+ * nonzero read is one edge and one event.
  */
 static irqreturn_t neuron_irq_core(int irq, void *data)
 {
 	struct neuron_vector *vec = data;
 	struct neuron_device *ndev = vec->ndev;
 	u32 core = vec->index;
+	struct neuron_event ev;
 	unsigned long status, thr;
 	unsigned int bit, loop;
 	u32 val;
@@ -62,30 +93,52 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 			  status);
 
 		thr = neuron_rd(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_THRESHOLD_STATUS));
+		if (neuron_irq_gone(thr))
+			thr = 0;
 		thr &= NEURON_SW_QUEUE_MASK;
 		if (thr)
 			neuron_wr(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_THRESHOLD_STATUS),
 				  thr);
+
+		memset(&ev, 0, sizeof(ev));
+		ev.core = core;
+		ev.edge = NEURON_EDGE_NOTIFIC;
+		ev.cause = status;
+		ev.queues = thr;
+		/*
+		 * A threshold hit between the two reads shows in @thr now and
+		 * in the next INTR_STATUS read: name its cause here too, so
+		 * an event with @queues always has the THRESHOLD bit.
+		 */
+		if (thr)
+			ev.cause |= BIT(NEURON_NOTIFIC_INTR_THRESHOLD);
 
 		spin_lock(&ndev->irq_lock);
 		for_each_set_bit(bit, &status, NEURON_NOTIFIC_INTR_BITS)
 			ndev->intr_count[core][bit]++;
 		for_each_set_bit(bit, &thr, NEURON_NUM_SW_QUEUES)
 			ndev->threshold_count[core][bit]++;
+		ev.count = ++ndev->notific_edges[core];
 		spin_unlock(&ndev->irq_lock);
+
+		neuron_irq_deliver(ndev, &ev);
 	}
 	if (!loop) {
 		neuron_irq_count_spurious(ndev);
 		return IRQ_NONE;
 	}
-	wake_up_all(&ndev->waitq);
 	return IRQ_HANDLED;
 }
 
+/*
+ * Throttle vector: the device fires it on every THROTTLE instruction and
+ * latches bit 0 of THROTTLE_STATUS (docs/device-model.md "Interrupts").
+ */
 static irqreturn_t neuron_irq_throttle(int irq, void *data)
 {
 	struct neuron_vector *vec = data;
 	struct neuron_device *ndev = vec->ndev;
+	struct neuron_event ev;
 	u32 status;
 
 	status = neuron_rd(ndev, NEURON_REG_THROTTLE_STATUS);
@@ -95,11 +148,15 @@ static irqreturn_t neuron_irq_throttle(int irq, void *data)
 	}
 	neuron_wr(ndev, NEURON_REG_THROTTLE_STATUS, status);
 
+	memset(&ev, 0, sizeof(ev));
+	ev.edge = NEURON_EDGE_THROTTLE;
+	ev.cause = status;
+
 	spin_lock(&ndev->irq_lock);
-	ndev->throttle_count++;
+	ev.count = ++ndev->throttle_count;
 	spin_unlock(&ndev->irq_lock);
 
-	wake_up_all(&ndev->waitq);
+	neuron_irq_deliver(ndev, &ev);
 	return IRQ_HANDLED;
 }
 
@@ -107,6 +164,7 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 {
 	struct neuron_vector *vec = data;
 	struct neuron_device *ndev = vec->ndev;
+	struct neuron_event ev;
 	unsigned long status;
 	unsigned int bit;
 
@@ -117,13 +175,18 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 	}
 	neuron_wr(ndev, NEURON_REG_FAULT_STATUS, status);
 
+	memset(&ev, 0, sizeof(ev));
+	ev.edge = NEURON_EDGE_FAULT;
+	ev.cause = status;
+
 	spin_lock(&ndev->irq_lock);
 	for_each_set_bit(bit, &status, NEURON_FAULT_BITS)
 		ndev->fault_count[bit]++;
+	ev.count = ++ndev->fault_edges;
 	spin_unlock(&ndev->irq_lock);
 
 	dev_warn_ratelimited(&ndev->pdev->dev, "device fault %#lx\n", status);
-	wake_up_all(&ndev->waitq);
+	neuron_irq_deliver(ndev, &ev);
 	return IRQ_HANDLED;
 }
 
@@ -167,12 +230,14 @@ static void neuron_irq_free_vectors(struct neuron_device *ndev)
  * @ndev: device, BAR0 mapped, @id and @num_cores known
  *
  * Allocates exactly NEURON_MSIX_VECTORS(cores) MSI-X vectors (DESIGN.md §2:
- * one per core, throttle, fault), requests each, then unmasks every NOTIFIC
- * cause and device fault at the device. The throttle source is armed later
- * by its own ioctl (NEURON_REG_THROTTLE_CTRL), not here.
+ * one per core, throttle, fault), requests each as a threaded interrupt
+ * (see the top of this file), then unmasks every NOTIFIC cause
+ * (INTR_MASK = NEURON_NOTIFIC_INTR_MASK_ALL; its reset value is 0) and the
+ * device faults (FAULT_MASK). The throttle edge needs no mask; its records
+ * are armed by NEURON_IOC_THROTTLE (NEURON_REG_THROTTLE_CTRL), not here.
  *
  * Return: 0, or the error of pci_alloc_irq_vectors() (e.g. -ENOSPC when
- * the device offers fewer vectors) or request_irq().
+ * the device offers fewer vectors) or request_threaded_irq().
  */
 int neuron_irq_init(struct neuron_device *ndev)
 {
@@ -211,7 +276,8 @@ int neuron_irq_init(struct neuron_device *ndev)
 		ret = pci_irq_vector(pdev, i);
 		if (ret < 0)
 			goto err;
-		ret = request_irq(ret, handler, 0, vec->name, vec);
+		ret = request_threaded_irq(ret, NULL, handler, IRQF_ONESHOT,
+					   vec->name, vec);
 		if (ret) {
 			dev_err(&pdev->dev, "cannot request IRQ %s: %d\n",
 				vec->name, ret);
@@ -233,10 +299,50 @@ err:
  * @ndev: device, BAR0 still mapped
  *
  * After this no handler runs or will run (free_irq() waits for running
- * ones), so the BARs may be unmapped and the device freed.
+ * ones, threads included), so the BARs may be unmapped and the device
+ * freed. Called with neither &neuron_device.rwsem nor &neuron_device.lock
+ * held.
  */
 void neuron_irq_fini(struct neuron_device *ndev)
 {
 	neuron_irq_mask_all(ndev);
 	neuron_irq_free_vectors(ndev);
+}
+
+/**
+ * neuron_irq_ioctl_throttle() - NEURON_IOC_THROTTLE: arm throttle records
+ * @nfile: the caller's file
+ * @arg: @enable 1 to arm, 0 to disarm; reserved fields zero
+ *
+ * Sets or clears bit 0 of NEURON_REG_THROTTLE_CTRL. Armed, each THROTTLE
+ * assertion also writes an ERROR (0x03) interrupt-form record of group
+ * THROTTLE to the throttle class queue, NUM4 by default (seed 001 §2
+ * ndl_enable_throttling_notifications, §4.1; docs/device-model.md). The
+ * throttle edge itself is handled and counted either way. The setting is
+ * device-wide and stays until changed (it does not belong to the file).
+ *
+ * Return: 0; -EINVAL (@enable not 0 or 1, reserved nonzero); -ENODEV
+ * (device removed).
+ */
+int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
+			      const struct neuron_throttle *arg)
+{
+	static const char cmd[] = "THROTTLE";
+	struct neuron_device *ndev = nfile->ndev;
+	int ret;
+
+	if (arg->enable > 1)
+		return neuron_bad_field(ndev, cmd, "enable");
+	if (arg->reserved0 || arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	neuron_wr(ndev, NEURON_REG_THROTTLE_CTRL, arg->enable);
+	neuron_rd(ndev, NEURON_REG_THROTTLE_CTRL);	/* flush */
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return 0;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * neuron.ko module entry: the "neuron" device class, the character device
- * region of /dev/neuronN, the instance-number allocator and the PCI driver
- * registration (DESIGN.md §4).
+ * region of /dev/neuronN, the instance-number allocator (also the device
+ * list the generic netlink dumps walk), the generic netlink family and the
+ * PCI driver registration (DESIGN.md §4).
  */
 #include <linux/device.h>
 #include <linux/fs.h>
@@ -81,6 +82,30 @@ struct neuron_device *neuron_device_get_by_minor(unsigned int minor)
 }
 
 /**
+ * neuron_device_get_next() - reference the bound device with the lowest
+ *	instance number >= *@id, for walking all devices
+ * @id: in: the first number to look at; out: the number found
+ *
+ * The generic netlink dumps walk the devices with this, one reference at a
+ * time, so a device removed meanwhile is either skipped (its number is gone
+ * from the table) or stays allocated until neuron_device_put(); callers
+ * still check it is not dead (neuron_enter()) before touching hardware.
+ *
+ * Return: the device with a new reference, or NULL when there is none.
+ */
+struct neuron_device *neuron_device_get_next(unsigned long *id)
+{
+	struct neuron_device *ndev;
+
+	xa_lock(&neuron_devices);
+	ndev = xa_find(&neuron_devices, id, NEURON_MAX_DEVICES - 1, XA_PRESENT);
+	if (ndev)
+		kref_get(&ndev->kref);
+	xa_unlock(&neuron_devices);
+	return ndev;
+}
+
+/**
  * neuron_devt() - device number of /dev/neuron<@id>
  * @id: instance number
  *
@@ -114,11 +139,18 @@ static int __init neuron_init(void)
 	if (ret)
 		goto err_region;
 
-	ret = pci_register_driver(&neuron_pci_driver);
+	/* before any device can raise an event */
+	ret = neuron_genl_register();
 	if (ret)
 		goto err_class;
+
+	ret = pci_register_driver(&neuron_pci_driver);
+	if (ret)
+		goto err_genl;
 	return 0;
 
+err_genl:
+	neuron_genl_unregister();
 err_class:
 	class_unregister(&neuron_class);
 err_region:
@@ -128,7 +160,9 @@ err_region:
 
 static void __exit neuron_exit_module(void)
 {
+	/* every device is removed, its interrupt threads freed, first */
 	pci_unregister_driver(&neuron_pci_driver);
+	neuron_genl_unregister();
 	class_unregister(&neuron_class);
 	unregister_chrdev_region(neuron_devt_base, NEURON_MAX_DEVICES);
 	WARN_ON(!xa_empty(&neuron_devices));

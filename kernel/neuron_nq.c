@@ -191,6 +191,36 @@ static void neuron_nq_hw_enable(struct neuron_nq *nq)
 		  BIT(q));
 
 	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_QUEUE_ENABLE, q, true);
+
+	/* the device's counters run since its reset, not since this enable */
+	nq->overflow_base = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_OVERFLOW_COUNT));
+	nq->drop_base = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_DROP_COUNT));
+}
+
+/**
+ * neuron_nq_read_counts() - a live queue's overflow and drop counts
+ * @nq: queue, live; called with &neuron_device.lock held on a live device
+ * @overflow: out: records overwritten unread (ignore-full) since the queue
+ *	was made
+ * @drops: out: records dropped (DMA write error) since the queue was made
+ *
+ * The device's OVERFLOW_COUNT and DROP_COUNT count since device reset and
+ * survive a queue's disable and re-enable (docs/device-model.md), and a
+ * disabled queue's DROP_COUNT counts records routed to it while nobody owned
+ * it. The counts reported for a queue (NEURON_IOC_NQ_INFO, generic netlink
+ * GET_NQ) are therefore differences from the values read when it was
+ * enabled, in u32 arithmetic like the registers.
+ */
+void neuron_nq_read_counts(struct neuron_nq *nq, u32 *overflow, u32 *drops)
+{
+	struct neuron_device *ndev = nq->ndev;
+	u32 c = nq->core, q = nq->queue;
+
+	lockdep_assert_held(&ndev->lock);
+	*overflow = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_OVERFLOW_COUNT)) -
+		    nq->overflow_base;
+	*drops = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_DROP_COUNT)) -
+		 nq->drop_base;
 }
 
 /* Disable a queue and make sure the device has seen it (posted write). */
@@ -204,7 +234,8 @@ static void neuron_nq_hw_disable(struct neuron_device *ndev, u32 core,
 
 /*
  * Take a live queue out of service: disable it (unless the device is
- * already quiesced), unlink it and drop the table's reference.
+ * already quiesced), unbind its eventfd, unlink it and drop the table's
+ * reference.
  */
 static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 {
@@ -213,6 +244,7 @@ static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 	lockdep_assert_held(&ndev->lock);
 	if (hw)
 		neuron_nq_hw_disable(ndev, nq->core, nq->queue);
+	neuron_events_unbind_nq(ndev, nq->core, nq->queue);
 	nq->live = 0;
 	ndev->nq[nq->core][nq->queue] = NULL;
 	neuron_nq_put(nq);
@@ -377,7 +409,8 @@ int neuron_nq_ioctl_destroy(struct neuron_file *nfile,
  * @arg: in: @core, @queue of a queue this file made, reserved zero;
  *	out: @head, @tail (free-running record counts), @phase (of the next
  *	record), @size (bytes), @flags, @threshold (records),
- *	@overflow_count, @drop_count (records)
+ *	@overflow_count, @drop_count (records, since the queue was made:
+ *	neuron_nq_read_counts())
  *
  * Reads the queue descriptor (regs.h NEURON_NQ_*; seed 001 §4 head_ptr /
  * tail_ptr); DESIGN.md §4 "NQ info".
@@ -391,6 +424,7 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
 	struct neuron_device *ndev = nfile->ndev;
 	struct neuron_nq *nq;
 	u32 c = arg->core, q = arg->queue;
+	u32 overflow, drops;
 	int ret;
 
 	ret = neuron_nq_check_id(ndev, cmd, c, q);
@@ -412,10 +446,9 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
 		arg->size = nq->size;
 		arg->flags = nq->flags;
 		arg->threshold = nq->threshold;
-		arg->overflow_count =
-			neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_OVERFLOW_COUNT));
-		arg->drop_count =
-			neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_DROP_COUNT));
+		neuron_nq_read_counts(nq, &overflow, &drops);
+		arg->overflow_count = overflow;
+		arg->drop_count = drops;
 	} else {
 		ret = -ENOENT;
 	}

@@ -193,6 +193,8 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_LIST_HEAD(&ndev->files);
 	spin_lock_init(&ndev->irq_lock);
 	init_waitqueue_head(&ndev->waitq);
+	spin_lock_init(&ndev->ev_lock);
+	INIT_LIST_HEAD(&ndev->ev_files);
 
 	ret = neuron_pci_map(ndev);
 	if (ret)
@@ -252,7 +254,9 @@ err_put:
  * DESIGN.md §4 "Unbind/surprise removal": new opens fail, calls on open
  * files return -ENODEV, user mappings are zapped (later accesses get
  * SIGBUS), the device is quiesced with a global RESET, every queue is torn
- * down and the interrupts are freed before the BARs are unmapped.
+ * down (unbinding its eventfd) and the interrupts are freed before the BARs
+ * are unmapped; then readers blocked in read() or poll() are woken (events
+ * already queued can still be read, then read() fails with -ENODEV).
  */
 static void neuron_remove(struct pci_dev *pdev)
 {
@@ -261,7 +265,7 @@ static void neuron_remove(struct pci_dev *pdev)
 	neuron_cdev_unregister(ndev);
 
 	down_write(&ndev->rwsem);
-	ndev->dead = 1;
+	WRITE_ONCE(ndev->dead, 1);	/* also read locklessly by read()/poll() */
 	up_write(&ndev->rwsem);
 
 	/* No ioctl, mmap or fault touches the device from here on. */
@@ -273,6 +277,7 @@ static void neuron_remove(struct pci_dev *pdev)
 	mutex_unlock(&ndev->lock);
 
 	neuron_irq_fini(ndev);
+	/* blocked read() and poll() see @dead now and return */
 	wake_up_all(&ndev->waitq);
 
 	pci_set_drvdata(pdev, NULL);

@@ -9,8 +9,19 @@
  *   intr_counts   one line per core, "core<c>" then the edges counted for
  *                 each tpb_notific_intr_0..8 cause; then "throttle <n>",
  *                 "spurious <n>"
+ *   threshold_counts  one line per core, "core<c>" then, for each queue
+ *                 0..9, the THRESHOLD_STATUS bits seen (threshold
+ *                 interrupts, each also signals the queue's eventfd)
+ *   edge_counts   the interrupt edges handled, i.e. the events delivered
+ *                 (struct neuron_event.count): one line per core
+ *                 "core<c> <n>" (NOTIFIC), then "throttle <n>", "fault <n>"
+ *   fault_counts  device faults by NEURON_REG_FAULT_STATUS bit:
+ *                 "dma_error <n>", "intr_storm <n>"
+ *
+ * The counters count since probe (DESIGN.md §4 "count every edge").
  */
 #include <linux/device.h>
+#include <linux/log2.h>
 #include <linux/sysfs.h>
 
 #include "neuron.h"
@@ -64,9 +75,74 @@ static ssize_t intr_counts_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(intr_counts);
 
+static ssize_t threshold_counts_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u64 counts[NEURON_NUM_SW_QUEUES];
+	unsigned long flags;
+	int len = 0;
+	u32 c, q;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		spin_lock_irqsave(&ndev->irq_lock, flags);
+		memcpy(counts, ndev->threshold_count[c], sizeof(counts));
+		spin_unlock_irqrestore(&ndev->irq_lock, flags);
+		len += sysfs_emit_at(buf, len, "core%u", c);
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++)
+			len += sysfs_emit_at(buf, len, " %llu", counts[q]);
+		len += sysfs_emit_at(buf, len, "\n");
+	}
+	return len;
+}
+static DEVICE_ATTR_RO(threshold_counts);
+
+static ssize_t edge_counts_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u64 edges, throttle, faults;
+	unsigned long flags;
+	int len = 0;
+	u32 c;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		spin_lock_irqsave(&ndev->irq_lock, flags);
+		edges = ndev->notific_edges[c];
+		spin_unlock_irqrestore(&ndev->irq_lock, flags);
+		len += sysfs_emit_at(buf, len, "core%u %llu\n", c, edges);
+	}
+	spin_lock_irqsave(&ndev->irq_lock, flags);
+	throttle = ndev->throttle_count;
+	faults = ndev->fault_edges;
+	spin_unlock_irqrestore(&ndev->irq_lock, flags);
+	len += sysfs_emit_at(buf, len, "throttle %llu\nfault %llu\n",
+			     throttle, faults);
+	return len;
+}
+static DEVICE_ATTR_RO(edge_counts);
+
+static ssize_t fault_counts_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u64 dma, storm;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ndev->irq_lock, flags);
+	dma = ndev->fault_count[ilog2(NEURON_FAULT_DMA_ERROR)];
+	storm = ndev->fault_count[ilog2(NEURON_FAULT_INTR_STORM)];
+	spin_unlock_irqrestore(&ndev->irq_lock, flags);
+	return sysfs_emit(buf, "dma_error %llu\nintr_storm %llu\n", dma, storm);
+}
+static DEVICE_ATTR_RO(fault_counts);
+
 static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
 	&dev_attr_intr_counts.attr,
+	&dev_attr_threshold_counts.attr,
+	&dev_attr_edge_counts.attr,
+	&dev_attr_fault_counts.attr,
 	NULL,
 };
 

@@ -46,7 +46,7 @@ if [ -n "$summary" ]; then
 	nfail=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$summary")
 	passed=$((passed + total - nfail))
 	failed=$((failed + nfail))
-	grep -E '\*\*\*Failed|Exception|Timeout' "$build/ctest.log" || true
+	grep -E '\*\*\*(Failed|Exception|Timeout)' "$build/ctest.log" || true
 	echo "check: host ctest: $summary ($(($(date +%s) - ts)) s)"
 else
 	tail -20 "$build/ctest.log"
@@ -72,16 +72,23 @@ count_tap() {
 payload=$build/vm-payload
 rm -rf "$payload"
 mkdir -p "$payload/tests" "$payload/devtests"
-cp "$build/selftests/nq_test" "$payload/tests/"
+cp "$build/selftests/nq_test" "$build/selftests/dge_test" "$payload/tests/"
 cp "$build/selftests/devtest" "$payload/devtests/"
-cp selftests/vm/guest-tests.sh "$payload/"
+cp selftests/vm/guest-tests.sh selftests/vm/guest-sunda.sh "$payload/"
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
 	--timeout 1200 -- /opt/neuron/guest-tests.sh >/dev/null 2>&1
 count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $?
 
-# 3. VM: device-model tests with fault injection and gen=sunda (config B)
+# 3. VM: generation sunda (no DGE path, no feature-flag register)
+ts=$(date +%s)
+NEURON_VM_LOG=$build/vm/sunda.log selftests/vm/run-vm.sh --qemu "$qemu" \
+	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
+	--device gen=sunda --timeout 600 -- /opt/neuron/guest-sunda.sh >/dev/null 2>&1
+count_tap "VM sunda ($(($(date +%s) - ts)) s)" "$build/vm/sunda.log" $?
+
+# 4. VM: device-model tests with fault injection and gen=sunda (config B)
 ts=$(date +%s)
 QEMU=$qemu VMLINUZ=$kernel emulator/tests/run-devtest.sh B >/dev/null 2>&1
 count_tap "VM device faults ($(($(date +%s) - ts)) s)" "$build/vm/devtest-B.log" $?

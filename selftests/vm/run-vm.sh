@@ -58,15 +58,19 @@ mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,opt/neuron,lib/neuron,usr/share/misc
 
 cp /bin/busybox "$root/bin/busybox"
 
-# copy_with_libs FILE DESTDIR: the binary and every shared library it links,
-# at their host paths, so the dynamic loader finds them in the guest.
+# copy_with_libs FILE DESTDIR: the binary and every shared library it links.
+# Libraries go to the loader's default directory (a build tree's RUNPATH may
+# point under /tmp, which the guest mounts over); the loader keeps its path.
 copy_with_libs() {
-	local f=$1 dest=$2 lib
+	local f=$1 dest=$2 lib to
 	cp "$f" "$dest/"
+	mkdir -p "$root/lib/x86_64-linux-gnu" "$root/lib64"
 	for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' | sort -u); do
-		[ -e "$root$lib" ] && continue
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
+		case $lib in
+		*/ld-linux*) to=$root$lib ;;
+		*) to=$root/lib/x86_64-linux-gnu/$(basename "$lib") ;;
+		esac
+		[ -e "$to" ] || cp -L "$lib" "$to"
 	done
 }
 # lspci -vv for the device's MSI-X capability, with the IDs database

@@ -118,8 +118,10 @@ struct neuron_nq_id {
  * @size:		ring bytes
  * @flags:		NEURON_NQ_F_* the queue was made with
  * @threshold:		records
- * @overflow_count:	records overwritten unread (ignore-full)
- * @drop_count:		records dropped (queue disabled, DMA error)
+ * @overflow_count:	records overwritten unread (ignore-full), since
+ *			NEURON_IOC_NQ_INIT
+ * @drop_count:		records dropped (DMA error), since NEURON_IOC_NQ_INIT
+ *			(records routed to a disabled queue are nobody's)
  * Errors: -EINVAL, -ENOENT (queue not initialised by this file).
  */
 struct neuron_nq_info {

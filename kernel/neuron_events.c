@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Interrupt-edge events for userspace: the per-file event queue behind
+ * read() and poll() of /dev/neuronN, and the eventfds bound to queues
+ * (seed 001 §1, §5.1, §6; DESIGN.md §4 "MSI-X: handlers ... wake poll()ers,
+ * signal bound eventfds"; include/uapi/linux/neuron.h "Events",
+ * NEURON_IOC_NQ_EVENTFD).
+ *
+ * Every edge the interrupt threads handle (neuron_irq.c) becomes one struct
+ * neuron_event, handed to neuron_events_deliver(), which
+ *  - appends it to the event queue of every open file: a ring of
+ *    NEURON_EVENT_QUEUE_LEN events. A full ring keeps its oldest events and
+ *    counts the new one as lost; the next event queued carries the count in
+ *    @lost ("events this file dropped just before this one");
+ *  - for a NOTIFIC edge, signals (adds 1 to) the eventfd bound to each queue
+ *    whose THRESHOLD_STATUS bit the edge carried, so a reaper thread can
+ *    sleep on the eventfd instead of spinning on the ring (seed 001 §5.1);
+ *  - wakes &neuron_device.waitq (read() and poll()).
+ * The generic netlink copy is sent by the caller (neuron_genl.c).
+ *
+ * All of it runs under &neuron_device.ev_lock, a spinlock: the interrupt
+ * thread holds no other lock, and eventfd_signal() may be called with a
+ * spinlock held. Bound eventfds hold a context reference (eventfd_ctx_fdget)
+ * that is dropped when the binding is replaced or removed, when the queue is
+ * torn down (destroy, release of the owning file, remove()).
+ */
+#include <linux/eventfd.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <uapi/linux/neuron.h>
+
+#include "neuron.h"
+#include "neuron_compat.h"
+
+/* The ring indices are free-running; the length must be a power of two. */
+#define NEURON_EV_MASK	(NEURON_EVENT_QUEUE_LEN - 1)
+
+/**
+ * neuron_events_open() - give a new file its event queue and subscribe it
+ * @nfile: the file being opened; @ndev set
+ *
+ * Events of edges handled from now on are queued for the file.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int neuron_events_open(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+
+	BUILD_BUG_ON(!is_power_of_2(NEURON_EVENT_QUEUE_LEN));
+	nfile->ev_buf = kvcalloc(NEURON_EVENT_QUEUE_LEN, sizeof(*nfile->ev_buf),
+				 GFP_KERNEL);
+	if (!nfile->ev_buf)
+		return -ENOMEM;
+	mutex_init(&nfile->ev_read_lock);
+
+	spin_lock(&ndev->ev_lock);
+	list_add_tail(&nfile->ev_node, &ndev->ev_files);
+	spin_unlock(&ndev->ev_lock);
+	return 0;
+}
+
+/**
+ * neuron_events_release() - unsubscribe a closing file, free its queue
+ * @nfile: the file, subscribed by neuron_events_open()
+ *
+ * After this no interrupt thread touches the file's queue (the thread
+ * walks the subscribers under &neuron_device.ev_lock).
+ */
+void neuron_events_release(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+
+	spin_lock(&ndev->ev_lock);
+	list_del(&nfile->ev_node);
+	spin_unlock(&ndev->ev_lock);
+	mutex_destroy(&nfile->ev_read_lock);
+	kvfree(nfile->ev_buf);
+	nfile->ev_buf = NULL;
+}
+
+/* Queue @ev for one file; called with &neuron_device.ev_lock held. */
+static void neuron_events_push(struct neuron_file *nfile,
+			       const struct neuron_event *ev)
+{
+	struct neuron_event *slot;
+
+	if (nfile->ev_tail - nfile->ev_head >= NEURON_EVENT_QUEUE_LEN) {
+		/* full: keep the oldest, count this one (UAPI "Events") */
+		if (nfile->ev_lost < U32_MAX)
+			nfile->ev_lost++;
+		return;
+	}
+	slot = &nfile->ev_buf[nfile->ev_tail & NEURON_EV_MASK];
+	*slot = *ev;
+	slot->lost = nfile->ev_lost;
+	nfile->ev_lost = 0;
+	nfile->ev_tail++;
+}
+
+/**
+ * neuron_events_deliver() - hand one interrupt edge to files and eventfds
+ * @ndev: device
+ * @ev: the edge, fully filled in except @lost (per file)
+ *
+ * Called by the interrupt threads of neuron_irq.c, once per handled edge,
+ * with no lock held. Queues @ev for every open file, signals the eventfds
+ * bound to the queues in @ev->queues (NOTIFIC edges: THRESHOLD_STATUS
+ * bits), and wakes read() and poll() (seed 001 §5.1, §6; DESIGN.md §4).
+ * Never sleeps.
+ */
+void neuron_events_deliver(struct neuron_device *ndev,
+			   const struct neuron_event *ev)
+{
+	unsigned long queues = ev->queues;
+	struct neuron_file *nfile;
+	unsigned int q;
+
+	spin_lock(&ndev->ev_lock);
+	list_for_each_entry(nfile, &ndev->ev_files, ev_node)
+		neuron_events_push(nfile, ev);
+	if (ev->edge == NEURON_EDGE_NOTIFIC && ev->core < ndev->num_cores) {
+		for_each_set_bit(q, &queues, NEURON_NUM_SW_QUEUES) {
+			struct eventfd_ctx *ctx = ndev->nq_efd[ev->core][q];
+
+			if (ctx)
+				neuron_eventfd_signal(ctx);
+		}
+	}
+	spin_unlock(&ndev->ev_lock);
+	wake_up_all(&ndev->waitq);
+}
+
+/* Whether the file has an event to read. */
+static bool neuron_events_pending(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	bool ret;
+
+	spin_lock(&ndev->ev_lock);
+	ret = nfile->ev_tail != nfile->ev_head;
+	spin_unlock(&ndev->ev_lock);
+	return ret;
+}
+
+/*
+ * Copy the oldest event out, leaving it queued; false if there is none.
+ * Only readers (serialised by ev_read_lock) move ev_head, so the event
+ * stays the oldest until neuron_events_consume().
+ */
+static bool neuron_events_peek(struct neuron_file *nfile,
+			       struct neuron_event *ev)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	bool ret;
+
+	spin_lock(&ndev->ev_lock);
+	ret = nfile->ev_tail != nfile->ev_head;
+	if (ret)
+		*ev = nfile->ev_buf[nfile->ev_head & NEURON_EV_MASK];
+	spin_unlock(&ndev->ev_lock);
+	return ret;
+}
+
+static void neuron_events_consume(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+
+	spin_lock(&ndev->ev_lock);
+	nfile->ev_head++;
+	spin_unlock(&ndev->ev_lock);
+}
+
+/* remove() ran; @dead is read without the rwsem, as a wake-up condition. */
+static bool neuron_events_dead(struct neuron_device *ndev)
+{
+	return READ_ONCE(ndev->dead);
+}
+
+/**
+ * neuron_events_read() - read() of /dev/neuronN: whole struct neuron_event
+ * @filp: the open file
+ * @buf: user buffer
+ * @len: its size in bytes; at least sizeof(struct neuron_event)
+ * @ppos: unused (the file is not seekable)
+ *
+ * Returns as many whole events as fit in @len, oldest first, and at least
+ * one: it blocks until one is queued unless the file is O_NONBLOCK (UAPI
+ * "Events"). Events already queued are still returned after remove(); then
+ * the call fails with -ENODEV. No lock but the file's ev_read_lock is held
+ * across the copy to user memory.
+ *
+ * Return: bytes read (a multiple of sizeof(struct neuron_event)); -EINVAL
+ * (@len smaller than one event); -EAGAIN (O_NONBLOCK and nothing queued, or
+ * another read() of the file in progress); -ERESTARTSYS (a signal while
+ * waiting); -EFAULT (@buf unwritable and nothing copied); -ENODEV (device
+ * removed and nothing queued).
+ */
+ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
+			   loff_t *ppos)
+{
+	struct neuron_file *nfile = filp->private_data;
+	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_event ev;
+	size_t done = 0;
+	ssize_t ret;
+
+	if (len < sizeof(ev))
+		return -EINVAL;
+	if (filp->f_flags & O_NONBLOCK) {
+		if (!mutex_trylock(&nfile->ev_read_lock))
+			return -EAGAIN;
+	} else if (mutex_lock_interruptible(&nfile->ev_read_lock)) {
+		return -ERESTARTSYS;
+	}
+
+	while (len - done >= sizeof(ev)) {
+		if (!neuron_events_peek(nfile, &ev)) {
+			if (done)
+				break;
+			if (neuron_events_dead(ndev)) {
+				ret = -ENODEV;
+				goto out;
+			}
+			if (filp->f_flags & O_NONBLOCK) {
+				ret = -EAGAIN;
+				goto out;
+			}
+			ret = wait_event_interruptible(ndev->waitq,
+						       neuron_events_pending(nfile) ||
+						       neuron_events_dead(ndev));
+			if (ret)
+				goto out;
+			continue;
+		}
+		if (copy_to_user(buf + done, &ev, sizeof(ev))) {
+			/* the event stays queued for the next read() */
+			if (!done) {
+				ret = -EFAULT;
+				goto out;
+			}
+			break;
+		}
+		neuron_events_consume(nfile);
+		done += sizeof(ev);
+	}
+	ret = done;
+out:
+	mutex_unlock(&nfile->ev_read_lock);
+	return ret;
+}
+
+/**
+ * neuron_events_poll() - poll() of /dev/neuronN
+ * @filp: the open file
+ * @wait: poll table
+ *
+ * Return: EPOLLIN | EPOLLRDNORM when an event is queued (UAPI "Events");
+ * EPOLLHUP | EPOLLERR once the device was removed.
+ */
+__poll_t neuron_events_poll(struct file *filp, struct poll_table_struct *wait)
+{
+	struct neuron_file *nfile = filp->private_data;
+	struct neuron_device *ndev = nfile->ndev;
+	__poll_t mask = 0;
+
+	poll_wait(filp, &ndev->waitq, wait);
+	if (neuron_events_pending(nfile))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (neuron_events_dead(ndev))
+		mask |= EPOLLHUP | EPOLLERR;
+	return mask;
+}
+
+/*
+ * Replace the eventfd bound to (core, queue) with @ctx (NULL: unbind);
+ * returns the previous one, whose reference the caller drops.
+ */
+static struct eventfd_ctx *neuron_events_swap_efd(struct neuron_device *ndev,
+						  u32 core, u32 queue,
+						  struct eventfd_ctx *ctx)
+{
+	struct eventfd_ctx *old;
+
+	spin_lock(&ndev->ev_lock);
+	old = ndev->nq_efd[core][queue];
+	ndev->nq_efd[core][queue] = ctx;
+	spin_unlock(&ndev->ev_lock);
+	return old;
+}
+
+/**
+ * neuron_events_ioctl_eventfd() - NEURON_IOC_NQ_EVENTFD: bind or unbind
+ * @nfile: the caller's file, which must own the queue
+ * @arg: @core, @queue of a queue this file made; @fd an eventfd to signal
+ *	by 1 on each threshold interrupt of the queue, or -1 to unbind;
+ *	reserved fields zero
+ *
+ * A new binding replaces the previous one. The binding ends with the
+ * queue (NEURON_IOC_NQ_DESTROY, release of the file, remove()). The
+ * threshold itself is the queue's THRESHOLD (NEURON_IOC_NQ_INIT) and is
+ * re-armed by a HEAD write (docs/device-model.md). Seed 001 §5.1 (the
+ * comp_efd wake chain), DESIGN.md §4 "bind an eventfd to a queue's
+ * threshold interrupt".
+ *
+ * Return: 0; -EINVAL (core/queue out of range, reserved nonzero, @fd not
+ * an eventfd); -EBADF (@fd not an open file); -ENOENT (no such queue made
+ * by this file); -ENODEV (device removed).
+ */
+int neuron_events_ioctl_eventfd(struct neuron_file *nfile,
+				const struct neuron_nq_eventfd *arg)
+{
+	static const char cmd[] = "NQ_EVENTFD";
+	struct neuron_device *ndev = nfile->ndev;
+	struct eventfd_ctx *ctx = NULL, *old = NULL;
+	struct neuron_nq *nq;
+	int ret;
+
+	if (arg->core >= ndev->num_cores)
+		return neuron_bad_field(ndev, cmd, "core");
+	if (arg->queue >= NEURON_NUM_SW_QUEUES)
+		return neuron_bad_field(ndev, cmd, "queue");
+	if (arg->reserved0 || arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+	if (arg->fd != -1) {
+		ctx = eventfd_ctx_fdget(arg->fd);
+		if (IS_ERR(ctx))
+			return PTR_ERR(ctx);
+	}
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		goto out;
+	mutex_lock(&ndev->lock);
+	nq = ndev->nq[arg->core][arg->queue];
+	if (nq && nq->owner == nfile) {
+		old = neuron_events_swap_efd(ndev, arg->core, arg->queue, ctx);
+		ctx = NULL;	/* the binding owns the reference now */
+	} else {
+		ret = -ENOENT;
+	}
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+out:
+	if (ctx)
+		eventfd_ctx_put(ctx);
+	if (old)
+		eventfd_ctx_put(old);
+	return ret;
+}
+
+/**
+ * neuron_events_unbind_nq() - drop the eventfd bound to a queue, if any
+ * @ndev: device
+ * @core: core index
+ * @queue: queue index
+ *
+ * Called with &neuron_device.lock held whenever a queue leaves the table,
+ * so a later owner of the same (core, queue) does not signal it.
+ */
+void neuron_events_unbind_nq(struct neuron_device *ndev, u32 core, u32 queue)
+{
+	struct eventfd_ctx *old;
+
+	lockdep_assert_held(&ndev->lock);
+	old = neuron_events_swap_efd(ndev, core, queue, NULL);
+	if (old)
+		eventfd_ctx_put(old);
+}
