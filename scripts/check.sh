@@ -72,7 +72,7 @@ count_tap() {
 payload=$build/vm-payload
 rm -rf "$payload"
 mkdir -p "$payload/tests" "$payload/devtests"
-cp "$build/selftests/nq_test" "$build/selftests/dge_test" "$payload/tests/"
+cp "$build"/selftests/*_test "$payload/tests/"
 cp "$build/selftests/devtest" "$payload/devtests/"
 cp selftests/vm/guest-tests.sh selftests/vm/guest-sunda.sh "$payload/"
 ts=$(date +%s)
