@@ -3,9 +3,10 @@
 # `make check`: sets up the host, builds everything, runs every test and
 # prints one closing line "N passed, N failed" over all suites:
 #   1. libneuron's GoogleTest suite on the host (ctest)
-#   2. in the VM (Debian 6.1 kernel, emulated neuron-tpb): the device model's
-#      tests, the driver's kselftests, and the guest checks (lspci, vectors,
-#      clean dmesg, rmmod)
+#   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
+#      TAP lines on its console: the main lane (device-model tests on the
+#      bare device, then every kselftest and the guest checks: lspci, MSI-X
+#      vectors, clean dmesg, rmmod), the sunda lane, the device-fault lane
 # Exits non-zero if any test failed or a stage could not run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -74,7 +75,7 @@ rm -rf "$payload"
 mkdir -p "$payload/tests" "$payload/devtests"
 cp "$build"/selftests/*_test "$payload/tests/"
 cp "$build/selftests/devtest" "$payload/devtests/"
-cp selftests/vm/guest-tests.sh selftests/vm/guest-sunda.sh "$payload/"
+cp selftests/vm/guest-tests.sh "$payload/"
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
@@ -85,7 +86,8 @@ count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $?
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/sunda.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
-	--device gen=sunda --timeout 600 -- /opt/neuron/guest-sunda.sh >/dev/null 2>&1
+	--device gen=sunda --timeout 600 \
+	-- /opt/neuron/guest-tests.sh --lane vm_sunda --no-devtests dge_test >/dev/null 2>&1
 count_tap "VM sunda ($(($(date +%s) - ts)) s)" "$build/vm/sunda.log" $?
 
 # 4. VM: device-model tests with fault injection and gen=sunda (config B)

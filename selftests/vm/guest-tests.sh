@@ -1,55 +1,78 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Runs inside the VM (as init's child): checks the device is visible with its
-# MSI-X vectors, runs every test program under /opt/neuron/tests, then checks
-# the kernel log for oopses and warnings. Prints TAP; exits non-zero on any
-# failure. The host counts the "ok"/"not ok" lines.
+# Runs inside the VM (as init's child). Runs the device model's own tests
+# (/opt/neuron/devtests/*) against the bare device, loads the driver, checks
+# the device is visible with its MSI-X vectors, runs the kselftests, then
+# checks the kernel log for oopses and warnings and unloads the driver.
+# Prints TAP; exits non-zero on any failure. The host counts the
+# "ok"/"not ok" lines.
+#
+# Usage: guest-tests.sh [--lane NAME] [--no-devtests] [TEST...]
+#   NAME prefixes this script's own checks (default "vm"); TEST names
+#   binaries in /opt/neuron/tests (default: all of them).
+lane=vm
+devtests=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--lane) lane=$2; shift 2 ;;
+	--no-devtests) devtests=0; shift ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || set -- $(ls /opt/neuron/tests 2>/dev/null)
+
 n=0
 fails=0
 result() { # result STATUS NAME
 	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fails=$((fails + 1)); fi
+	if [ "$1" -eq 0 ]; then echo "ok $n $lane.$2"; else echo "not ok $n $lane.$2"; fails=$((fails + 1)); fi
+}
+# run PROGRAM: it prints its own ok/not ok lines; a crash of the whole
+# program (no line for it) is caught by its status and fails the run
+run() {
+	echo "# running $*"
+	"$@"
+	st=$?
+	if [ $st -ne 0 ]; then
+		echo "# $(basename "$1") exited with status $st"
+		suite_failed=1
+	fi
 }
 
 echo "TAP version 13"
-# the device model's own tests talk to the bare device, before the driver binds
-for t in /opt/neuron/devtests/*; do
-	[ -x "$t" ] || continue
-	echo "# running $(basename "$t") (no driver bound)"
-	"$t" || { echo "# $(basename "$t") exited with status $?"; suite_failed=1; }
-done
+if [ $devtests -eq 1 ]; then
+	for t in /opt/neuron/devtests/*; do
+		[ -x "$t" ] && run "$t"
+	done
+fi
 insmod /lib/neuron/neuron.ko
-result $? "vm.insmod"
+result $? "insmod"
 lspci -nn -vv -d 1d0f:7f00 2>/dev/null | sed 's/^/# /'
 lspci -vv -d 1d0f:7f00 | grep -q 'MSI-X: Enable+'
-result $? "vm.lspci_msix_enabled"
+result $? "lspci_msix_enabled"
 grep neuron /proc/interrupts | sed 's/^/# /'
 [ "$(grep -c 'neuron0-' /proc/interrupts)" -ge 4 ]
-result $? "vm.proc_interrupts_lists_vectors"
+result $? "proc_interrupts_lists_vectors"
 [ -c /dev/neuron0 ]
-result $? "vm.dev_node_exists"
+result $? "dev_node_exists"
 
-for t in /opt/neuron/tests/*; do
-	[ -x "$t" ] || continue
-	echo "# running $(basename "$t")"
-	"$t"
-	st=$?
-	# each test printed its own ok/not ok line; a crash of the whole
-	# program is caught here and fails the run
-	if [ $st -ne 0 ]; then
-		echo "# $(basename "$t") exited with status $st"
-		suite_failed=1
+for name in "$@"; do
+	if [ -x "/opt/neuron/tests/$name" ]; then
+		run "/opt/neuron/tests/$name"
+	else
+		echo "# $name: not found in /opt/neuron/tests"
+		result 1 "$name"
 	fi
 done
 
 # the driver must leave no WARN, BUG or oops behind (dmesg is the kernel log)
 if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN' >/tmp/bad; then
 	sed 's/^/# dmesg: /' /tmp/bad
-	result 1 "vm.dmesg_clean"
+	result 1 "dmesg_clean"
 else
-	result 0 "vm.dmesg_clean"
+	result 0 "dmesg_clean"
 fi
 rmmod neuron
-result $? "vm.rmmod"
+result $? "rmmod"
 echo "# guest: $fails of $n checks failed"
 [ "$fails" -eq 0 ] && [ -z "${suite_failed:-}" ]
