@@ -80,7 +80,8 @@ ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
 	--timeout 1200 -- /opt/neuron/guest-tests.sh >/dev/null 2>&1
-count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $?
+st=$?
+count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $st
 
 # 3. VM: generation sunda (no DGE path, no feature-flag register)
 ts=$(date +%s)
@@ -88,11 +89,13 @@ NEURON_VM_LOG=$build/vm/sunda.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
 	--device gen=sunda --timeout 600 \
 	-- /opt/neuron/guest-tests.sh --lane vm_sunda --no-devtests dge_test >/dev/null 2>&1
-count_tap "VM sunda ($(($(date +%s) - ts)) s)" "$build/vm/sunda.log" $?
+st=$?
+count_tap "VM sunda ($(($(date +%s) - ts)) s)" "$build/vm/sunda.log" $st
 
 # 4. VM: device-model tests with fault injection and gen=sunda (config B)
 ts=$(date +%s)
 QEMU=$qemu VMLINUZ=$kernel emulator/tests/run-devtest.sh B >/dev/null 2>&1
-count_tap "VM device faults ($(($(date +%s) - ts)) s)" "$build/vm/devtest-B.log" $?
+st=$?
+count_tap "VM device faults ($(($(date +%s) - ts)) s)" "$build/vm/devtest-B.log" $st
 
 finish
