@@ -38,21 +38,30 @@ qemu=$(emulator/qemu/build-qemu.sh | tail -1) || { stage_failed "QEMU build fail
 echo "check: qemu ready in $(($(date +%s) - ts)) s ($qemu)"
 kernel=$(selftests/vm/fetch-kernel.sh | tail -1) || { stage_failed "guest kernel fetch failed"; finish; }
 
-# 1. host: GoogleTest via ctest
-ts=$(date +%s)
-ctest --test-dir "$build/userspace" -j2 --output-on-failure >"$build/ctest.log" 2>&1
-summary=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$build/ctest.log" | tail -1)
-if [ -n "$summary" ]; then
+# count_ctest NAME LOG: adds a ctest run's summary line to the totals
+count_ctest() {
+	local name=$1 log=$2 summary total nfail
+	summary=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -1)
+	if [ -z "$summary" ]; then
+		tail -20 "$log"
+		stage_failed "$name ran no test"
+		return
+	fi
 	total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$summary")
 	nfail=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$summary")
 	passed=$((passed + total - nfail))
 	failed=$((failed + nfail))
-	grep -E '\*\*\*(Failed|Exception|Timeout)' "$build/ctest.log" || true
-	echo "check: host ctest: $summary ($(($(date +%s) - ts)) s)"
-else
-	tail -20 "$build/ctest.log"
-	stage_failed "ctest ran no test"
-fi
+	grep -E '\*\*\*(Failed|Exception|Timeout)' "$log" || true
+	echo "check: $name: $summary (log: $log)"
+}
+
+# 1. host: GoogleTest via ctest, then again under ThreadSanitizer
+ts=$(date +%s)
+ctest --test-dir "$build/userspace" -j2 --output-on-failure >"$build/ctest.log" 2>&1
+count_ctest "host ctest ($(($(date +%s) - ts)) s)" "$build/ctest.log"
+ts=$(date +%s)
+userspace/run-tsan.sh >"$build/tsan.log" 2>&1
+count_ctest "host ctest under TSan ($(($(date +%s) - ts)) s)" "$build/tsan.log"
 
 # count_tap NAME LOG STATUS: adds a VM run's "ok"/"not ok" lines to the totals
 count_tap() {
@@ -97,5 +106,14 @@ ts=$(date +%s)
 QEMU=$qemu VMLINUZ=$kernel emulator/tests/run-devtest.sh B >/dev/null 2>&1
 st=$?
 count_tap "VM device faults ($(($(date +%s) - ts)) s)" "$build/vm/devtest-B.log" $st
+
+# 5. VM: end-to-end figures: records/s and CPU per record (eventfd vs busy
+#    poll) from the engines to a libneuron consumer, neuron-nq run/monitor/stats
+ts=$(date +%s)
+NEURON_VM_LOG=$build/vm/e2e.log selftests/vm/e2e-bench --qemu "$qemu" \
+	--kernel "$kernel" --timeout 900 >/dev/null 2>&1
+st=$?
+count_tap "VM end to end ($(($(date +%s) - ts)) s)" "$build/vm/e2e.log" $st
+tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# .*(records/s|per record|ratio)' || true
 
 finish

@@ -146,6 +146,8 @@ class Assembler {
       line = trim(line);
       if (!line.empty()) {
         if (line.front() == '[') section(line);
+        else if (line.rfind("features", 0) == 0 && (line.size() == 8 || std::isspace(static_cast<unsigned char>(line[8]))))
+          features(line);
         else instruction(line);
       }
       if (nl == std::string_view::npos) break;
@@ -203,6 +205,23 @@ class Assembler {
       prog_.engines.push_back(EngineProgram{core, static_cast<unsigned>(e), {}, {}});
       cur_ = &prog_.engines.back();
     }
+  }
+
+  // `features VALUE`: a program-level directive, anywhere, at most once.
+  void features(std::string_view line) {
+    const auto toks = split_ws(line);
+    if (toks.size() != 2)
+      return error(fmt::format("'features' takes 1 operand, got {}: features VALUE (e.g. features 0x2)", toks.size() - 1));
+    if (prog_.features)
+      return error(fmt::format("'features' given twice (first on line {})", features_line_));
+    const auto v = parse_number(toks[1]);
+    if (!v) return error(fmt::format("features value '{}' is not a number (decimal, 0x hex or 0b binary)", toks[1]));
+    if (*v & ~static_cast<std::uint64_t>(NEURON_FEATURE_MASK))
+      return error(fmt::format("features 0x{:x} has unknown bits; known: bit 0 DVE perf mode, bit 1 DGE packet "
+                               "notification, bit 2 EVT accel address (mask 0x{:x})",
+                               *v, NEURON_FEATURE_MASK));
+    prog_.features = static_cast<std::uint32_t>(*v);
+    features_line_ = line_;
   }
 
   std::optional<std::uint64_t> number(std::string_view what, std::string_view s, std::uint64_t max) {
@@ -456,6 +475,7 @@ class Assembler {
   Program prog_;
   EngineProgram* cur_ = nullptr;
   unsigned line_ = 0;
+  unsigned features_line_ = 0;
   std::vector<std::string> errors_;
 };
 
@@ -554,6 +574,7 @@ std::string disassemble(const neuron_emu_insn& in) {
 
 std::string disassemble(const Program& p) {
   std::string s;
+  if (p.features) s += fmt::format("features 0x{:x}\n", *p.features);
   for (const auto& e : p.engines) {
     s += e.core == 0 ? fmt::format("[{}]\n", kEngineNames[e.engine])
                      : fmt::format("[core{}.{}]\n", e.core, kEngineNames[e.engine]);

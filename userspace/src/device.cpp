@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,6 +26,25 @@ int xioctl(int fd, unsigned long req, void* arg) noexcept {
     rc = ::ioctl(fd, req, arg);
   } while (rc < 0 && errno == EINTR);
   return rc;
+}
+
+// NEURON_IOC_NQ_EVENTFD on any descriptor of the file that made the queue.
+int nq_eventfd_ioctl(int fd, unsigned core, unsigned queue, int efd) noexcept {
+  neuron_nq_eventfd a{};
+  a.core = core;
+  a.queue = queue;
+  a.fd = efd;
+  return xioctl(fd, NEURON_IOC_NQ_EVENTFD, &a);
+}
+
+std::string nq_eventfd_what(unsigned core, unsigned queue, int efd) {
+  return fmt::format("NEURON_IOC_NQ_EVENTFD core={} queue={} fd={}", core, queue, efd);
+}
+
+// The UAPI's -EOPNOTSUPP for the feature-flag ioctl means "no such register
+// on this generation" (seed 000 §9b); say so next to the errno text.
+std::string feature_hint(int err) {
+  return err == EOPNOTSUPP ? " (generation sunda has no feature-flag register, seed 000 §9b)" : "";
 }
 
 }  // namespace
@@ -61,6 +82,51 @@ std::string engine_state_name(std::uint32_t state) {
     case NEURON_ENGINE_HALTED: return "HALTED";
     default: return fmt::format("STATE_{}", state);
   }
+}
+
+std::string edge_name(std::uint32_t edge) {
+  switch (edge) {
+    case NEURON_EDGE_NOTIFIC: return "NOTIFIC";
+    case NEURON_EDGE_THROTTLE: return "THROTTLE";
+    case NEURON_EDGE_FAULT: return "FAULT";
+    default: return fmt::format("EDGE_{}", edge);
+  }
+}
+
+std::string evt_sem_op_name(std::uint32_t op) {
+  static constexpr const char* names[] = {"SEM_READ",   "SEM_SET",   "SEM_INC",    "SEM_DEC",
+                                          "EVENT_READ", "EVENT_SET", "EVENT_CLEAR"};
+  return op < 7 ? names[op] : fmt::format("OP_{}", op);
+}
+
+Result<std::size_t> read_events(int fd, std::span<Event> out, std::chrono::milliseconds timeout,
+                                const std::string& what) {
+  if (out.empty()) return std::size_t{0};
+  pollfd p{fd, POLLIN, 0};
+  const int ms = timeout.count() < 0 ? -1 : static_cast<int>(std::min<std::int64_t>(timeout.count(), INT32_MAX));
+  for (;;) {
+    const int rc = ::poll(&p, 1, ms);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) return unexpected(Error::from_errno(errno, "poll " + what));
+    if (rc == 0) return std::size_t{0};
+    break;
+  }
+  for (;;) {
+    const ssize_t n = ::read(fd, out.data(), out.size_bytes());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return std::size_t{0};  // another reader was first
+    if (n < 0) return unexpected(Error::from_errno(errno, what));
+    if (static_cast<std::size_t>(n) % sizeof(Event) != 0)
+      return unexpected(errc::invalid_argument, fmt::format("{}: {} bytes is not whole events of {} bytes", what, n,
+                                                            sizeof(Event)));
+    return static_cast<std::size_t>(n) / sizeof(Event);
+  }
+}
+
+Result<EventStream> EventStream::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return unexpected(Error::from_errno(errno, "open " + path + " (event stream)"));
+  return EventStream(UniqueFd(fd), path);
 }
 
 // ------------------------------------------------------------------ Device
@@ -162,10 +228,74 @@ Status Device::engine_reset(unsigned core, unsigned engine) const {
   return {};
 }
 
+Result<std::uint32_t> Device::feature_flags(unsigned core) const {
+  neuron_feature_flags a{};
+  a.core = core;
+  a.op = NEURON_FEATURE_OP_GET;
+  if (xioctl(fd(), NEURON_IOC_FEATURE_FLAGS, &a) < 0) {
+    const int err = errno;
+    return unexpected(Error::from_errno(err, fmt::format("NEURON_IOC_FEATURE_FLAGS GET core={}{}", core, feature_hint(err))));
+  }
+  return a.flags;
+}
+
+Status Device::set_feature_flags(unsigned core, std::uint32_t flags) const {
+  neuron_feature_flags a{};
+  a.core = core;
+  a.op = NEURON_FEATURE_OP_SET;
+  a.flags = flags;
+  if (xioctl(fd(), NEURON_IOC_FEATURE_FLAGS, &a) < 0) {
+    const int err = errno;
+    std::string hint = feature_hint(err);
+    if (err == EINVAL && (flags & ~NEURON_FEATURE_MASK))
+      hint = fmt::format(" (known bits are 0x{:x})", NEURON_FEATURE_MASK);
+    return unexpected(Error::from_errno(err, fmt::format("NEURON_IOC_FEATURE_FLAGS SET core={} flags=0x{:x}{}", core,
+                                                         flags, hint)));
+  }
+  return {};
+}
+
+Status Device::nq_eventfd(unsigned core, unsigned queue, int efd) const {
+  if (nq_eventfd_ioctl(fd(), core, queue, efd) < 0)
+    return unexpected(Error::from_errno(errno, nq_eventfd_what(core, queue, efd)));
+  return {};
+}
+
+Result<std::uint32_t> Device::evt_sem(unsigned core, unsigned index, neuron_evt_sem_op op, std::uint32_t value) const {
+  neuron_evt_sem a{};
+  a.core = core;
+  a.index = index;
+  a.op = static_cast<std::uint32_t>(op);
+  a.value = value;
+  if (xioctl(fd(), NEURON_IOC_EVT_SEM, &a) < 0)
+    return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_EVT_SEM core={} index={} op={} value={}", core,
+                                                           index, evt_sem_op_name(a.op), value)));
+  return a.value;
+}
+
+Status Device::throttle(bool enable) const {
+  neuron_throttle a{};
+  a.enable = enable ? 1 : 0;
+  if (xioctl(fd(), NEURON_IOC_THROTTLE, &a) < 0)
+    return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_THROTTLE enable={}", a.enable)));
+  return {};
+}
+
+std::optional<std::uint32_t> Device::index() const noexcept {
+  std::size_t i = path_.size();
+  while (i > 0 && path_[i - 1] >= '0' && path_[i - 1] <= '9') --i;
+  if (i == path_.size() || path_.size() - i > 9) return std::nullopt;
+  return static_cast<std::uint32_t>(std::strtoul(path_.c_str() + i, nullptr, 10));
+}
+
 // ------------------------------------------------------------------ NotificationQueue
 Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned core, unsigned queue, Options opt) {
   if (!RingView::is_power_of_two(opt.size) || opt.size < NEURON_ISA_NOTIFICATION_NBYTES)
     return unexpected(errc::bad_ring, fmt::format("queue size {} bytes (core {} queue {})", opt.size, core, queue));
+  if (opt.eventfd && opt.threshold == 0)
+    return unexpected(errc::invalid_argument,
+                      fmt::format("queue core {} queue {}: an eventfd needs a threshold > 0 (nothing would signal it)",
+                                  core, queue));
   auto fd = dev.dup_fd();
   if (!fd) return unexpected(std::move(fd).error());
   auto init = dev.nq_init(core, queue, opt.size, opt.flags, opt.threshold);
@@ -187,6 +317,14 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   q.ring_ = std::move(ring).value();
   q.doorbell_ = std::move(bell).value();
 
+  if (opt.eventfd) {
+    const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (efd < 0)
+      return unexpected(Error::from_errno(errno, fmt::format("eventfd for core={} queue={}", core, queue)));
+    q.efd_.reset(efd);
+    if (auto s = q.bind_eventfd(efd); !s) return unexpected(std::move(s).error());
+  }
+
   // The queue starts enabled with HEAD = TAIL = 0 (docs/device-model.md);
   // NQ_INFO tells the truth if the driver ever hands over a used queue.
   std::uint32_t head = 0;
@@ -198,7 +336,8 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
 }
 
 NotificationQueue::NotificationQueue(NotificationQueue&& o) noexcept
-    : fd_(std::move(o.fd_)),
+    : efd_(std::move(o.efd_)),
+      fd_(std::move(o.fd_)),
       ring_(std::move(o.ring_)),
       doorbell_(std::move(o.doorbell_)),
       view_(o.view_),
@@ -213,6 +352,7 @@ NotificationQueue::NotificationQueue(NotificationQueue&& o) noexcept
 NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept {
   if (this != &o) {
     destroy();
+    efd_ = std::move(o.efd_);
     fd_ = std::move(o.fd_);
     ring_ = std::move(o.ring_);
     doorbell_ = std::move(o.doorbell_);
@@ -243,6 +383,13 @@ void NotificationQueue::destroy() noexcept {
   }
   live_ = false;
   fd_.reset();
+  efd_.reset();  // NQ_DESTROY unbound it
+}
+
+Status NotificationQueue::bind_eventfd(int efd) const {
+  if (nq_eventfd_ioctl(fd_.get(), core_, queue_, efd) < 0)
+    return unexpected(Error::from_errno(errno, nq_eventfd_what(core_, queue_, efd)));
+  return {};
 }
 
 Result<NqInfo> NotificationQueue::info() const {

@@ -16,6 +16,7 @@ class Category final : public std::error_category {
       case errc::parse_error: return "program does not assemble";
       case errc::bad_ring: return "ring size is not a power of two";
       case errc::not_supported: return "not supported";
+      case errc::bad_message: return "malformed netlink message";
     }
     return "unknown neuron error";
   }

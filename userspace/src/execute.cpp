@@ -2,7 +2,9 @@
 #include "libneuron/execute.hpp"
 
 #include <algorithm>
-#include <thread>
+#include <atomic>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -28,21 +30,29 @@ void sort_by_timestamp(std::vector<CollectedRecord>& records) {
   });
 }
 
-// ------------------------------------------------------------------ DeviceTarget
-Status DeviceTarget::open_queue(unsigned core, unsigned queue, std::uint32_t size, std::uint32_t flags) {
-  NotificationQueue::Options o;
-  o.size = size;
-  o.flags = flags;
-  auto q = NotificationQueue::create(dev_, core, queue, o);
-  if (!q) return unexpected(std::move(q).error());
-  queues_.push_back(std::move(q).value());
-  return {};
+std::vector<std::uint32_t> stopping_pcs(std::span<const Instruction> insns) {
+  std::vector<std::uint32_t> pcs;
+  for (std::uint32_t pc = 0; pc < insns.size(); ++pc)
+    if (insns[pc].opcode == NEURON_OP_HALT || pc + 1 == insns.size()) pcs.push_back(pc);
+  return pcs;
 }
 
-DrainResult DeviceTarget::drain(unsigned core, unsigned queue, std::span<Record> out) {
-  for (auto& q : queues_)
-    if (q.core() == core && q.queue() == queue) return q.drain(out);
-  return {};
+// ------------------------------------------------------------------ DeviceTarget
+Result<std::unique_ptr<ReapQueue>> DeviceTarget::open_queue(unsigned core, unsigned queue,
+                                                            const NotificationQueue::Options& opt) {
+  auto q = NotificationQueue::create(dev_, core, queue, opt);
+  if (!q) return unexpected(std::move(q).error());
+  return make_reap_queue(std::move(q).value());
+}
+
+Result<std::unique_ptr<EventSource>> DeviceTarget::open_events() {
+  auto s = dev_.open_event_stream();
+  if (!s) return unexpected(std::move(s).error());
+  return make_event_source(std::move(s).value());
+}
+
+Status DeviceTarget::set_feature_flags(unsigned core, std::uint32_t flags) {
+  return dev_.set_feature_flags(core, flags);
 }
 
 Status DeviceTarget::submit(unsigned core, unsigned engine, std::span<const Instruction> insns, std::uint32_t flags) {
@@ -54,6 +64,42 @@ Result<EngineStatus> DeviceTarget::engine_status(unsigned core, unsigned engine)
 }
 
 // ------------------------------------------------------------------ execute
+namespace {
+
+// Raw-byte checks the waiter's predicate makes on the reaper thread (the
+// layouts of include/neuron/notification.h; decode() is kept for the sink).
+bool is_inst_end_of(const Record& r, unsigned engine) noexcept {
+  return r.notific_type() == neuron_engine_notific_type(engine, NEURON_ENGINE_RECORD_INST_END);
+}
+std::uint32_t pc20(const Record& r) noexcept { return r.u32(0) & 0xfffff; }
+
+bool is_completion_mark_of(const Record& r, unsigned engine, std::uint8_t event) noexcept {
+  // EVT_SEM {id @0, update_mode:4 | is_event:1 @1, block_id @2}
+  return r.notific_type() == neuron_engine_notific_type(engine, NEURON_ENGINE_RECORD_EVT_SEM) &&
+         r.bytes[0] == event && (r.bytes[1] & 0x0f) == NEURON_EVT_SEM_UPDATE_EVENT_SET && (r.bytes[1] & 0x10) != 0;
+}
+
+// A fatal TPB_ERROR: error_id @0 SEQUENCER_FATAL, metadata_hi.block_id @4 bits 3:0.
+std::optional<unsigned> fatal_engine(const Record& r) noexcept {
+  if (r.notific_type() != NEURON_ISA_NOTIFICATION_TYPE_TPB_ERROR) return std::nullopt;
+  if (r.bytes[0] != NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL) return std::nullopt;
+  return r.bytes[4] & 0x0fu;
+}
+
+bool uses_event(const Instruction& in, std::uint8_t ev) noexcept {
+  if ((in.opcode == NEURON_OP_EVENT_SET || in.opcode == NEURON_OP_EVENT_CLEAR) && in.operand.arg.idx == ev) return true;
+  if (in.events.wait_mode == NEURON_WAIT_EVENT_SET && in.events.wait_idx == ev) return true;
+  const auto m = in.events.update_mode;
+  return (m == NEURON_EVT_SEM_UPDATE_EVENT_SET || m == NEURON_EVT_SEM_UPDATE_EVENT_CLEAR) && in.events.update_idx == ev;
+}
+
+struct EngineKey {
+  unsigned core, engine;
+  friend auto operator<=>(const EngineKey&, const EngineKey&) = default;
+};
+
+}  // namespace
+
 ExecResult execute(const Device& dev, const Program& program, const ExecOptions& opt) {
   DeviceTarget t(dev);
   return execute(t, program, opt);
@@ -66,80 +112,175 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   const auto fail = [&](Error e) {
     res.status = ExecStatus::Failure;
     res.error = std::move(e);
-    target.close_queues();
     res.elapsed = clock::now() - start;
     return std::move(res);
   };
 
-  const auto cores = program.cores();
-  for (unsigned core : cores)
-    for (unsigned q = 0; q < opt.queues; ++q)
-      if (auto s = target.open_queue(core, q, opt.queue_size, opt.queue_flags); !s) return fail(std::move(s).error());
-
-  for (const auto& e : program.engines)
-    if (auto s = target.submit(e.core, e.engine, e.insns, opt.trace ? NEURON_SUBMIT_F_TRACE : 0u); !s)
-      return fail(std::move(s).error());
-
-  std::vector<Record> buf(std::max<std::uint32_t>(opt.queue_size / sizeof(Record), 16));
-  const auto drain_all = [&]() -> std::size_t {
-    std::size_t total = 0;
-    for (unsigned core : cores)
-      for (unsigned q = 0; q < opt.queues; ++q) {
-        for (;;) {
-          const DrainResult r = target.drain(core, q, buf);
-          if (r.sw_overflow || r.lost) res.overflow_seen = true;
-          res.lost += r.lost;
-          const QueueClass cls = queue_class(q);
-          for (std::size_t i = 0; i < r.count; ++i) {
-            CollectedRecord c{core, q, buf[i], decode(buf[i], cls)};
-            if (c.raw.sw_overflow()) res.overflow_seen = true;
-            if (!res.first_error && is_error(c.decoded)) res.first_error = c;
-            res.records.push_back(std::move(c));
-          }
-          total += r.count;
-          if (r.count < buf.size()) break;
-        }
-      }
-    return total;
+  // What each engine runs and which record says it completed.
+  struct Plan {
+    EngineKey key;
+    std::vector<Instruction> insns;
+    std::set<std::uint32_t> stops;
   };
+  std::vector<Plan> plans;
+  for (const auto& e : program.engines) {
+    Plan p{{e.core, e.engine}, e.insns, {}};
+    for (auto pc : stopping_pcs(p.insns)) p.stops.insert(pc);
+    if (!opt.trace) {
+      for (std::uint32_t pc = 0; pc < p.insns.size(); ++pc) {
+        if (uses_event(p.insns[pc], opt.completion_event))
+          return fail(Error::make(
+              errc::invalid_argument,
+              fmt::format("{}:{}: event {} marks completion when tracing is off; the program must not use it "
+                          "(run with tracing, or use another event)",
+                          program.name, pc < e.lines.size() ? e.lines[pc] : 0, opt.completion_event)));
+      }
+      for (auto pc : p.stops) {
+        auto& ev = p.insns[pc].events;
+        if (ev.update_mode != NEURON_EVT_SEM_UPDATE_NONE)
+          return fail(Error::make(
+              errc::invalid_argument,
+              fmt::format("{}:{}: without tracing the last instruction of {} on core {} (and every halt) marks "
+                          "completion with an event update, but this one already has an @update; run with "
+                          "tracing or free it",
+                          program.name, pc < e.lines.size() ? e.lines[pc] : 0, engine_name(e.engine), e.core)));
+        ev.update_mode = NEURON_EVT_SEM_UPDATE_EVENT_SET;
+        ev.update_idx = opt.completion_event;
+      }
+    }
+    plans.push_back(std::move(p));
+  }
+  const auto cores = program.cores();
 
-  const auto deadline = start + opt.timeout;
-  bool finished = false;
-  for (;;) {
-    const std::size_t got = drain_all();
-    // engine status after the drain: records written before an engine went
-    // idle are already in the rings (written before TAIL moves)
-    bool all_done = true;
-    res.engines.clear();
-    for (const auto& e : program.engines) {
-      auto st = target.engine_status(e.core, e.engine);
-      if (!st) return fail(std::move(st).error());
-      res.engines.push_back(*st);
-      const bool done = st->state == NEURON_ENGINE_IDLE || (opt.halt_ends_wait && st->state == NEURON_ENGINE_HALTED);
-      if (!done) all_done = false;
+  // Queues (threshold + eventfd each) and the device's event stream.
+  std::vector<std::unique_ptr<ReapQueue>> queues;
+  NotificationQueue::Options qo;
+  qo.size = opt.queue_size;
+  qo.flags = opt.queue_flags;
+  qo.threshold = std::max<std::uint32_t>(opt.threshold, 1);
+  qo.eventfd = true;
+  for (unsigned core : cores)
+    for (unsigned q = 0; q < opt.queues; ++q) {
+      auto rq = target.open_queue(core, q, qo);
+      if (!rq) return fail(std::move(rq).error());
+      queues.push_back(std::move(rq).value());
     }
-    if (all_done) {
-      drain_all();  // whatever arrived between the drain and the status reads
-      finished = true;
-      break;
-    }
-    if (clock::now() >= deadline) {
-      drain_all();
-      break;
-    }
-    if (got == 0) std::this_thread::sleep_for(opt.poll_interval);
+  std::vector<ReapQueue*> queue_ptrs;
+  for (auto& q : queues) queue_ptrs.push_back(q.get());
+  auto events = target.open_events();
+  if (!events) return fail(std::move(events).error());
+
+  const std::uint32_t features = opt.features ? *opt.features : program.features.value_or(0);
+  if (opt.features || program.features) {
+    for (unsigned core : cores)
+      if (auto s = target.set_feature_flags(core, features); !s) return fail(std::move(s).error());
+    res.features = features;
   }
 
+  // Written on the reaper thread, read here after Reaper::stop() (a join).
+  std::atomic<std::uint64_t> n_records{0}, n_events{0};
+  std::atomic<unsigned> n_done{0};
+  Reaper::Options ro;
+  ro.on_records = [&](unsigned core, unsigned queue, std::span<const Record> recs) {
+    const QueueClass cls = queue_class(queue);
+    for (const Record& r : recs) {
+      CollectedRecord c{core, queue, r, decode(r, cls)};
+      if (r.sw_overflow()) res.overflow_seen = true;
+      if (!res.first_error && is_error(c.decoded)) res.first_error = c;
+      res.records.push_back(std::move(c));
+    }
+    n_records.fetch_add(recs.size(), std::memory_order_relaxed);
+  };
+  ro.on_event = [&](const Event& e) {
+    res.events.push_back(e);
+    n_events.fetch_add(1, std::memory_order_relaxed);
+  };
+  auto reaper = Reaper::start(std::move(queues), std::move(events).value(), std::move(ro));
+  if (!reaper) return fail(std::move(reaper).error());
+
+  // One waiter: every engine completed, or the overflow cause was seen.
+  std::set<EngineKey> remaining;
+  for (const auto& p : plans) remaining.insert(p.key);
+  const unsigned n_engines = static_cast<unsigned>(remaining.size());
+  bool overflow = false;
+  auto waiter = (*reaper)->expect([&](const Arrival& a) {
+    if (a.record) {
+      const Record& r = *a.record;
+      if (r.sw_overflow()) return overflow = true;
+      for (const auto& p : plans) {
+        if (p.key.core != a.core || !remaining.count(p.key)) continue;
+        const bool done = opt.trace ? is_inst_end_of(r, p.key.engine) && p.stops.count(pc20(r))
+                                    : is_completion_mark_of(r, p.key.engine, opt.completion_event);
+        const auto fatal = opt.halt_ends_wait ? fatal_engine(r) : std::nullopt;
+        if (done || (fatal && *fatal == p.key.engine)) {
+          remaining.erase(p.key);
+          n_done.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+      return remaining.empty();
+    }
+    const Event& e = *a.event;
+    if (e.edge != NEURON_EDGE_NOTIFIC || !(e.cause & (1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW)) || !cores.count(e.core))
+      return false;
+    // The cause is per core; our queues' overflow counts say whether it was ours.
+    bool known = false, ours = false;
+    for (ReapQueue* q : queue_ptrs) {
+      if (q->core() != e.core) continue;
+      if (auto n = q->overflow_count()) {
+        known = true;
+        ours = ours || *n > 0;
+      }
+    }
+    if (known && !ours) return false;
+    res.overflow_event = e;
+    return overflow = true;
+  });
+  if (!waiter) {
+    (*reaper)->stop();
+    return fail(std::move(waiter).error());
+  }
+
+  for (const auto& p : plans)
+    if (auto s = target.submit(p.key.core, p.key.engine, p.insns, opt.trace ? NEURON_SUBMIT_F_TRACE : 0u); !s) {
+      (*reaper)->stop();
+      return fail(std::move(s).error());
+    }
+
+  // Sleep on the waiter's eventfd (comp_efd) until completion or the deadline.
+  const auto deadline = start + opt.timeout;
+  WaitStatus ws = WaitStatus::TimedOut;
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
+    if (left.count() <= 0) break;
+    const auto slice = opt.progress ? std::min(left, opt.progress_interval) : left;
+    ws = waiter->wait(slice);
+    if (ws != WaitStatus::TimedOut) break;
+    if (opt.progress)
+      opt.progress(ExecProgress{clock::now() - start, n_records.load(std::memory_order_relaxed),
+                                n_events.load(std::memory_order_relaxed), n_done.load(std::memory_order_relaxed),
+                                n_engines});
+  }
+  (*reaper)->stop();  // final drain, join: the results above are now ours to read
+  res.completed = ws == WaitStatus::Completed && remaining.empty();
+  if (overflow) res.overflow_seen = true;
+  res.reaper = (*reaper)->stats();
+  res.lost = res.reaper.lost;
+  if (res.lost) res.overflow_seen = true;
+  if (auto f = (*reaper)->failure()) return fail(*f);
+
+  res.engines.clear();
   bool halted = false;
-  for (const auto& st : res.engines)
-    if (st.state == NEURON_ENGINE_HALTED) halted = true;
+  for (const auto& p : plans) {
+    auto st = target.engine_status(p.key.core, p.key.engine);
+    if (!st) return fail(std::move(st).error());
+    if (st->state == NEURON_ENGINE_HALTED) halted = true;
+    res.engines.push_back(*st);
+  }
 
   if (res.overflow_seen) res.status = ExecStatus::SwNqOverflow;
-  else if (!finished) res.status = ExecStatus::Timeout;
+  else if (!res.completed) res.status = ExecStatus::Timeout;
   else if (res.first_error || halted) res.status = ExecStatus::CompletedWithError;
   else res.status = ExecStatus::Ok;
-
-  target.close_queues();
   res.elapsed = clock::now() - start;
   return res;
 }

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+#include <optional>
 #include <type_traits>
 
 namespace neuron {
@@ -40,6 +43,16 @@ std::string dma_engines(std::uint16_t map) {
   for (unsigned i = 0; i < 16; ++i)
     if (map & (1u << i)) s += (s.empty() ? "" : ",") + std::to_string(i);
   return s.empty() ? "none" : s;
+}
+
+// metadata info of a DGE structural error: 1 src, 2 dst, 4 backend
+std::string dge_invalid_parts(std::uint8_t info) {
+  std::string s;
+  const auto add = [&s](const char* p) { s += (s.empty() ? "" : ", ") + std::string(p); };
+  if (info & 1) add("bad src bound check");
+  if (info & 2) add("bad dst bound check");
+  if (info & 4) add("unknown backend");
+  return s.empty() ? fmt::format("info 0x{:02x}", info) : s;
 }
 
 nlohmann::json meta_json(const Meta& m) {
@@ -81,11 +94,12 @@ std::string explain(const TpbError& e) {
   if (e.is_sequencer()) {
     switch (q.info_kind) {
       case NEURON_ISA_SEQ_INFO_DGE_BOUNDS:
-        return fmt::format("DGE OOB {}: {} address beyond the limit in $S[{}]; descriptor skipped, {} ({})",
+        return fmt::format("DGE OOB {}: {} address > limit in $S[{}] (Failed bounds check); descriptor skipped, "
+                           "no bytes moved, {} ({})",
                            where, direction_name(q.direction), q.bc_reg, after, name);
       case NEURON_ISA_SEQ_INFO_DGE_INVALID:
-        return fmt::format("DGE descriptor structurally invalid {} (info 0x{:02x}, bound register $S[{}]); {} ({})",
-                           where, q.info, q.bc_reg, after, name);
+        return fmt::format("DGE descriptor structurally invalid {}: {} (bound register $S[{}]); {} ({})", where,
+                           dge_invalid_parts(q.info), q.bc_reg, after, name);
       case NEURON_ISA_SEQ_INFO_BAD_OPCODE:
         return fmt::format("bad opcode 0x{:02x} {}; {} ({})", q.info, where, after, name);
       case NEURON_ISA_SEQ_INFO_SIGNAL:
@@ -127,6 +141,107 @@ std::string explain(const Interrupt& e) {
     default:
       return fmt::format("interrupt group {} block {}: cause 0x{:x}", e.group, e.block_id, e.cause_bits);
   }
+}
+
+namespace {
+
+std::uint8_t byte_of(const neuron_isa_tpb_bound_check_reg& bc) {
+  std::uint8_t b;
+  std::memcpy(&b, &bc, 1);
+  return b;
+}
+
+/// The value a program leaves in $S[reg] before `pc` (its last `reg` write), if any.
+std::optional<std::pair<std::uint32_t, unsigned>> sreg_before(const EngineProgram& ep, std::uint32_t pc, unsigned reg) {
+  std::optional<std::pair<std::uint32_t, unsigned>> v;
+  for (std::uint32_t i = 0; i < pc && i < ep.insns.size(); ++i)
+    if (ep.insns[i].opcode == NEURON_OP_REG_WRITE && ep.insns[i].operand.arg.idx == reg)
+      v = std::pair{ep.insns[i].operand.arg.value, i < ep.lines.size() ? ep.lines[i] : 0u};
+  return v;
+}
+
+/// Why one direction's BOUND_CHECK_REG fails the structural checks of seed
+/// 000 §5c/§5d (docs/device-model.md "DGE copy" step 1).
+std::string bc_problem(const char* dir, std::uint8_t b, bool indexed, bool idx_bound_is_err) {
+  const bool enabled = b & 0x80, quiet = b & 0x40;
+  const unsigned reg = b & 0x3f;
+  if (!enabled && b != 0)
+    return fmt::format("bc_{}=0x{:02x} has the check off but other bits set (has_valid_bound_check_reg wants "
+                       "0x00, or bc_enabled with a readable register)",
+                       dir, b);
+  if (enabled && reg > NEURON_ENG_NUM_SREGS - 2)
+    return fmt::format("bc_{} names $S[{}], but the limit is $S[{}] | $S[{}] << 32 and there is no $S[{}]", dir, reg,
+                       reg, reg + 1, reg + 1);
+  if (indexed && quiet && !idx_bound_is_err)
+    return fmt::format("the {} is indexed (indirect) with its OOB notification disabled and idx_bound_is_err "
+                       "clear: a silent index OOB (has_valid_idx_bound_check_reg)",
+                       dir);
+  return fmt::format("bc_{}=0x{:02x}", dir, b);
+}
+
+}  // namespace
+
+std::string explain(const TpbError& e, const Program& program, unsigned core) {
+  const auto& q = e.sequencer;
+  const EngineProgram* ep = program.find(core, q.block_id);
+  if (!ep || q.program_counter >= ep->insns.size()) return explain(e);
+  const std::uint32_t pc = q.program_counter;
+  const auto& in = ep->insns[pc];
+  const unsigned line = pc < ep->lines.size() ? ep->lines[pc] : 0;
+  const std::string where = fmt::format("on {} at pc 0x{:x} ({}:{})", engine_of_block(q.block_id), pc, program.name, line);
+  const std::string name = tpb_error_name(e.error_id);
+  std::string eng = engine_of_block(q.block_id);
+  std::transform(eng.begin(), eng.end(), eng.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string after =
+      e.is_fatal() ? fmt::format("engine halted; reset it (neuron-nq reset --core {} --engine {}) and fix the descriptor",
+                                 core, eng)
+                   : "engine continued";
+  if (in.opcode != NEURON_OP_DGE_COPY) return explain(e) + fmt::format(" ({}:{})", program.name, line);
+  const auto& d = in.operand.dge;
+  std::uint8_t ind;
+  std::memcpy(&ind, &d.indirect, 1);
+
+  if (e.is_sequencer() && q.info_kind == NEURON_ISA_SEQ_INFO_DGE_BOUNDS) {
+    std::string parts;
+    for (std::uint8_t dir : {std::uint8_t(NEURON_DGE_DIR_SRC), std::uint8_t(NEURON_DGE_DIR_DST)}) {
+      if (!(q.direction & dir)) continue;
+      const bool src = dir == NEURON_DGE_DIR_SRC;
+      const std::uint64_t addr = src ? d.src : d.dst;
+      const std::uint64_t last = addr + std::max<std::uint32_t>(d.length, 1) - 1;
+      const unsigned reg = byte_of(src ? d.bc_src : d.bc_dst) & 0x3f;
+      const auto lo = sreg_before(*ep, pc, reg);
+      const auto hi = sreg_before(*ep, pc, reg + 1);
+      std::string p;
+      if (lo) {
+        const std::uint64_t limit = lo->first | (static_cast<std::uint64_t>(hi ? hi->first : 0) << 32);
+        p = fmt::format("{} $S[{}]+0x{:x} > limit: bytes 0x{:x}..0x{:x}, limit $S[{}] = 0x{:x} (line {}{})",
+                        src ? "src" : "dst", reg, last > limit ? last - limit : 0, addr, last, reg, limit, lo->second,
+                        hi ? "" : fmt::format(", $S[{}] assumed 0", reg + 1));
+      } else {
+        p = fmt::format("{} bytes 0x{:x}..0x{:x} > limit in $S[{}] (not set by this program)", src ? "src" : "dst",
+                        addr, last, reg);
+      }
+      parts += (parts.empty() ? "" : "; ") + p;
+    }
+    return fmt::format("DGE OOB {}: {}; descriptor skipped, no bytes moved, {} ({})", where, parts, after, name);
+  }
+  if (e.is_sequencer() && q.info_kind == NEURON_ISA_SEQ_INFO_DGE_INVALID) {
+    std::string parts;
+    const auto add = [&parts](const std::string& p) { parts += (parts.empty() ? "" : "; ") + p; };
+    const bool idx_err = ind & 0x04;
+    if (q.info & 1) add(bc_problem("src", byte_of(d.bc_src), ind & 0x01, idx_err));
+    if (q.info & 2) add(bc_problem("dst", byte_of(d.bc_dst), ind & 0x02, idx_err));
+    if (q.info & 4) add(fmt::format("backend {} is none of none (0), pool (1), rtl (2)", d.backend));
+    if (parts.empty()) parts = fmt::format("info 0x{:02x}", q.info);
+    return fmt::format("DGE descriptor structurally invalid {}: {}; {} ({}); the host sees no completion "
+                       "(TIMEOUT) plus this record",
+                       where, parts, after, name);
+  }
+  if (e.error_id == NEURON_ISA_TPB_ERROR_MEMORY_ERROR)
+    return fmt::format("MEMORY_ERROR {}: DGE copy src 0x{:x} -> dst 0x{:x}, {} bytes, leaves device memory; "
+                       "descriptor skipped, engine continued",
+                       where, d.src, d.dst, d.length);
+  return explain(e) + fmt::format(" ({}:{})", program.name, line);
 }
 
 std::string to_text(const Decoded& d) {

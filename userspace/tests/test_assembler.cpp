@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -243,4 +245,51 @@ TEST(Assembler, ExamplesInTheSyntaxDocAssemble) {
     ++programs;
   }
   EXPECT_GE(programs, 2);
+}
+
+TEST(Assembler, FeaturesDirective) {
+  auto p = assemble("# flags first\nfeatures 0x2\n[pool]\nnop\n", "f.nq");
+  ASSERT_TRUE(p) << p.error().message();
+  ASSERT_TRUE(p->features);
+  EXPECT_EQ(*p->features, 2u);
+  EXPECT_EQ(p->instruction_count(), 1u);
+  // round trip through the listing
+  auto again = assemble(disassemble(*p), "listing");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->features, p->features);
+  // inside a section too; absent means "leave them"
+  p = assemble("[pe]\nfeatures 0\nnop\n", "g.nq");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p->features, 0u);
+  EXPECT_FALSE(assemble("[pe]\nnop\n")->features);
+  // errors name the line
+  auto bad = assemble("features 0x2\nfeatures 0x2\n[pe]\nnop\n", "t.nq");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().what.find("t.nq:2: 'features' given twice (first on line 1)"), std::string::npos) << bad.error().what;
+  bad = assemble("features 0x10\n[pe]\nnop\n", "t.nq");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().what.find("t.nq:1: features 0x10 has unknown bits"), std::string::npos) << bad.error().what;
+  EXPECT_FALSE(assemble("features\n[pe]\nnop\n"));
+  EXPECT_FALSE(assemble("features two\n[pe]\nnop\n"));
+  // "featuresx" is not the directive
+  EXPECT_FALSE(assemble("[pe]\nfeaturesx 1\n"));
+}
+
+// Every example program assembles (the DGE ones are run in the VM).
+TEST(Assembler, EveryExampleAssembles) {
+  int n = 0;
+  for (const auto& f : std::filesystem::directory_iterator(NEURON_EXAMPLES_DIR)) {
+    if (f.path().extension() != ".nq") continue;
+    auto p = assemble_file(f.path().string());
+    EXPECT_TRUE(p) << f.path() << ": " << (p ? "" : p.error().message());
+    if (p && f.path().filename().string().rfind("dge-", 0) == 0) {
+      EXPECT_TRUE(p->features) << f.path() << " states its feature flags";
+      bool has_dge = false;
+      for (const auto& e : p->engines)
+        for (const auto& in : e.insns) has_dge = has_dge || in.opcode == NEURON_OP_DGE_COPY;
+      EXPECT_TRUE(has_dge) << f.path();
+    }
+    ++n;
+  }
+  EXPECT_GE(n, 6);
 }

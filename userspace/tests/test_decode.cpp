@@ -349,3 +349,108 @@ TEST(Decode, QueueClassFromDefaultRoute) {
   EXPECT_EQ(queue_class(5), QueueClass::Dge);
   EXPECT_EQ(queue_class(6), QueueClass::Any);
 }
+
+// Round trips through the ENCODER the device model uses: it fills
+// union neuron_isa_notification through the shared header's bitfields
+// (emulator/qemu/hw/neuron-engine.c, neuron-dge.c). Encoding the same fields
+// that way must give exactly the hand-written bytes above (seed 000 §3b/§3d
+// offsets), and decoding those bytes must give the fields back.
+TEST(Decode, DeviceEncoderGivesTheHandWrittenTpbErrorBytes) {
+  union neuron_isa_notification n;
+  std::memset(&n, 0, sizeof n);
+  n.tpb_error.error_id = NEURON_ISA_TPB_ERROR_SEQUENCER_NONFATAL;
+  n.tpb_error.metadata_lo.sequencer.info_kind = NEURON_ISA_SEQ_INFO_DGE_BOUNDS;
+  n.tpb_error.metadata_lo.sequencer.bc_reg = 3;
+  n.tpb_error.metadata_lo.sequencer.direction = NEURON_DGE_DIR_DST;
+  n.tpb_error.header.notific_type = NEURON_ISA_NOTIFICATION_TYPE_TPB_ERROR;
+  n.tpb_error.header.phase = 1;
+  n.tpb_error.metadata_hi.sequencer.block_id = NEURON_ENGINE_POOL;
+  n.tpb_error.metadata_hi.sequencer.program_counter = 0x1a4;
+  n.tpb_error.metadata_hi.sequencer.info = 0x5c;
+  n.tpb_error.timestamp = 1234567890123ull;
+  Record enc;
+  std::memcpy(enc.bytes.data(), &n, 16);
+  EXPECT_EQ(enc.hex(), kDgeOob.hex());
+  EXPECT_EQ(enc, kDgeOob);
+  const auto e = std::get<TpbError>(decode(enc));
+  EXPECT_EQ(e.sequencer.bc_reg, 3);
+  EXPECT_EQ(e.sequencer.program_counter, 0x1a4);
+}
+
+// The generic 48-bit arm: metadata 0xabcdef012345 split lo @1 (0x2345) / hi @4
+// (0xabcdef01) around the header byte @3 (seed 000 §3b GOTCHA).
+TEST(Decode, DeviceEncoderGivesTheHandWrittenGenericArmBytes) {
+  const Record want = bytes({0x01, 0x45, 0x23, 0xff, 0x01, 0xef, 0xcd, 0xab, 1, 0, 0, 0, 0, 0, 0, 0});
+  union neuron_isa_notification n;
+  std::memset(&n, 0, sizeof n);
+  n.tpb_error.error_id = NEURON_ISA_TPB_ERROR_FP_NAN;
+  n.tpb_error.metadata_lo.raw = 0x2345;
+  n.tpb_error.metadata_hi.raw = 0xabcdef01u;
+  n.tpb_error.header.notific_type = 0x1f;
+  n.tpb_error.header.software_queue_overflow = 1;
+  n.tpb_error.header.hardware_queue_overflow = 1;
+  n.tpb_error.header.phase = 1;
+  n.tpb_error.timestamp = 1;
+  Record enc;
+  std::memcpy(enc.bytes.data(), &n, 16);
+  EXPECT_EQ(enc, want) << enc.hex() << " vs " << want.hex();
+  EXPECT_EQ(std::get<TpbError>(decode(enc)).metadata, 0xabcdef012345ull);
+}
+
+// A DGE structural error as HandleIllegalInstr writes it (docs/device-model.md
+// "DGE copy" step 1): SEQUENCER_FATAL, info_kind DGE_INVALID (6), bc_reg 0,
+// direction 1 (src); block POOL, pc 0, info 1 (src).
+// metadata_lo = 6 | 0 << 4 | 1 << 10 = 0x0406 -> 06 04; header 0x9f;
+// metadata_hi = 2 | 0 << 4 | 1 << 16 = 0x00010002 -> 02 00 01 00.
+TEST(Decode, DgeStructuralErrorBytesBothWays) {
+  const Record want = bytes({0x0a, 0x06, 0x04, 0x9f, 0x02, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  union neuron_isa_notification n;
+  std::memset(&n, 0, sizeof n);
+  n.tpb_error.error_id = NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL;
+  n.tpb_error.metadata_lo.sequencer.info_kind = NEURON_ISA_SEQ_INFO_DGE_INVALID;
+  n.tpb_error.metadata_lo.sequencer.direction = NEURON_DGE_DIR_SRC;
+  n.tpb_error.header.notific_type = 0x1f;
+  n.tpb_error.header.phase = 1;
+  n.tpb_error.metadata_hi.sequencer.block_id = NEURON_ENGINE_POOL;
+  n.tpb_error.metadata_hi.sequencer.info = 1;
+  Record enc;
+  std::memcpy(enc.bytes.data(), &n, 16);
+  EXPECT_EQ(enc, want) << enc.hex();
+  const auto e = std::get<TpbError>(decode(want));
+  EXPECT_TRUE(e.is_fatal());
+  EXPECT_EQ(e.sequencer.info_kind, NEURON_ISA_SEQ_INFO_DGE_INVALID);
+  EXPECT_EQ(e.sequencer.direction, NEURON_DGE_DIR_SRC);
+  EXPECT_EQ(e.sequencer.block_id, NEURON_ENGINE_POOL);
+  EXPECT_NE(to_text(decode(want)).find("bad src bound check"), std::string::npos) << to_text(decode(want));
+}
+
+TEST(Decode, DeviceEncoderGivesTheHandWrittenDgeMetadataBytes) {
+  union neuron_isa_notification n;
+  std::memset(&n, 0, sizeof n);
+  n.dge_metadata.program_counter = 0x12345;
+  n.dge_metadata.debug_hint = NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE;
+  n.dge_metadata.header = 0x80 | NEURON_ISA_NOTIFICATION_TYPE_POOL_EXPLICIT;
+  n.dge_metadata.dma_map = 0x8001;
+  n.dge_metadata.num_packets = 0;  // means 4096
+  n.dge_metadata.infer_program_counter = 1;
+  n.dge_metadata.dma_group_id = 1;
+  n.dge_metadata.timestamp = 1000;
+  Record enc;
+  std::memcpy(enc.bytes.data(), &n, 16);
+  EXPECT_EQ(enc, kDge) << enc.hex() << " vs " << kDge.hex();
+  const auto m = std::get<DgeMetadata>(decode(enc, QueueClass::Dge));
+  EXPECT_EQ(m.num_packets, 4096u);
+  EXPECT_EQ(m.dma_map, 0x8001);
+  // what the emulated device writes on success: dma_map 0x1, num_packets 1, pc 4 on POOL:
+  // word0 = 4 | 1 << 20 | 0x8e << 24 -> 04 00 10 8e; dma_map 01 00; 0x001 -> 01 00
+  const Record dev = bytes({0x04, 0x00, 0x10, 0x8e, 0x01, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  std::memset(&n, 0, sizeof n);
+  n.dge_metadata.program_counter = 4;
+  n.dge_metadata.debug_hint = 1;
+  n.dge_metadata.header = 0x8e;
+  n.dge_metadata.dma_map = 1;
+  n.dge_metadata.num_packets = 1;
+  std::memcpy(enc.bytes.data(), &n, 16);
+  EXPECT_EQ(enc, dev);
+  EXPECT_EQ(std::get<DgeMetadata>(decode(dev, QueueClass::Dge)).num_packets, 1u);
+}

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -112,4 +113,59 @@ TEST(Device, EngineStateNames) {
   EXPECT_EQ(engine_state_name(NEURON_ENGINE_IDLE), "IDLE");
   EXPECT_EQ(engine_state_name(NEURON_ENGINE_HALTED), "HALTED");
   EXPECT_EQ(engine_state_name(9), "STATE_9");
+}
+
+TEST(Device, NewIoctlsFailWithWhatWasAsked) {
+  auto d = Device::open("/dev/null");
+  ASSERT_TRUE(d);
+  auto f = d->feature_flags(1);
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().code, std::errc::inappropriate_io_control_operation);
+  EXPECT_THAT(f.error().message(), HasSubstr("NEURON_IOC_FEATURE_FLAGS GET core=1"));
+  EXPECT_THAT(d->set_feature_flags(0, 0x2).error().message(), HasSubstr("NEURON_IOC_FEATURE_FLAGS SET core=0 flags=0x2"));
+  EXPECT_THAT(d->nq_eventfd(1, 4, 7).error().message(), HasSubstr("NEURON_IOC_NQ_EVENTFD core=1 queue=4 fd=7"));
+  EXPECT_THAT(d->evt_sem(0, 12, NEURON_SEM_INC, 3).error().message(),
+              HasSubstr("NEURON_IOC_EVT_SEM core=0 index=12 op=SEM_INC value=3"));
+  EXPECT_THAT(d->throttle(true).error().message(), HasSubstr("NEURON_IOC_THROTTLE enable=1"));
+}
+
+TEST(Device, ReadEventsAndEventStream) {
+  auto d = Device::open("/dev/null");
+  ASSERT_TRUE(d);
+  std::array<Event, 4> ev{};
+  auto n = d->read_events(ev, std::chrono::milliseconds(0));  // /dev/null: readable, 0 bytes
+  ASSERT_TRUE(n) << n.error().message();
+  EXPECT_EQ(*n, 0u);
+  auto s = EventStream::open("/nonexistent/neuron3");
+  ASSERT_FALSE(s);
+  EXPECT_THAT(s.error().message(), HasSubstr("open /nonexistent/neuron3 (event stream)"));
+  // a read that is not whole events is reported, not truncated silently
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  ASSERT_EQ(::write(p[1], "abc", 3), 3);
+  auto bad = read_events(p[0], ev, std::chrono::milliseconds(100), "read events pipe");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message(), HasSubstr("3 bytes is not whole events of 40 bytes"));
+  ::close(p[0]);
+  ::close(p[1]);
+}
+
+TEST(Device, IndexFromThePath) {
+  auto d = Device::open("/dev/null");
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->index());
+  EXPECT_EQ(edge_name(NEURON_EDGE_THROTTLE), "THROTTLE");
+  EXPECT_EQ(edge_name(9), "EDGE_9");
+  EXPECT_EQ(evt_sem_op_name(NEURON_EVENT_CLEAR), "EVENT_CLEAR");
+}
+
+TEST(Device, EventfdQueueNeedsAThreshold) {
+  auto d = Device::open("/dev/null");
+  ASSERT_TRUE(d);
+  NotificationQueue::Options o;
+  o.eventfd = true;
+  auto q = NotificationQueue::create(*d, 0, 1, o);
+  ASSERT_FALSE(q);
+  EXPECT_EQ(q.error().code, make_error_code(errc::invalid_argument));
+  EXPECT_THAT(q.error().message(), HasSubstr("needs a threshold"));
 }

@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: MIT
 //
-// execute() against a fake device that "runs" programs into memory rings the
-// way docs/device-model.md says (trace -> queue 0, EXPLICIT -> 1, errors -> 3).
+// execute() against a fake device that "runs" programs into fake queues
+// (tests/fake_device.hpp: threshold edges, eventfds, backpressure) the way
+// docs/device-model.md says (trace -> queue 0, EXPLICIT -> 1, EVT_SEM -> 2,
+// errors -> 3), drained by the real Reaper.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
 
+#include <fmt/format.h>
+
+#include "fake_device.hpp"
 #include "libneuron/execute.hpp"
 #include "libneuron/perfetto.hpp"
-#include "ring_helpers.hpp"
 
 using namespace neuron;
-using neuron::test::MemRing;
+using neuron::test::FakeEvents;
+using neuron::test::FakeQueue;
 
 namespace {
 
@@ -20,26 +25,42 @@ class FakeTarget : public ExecTarget {
  public:
   bool fail_open = false;
   bool stuck = false;  // engines never finish
+  bool fail_features = false;
   std::uint64_t now_ps = 1000;
   std::map<std::pair<unsigned, unsigned>, std::uint32_t> state;
   std::vector<std::pair<unsigned, unsigned>> opened;
-  int closed = 0;
+  std::vector<NotificationQueue::Options> opts;
+  std::map<unsigned, std::uint32_t> features;
+  std::vector<std::vector<Instruction>> submitted;
+  /// Called after a program was "run", e.g. to push an edge.
+  std::function<void(FakeTarget&)> after_submit;
+  FakeEvents* events = nullptr;  // owned by the Reaper once opened
 
-  Status open_queue(unsigned core, unsigned queue, std::uint32_t size, std::uint32_t) override {
+  Result<std::unique_ptr<ReapQueue>> open_queue(unsigned core, unsigned queue,
+                                                const NotificationQueue::Options& o) override {
     if (fail_open && queue == 2) return unexpected(Error::from_errno(EBUSY, "NEURON_IOC_NQ_INIT core=0 queue=2"));
-    auto& q = queues_[{core, queue}];
-    q.ring = std::make_unique<MemRing>(size / 16);
-    q.view = RingView(q.ring->span(), Doorbell{});
+    auto q = std::make_unique<FakeQueue>(core, queue, o.size / 16, o.threshold);
+    queues_[{core, queue}] = q.get();
     opened.emplace_back(core, queue);
+    opts.push_back(o);
+    return std::unique_ptr<ReapQueue>(std::move(q));
+  }
+  Result<std::unique_ptr<EventSource>> open_events() override {
+    auto e = std::make_unique<FakeEvents>();
+    events = e.get();
+    return std::unique_ptr<EventSource>(std::move(e));
+  }
+  Status set_feature_flags(unsigned core, std::uint32_t flags) override {
+    if (fail_features)
+      return unexpected(Error::from_errno(EOPNOTSUPP, fmt::format("NEURON_IOC_FEATURE_FLAGS SET core={}", core)));
+    features[core] = flags;
     return {};
   }
-  DrainResult drain(unsigned core, unsigned queue, std::span<Record> out) override {
-    return queues_.at({core, queue}).view.drain(out);
-  }
   Status submit(unsigned core, unsigned engine, std::span<const Instruction> insns, std::uint32_t flags) override {
+    submitted.emplace_back(insns.begin(), insns.end());
     const bool trace = flags & NEURON_SUBMIT_F_TRACE;
     std::uint32_t st = stuck ? NEURON_ENGINE_RUNNING : NEURON_ENGINE_IDLE;
-    for (std::uint32_t pc = 0; pc < insns.size(); ++pc) {
+    for (std::uint32_t pc = 0; pc < insns.size() && !stuck; ++pc) {
       const auto& in = insns[pc];
       if (trace) push(core, 0, word0(pc, in.debug_hint, 0x04 + 4 * engine), 1, 0);
       if (in.opcode == NEURON_OP_NOTIFY) push(core, 1, word0(pc, in.debug_hint, 0x06 + 4 * engine), 1, in.operand.arg.debug_hint_extended);
@@ -58,10 +79,21 @@ class FakeTarget : public ExecTarget {
         st = NEURON_ENGINE_HALTED;
         break;
       }
+      if (in.events.update_mode == NEURON_EVT_SEM_UPDATE_EVENT_SET) {
+        // EVT_SEM {id @0, update_mode | is_event << 4 @1, block_id @2}
+        Record r;
+        r.bytes[0] = in.events.update_idx;
+        r.bytes[1] = static_cast<std::uint8_t>(in.events.update_mode | 0x10);
+        r.bytes[2] = static_cast<std::uint8_t>(engine);
+        r.bytes[3] = static_cast<std::uint8_t>(0x07 + 4 * engine);
+        r.bytes[4] = 1;
+        put(core, 2, r, 0);
+      }
       if (trace) push(core, 0, word0(pc, in.debug_hint, 0x05 + 4 * engine), 1, 0);
       if (in.opcode == NEURON_OP_HALT) break;
     }
     state[{core, engine}] = st;
+    if (after_submit) after_submit(*this);
     return {};
   }
   Result<EngineStatus> engine_status(unsigned core, unsigned engine) override {
@@ -71,16 +103,9 @@ class FakeTarget : public ExecTarget {
     s.state = state.at({core, engine});
     return s;
   }
-  void close_queues() override {
-    ++closed;
-    queues_.clear();
-  }
+  FakeQueue& queue(unsigned core, unsigned q) { return *queues_.at({core, q}); }
 
  private:
-  struct Q {
-    std::unique_ptr<MemRing> ring;
-    RingView view;
-  };
   static std::uint32_t word0(std::uint32_t pc, std::uint32_t hint, std::uint32_t type) {
     return pc | ((hint & 0xf) << 20) | (type << 24);
   }
@@ -95,9 +120,9 @@ class FakeTarget : public ExecTarget {
   void put(unsigned core, unsigned q, Record r, std::uint8_t flags) {
     now_ps += 1000;
     for (int b = 0; b < 8; ++b) r.bytes[8 + b] = static_cast<std::uint8_t>(now_ps >> (8 * b));
-    queues_.at({core, q}).ring->push(r, flags);
+    queues_.at({core, q})->push(r, flags);
   }
-  std::map<std::pair<unsigned, unsigned>, Q> queues_;
+  std::map<std::pair<unsigned, unsigned>, FakeQueue*> queues_;  // owned by the Reaper during execute()
 };
 
 Program prog(const char* text) {
@@ -108,8 +133,7 @@ Program prog(const char* text) {
 
 ExecOptions fast() {
   ExecOptions o;
-  o.timeout = std::chrono::milliseconds(50);
-  o.poll_interval = std::chrono::microseconds(100);
+  o.timeout = std::chrono::milliseconds(300);
   return o;
 }
 
@@ -122,7 +146,14 @@ TEST(Execute, HelloIsOkWithEveryRecord) {
   EXPECT_EQ(static_cast<int>(r.status), 0);
   EXPECT_FALSE(r.first_error);
   EXPECT_EQ(t.opened.size(), 6u);  // queues 0..5 on core 0
-  EXPECT_EQ(t.closed, 1);
+  for (const auto& o : t.opts) {
+    EXPECT_TRUE(o.eventfd);
+    EXPECT_EQ(o.threshold, 1u);
+  }
+  EXPECT_TRUE(r.completed);
+  EXPECT_EQ(r.reaper.records, 14u);
+  EXPECT_EQ(r.reaper.late_records, 0u);  // every record came with an edge
+  EXPECT_LT(r.elapsed, std::chrono::milliseconds(300));  // no waiting for the deadline
   // PE: 4 x (start, end) + 1 explicit; ACT: 2 x 2 + 1
   EXPECT_EQ(r.records.size(), 14u);
   sort_by_timestamp(r.records);
@@ -150,7 +181,8 @@ TEST(Execute, FatallyHaltedEngineIsATimeoutWithTheFatalRecord) {
   EXPECT_TRUE(e.is_fatal());
   EXPECT_EQ(e.sequencer.program_counter, 1);
   EXPECT_EQ(r.first_error->queue, 3u);
-  EXPECT_GE(r.elapsed, std::chrono::milliseconds(50));
+  EXPECT_FALSE(r.completed);
+  EXPECT_GE(r.elapsed, std::chrono::milliseconds(300));
 }
 
 TEST(Execute, HaltEndsWaitGivesCompletedWithError) {
@@ -178,6 +210,98 @@ TEST(Execute, OverflowSeenIsSwNqOverflow) {
   EXPECT_EQ(r.status, ExecStatus::SwNqOverflow);
   EXPECT_EQ(static_cast<int>(r.status), 1204);
   EXPECT_TRUE(r.overflow_seen);
+  EXPECT_LT(r.elapsed, std::chrono::milliseconds(300));  // the overflow ends the wait
+}
+
+// seed 001 §6: the overflow CAUSE (tpb_notific_intr_2 on a core in use), read
+// from the device's event stream, confirmed by our queue's overflow count.
+TEST(Execute, OverflowEdgeIsSwNqOverflow) {
+  FakeTarget t;
+  t.stuck = true;  // no completion would ever come
+  t.after_submit = [](FakeTarget& f) {
+    f.queue(0, 1).set_overflow_count(3);
+    Event e{};
+    e.edge = NEURON_EDGE_NOTIFIC;
+    e.core = 0;
+    e.cause = 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW;
+    f.events->push(e);
+  };
+  auto o = fast();
+  o.timeout = std::chrono::seconds(10);
+  auto r = execute(t, prog("[pe]\nnop\n"), o);
+  EXPECT_EQ(r.status, ExecStatus::SwNqOverflow);
+  ASSERT_TRUE(r.overflow_event);
+  EXPECT_EQ(r.overflow_event->cause, 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW);
+  EXPECT_EQ(r.events.size(), 1u);
+  EXPECT_LT(r.elapsed, std::chrono::seconds(5));
+}
+
+TEST(Execute, OverflowEdgeOfSomeoneElsesQueueOrCoreIsNotOurs) {
+  FakeTarget t;
+  t.after_submit = [](FakeTarget& f) {
+    Event e{};
+    e.edge = NEURON_EDGE_NOTIFIC;
+    e.cause = 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW;
+    e.core = 0;  // our core, but none of our queues overflowed
+    f.events->push(e);
+    e.core = 1;  // not our core
+    f.events->push(e);
+  };
+  auto r = execute(t, prog("[pe]\nnop\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Ok);
+  EXPECT_FALSE(r.overflow_event);
+  EXPECT_EQ(r.events.size(), 2u);
+}
+
+// Without tracing the stopping instructions carry an event.set update (an
+// EVT_SEM record) that marks completion; program counters are unchanged.
+TEST(Execute, WithoutTraceCompletionIsMarkedByAnEventUpdate) {
+  FakeTarget t;
+  auto o = fast();
+  o.trace = false;
+  auto r = execute(t, prog("[pe]\nnotify hint=1\nhalt\nnop\n[act]\nnotify\n"), o);
+  EXPECT_EQ(r.status, ExecStatus::Ok);
+  ASSERT_EQ(t.submitted.size(), 2u);
+  ASSERT_EQ(t.submitted[0].size(), 3u);
+  EXPECT_EQ(t.submitted[0][0].events.update_mode, 0);
+  EXPECT_EQ(t.submitted[0][1].events.update_mode, NEURON_EVT_SEM_UPDATE_EVENT_SET);  // halt
+  EXPECT_EQ(t.submitted[0][1].events.update_idx, 255);
+  EXPECT_EQ(t.submitted[0][2].events.update_mode, NEURON_EVT_SEM_UPDATE_EVENT_SET);  // last
+  EXPECT_EQ(t.submitted[1][0].events.update_mode, NEURON_EVT_SEM_UPDATE_EVENT_SET);
+  EXPECT_LT(r.elapsed, std::chrono::milliseconds(300));
+}
+
+TEST(Execute, WithoutTraceATakenUpdateSlotIsRefusedWithTheLine) {
+  FakeTarget t;
+  auto o = fast();
+  o.trace = false;
+  auto r = execute(t, prog("[pe]\nnop\nhalt @update=sem.inc:3 @value=1\n"), o);
+  EXPECT_EQ(r.status, ExecStatus::Failure);
+  ASSERT_TRUE(r.error);
+  EXPECT_THAT(r.error->message(), ::testing::HasSubstr("t.nq:3"));
+  EXPECT_TRUE(t.opened.empty());
+  r = execute(t, prog("[pe]\nevent.set 255\n"), o);
+  EXPECT_EQ(r.status, ExecStatus::Failure);
+  EXPECT_THAT(r.error->message(), ::testing::HasSubstr("event 255"));
+}
+
+TEST(Execute, FeaturesFromTheProgramOrTheOptions) {
+  FakeTarget t;
+  auto r = execute(t, prog("features 0x2\n[pe]\nnop\n[core1.act]\nnop\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Ok);
+  EXPECT_EQ(t.features.at(0), 2u);
+  EXPECT_EQ(t.features.at(1), 2u);
+  ASSERT_TRUE(r.features);
+  EXPECT_EQ(*r.features, 2u);
+  auto o = fast();
+  o.features = 0;
+  r = execute(t, prog("features 0x2\n[pe]\nnop\n"), o);
+  EXPECT_EQ(t.features.at(0), 0u);
+  FakeTarget u;
+  u.fail_features = true;
+  r = execute(u, prog("features 0x2\n[pe]\nnop\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Failure);
+  EXPECT_THAT(r.error->message(), ::testing::HasSubstr("NEURON_IOC_FEATURE_FLAGS SET core=0"));
 }
 
 TEST(Execute, StuckEngineTimesOut) {
@@ -195,7 +319,7 @@ TEST(Execute, IoctlFailureIsFailureWithWhatWasAsked) {
   EXPECT_EQ(r.status, ExecStatus::Failure);
   ASSERT_TRUE(r.error);
   EXPECT_THAT(r.error->message(), ::testing::HasSubstr("NEURON_IOC_NQ_INIT core=0 queue=2"));
-  EXPECT_EQ(t.closed, 1);  // queues opened so far were closed
+  EXPECT_EQ(t.opened.size(), 2u);  // queues 0 and 1 were made (and destroyed with their owner)
 }
 
 TEST(Execute, MultiCoreProgramsOpenQueuesOnEachCore) {

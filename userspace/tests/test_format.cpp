@@ -69,3 +69,33 @@ TEST(Format, NotificCauseNames) {
   EXPECT_EQ(notific_cause_names(0x1), "THRESHOLD");
   EXPECT_EQ(notific_cause_names(0x82), "DISABLED_QUEUE|BAD_HEAD");
 }
+
+// explain() with the program: the record names engine, pc, bc_reg and the
+// direction; the program gives the descriptor and the limit register's value.
+TEST(Format, DgeOobExplainedAgainstTheProgram) {
+  auto p = assemble("features 0x2\n[pool]\nreg 3 0x1000\nreg 4 0\ndge src=0x100 dst=0x1000 len=0x800 bc_dst=3\nhalt\n",
+                    "oob.nq");
+  ASSERT_TRUE(p) << p.error().message();
+  // SEQUENCER_NONFATAL, metadata_lo {DGE_BOUNDS 5, bc_reg 3, dst 2} = 5 | 3 << 4 | 2 << 10 = 0x0835,
+  // metadata_hi {POOL 2, pc 2, info 2} = 2 | 2 << 4 | 2 << 16 = 0x00020022.
+  const Record r = bytes({0x09, 0x35, 0x08, 0x9f, 0x22, 0x00, 0x02, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const auto e = std::get<TpbError>(decode(r));
+  const std::string s = explain(e, *p, 0);
+  EXPECT_NE(s.find("DGE OOB on POOL at pc 0x2 (oob.nq:5): dst $S[3]+0x7ff > limit"), std::string::npos) << s;
+  EXPECT_NE(s.find("bytes 0x1000..0x17ff, limit $S[3] = 0x1000 (line 3)"), std::string::npos) << s;
+  EXPECT_NE(s.find("engine continued"), std::string::npos) << s;
+  // a record from another core, or a pc outside the program: the record's own words
+  EXPECT_EQ(explain(e, *p, 1), explain(e));
+}
+
+TEST(Format, DgeStructuralErrorExplainedAgainstTheProgram) {
+  auto p = assemble("[pool]\ndge src=0x100 dst=0x800 len=16 bc_src=raw:0x40\n[act]\nnop\n", "bad.nq");
+  ASSERT_TRUE(p);
+  // SEQUENCER_FATAL DGE_INVALID, direction src: 06 04; POOL pc 0 info 1: 02 00 01 00
+  const Record r = bytes({0x0a, 0x06, 0x04, 0x9f, 0x02, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const std::string s = explain(std::get<TpbError>(decode(r)), *p, 0);
+  EXPECT_NE(s.find("structurally invalid on POOL at pc 0x0 (bad.nq:2)"), std::string::npos) << s;
+  EXPECT_NE(s.find("bc_src=0x40 has the check off but other bits set"), std::string::npos) << s;
+  EXPECT_NE(s.find("engine halted"), std::string::npos) << s;
+  EXPECT_NE(s.find("TIMEOUT"), std::string::npos) << s;
+}

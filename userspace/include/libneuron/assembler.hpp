@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -27,6 +28,10 @@ struct EngineProgram {
 struct Program {
   std::string name;  ///< file name, for messages
   std::vector<EngineProgram> engines;  ///< in order of first appearance
+  /// `features VALUE` directive: NEURON_FEATURE_FLAGS (seed 000 §5a) to set
+  /// on every core the program uses before it runs; nullopt leaves them as
+  /// they are.
+  std::optional<std::uint32_t> features;
 
   [[nodiscard]] std::set<unsigned> cores() const;
   [[nodiscard]] const EngineProgram* find(unsigned core, unsigned engine) const;

@@ -4,7 +4,9 @@
 // objects whose methods return typed errors (Result<T>, errno + what was asked).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -74,9 +76,44 @@ using DeviceInfo = neuron_device_info;
 using EngineStatus = neuron_engine_status;
 using NqInfo = neuron_nq_info;
 using Instruction = neuron_emu_insn;
+/// One interrupt edge as read() of /dev/neuronN returns it (and as netlink
+/// multicasts it): CLOCK_MONOTONIC ns, device, core, edge, cause, queues...
+using Event = neuron_event;
 
 /// "IDLE", "RUNNING", "WAITING", "HALTED".
 std::string engine_state_name(std::uint32_t state);
+/// "NOTIFIC", "THROTTLE", "FAULT" (enum neuron_edge).
+std::string edge_name(std::uint32_t edge);
+/// "SEM_READ", "EVENT_SET", ... (enum neuron_evt_sem_op).
+std::string evt_sem_op_name(std::uint32_t op);
+
+/// read() of whole struct neuron_event records from a /dev/neuronN file:
+/// waits up to `timeout` for the first one (0: do not wait; negative: no
+/// limit), then takes what is queued, up to out.size(). 0 means none came.
+/// EINTR is retried. Used by Device::read_events and EventStream.
+Result<std::size_t> read_events(int fd, std::span<Event> out, std::chrono::milliseconds timeout,
+                                const std::string& what);
+
+/// A second open file of a device node, non-blocking, used only for its
+/// event queue (read()/poll() of struct neuron_event). The driver keeps one
+/// event queue per open file and queues every edge of the device to each, so
+/// a stream sees all edges from its open on, independently of other readers.
+class EventStream {
+ public:
+  EventStream() = default;
+  static Result<EventStream> open(const std::string& path);
+  [[nodiscard]] int fd() const noexcept { return fd_.get(); }
+  /// See neuron::read_events(); never blocks when timeout is 0.
+  Result<std::size_t> read(std::span<Event> out, std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
+    return read_events(fd_.get(), out, timeout, "read events " + path_);
+  }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+ private:
+  EventStream(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  UniqueFd fd_;
+  std::string path_;
+};
 
 /// One open /dev/neuronN. Queues made through it belong to this open file.
 class Device {
@@ -99,6 +136,35 @@ class Device {
   [[nodiscard]] Result<EngineStatus> engine_status(unsigned core, unsigned engine) const;
   [[nodiscard]] Status engine_reset(unsigned core, unsigned engine) const;
 
+  /// NEURON_IOC_FEATURE_FLAGS GET: NEURON_FEATURE_FLAGS (local register 38,
+  /// seed 000 §5a) of the core, as its PE engine holds it. ENOTSUP on sunda.
+  [[nodiscard]] Result<std::uint32_t> feature_flags(unsigned core) const;
+  /// NEURON_IOC_FEATURE_FLAGS SET: write NEURON_FEATURE_* bits to every engine
+  /// of the core (bit 1 gates every DGE packet notification, seed 000 §5e).
+  /// EINVAL for unknown bits, ENOTSUP on sunda (no feature-flag register).
+  [[nodiscard]] Status set_feature_flags(unsigned core, std::uint32_t flags) const;
+  /// NEURON_IOC_NQ_EVENTFD: signal eventfd `efd` on every threshold interrupt
+  /// of a queue this file made (-1 unbinds). NotificationQueue::Options::eventfd
+  /// does this for you.
+  [[nodiscard]] Status nq_eventfd(unsigned core, unsigned queue, int efd) const;
+  /// NEURON_IOC_EVT_SEM: host access to the core's EVT_SEM unit; returns the
+  /// value after the operation (seed 001 §7.2).
+  [[nodiscard]] Result<std::uint32_t> evt_sem(unsigned core, unsigned index, neuron_evt_sem_op op,
+                                              std::uint32_t value = 0) const;
+  /// NEURON_IOC_THROTTLE: arm (true) or disarm throttle notifications
+  /// (records to NUM4, seed 001 §2). The throttle edge is counted either way.
+  [[nodiscard]] Status throttle(bool enable) const;
+  /// read() events queued on this open file (see neuron::read_events). The
+  /// descriptor is blocking: with several readers of one Device, use an
+  /// EventStream each instead.
+  [[nodiscard]] Result<std::size_t> read_events(std::span<Event> out, std::chrono::milliseconds timeout) const {
+    return neuron::read_events(fd(), out, timeout, "read events " + path_);
+  }
+  /// A separate non-blocking open file of the same node for events.
+  [[nodiscard]] Result<EventStream> open_event_stream() const { return EventStream::open(path_); }
+  /// N of /dev/neuronN (the NEURON_A_DEVICE of netlink), if the path ends in it.
+  [[nodiscard]] std::optional<std::uint32_t> index() const noexcept;
+
   [[nodiscard]] Result<UniqueFd> dup_fd() const { return fd_.dup(); }
 
  private:
@@ -118,7 +184,11 @@ class NotificationQueue {
   struct Options {
     std::uint32_t size = 4096;  ///< bytes, a power of two within the device limits
     std::uint32_t flags = 0;    ///< NEURON_NQ_F_*
-    std::uint32_t threshold = 0;
+    std::uint32_t threshold = 0;  ///< unread records that raise the threshold interrupt; 0 none
+    /// Make an eventfd (non-blocking) and bind it to the queue's threshold
+    /// interrupt (NEURON_IOC_NQ_EVENTFD): wake_fd() becomes readable when
+    /// `threshold` records are unread. Needs threshold > 0.
+    bool eventfd = false;
   };
 
   static Result<NotificationQueue> create(const Device& dev, unsigned core, unsigned queue, Options opt);
@@ -144,6 +214,13 @@ class NotificationQueue {
   }
 
   [[nodiscard]] Result<NqInfo> info() const;
+  /// The eventfd bound with Options::eventfd, -1 if none. Readable (count >
+  /// 0) after a threshold interrupt; read it (8 bytes) to reset it. The
+  /// threshold re-arms on the next HEAD write, i.e. the next drain that takes
+  /// records: drain until a drain returns 0 before sleeping again.
+  [[nodiscard]] int wake_fd() const noexcept { return efd_.get(); }
+  /// Bind another eventfd (or -1 to unbind) to this queue's threshold interrupt.
+  [[nodiscard]] Status bind_eventfd(int efd) const;
   [[nodiscard]] RingView& view() noexcept { return view_; }
   [[nodiscard]] unsigned core() const noexcept { return core_; }
   [[nodiscard]] unsigned queue() const noexcept { return queue_; }
@@ -157,6 +234,7 @@ class NotificationQueue {
   void recover(DrainResult& r) noexcept;
   void destroy() noexcept;
 
+  UniqueFd efd_;  // closed after the queue is destroyed (which unbinds it)
   UniqueFd fd_;
   Mapping ring_;
   Mapping doorbell_;

@@ -1,21 +1,39 @@
 // SPDX-License-Identifier: MIT
 //
-// execute(program, timeout): make the notification queues, submit every
-// engine's program, wait, drain, and return a status (seed 001 §6, §6.1):
-//   OK                    every engine finished (IDLE) and no error record came
-//   TIMEOUT (5)           not every engine finished in time — e.g. an engine
-//                         fatally halted: it never completes (seed 001 §6.1)
-//   SW_NQ_OVERFLOW (1204) a queue overflowed (the overflow cause was seen:
-//                         software_queue_overflow in a record, or records lost)
-//   COMPLETED_WITH_ERR    all finished but an error record arrived (first_error)
-//   FAILURE               an ioctl/mmap failed (error)
-// This version waits by polling engine status and draining; a Reaper thread
-// sleeping on the queues' eventfds replaces the polling once the driver can
-// bind eventfds (DESIGN.md §5, seed 001 §5.1).
+// execute(program, timeout): make the notification queues (threshold 1, an
+// eventfd bound to each), start a Reaper on them and on the device's event
+// stream, register one waiter "every engine has completed", submit every
+// engine's program, and sleep on the waiter's eventfd (seed 001 §5.1: the
+// reap thread drains, the execute thread wakes off comp_efd). Status
+// (seed 001 §6, §6.1):
+//   OK                    every engine completed and no error record came
+//   TIMEOUT (5)           not every engine completed in time — e.g. an engine
+//                         fatally halted: it never completes (seed 001 §6.1);
+//                         the fatal record, if one came, is first_error
+//   SW_NQ_OVERFLOW (1204) the overflow cause was seen: an edge with
+//                         tpb_notific_intr_2 (SW_OVERFLOW) on a core in use
+//                         whose queues' NQ_INFO overflow count confirms it, or
+//                         a record with software_queue_overflow; the wait
+//                         ends there (records were lost)
+//   COMPLETED_WITH_ERR    all completed but an error record arrived (first_error)
+//   FAILURE               an ioctl/mmap/thread failed (error)
+//
+// What "completed" means for an engine: its completion record arrived.
+//   * With tracing (the default) that is the INST_END of an instruction after
+//     which the engine stops: a HALT, or the last instruction. The engine
+//     writes nothing after it (docs/device-model.md), so nothing is missed.
+//   * Without tracing there is no such record, so execute() marks the
+//     completion the way the seed's chain does (op done -> EVT_SEM -> NQ record,
+//     seed 001 §7.3): it sets the EVENTS update of those stopping instructions
+//     to `event.set` on ExecOptions::completion_event, which writes an EVT_SEM
+//     record {block_id = engine} after the instruction. An instruction that
+//     already has an @update cannot carry the mark: execute() then fails
+//     (errc::invalid_argument) and says so. Program counters are unchanged.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -24,6 +42,7 @@
 #include "libneuron/assembler.hpp"
 #include "libneuron/decode.hpp"
 #include "libneuron/device.hpp"
+#include "libneuron/reaper.hpp"
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
 
@@ -51,24 +70,49 @@ struct CollectedRecord {
 /// Stable sort by device timestamp (then core, queue, arrival).
 void sort_by_timestamp(std::vector<CollectedRecord>& records);
 
+/// Progress while execute() waits (ExecOptions::progress).
+struct ExecProgress {
+  std::chrono::nanoseconds elapsed{0};
+  std::uint64_t records = 0;
+  std::uint64_t events = 0;
+  unsigned engines_done = 0;
+  unsigned engines = 0;
+};
+
 struct ExecOptions {
   std::chrono::milliseconds timeout{5000};
   bool trace = true;                 ///< NEURON_SUBMIT_F_TRACE
   std::uint32_t queue_size = 4096;   ///< bytes per queue
   unsigned queues = 6;               ///< queues 0..queues-1 per core used (default routing uses 0..5)
   std::uint32_t queue_flags = 0;     ///< NEURON_NQ_F_* (default: backpressure, lossless)
-  bool halt_ends_wait = false;       ///< stop waiting once every engine is IDLE or HALTED
-  std::chrono::microseconds poll_interval{200};
+  std::uint32_t threshold = 1;       ///< per queue: unread records that wake the reaper
+  /// A fatal error record (SEQUENCER_FATAL naming the engine) ends that
+  /// engine's wait: status COMPLETED_WITH_ERR instead of waiting for the
+  /// TIMEOUT the seed's runtime reports (seed 001 §6.1).
+  bool halt_ends_wait = false;
+  /// NEURON_FEATURE_FLAGS to set on every core used before submitting;
+  /// overrides the program's `features` directive. nullopt: the program's, if any.
+  std::optional<std::uint32_t> features;
+  /// Event index execute() sets to mark completion when trace is off.
+  std::uint8_t completion_event = 255;
+  /// Called every progress_interval while waiting (on the calling thread).
+  std::function<void(const ExecProgress&)> progress;
+  std::chrono::milliseconds progress_interval{250};
 };
 
 struct ExecResult {
   ExecStatus status = ExecStatus::Ok;
-  std::optional<CollectedRecord> first_error;  ///< first TPB_ERROR / ERROR record
+  bool completed = false;                       ///< every engine's completion record arrived
+  std::optional<CollectedRecord> first_error;   ///< first TPB_ERROR / ERROR record
   std::vector<CollectedRecord> records;         ///< in drain order
+  std::vector<Event> events;                    ///< interrupt edges seen meanwhile (device event stream)
   std::vector<EngineStatus> engines;            ///< final status of each engine used
   std::optional<Error> error;                   ///< why, for FAILURE
   std::uint64_t lost = 0;                       ///< records lost to overflow
   bool overflow_seen = false;
+  std::optional<Event> overflow_event;          ///< the SW_OVERFLOW edge, if that is how it was seen
+  std::optional<std::uint32_t> features;        ///< feature flags execute() set, if it did
+  Reaper::Stats reaper;                         ///< what the reap thread did
   std::chrono::nanoseconds elapsed{0};
 };
 
@@ -77,28 +121,33 @@ struct ExecResult {
 class ExecTarget {
  public:
   virtual ~ExecTarget() = default;
-  virtual Status open_queue(unsigned core, unsigned queue, std::uint32_t size, std::uint32_t flags) = 0;
-  virtual DrainResult drain(unsigned core, unsigned queue, std::span<Record> out) = 0;
+  /// A queue with an eventfd bound to its threshold interrupt.
+  virtual Result<std::unique_ptr<ReapQueue>> open_queue(unsigned core, unsigned queue,
+                                                        const NotificationQueue::Options& opt) = 0;
+  /// The device's interrupt edges; nullptr when there is no such stream.
+  virtual Result<std::unique_ptr<EventSource>> open_events() = 0;
+  virtual Status set_feature_flags(unsigned core, std::uint32_t flags) = 0;
   virtual Status submit(unsigned core, unsigned engine, std::span<const Instruction> insns, std::uint32_t flags) = 0;
   virtual Result<EngineStatus> engine_status(unsigned core, unsigned engine) = 0;
-  /// Unmap and destroy every queue opened.
-  virtual void close_queues() = 0;
 };
 
-/// ExecTarget over a Device: NotificationQueues with RAII.
+/// ExecTarget over a Device: NotificationQueues and an EventStream, with RAII.
 class DeviceTarget final : public ExecTarget {
  public:
   explicit DeviceTarget(const Device& dev) : dev_(dev) {}
-  Status open_queue(unsigned core, unsigned queue, std::uint32_t size, std::uint32_t flags) override;
-  DrainResult drain(unsigned core, unsigned queue, std::span<Record> out) override;
+  Result<std::unique_ptr<ReapQueue>> open_queue(unsigned core, unsigned queue,
+                                                const NotificationQueue::Options& opt) override;
+  Result<std::unique_ptr<EventSource>> open_events() override;
+  Status set_feature_flags(unsigned core, std::uint32_t flags) override;
   Status submit(unsigned core, unsigned engine, std::span<const Instruction> insns, std::uint32_t flags) override;
   Result<EngineStatus> engine_status(unsigned core, unsigned engine) override;
-  void close_queues() override { queues_.clear(); }
 
  private:
   const Device& dev_;
-  std::vector<NotificationQueue> queues_;
 };
+
+/// The instructions after which an engine stops: every HALT and the last one.
+std::vector<std::uint32_t> stopping_pcs(std::span<const Instruction> insns);
 
 ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions& opt = {});
 ExecResult execute(const Device& dev, const Program& program, const ExecOptions& opt = {});

@@ -36,6 +36,7 @@ enum class errc {
   parse_error = 2,       // the assembler rejected a program
   bad_ring = 3,          // ring memory is not a power-of-two number of records
   not_supported = 4,     // the device or driver lacks a feature
+  bad_message = 5,       // a netlink message failed validation
 };
 const std::error_category& category() noexcept;
 inline std::error_code make_error_code(errc e) noexcept {

@@ -11,7 +11,9 @@ cmake --install "$build" --prefix "$work/prefix" >/dev/null
 cmake -S "$src" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"
-flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs neuron)
+static=""
+[ -e "$work/prefix/lib/libneuron.a" ] && static=--static  # a static libneuron needs its private deps too
+flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config $static --cflags --libs neuron)
 # shellcheck disable=SC2086
 c++ "$src/main.cpp" $flags -Wl,-rpath,"$work/prefix/lib" -o "$work/pc-consumer"
 "$work/pc-consumer"

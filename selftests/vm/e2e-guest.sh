@@ -1,0 +1,126 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Runs inside the VM (selftests/vm/e2e-bench puts it in /opt/neuron with the
+# examples): loads neuron.ko, runs e2e_bench (records/s with backpressure and
+# no loss; CPU per record sleeping on eventfd vs busy-polling), then checks
+# neuron-nq monitor/stats/run on the real driver. Prints TAP; figures are
+# "# " comments, never timed assertions. Exits non-zero on any failed check.
+# E2E_RECORDS (kernel command line e2e_records=N) sets records per mode.
+n=0
+fails=0
+result() { # result STATUS NAME
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fails=$((fails + 1)); fi
+}
+comment() { sed 's/^/# /' "$@"; }
+nq=neuron-nq
+ex=/opt/neuron/examples
+
+records=${E2E_RECORDS:-}
+[ -n "$records" ] || records=$(sed -n 's/.*e2e_records=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$records" ] || records=400000
+paced=$(sed -n 's/.*e2e_paced_records=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$paced" ] || paced=40000
+
+echo "TAP version 13"
+insmod /lib/neuron/neuron.ko
+result $? "e2e.insmod"
+[ -c /dev/neuron0 ]
+result $? "e2e.dev_node"
+$nq list | comment
+
+# ---- (a) records/s with backpressure, no loss; (b) CPU per record, eventfd vs busy-poll
+echo "# e2e_bench --records $records --paced-records $paced"
+e2e_bench --records "$records" --paced-records "$paced" >/tmp/bench.out 2>&1
+bench_status=$?
+grep '^#' /tmp/bench.out
+grep -v '^#' /tmp/bench.out | grep -v '^check ' | comment
+grep '^check ' /tmp/bench.out >/tmp/checks
+while read -r _ name verdict why; do
+	[ "$verdict" = ok ]
+	result $? "e2e.$name"
+	[ -n "$why" ] && echo "# $why"
+done </tmp/checks
+[ "$bench_status" -eq 0 ]
+result $? "e2e.bench_exit_status"
+
+# ---- neuron-nq monitor: ring records and netlink edges on one time axis
+$nq monitor --json --count 14 --duration 30 --run $ex/hello.nq >/tmp/mon.json 2>/tmp/mon.err
+st=$?
+comment /tmp/mon.json /tmp/mon.err
+[ $st -eq 0 ] && [ "$(wc -l </tmp/mon.json)" -eq 14 ] && [ "$(grep -c '"source":"record"' /tmp/mon.json)" -eq 14 ]
+result $? "e2e.monitor_json_hello_14_records"
+
+# a lossy 4-entry ring and 64 NOTIFYs: SW_OVERFLOW edges (netlink) between the records
+{
+	echo "[pe]"
+	i=0
+	while [ $i -lt 64 ]; do echo "notify hint=1 ext=$i"; i=$((i + 1)); done
+	echo "halt"
+} >/tmp/many.nq
+$nq monitor --json --lossy --size 64 --queue 1 --duration 3 --run /tmp/many.nq --no-trace >/tmp/mon2.json 2>/tmp/mon2.err
+st=$?
+head -n 12 /tmp/mon2.json | comment
+echo "# ... $(wc -l </tmp/mon2.json) lines in all"
+comment /tmp/mon2.err
+# (JSON keys are sorted, so test the fields separately)
+[ $st -eq 0 ] && grep '"source":"edge"' /tmp/mon2.json | grep -q 'SW_OVERFLOW' && grep -q '"source":"record"' /tmp/mon2.json
+result $? "e2e.monitor_json_overflow_edges_and_records"
+# in time order on the monotonic axis
+awk -F'"time_ns":' '{ split($2, a, ","); t = a[1] + 0; if (NR > 1 && t < last) bad++; last = t } END { exit bad > 0 }' /tmp/mon2.json
+result $? "e2e.monitor_lines_in_time_order"
+
+# ---- neuron-nq stats while a monitor holds queues 1 and 3 of core 0
+$nq monitor --duration 4 --queue 1 --queue 3 >/tmp/mon3.out 2>&1 &
+mpid=$!
+sleep 1
+$nq submit $ex/hello.nq | comment
+sleep 1
+$nq stats >/tmp/stats.out 2>&1
+st=$?
+comment /tmp/stats.out
+[ $st -eq 0 ] && grep -q '^0 *0 *1 ' /tmp/stats.out && grep -q 'core 0 NOTIFIC edges by cause' /tmp/stats.out
+result $? "e2e.stats_lists_live_queues_and_edges"
+$nq stats --json >/tmp/stats.json 2>&1
+[ $? -eq 0 ] && grep -q '"queues"' /tmp/stats.json
+result $? "e2e.stats_json"
+wait $mpid
+comment /tmp/mon3.out
+
+# ---- neuron-nq run on the DGE examples (seed 000), each case's status
+run_example() { # run_example FILE EXPECTED_EXIT PATTERN [ARGS...]
+	f=$1 want=$2 pat=$3
+	shift 3
+	echo "# \$ neuron-nq run $f $*"
+	$nq run "$ex/$f" "$@" >/tmp/run.out 2>&1
+	st=$?
+	comment /tmp/run.out
+	[ $st -eq "$want" ] && grep -q -- "$pat" /tmp/run.out
+	result $? "e2e.run.$f"
+}
+run_example dge-success.nq 0 'DGE_METADATA pc=0x00004'
+run_example dge-oob-report.nq 3 'DGE OOB on POOL at pc 0x2 (.*): dst \$S\[3\]+0x7ff > limit'
+run_example dge-oob-suppressed.nq 0 'status: OK (0)'
+run_example dge-oob-flag-off.nq 0 'status: OK (0)'
+run_example dge-no-backend.nq 0 'status: OK (0)'
+run_example dge-structural.nq 3 'status: TIMEOUT (5)' --timeout 1000
+grep -q 'structurally invalid on POOL at pc 0x0' /tmp/run.out
+result $? "e2e.run.dge-structural_names_the_bad_byte"
+$nq reset --engine pool | comment
+$nq run $ex/hello.nq --no-trace >/tmp/run.out 2>&1
+st=$?
+comment /tmp/run.out
+[ $st -eq 0 ]
+result $? "e2e.run.hello_without_trace"
+
+if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN' >/tmp/bad; then
+	comment /tmp/bad
+	result 1 "e2e.dmesg_clean"
+else
+	result 0 "e2e.dmesg_clean"
+fi
+rmmod neuron
+result $? "e2e.rmmod"
+echo "1..$n"
+echo "# e2e: $fails of $n checks failed"
+[ "$fails" -eq 0 ]
