@@ -6,7 +6,9 @@
 #   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
-#      vectors, clean dmesg, rmmod), the sunda lane, the device-fault lane
+#      vectors, clean dmesg, rmmod), the sunda lane, the device-fault lane,
+#      end to end, DKMS, 6.12, the debug kernel
+#   3. static analysis (W=1, sparse, checkpatch) as TAP
 # Exits non-zero if any test failed or a stage could not run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -115,5 +117,30 @@ NEURON_VM_LOG=$build/vm/e2e.log selftests/vm/e2e-bench --qemu "$qemu" \
 st=$?
 count_tap "VM end to end ($(($(date +%s) - ts)) s)" "$build/vm/e2e.log" $st
 tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# .*(records/s|per record|ratio)' || true
+
+# 6. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
+ts=$(date +%s)
+scripts/static-check.sh >"$build/static.log" 2>&1
+st=$?
+count_tap "static analysis ($(($(date +%s) - ts)) s)" "$build/static.log" $st
+
+# 7. DKMS add/build/install for the 6.1 headers; the installed module in the VM
+ts=$(date +%s)
+NEURON_DKMS_LOG=$build/vm/dkms.log selftests/dkms/dkms-test.sh --qemu "$qemu" >/dev/null 2>&1
+st=$?
+count_tap "DKMS ($(($(date +%s) - ts)) s)" "$build/vm/dkms.log" $st
+
+# 8. VM on bookworm-backports' 6.12 kernel, module built in build/kernel-6.12
+ts=$(date +%s)
+NEURON_VM_LOG=$build/vm/lane-6.12.log selftests/vm/lane-6.12.sh --qemu "$qemu" >/dev/null 2>&1
+st=$?
+count_tap "VM 6.12 ($(($(date +%s) - ts)) s)" "$build/vm/lane-6.12.log" $st
+
+# 9. VM on a debug kernel built from linux-source-6.1 (KASAN, lockdep, KFENCE,
+#    kmemleak, atomic-sleep checks); any report fails the lane
+ts=$(date +%s)
+NEURON_VM_LOG=$build/vm/lane-debug.log selftests/vm/lane-debug.sh --qemu "$qemu" >/dev/null 2>&1
+st=$?
+count_tap "VM debug kernel ($(($(date +%s) - ts)) s)" "$build/vm/lane-debug.log" $st
 
 finish

@@ -16,8 +16,12 @@ STAMP_PKGS=(
 	# libneuron and its tests
 	cmake g++ libgtest-dev libgmock-dev libbenchmark-dev libmnl-dev
 	nlohmann-json3-dev libcli11-dev libfmt-dev
-	# DKMS packaging
+	# DKMS packaging and static analysis (sparse for C=1; checkpatch.pl
+	# comes from linux-source-6.1)
 	dkms sparse
+	# the 6.12 headers' BTF step for modules (pahole), and the debug-lane
+	# kernel build from linux-source-6.1 (objtool needs libelf)
+	dwarves libelf-dev bc xz-utils
 )
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -48,6 +52,22 @@ Suites: bookworm-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
+	need_update=1
+fi
+
+# bookworm-backports, for its 6.12 kernel (selftests/vm/fetch-kernel.sh 6.12
+# downloads the image and headers from it into the cache; nothing from it is
+# installed). Backports' archive is NotAutomatic/ButAutomaticUpgrades, so its
+# default pin priority (100) upgrades nothing else on the host.
+bpo_list=/etc/apt/sources.list.d/neuron-backports.sources
+if [ ! -f "$bpo_list" ]; then
+	cat >"$bpo_list" <<'BPO'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+BPO
 	need_update=1
 fi
 

@@ -1539,6 +1539,23 @@ static volatile uint8_t *map_bar(int bar, uint64_t *size)
 	return p;
 }
 
+/* write "0"/"1" to the function's sysfs enable file */
+static bool set_enable(const char *val)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/enable", devdir);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	if (fputs(val, f) < 0) {
+		fclose(f);
+		return false;
+	}
+	return fclose(f) == 0;
+}
+
 static bool setup(void)
 {
 	char path[PATH_MAX + 32], cmdline[1024] = "";
@@ -1551,9 +1568,7 @@ static bool setup(void)
 		return false;
 	}
 	printf("# device %s\n", devdir);
-	snprintf(path, sizeof(path), "%s/enable", devdir);
-	f = fopen(path, "w");
-	if (!f || fputs("1", f) < 0 || fclose(f)) {
+	if (!set_enable("1")) {
 		printf("# cannot enable %s\n", devdir);
 		return false;
 	}
@@ -1657,6 +1672,12 @@ int main(void)
 		}
 	}
 	dev_reset();
+	/*
+	 * Undo our enable so the driver that binds next starts from a disabled
+	 * function (a nested enable would skip its power-up to D0 on 6.12).
+	 */
+	if (!set_enable("0"))
+		printf("# cannot disable %s\n", devdir);
 	printf("# %d passed, %d failed\n", npassed, nfailed);
 	return nfailed ? 1 : 0;
 }

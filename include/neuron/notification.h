@@ -104,6 +104,7 @@ enum neuron_engine {
 	NEURON_ENGINE_DVE = 3,
 	NEURON_ENGINE_SP = 4,
 };
+
 #define NEURON_ENGINES_PER_CORE 5
 
 /* The per-engine record kinds, the low two bits of an engine notific_type. */

@@ -108,6 +108,7 @@ enum neuron_notific_class {
 	NEURON_CLASS_DMA = 6,		/* DMA completions */
 	NEURON_CLASS_COUNT = 8,
 };
+
 #define NEURON_ROUTE_DEFAULT	0x01543210u	/* class i -> queue i; DMA -> 1 */
 #define NEURON_ROUTE_QUEUE(route, cls)	(((route) >> (4 * (cls))) & 0xf)
 

@@ -213,6 +213,7 @@ struct neuron_feature_flags {
 	__u32 reserved0;
 	__u64 reserved;
 };
+
 #define NEURON_FEATURE_OP_GET	0
 #define NEURON_FEATURE_OP_SET	1
 
@@ -301,7 +302,9 @@ enum neuron_edge {
  * struct neuron_event - one interrupt edge, from read() and generic netlink
  * @timestamp_ns: CLOCK_MONOTONIC nanoseconds when the handler ran
  * @device:	N of /dev/neuronN
- * @core:	NOTIFIC: the core; otherwise 0
+ * @core:	NOTIFIC: the core; FAULT with cause NEURON_FAULT_INTR_STORM:
+ *		the core whose interrupt causes the driver masked for a while
+ *		because they stormed (sysfs intr_storms); otherwise 0
  * @edge:	enum neuron_edge
  * @cause:	NOTIFIC: tpb_notific_intr bits (enum neuron_notific_intr);
  *		THROTTLE: NEURON_REG_THROTTLE_STATUS; FAULT: NEURON_FAULT_* bits
@@ -343,6 +346,7 @@ enum neuron_genl_cmd {
 	NEURON_CMD_EVENT,
 	__NEURON_CMD_MAX,
 };
+
 #define NEURON_CMD_MAX (__NEURON_CMD_MAX - 1)
 
 enum neuron_genl_attr {
@@ -369,12 +373,13 @@ enum neuron_genl_attr {
 	NEURON_A_QUEUES,		/* u32: bit per queue */
 	NEURON_A_COUNT,			/* u64 */
 	NEURON_A_TIMESTAMP,		/* u64: CLOCK_MONOTONIC ns */
-	NEURON_A_INTR_COUNTS,		/* nested, per core: NEURON_A_CORE and
-					 * one NEURON_A_COUNT per intr bit 0..8 */
+	/* nested, per core: NEURON_A_CORE and one NEURON_A_COUNT per intr bit */
+	NEURON_A_INTR_COUNTS,
 	NEURON_A_THROTTLE_COUNT,	/* u64 */
 	NEURON_A_FAULT_COUNT,		/* u64 */
 	__NEURON_A_MAX,
 };
+
 #define NEURON_A_MAX (__NEURON_A_MAX - 1)
 
 #define NEURON_IOC_DEVICE_INFO	_IOR(NEURON_IOCTL_MAGIC, 0x00, struct neuron_device_info)

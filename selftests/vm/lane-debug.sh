@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Debug-kernel VM lane: boots the kernel scripts/debug-kernel/build.sh builds
+# from linux-source-6.1 (KASAN, lockdep/PROVE_LOCKING, KFENCE, kmemleak,
+# DEBUG_ATOMIC_SLEEP; cached) with neuron.ko built against that tree in
+# build/kernel-debug/, and runs the main lane's payload (device-model tests,
+# every kselftest binary under build/selftests, guest-tests.sh) under a guest
+# wrapper that then
+#   - triggers kmemleak scans after the module is unloaded and prints every
+#     suspected leak (debug.kmemleak_clean)
+#   - searches the whole kernel log for KASAN, KFENCE, lockdep, kmemleak,
+#     BUG, WARNING, Oops and atomic-sleep reports and prints each report
+#     (debug.kernel_log_clean)
+# Either fails the lane. The console goes to $NEURON_VM_LOG (default
+# build/vm/lane-debug.log), which is what scripts/check.sh counts; a failure
+# before the VM starts writes one "not ok" line there.
+#
+# Usage: lane-debug.sh [--qemu PATH]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=$top/build
+log=${NEURON_VM_LOG:-$build/vm/lane-debug.log}
+qemu=""
+[ "${1:-}" = --qemu ] && qemu=$2
+mkdir -p "$(dirname "$log")"
+: >"$log"
+
+fail_early() { # fail_early NAME MESSAGE: the lane could not reach the VM
+	echo "lane-debug: $2" >&2
+	echo "not ok 1 lane-debug.$1" | tee -a "$log"
+	exit 1
+}
+
+t0=$(date +%s)
+dk=$("$top/scripts/debug-kernel/build.sh" | tail -1) || fail_early kernel_build "debug kernel build failed"
+[ -f "$dk/bzImage" ] || fail_early kernel_build "no $dk/bzImage"
+echo "lane-debug: debug kernel ready in $(($(date +%s) - t0)) s ($dk)" >&2
+[ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1) || fail_early qemu "QEMU build failed"
+
+# the module, built against the debug tree (sources only, own directory)
+obj=$build/kernel-debug
+rm -rf "$obj"
+mkdir -p "$obj/kernel"
+cp -a "$top/include" "$obj/"
+for f in "$top"/kernel/Kbuild "$top"/kernel/Makefile "$top"/kernel/*.c "$top"/kernel/*.h; do
+	case $f in *.mod.c) continue ;; esac
+	cp "$f" "$obj/kernel/"
+done
+make -C "$obj/kernel" KDIR="$dk/build" -j2 >"$obj/build.log" 2>&1 ||
+	{ tail -30 "$obj/build.log" >&2; fail_early module_build "neuron.ko does not build against $dk/build"; }
+
+payload=$build/lane-debug-payload
+rm -rf "$payload"
+mkdir -p "$payload/tests" "$payload/devtests"
+ls "$build"/selftests/*_test >/dev/null 2>&1 || fail_early payload "no kselftests in $build/selftests (make selftests)"
+cp "$build"/selftests/*_test "$payload/tests/"
+cp "$build/selftests/devtest" "$payload/devtests/"
+cp "$here/guest-tests.sh" "$payload/"
+
+cat >"$payload/guest-debug.sh" <<'GUEST'
+#!/bin/sh
+# Runs in the debug-kernel guest: the main lane's checks, then the kernel's
+# own checkers' verdict. Prints TAP.
+kml=/sys/kernel/debug/kmemleak
+echo "# debug kernel: $(uname -r), cmdline: $(cat /proc/cmdline)"
+# leaks (or false positives) from boot are not the driver's: forget them
+if [ -w $kml ]; then
+	echo scan >$kml
+	echo clear >$kml
+fi
+
+/opt/neuron/guest-tests.sh
+suite=$?
+
+n=0 fails=0
+result() { # result STATUS NAME
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fails=$((fails + 1)); fi
+}
+
+# kmemleak reports only objects older than 5 s, seen unreferenced by two
+# scans: wait, scan, wait, scan. guest-tests.sh has unloaded the module, so
+# everything it allocated and did not free is unreferenced now.
+if [ -w $kml ]; then
+	sleep 6
+	echo scan >$kml
+	sleep 6
+	echo scan >$kml
+	cat $kml >/tmp/leaks
+	if [ -s /tmp/leaks ]; then
+		echo "# kmemleak: $(grep -c '^unreferenced object' /tmp/leaks) suspected leak(s):"
+		sed 's/^/# /' /tmp/leaks | head -400
+		result 1 debug.kmemleak_clean
+	else
+		result 0 debug.kmemleak_clean
+	fi
+else
+	echo "# no $kml (kmemleak off or debugfs not mounted)"
+	result 1 debug.kmemleak_clean
+fi
+
+# any report of the kernel's checkers anywhere in the log
+pat='BUG:|WARNING:|KASAN|KFENCE|kfence:.*(fault|invalid|corrupted)|Oops|general protection|UBSAN'
+pat="$pat|possible circular locking|possible recursive locking|inconsistent lock state"
+pat="$pat|suspicious RCU usage|lock held when returning|DEBUG_LOCKS_WARN_ON"
+pat="$pat|sleeping function called from invalid context|scheduling while atomic"
+pat="$pat|kmemleak: [0-9]+ new suspected|blocked for more than|list_(add|del) corruption|Call Trace:"
+dmesg >/tmp/dmesg
+if grep -nE "$pat" /tmp/dmesg >/tmp/hits; then
+	echo "# kernel log has $(wc -l </tmp/hits) report line(s); each report:"
+	# print from each report's first line to 60 lines after it (merged)
+	awk -v hits="$(cut -d: -f1 /tmp/hits | tr '\n' ' ')" '
+		BEGIN { n = split(hits, h, " "); for (i = 1; i <= n; i++) start[h[i]] = 1 }
+		NR in start { until = NR + 60 }
+		NR <= until { print "# " $0 }' /tmp/dmesg | head -600
+	result 1 debug.kernel_log_clean
+else
+	result 0 debug.kernel_log_clean
+fi
+if [ -r /sys/kernel/debug/kfence/stats ]; then
+	sed 's/^/# kfence: /' /sys/kernel/debug/kfence/stats
+fi
+grep -E 'lock-classes|direct dependencies|dependency chains' /proc/lockdep_stats 2>/dev/null |
+	sed 's/^ */# lockdep: /'
+echo "# debug: $fails of $n checks failed"
+[ "$suite" -eq 0 ] && [ "$fails" -eq 0 ]
+GUEST
+chmod +x "$payload/guest-debug.sh"
+
+echo "lane-debug: $dk/bzImage with $obj/kernel/neuron.ko" >&2
+# KASAN's shadow and quarantine want more than the default 512 MiB; KFENCE
+# samples an allocation every 10 ms instead of 100 ms
+NEURON_VM_LOG=$log exec "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
+	--module "$obj/kernel/neuron.ko" --payload "$payload" --memory 1024 \
+	--timeout 3000 --append "kfence.sample_interval=10" \
+	-- /opt/neuron/guest-debug.sh
