@@ -27,20 +27,28 @@
  *                        set @dead. No user copy is done while it is held.
  *   neuron_device.lock   mutex: the queue table, queue registers, engine
  *                        submitters, the list of open files.
+ *   neuron_device.vma_lock mutex: the host-ring VMAs made by mmap() (for
+ *                        remove() to zap, neuron_mmap.c). Taken inside
+ *                        mmap_lock (vm_ops run under it) and never held
+ *                        while taking mmap_lock or any lock above.
  *   neuron_device.ev_lock spinlock: the event subscribers (open files),
  *                        their event queues and the eventfds bound to
  *                        queues. Taken by the interrupt threads, read(),
  *                        poll() and, nested inside &neuron_device.lock,
  *                        by queue teardown. Never held across a user copy
  *                        or anything that sleeps.
- *   neuron_device.irq_lock spinlock: interrupt counters. Taken alone, never
- *                        nested with ev_lock.
+ *   neuron_device.irq_lock spinlock: interrupt counters and the interrupt
+ *                        storm state (the causes masked for a storm, and
+ *                        INTR_MASK writes while the vectors are in use).
+ *                        Taken alone, never nested with ev_lock.
  *
  * Interrupts are threaded (neuron_irq.c): the handlers run in process
  * context but take only ev_lock and irq_lock, never rwsem or lock, so
  * remove() may free them (free_irq() waits for a running thread) without
- * deadlock. The per-file event queue has its own mutex, nfile->ev_read_lock,
- * that only serialises readers of one file; it is taken before ev_lock.
+ * deadlock. The storm work item (neuron_irq.c) takes only irq_lock as well
+ * and is cancelled by neuron_irq_fini() before the BARs go away. The
+ * per-file event queue has its own mutex, nfile->ev_read_lock, that only
+ * serialises readers of one file; it is taken before ev_lock.
  */
 #ifndef NEURON_DRV_H
 #define NEURON_DRV_H
@@ -58,6 +66,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include <neuron/regs.h>
 #include <neuron/notification.h>
@@ -179,6 +188,9 @@ struct neuron_vector {
  * @files:	open struct neuron_file, for zapping their mappings
  * @nq:		live queues by [core][queue]
  * @eng_owner:	the file that last submitted to [core][engine], or NULL
+ * @vma_lock:	guards @vmas
+ * @vmas:	host-ring VMAs made by neuron_mmap() and not yet closed
+ *		(struct neuron_vma, neuron_mmap.c)
  * @nvec:	MSI-X vectors allocated
  * @vec:	per-vector state
  * @irq_lock:	guards the counters below
@@ -188,7 +200,17 @@ struct neuron_vector {
  * @fault_count: per NEURON_REG_FAULT_STATUS bit: faults seen
  * @spurious_count: interrupts with no status bit set
  * @notific_edges: per core: NOTIFIC summary edges handled (each one an event)
- * @fault_edges: device fault edges handled (each one an event)
+ * @fault_edges: device fault edges handled, and interrupt storms detected
+ *		(each one an event)
+ * @storm_masked: per core: tpb_notific_intr causes masked because they
+ *		stormed, until @storm_work re-enables them
+ * @storm_streak: per core: consecutive handler runs that used their whole
+ *		re-read budget (a cause asserted again at once after each clear)
+ * @storm_causes: per core: causes present in every read of the streak
+ * @storm_count: per core: storms detected (each masked its causes once)
+ * @storm_stop:	set by neuron_irq_fini(): no cause is masked or re-enabled
+ *		any more
+ * @storm_work:	re-enables the masked causes after a hold-off
  * @waitq:	woken by every interrupt edge and by remove() (read(), poll())
  * @ev_lock:	guards @ev_files, every file's event queue and @nq_efd
  * @ev_files:	open files receiving events (struct neuron_file.ev_node)
@@ -220,6 +242,9 @@ struct neuron_device {
 	struct neuron_nq *nq[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 	struct neuron_file *eng_owner[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 
+	struct mutex vma_lock;		/* vmas */
+	struct list_head vmas;
+
 	int nvec;
 	struct neuron_vector vec[NEURON_MAX_VECTORS];
 
@@ -231,6 +256,12 @@ struct neuron_device {
 	u64 spurious_count;
 	u64 notific_edges[NEURON_MAX_CORES];
 	u64 fault_edges;
+	u32 storm_masked[NEURON_MAX_CORES];
+	u32 storm_streak[NEURON_MAX_CORES];
+	u32 storm_causes[NEURON_MAX_CORES];
+	u64 storm_count[NEURON_MAX_CORES];
+	bool storm_stop;
+	struct delayed_work storm_work;
 	wait_queue_head_t waitq;
 
 	spinlock_t ev_lock;		/* event queues, bound eventfds */
@@ -348,6 +379,7 @@ u64 neuron_mmap_cookie(enum neuron_cookie_type type, u32 core, u32 queue);
 int neuron_mmap(struct file *filp, struct vm_area_struct *vma);
 void neuron_mmap_zap_doorbell(struct neuron_file *nfile, u32 core, u32 queue);
 void neuron_mmap_zap_all(struct neuron_device *ndev);
+void neuron_mmap_zap_racing(struct neuron_device *ndev);
 
 /* ---- neuron_engine.c ---------------------------------------------------- */
 int neuron_engine_ioctl_submit(struct neuron_file *nfile,

@@ -32,10 +32,32 @@
  * polled from the rings (seed 001 §1, §5). The threads take only irq_lock
  * and ev_lock (neuron.h), never the rwsem or &neuron_device.lock, so
  * remove() can free them while holding neither.
+ *
+ * Interrupt storms. A NOTIFIC cause that the device asserts again as soon
+ * as it is cleared (a stuck or screaming source; the device model's
+ * fault-intr-storm property) would keep a core's thread, a SCHED_FIFO
+ * task, running for ever and starve the rest of the system. The signature
+ * does not depend on the machine's speed: every run of the handler uses
+ * all NEURON_IRQ_MAX_LOOPS re-reads because the status is never found
+ * clear. After NEURON_IRQ_STORM_RUNS such runs in a row the causes present
+ * in every read (or, if they alternate, those of the last run) are masked
+ * in INTR_MASK for NEURON_IRQ_STORM_HOLDOFF_MS, the storm is counted
+ * (sysfs intr_storms, fault_counts "intr_storm") and reported as a FAULT
+ * event with cause NEURON_FAULT_INTR_STORM and the core. A delayed work
+ * item then unmasks them; a cause still latched raises a new edge at once
+ * and is handled normally (its records were never at stake: they are in
+ * the rings), or storms again and is masked again. So a storm costs at
+ * most NEURON_IRQ_STORM_RUNS * NEURON_IRQ_MAX_LOOPS edges per hold-off,
+ * other causes of the core keep being delivered, and nothing but edge
+ * counts is lost. Causes masked for a storm are left latched in
+ * INTR_STATUS (not cleared, not counted) until they are unmasked.
  */
 #include <linux/interrupt.h>
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/log2.h>
 #include <linux/pci.h>
+#include <linux/workqueue.h>
 
 #include <uapi/linux/neuron.h>
 
@@ -43,6 +65,15 @@
 
 /* Bounded re-reads of INTR_STATUS per interrupt, see neuron_irq_core(). */
 #define NEURON_IRQ_MAX_LOOPS	8
+/*
+ * Storm: handler runs in a row that used every re-read (top of file). The
+ * edges of one storm episode, 16 * 8 = 128, stay below an event queue's
+ * NEURON_EVENT_QUEUE_LEN, so the FAULT event reporting the storm finds
+ * room in the queue of a reader that keeps up between episodes.
+ */
+#define NEURON_IRQ_STORM_RUNS	16
+/* How long the causes of a storm stay masked. */
+#define NEURON_IRQ_STORM_HOLDOFF_MS	100
 
 /* A read of all ones: the function is gone (surprise removal). */
 static bool neuron_irq_gone(u32 status)
@@ -67,18 +98,97 @@ static void neuron_irq_deliver(struct neuron_device *ndev,
 	neuron_genl_event(ev);
 }
 
+/* INTR_MASK of @core: every cause but those masked for a storm. */
+static void neuron_irq_write_mask(struct neuron_device *ndev, u32 core)
+{
+	lockdep_assert_held(&ndev->irq_lock);
+	neuron_wr(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_INTR_MASK),
+		  NEURON_NOTIFIC_INTR_MASK_ALL & ~ndev->storm_masked[core]);
+}
+
+/*
+ * Storm detection after one run of neuron_irq_core() on @core that read a
+ * nonzero status @loops times; @all: causes set in each of those reads,
+ * @any: causes set in any of them. See the top of this file.
+ */
+static void neuron_irq_storm_check(struct neuron_device *ndev, u32 core,
+				   unsigned int loops, u32 all, u32 any)
+{
+	struct neuron_event ev;
+	u32 causes = 0;
+
+	spin_lock(&ndev->irq_lock);
+	if (loops < NEURON_IRQ_MAX_LOOPS) {
+		/* the status was found clear: not a storm */
+		ndev->storm_streak[core] = 0;
+		goto unlock;
+	}
+	if (ndev->storm_streak[core]++)
+		ndev->storm_causes[core] &= all;
+	else
+		ndev->storm_causes[core] = all;
+	if (ndev->storm_streak[core] < NEURON_IRQ_STORM_RUNS || ndev->storm_stop)
+		goto unlock;
+
+	causes = ndev->storm_causes[core] ?: any;
+	ndev->storm_streak[core] = 0;
+	WRITE_ONCE(ndev->storm_masked[core], ndev->storm_masked[core] | causes);
+	neuron_irq_write_mask(ndev, core);
+	ndev->storm_count[core]++;
+	ndev->fault_count[ilog2(NEURON_FAULT_INTR_STORM)]++;
+	memset(&ev, 0, sizeof(ev));
+	ev.core = core;
+	ev.edge = NEURON_EDGE_FAULT;
+	ev.cause = NEURON_FAULT_INTR_STORM;
+	ev.count = ++ndev->fault_edges;
+	schedule_delayed_work(&ndev->storm_work,
+			      msecs_to_jiffies(NEURON_IRQ_STORM_HOLDOFF_MS));
+unlock:
+	spin_unlock(&ndev->irq_lock);
+
+	if (causes) {
+		dev_warn_ratelimited(&ndev->pdev->dev,
+				     "core %u: interrupt storm (causes %#x): masked for %u ms\n",
+				     core, causes, NEURON_IRQ_STORM_HOLDOFF_MS);
+		neuron_irq_deliver(ndev, &ev);
+	}
+}
+
+/* Re-enable the causes masked for a storm, after the hold-off. */
+static void neuron_irq_storm_work(struct work_struct *work)
+{
+	struct neuron_device *ndev =
+		container_of(to_delayed_work(work), struct neuron_device,
+			     storm_work);
+	u32 c;
+
+	spin_lock(&ndev->irq_lock);
+	for (c = 0; c < ndev->num_cores && !ndev->storm_stop; c++) {
+		if (!ndev->storm_masked[c])
+			continue;
+		WRITE_ONCE(ndev->storm_masked[c], 0);
+		ndev->storm_streak[c] = 0;
+		/* a cause still latched raises an edge at once */
+		neuron_irq_write_mask(ndev, c);
+	}
+	spin_unlock(&ndev->irq_lock);
+}
+
 /*
  * Core vector: tpb_notific_intr_0..8. INTR_STATUS is cleared before
  * THRESHOLD_STATUS is read, so a threshold hit racing with the handler is
  * either seen now or raises intr_0 again. The status is read again after
  * clearing, in case a cause arrived meanwhile without a new edge; each
- * nonzero read is one edge and one event.
+ * nonzero read is one edge and one event. Causes masked for a storm are
+ * left alone (latched) until they are unmasked.
  */
 static irqreturn_t neuron_irq_core(int irq, void *data)
 {
 	struct neuron_vector *vec = data;
 	struct neuron_device *ndev = vec->ndev;
 	u32 core = vec->index;
+	u32 all = NEURON_NOTIFIC_INTR_MASK_ALL, any = 0;
+	bool masked_only = false;
 	struct neuron_event ev;
 	unsigned long status, thr;
 	unsigned int bit, loop;
@@ -86,9 +196,16 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 
 	for (loop = 0; loop < NEURON_IRQ_MAX_LOOPS; loop++) {
 		val = neuron_rd(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_INTR_STATUS));
-		status = val & NEURON_NOTIFIC_INTR_MASK_ALL;
-		if (!status || neuron_irq_gone(val))
+		if (neuron_irq_gone(val))
 			break;
+		status = val & NEURON_NOTIFIC_INTR_MASK_ALL &
+			 ~READ_ONCE(ndev->storm_masked[core]);
+		if (!status) {
+			masked_only = val & NEURON_NOTIFIC_INTR_MASK_ALL;
+			break;
+		}
+		all &= status;
+		any |= status;
 		neuron_wr(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_INTR_STATUS),
 			  status);
 
@@ -124,9 +241,13 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 		neuron_irq_deliver(ndev, &ev);
 	}
 	if (!loop) {
+		/* an edge raised just before its cause was masked for a storm */
+		if (masked_only)
+			return IRQ_HANDLED;
 		neuron_irq_count_spurious(ndev);
 		return IRQ_NONE;
 	}
+	neuron_irq_storm_check(ndev, core, loop, all, any);
 	return IRQ_HANDLED;
 }
 
@@ -205,9 +326,11 @@ static void neuron_irq_unmask_all(struct neuron_device *ndev)
 {
 	u32 c;
 
+	/* the threads may already mask a storming cause of an earlier core */
+	spin_lock_irq(&ndev->irq_lock);
 	for (c = 0; c < ndev->num_cores; c++)
-		neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_INTR_MASK),
-			  NEURON_NOTIFIC_INTR_MASK_ALL);
+		neuron_irq_write_mask(ndev, c);
+	spin_unlock_irq(&ndev->irq_lock);
 	neuron_wr(ndev, NEURON_REG_FAULT_MASK,
 		  NEURON_FAULT_DMA_ERROR | NEURON_FAULT_INTR_STORM);
 }
@@ -246,6 +369,8 @@ int neuron_irq_init(struct neuron_device *ndev)
 	irq_handler_t handler;
 	int i, ret;
 
+	ndev->storm_stop = false;
+	INIT_DELAYED_WORK(&ndev->storm_work, neuron_irq_storm_work);
 	neuron_irq_mask_all(ndev);
 	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
 	if (ret < 0) {
@@ -298,13 +423,19 @@ err:
  * neuron_irq_fini() - mask at the device, then free the vectors
  * @ndev: device, BAR0 still mapped
  *
- * After this no handler runs or will run (free_irq() waits for running
- * ones, threads included), so the BARs may be unmapped and the device
- * freed. Called with neither &neuron_device.rwsem nor &neuron_device.lock
- * held.
+ * Stops the storm machinery first (no thread masks and no work item
+ * unmasks a cause after the masks are cleared), then masks everything and
+ * frees the vectors. After this no handler or work item runs or will run
+ * (free_irq() waits for running threads), so the BARs may be unmapped and
+ * the device freed. Called with neither &neuron_device.rwsem nor
+ * &neuron_device.lock held.
  */
 void neuron_irq_fini(struct neuron_device *ndev)
 {
+	spin_lock_irq(&ndev->irq_lock);
+	ndev->storm_stop = true;
+	spin_unlock_irq(&ndev->irq_lock);
+	cancel_delayed_work_sync(&ndev->storm_work);
 	neuron_irq_mask_all(ndev);
 	neuron_irq_free_vectors(ndev);
 }

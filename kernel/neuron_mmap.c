@@ -41,12 +41,23 @@
  * SIGBUS. Faulting (rather than io_remap_pfn_range() at mmap time) is what
  * makes the zap final for BAR pages: an mmap() racing with remove() cannot
  * leave a PTE behind, since its VMA only gets pages through the fault path,
- * which sees the device dead. A host ring mapped in that race keeps its
- * memory until unmapped (the VMA's queue reference keeps it allocated).
+ * which sees the device dead. Host rings get their PTEs in ->mmap, before
+ * the VMA is linked into the file's mapping, so an mmap() racing with
+ * remove() could link a populated VMA after the zap and keep reading ring
+ * memory instead of getting SIGBUS (robust_test removal.unbind_while_mapping
+ * saw it). Each host-ring VMA made by neuron_mmap() is therefore also kept
+ * on &neuron_device.vmas until it is closed, and remove() zaps those one by
+ * one under their mm's mmap_lock (neuron_mmap_zap_racing()), which waits
+ * for an mmap() still linking its VMA. VMAs that fork(), mremap() or a
+ * split make are linked before they get PTEs and need no tracking. The
+ * ring memory itself lives until the last VMA goes (its queue reference).
  */
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
+#include <linux/list.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
 
 #include <uapi/linux/neuron.h>
 
@@ -96,6 +107,35 @@ static bool neuron_vma_is_ring(struct vm_area_struct *vma)
 	return neuron_cookie_type(vma->vm_pgoff) == NEURON_COOKIE_RING;
 }
 
+/**
+ * struct neuron_vma - a host-ring VMA made by neuron_mmap(), for remove()
+ * @node:	in &neuron_device.vmas, under &neuron_device.vma_lock
+ * @vma:	the VMA; valid while on the list (neuron_vm_close() takes it
+ *		off before the VMA is freed)
+ */
+struct neuron_vma {
+	struct list_head node;
+	struct vm_area_struct *vma;
+};
+
+/* Take @vma off &neuron_device.vmas if neuron_mmap() put it there. */
+static void neuron_vma_untrack(struct neuron_device *ndev,
+			       struct vm_area_struct *vma)
+{
+	struct neuron_vma *nv, *found = NULL;
+
+	mutex_lock(&ndev->vma_lock);
+	list_for_each_entry(nv, &ndev->vmas, node) {
+		if (nv->vma == vma) {
+			list_del(&nv->node);
+			found = nv;
+			break;
+		}
+	}
+	mutex_unlock(&ndev->vma_lock);
+	kfree(found);
+}
+
 static void neuron_vm_open(struct vm_area_struct *vma)
 {
 	struct neuron_nq *nq = vma->vm_private_data;
@@ -109,8 +149,11 @@ static void neuron_vm_close(struct vm_area_struct *vma)
 {
 	struct neuron_nq *nq = vma->vm_private_data;
 
-	if (neuron_vma_is_ring(vma))
+	if (neuron_vma_is_ring(vma)) {
+		if (!(nq->flags & NEURON_NQ_F_DEVICE_MEM))
+			neuron_vma_untrack(nq->ndev, vma);
 		atomic_dec(&nq->ring_maps);
+	}
 	neuron_nq_put(nq);
 }
 
@@ -195,6 +238,7 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 	u32 type = neuron_cookie_type(pgoff);
 	u32 core = neuron_cookie_core(pgoff);
 	u32 queue = neuron_cookie_queue(pgoff);
+	struct neuron_vma *nv = NULL;
 	struct neuron_nq *nq;
 	unsigned long want;
 	int ret;
@@ -208,10 +252,17 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EACCES;
 	if (type == NEURON_COOKIE_RING && (vma->vm_flags & VM_WRITE))
 		return -EACCES;
+	if (type == NEURON_COOKIE_RING) {
+		/* a host ring's VMA is tracked for remove(), see the top */
+		nv = kzalloc(sizeof(*nv), GFP_KERNEL);
+		if (!nv)
+			return -ENOMEM;
+		nv->vma = vma;
+	}
 
 	ret = neuron_enter(ndev);
 	if (ret)
-		return ret;
+		goto out_free;
 	mutex_lock(&ndev->lock);
 
 	nq = NULL;
@@ -240,6 +291,11 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 		ret = neuron_mmap_host_ring(nq, vma);
 		if (ret)
 			goto out;
+		/* before neuron_exit(): remove() sees it once it is dead */
+		mutex_lock(&ndev->vma_lock);
+		list_add_tail(&nv->node, &ndev->vmas);
+		mutex_unlock(&ndev->vma_lock);
+		nv = NULL;
 	} else {
 		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	}
@@ -248,6 +304,8 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 out:
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
+out_free:
+	kfree(nv);
 	return ret;
 }
 
@@ -283,4 +341,62 @@ void neuron_mmap_zap_all(struct neuron_device *ndev)
 	lockdep_assert_held(&ndev->lock);
 	list_for_each_entry(nfile, &ndev->files, node)
 		unmap_mapping_range(nfile->filp->f_mapping, 0, 0, 1);
+}
+
+/*
+ * The mm of the first tracked VMA, referenced, or NULL when none is left.
+ * VMAs of an mm that is exiting are dropped from the list: nobody can read
+ * them any more, and their ->close finds nothing to take off.
+ */
+static struct mm_struct *neuron_mmap_next_mm(struct neuron_device *ndev)
+{
+	struct neuron_vma *nv, *tmp;
+	struct mm_struct *mm = NULL;
+
+	mutex_lock(&ndev->vma_lock);
+	list_for_each_entry_safe(nv, tmp, &ndev->vmas, node) {
+		if (mmget_not_zero(nv->vma->vm_mm)) {
+			mm = nv->vma->vm_mm;
+			break;
+		}
+		list_del(&nv->node);
+		kfree(nv);
+	}
+	mutex_unlock(&ndev->vma_lock);
+	return mm;
+}
+
+/**
+ * neuron_mmap_zap_racing() - zap the host-ring VMAs made by mmap()
+ * @ndev: device, already marked dead, mappings zapped by
+ *	neuron_mmap_zap_all()
+ *
+ * Called by remove() with none of the device's locks held. One mm at a
+ * time (the lock order puts &neuron_device.vma_lock inside mmap_lock):
+ * taking its mmap_lock waits for an mmap() that was still linking its VMA
+ * when the device died; then every tracked VMA of that mm loses its PTEs,
+ * and a later access faults into neuron_vm_fault(), which gives SIGBUS.
+ * The list is empty afterwards (no new host-ring mmap() succeeds once the
+ * device is dead).
+ */
+void neuron_mmap_zap_racing(struct neuron_device *ndev)
+{
+	struct neuron_vma *nv, *tmp;
+	struct mm_struct *mm;
+
+	while ((mm = neuron_mmap_next_mm(ndev))) {
+		mmap_read_lock(mm);
+		mutex_lock(&ndev->vma_lock);
+		list_for_each_entry_safe(nv, tmp, &ndev->vmas, node) {
+			if (nv->vma->vm_mm != mm)
+				continue;
+			zap_vma_ptes(nv->vma, nv->vma->vm_start,
+				     nv->vma->vm_end - nv->vma->vm_start);
+			list_del(&nv->node);
+			kfree(nv);
+		}
+		mutex_unlock(&ndev->vma_lock);
+		mmap_read_unlock(mm);
+		mmput(mm);
+	}
 }

@@ -49,6 +49,17 @@ void neuron_device_put(struct neuron_device *ndev)
 	kref_put(&ndev->kref, neuron_device_release);
 }
 
+/*
+ * Make every later neuron_enter() fail with -ENODEV, after the calls
+ * already inside have left (they hold the rwsem for reading).
+ */
+static void neuron_mark_dead(struct neuron_device *ndev)
+{
+	down_write(&ndev->rwsem);
+	WRITE_ONCE(ndev->dead, 1);	/* also read locklessly by read()/poll() */
+	up_write(&ndev->rwsem);
+}
+
 /* Global RESET (regs.h): stop all engines, disable all queues. */
 static void neuron_hw_reset(struct neuron_device *ndev)
 {
@@ -83,6 +94,14 @@ static int neuron_pci_map(struct neuron_device *ndev)
 	ret = devm_add_action_or_reset(dev, neuron_pci_disable, pdev);
 	if (ret)
 		return ret;
+	/*
+	 * If someone else (sysfs "enable") already enabled the function,
+	 * pci_enable_device_mem() only counts and does not power it up; on
+	 * 6.12 an unbind leaves the power state unknown, and MSI-X refuses a
+	 * function that is not in D0. The function has no PM capability, so
+	 * this only sets the state the core believes in.
+	 */
+	pci_set_power_state(pdev, PCI_D0);
 
 	if (!(pci_resource_flags(pdev, NEURON_BAR_REGS) & IORESOURCE_MEM) ||
 	    !(pci_resource_flags(pdev, NEURON_BAR_MEM) & IORESOURCE_MEM) ||
@@ -195,6 +214,8 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_waitqueue_head(&ndev->waitq);
 	spin_lock_init(&ndev->ev_lock);
 	INIT_LIST_HEAD(&ndev->ev_files);
+	mutex_init(&ndev->vma_lock);
+	INIT_LIST_HEAD(&ndev->vmas);
 
 	ret = neuron_pci_map(ndev);
 	if (ret)
@@ -241,6 +262,13 @@ err_irq:
 	neuron_irq_fini(ndev);
 err_id:
 	neuron_id_free(ndev->id);
+	/*
+	 * neuron_cdev_register() published the number: a generic netlink
+	 * request may have found the device meanwhile. Make it (and any
+	 * later holder of a reference) see it dead before devres unmaps
+	 * the BARs.
+	 */
+	neuron_mark_dead(ndev);
 err_put:
 	/* The devres actions (unmap, release, disable) run after this. */
 	neuron_device_put(ndev);
@@ -263,10 +291,7 @@ static void neuron_remove(struct pci_dev *pdev)
 	struct neuron_device *ndev = pci_get_drvdata(pdev);
 
 	neuron_cdev_unregister(ndev);
-
-	down_write(&ndev->rwsem);
-	WRITE_ONCE(ndev->dead, 1);	/* also read locklessly by read()/poll() */
-	up_write(&ndev->rwsem);
+	neuron_mark_dead(ndev);
 
 	/* No ioctl, mmap or fault touches the device from here on. */
 	mutex_lock(&ndev->lock);
@@ -275,6 +300,8 @@ static void neuron_remove(struct pci_dev *pdev)
 	neuron_engine_forget_all(ndev);
 	neuron_nq_teardown_all(ndev);
 	mutex_unlock(&ndev->lock);
+	/* host rings whose mmap() was still linking its VMA (takes mmap_lock) */
+	neuron_mmap_zap_racing(ndev);
 
 	neuron_irq_fini(ndev);
 	/* blocked read() and poll() see @dead now and return */

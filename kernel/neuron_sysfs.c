@@ -16,7 +16,11 @@
  *                 (struct neuron_event.count): one line per core
  *                 "core<c> <n>" (NOTIFIC), then "throttle <n>", "fault <n>"
  *   fault_counts  device faults by NEURON_REG_FAULT_STATUS bit:
- *                 "dma_error <n>", "intr_storm <n>"
+ *                 "dma_error <n>", "intr_storm <n>" (the storms the driver
+ *                 rate limited, neuron_irq.c)
+ *   intr_storms   one line per core, "core<c> <n> 0x<mask>": interrupt
+ *                 storms detected on the core, and the tpb_notific_intr
+ *                 causes masked for one right now
  *
  * The counters count since probe (DESIGN.md §4 "count every edge").
  */
@@ -137,12 +141,34 @@ static ssize_t fault_counts_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(fault_counts);
 
+static ssize_t intr_storms_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	unsigned long flags;
+	int len = 0;
+	u64 storms;
+	u32 c, masked;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		spin_lock_irqsave(&ndev->irq_lock, flags);
+		storms = ndev->storm_count[c];
+		masked = ndev->storm_masked[c];
+		spin_unlock_irqrestore(&ndev->irq_lock, flags);
+		len += sysfs_emit_at(buf, len, "core%u %llu 0x%03x\n", c, storms,
+				     masked);
+	}
+	return len;
+}
+static DEVICE_ATTR_RO(intr_storms);
+
 static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
 	&dev_attr_intr_counts.attr,
 	&dev_attr_threshold_counts.attr,
 	&dev_attr_edge_counts.attr,
 	&dev_attr_fault_counts.attr,
+	&dev_attr_intr_storms.attr,
 	NULL,
 };
 

@@ -118,25 +118,36 @@ st=$?
 count_tap "VM end to end ($(($(date +%s) - ts)) s)" "$build/vm/e2e.log" $st
 tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# .*(records/s|per record|ratio)' || true
 
-# 6. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
+# 6. VM robustness lanes (selftests/vm/lane-*.sh, robust_test): surprise
+#    removal from the QEMU monitor and 50 reloads; DMA write error and stuck
+#    engine; interrupt storm
+for lane in hotplug faults storm; do
+	ts=$(date +%s)
+	NEURON_VM_LOG=$build/vm/lane-$lane.log selftests/vm/lane-$lane.sh --qemu "$qemu" \
+		--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" >/dev/null 2>&1
+	st=$?
+	count_tap "VM $lane ($(($(date +%s) - ts)) s)" "$build/vm/lane-$lane.log" $st
+done
+
+# 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
 ts=$(date +%s)
 scripts/static-check.sh >"$build/static.log" 2>&1
 st=$?
 count_tap "static analysis ($(($(date +%s) - ts)) s)" "$build/static.log" $st
 
-# 7. DKMS add/build/install for the 6.1 headers; the installed module in the VM
+# 8. DKMS add/build/install for the 6.1 headers; the installed module in the VM
 ts=$(date +%s)
 NEURON_DKMS_LOG=$build/vm/dkms.log selftests/dkms/dkms-test.sh --qemu "$qemu" >/dev/null 2>&1
 st=$?
 count_tap "DKMS ($(($(date +%s) - ts)) s)" "$build/vm/dkms.log" $st
 
-# 8. VM on bookworm-backports' 6.12 kernel, module built in build/kernel-6.12
+# 9. VM on bookworm-backports' 6.12 kernel, module built in build/kernel-6.12
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/lane-6.12.log selftests/vm/lane-6.12.sh --qemu "$qemu" >/dev/null 2>&1
 st=$?
 count_tap "VM 6.12 ($(($(date +%s) - ts)) s)" "$build/vm/lane-6.12.log" $st
 
-# 9. VM on a debug kernel built from linux-source-6.1 (KASAN, lockdep, KFENCE,
+# 10. VM on a debug kernel built from linux-source-6.1 (KASAN, lockdep, KFENCE,
 #    kmemleak, atomic-sleep checks); any report fails the lane
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/lane-debug.log selftests/vm/lane-debug.sh --qemu "$qemu" >/dev/null 2>&1

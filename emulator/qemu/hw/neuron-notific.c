@@ -83,6 +83,26 @@ void neuron_notific_raise(NeuronCore *c, unsigned int cause)
     }
 }
 
+/*
+ * fault-intr-storm (fault injection): the chosen cause of the chosen core is
+ * stuck asserted. It is set at reset and set again at once whenever the host
+ * clears it, so every W1C of INTR_STATUS is followed by a new edge while the
+ * cause is masked in: a screaming interrupt the driver has to rate limit.
+ */
+static void neuron_notific_storm(NeuronCore *c)
+{
+    int32_t storm = c->dev->fault_intr_storm;
+    unsigned int cause;
+
+    if (storm < 0 || storm / NEURON_NOTIFIC_INTR_BITS != (int32_t)c->index) {
+        return;
+    }
+    cause = storm % NEURON_NOTIFIC_INTR_BITS;
+    if (!(c->intr_status & BIT(cause))) {
+        neuron_notific_raise(c, cause);
+    }
+}
+
 /* Power-on state of the block: all queues off, default policy and routing. */
 void neuron_notific_reset(NeuronCore *c)
 {
@@ -96,6 +116,7 @@ void neuron_notific_reset(NeuronCore *c)
     c->trace_enable = 0;
     c->threshold_status = 0;
     memset(c->queue, 0, sizeof(c->queue));
+    neuron_notific_storm(c);
 }
 
 /*
@@ -578,6 +599,7 @@ void neuron_notific_write(NeuronCore *c, hwaddr off, uint32_t val)
         break;
     case NEURON_NOTIFIC_INTR_STATUS:
         c->intr_status &= ~val;
+        neuron_notific_storm(c);
         break;
     case NEURON_NOTIFIC_INTR_MASK:
         if (val & ~NEURON_NOTIFIC_INTR_MASK_ALL) {

@@ -363,6 +363,14 @@ static bool neuron_check_props(NeuronTPBState *s, Error **errp)
                    NEURON_ENGINES_PER_CORE);
         return false;
     }
+    if (s->fault_intr_storm < -1 ||
+        s->fault_intr_storm >=
+            (int32_t)(s->num_cores * NEURON_NOTIFIC_INTR_BITS)) {
+        error_setg(errp, "neuron-tpb: fault-intr-storm=%d, must be -1 "
+                   "or core*%u+cause", s->fault_intr_storm,
+                   NEURON_NOTIFIC_INTR_BITS);
+        return false;
+    }
     return true;
 }
 
@@ -475,6 +483,8 @@ static Property neuron_tpb_properties[] = {
                       fault_dma_error_queue, -1),
     DEFINE_PROP_INT32("fault-stuck-engine", NeuronTPBState,
                       fault_stuck_engine, -1),
+    DEFINE_PROP_INT32("fault-intr-storm", NeuronTPBState,
+                      fault_intr_storm, -1),
     DEFINE_PROP_UINT64("insn-delay-ns", NeuronTPBState, insn_delay_ns, 0),
     DEFINE_PROP_END_OF_LIST(),
 };

@@ -173,6 +173,7 @@ struct NeuronTPBState {
     char *gen_name;
     int32_t fault_dma_error_queue;      /* core * 10 + queue, -1 off */
     int32_t fault_stuck_engine;         /* core * 5 + engine, -1 off */
+    int32_t fault_intr_storm;           /* core * 9 + intr cause, -1 off */
     uint64_t insn_delay_ns;
 
     uint32_t gen;                       /* enum neuron_gen */
