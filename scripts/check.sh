@@ -65,6 +65,12 @@ ts=$(date +%s)
 userspace/run-tsan.sh >"$build/tsan.log" 2>&1
 count_ctest "host ctest under TSan ($(($(date +%s) - ts)) s)" "$build/tsan.log"
 
+# figures, not tests: the drain benchmark's records/s and its ratios to
+# memcpy and to the seed's reference drain (targets in bench_drain.cpp)
+"$build/userspace/bench_drain" --benchmark_min_time=0.5 --benchmark_color=false \
+	>"$build/bench.log" 2>&1
+grep -E '^(records/s|ratio)' "$build/bench.log" | sed 's/^/check: bench_drain: /'
+
 # count_tap NAME LOG STATUS: adds a VM run's "ok"/"not ok" lines to the totals
 count_tap() {
 	local name=$1 log=$2 status=$3 np nf
@@ -121,13 +127,18 @@ tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# .*(records/s|per record|ratio)' ||
 # 6. VM robustness lanes (selftests/vm/lane-*.sh, robust_test): surprise
 #    removal from the QEMU monitor and 50 reloads; DMA write error and stuck
 #    engine; interrupt storm
-for lane in hotplug faults storm; do
+robust_lane() { # robust_lane NAME SCRIPT [ARGS...]
+	local name=$1 ts st
+	shift
 	ts=$(date +%s)
-	NEURON_VM_LOG=$build/vm/lane-$lane.log selftests/vm/lane-$lane.sh --qemu "$qemu" \
-		--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" >/dev/null 2>&1
+	NEURON_VM_LOG=$build/vm/lane-$name.log "$@" --qemu "$qemu" --kernel "$kernel" \
+		--module kernel/neuron.ko --payload "$payload" >/dev/null 2>&1
 	st=$?
-	count_tap "VM $lane ($(($(date +%s) - ts)) s)" "$build/vm/lane-$lane.log" $st
-done
+	count_tap "VM $name ($(($(date +%s) - ts)) s)" "$build/vm/lane-$name.log" $st
+}
+robust_lane hotplug selftests/vm/lane-hotplug.sh
+robust_lane faults selftests/vm/lane-robust.sh --lane faults
+robust_lane storm selftests/vm/lane-robust.sh --lane storm
 
 # 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
 ts=$(date +%s)

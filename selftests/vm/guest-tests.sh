@@ -55,6 +55,12 @@ grep neuron /proc/interrupts | sed 's/^/# /'
 result $? "proc_interrupts_lists_vectors"
 [ -c /dev/neuron0 ]
 result $? "dev_node_exists"
+# iproute2 sees the generic netlink family: its operations and the events group
+genl ctrl get name neuron >/tmp/genl 2>&1
+sed 's/^/# /' /tmp/genl
+grep -q 'name: events' /tmp/genl && grep -q 'ID-0x1 ' /tmp/genl &&
+	grep -q 'ID-0x2 ' /tmp/genl
+result $? "genl_ctrl_lists_family"
 
 for name in "$@"; do
 	if [ -x "/opt/neuron/tests/$name" ]; then

@@ -76,6 +76,8 @@ copy_with_libs() {
 # lspci -vv for the device's MSI-X capability, with the IDs database
 copy_with_libs /usr/bin/lspci "$root/bin"
 [ -f /usr/share/misc/pci.ids ] && cp /usr/share/misc/pci.ids "$root/usr/share/misc/"
+# iproute2's genl, to list the driver's generic netlink family
+[ -x /usr/sbin/genl ] && copy_with_libs /usr/sbin/genl "$root/bin"
 for b in "${bins[@]}"; do copy_with_libs "$b" "$root/bin"; done
 for m in "${modules[@]}"; do cp "$m" "$root/lib/neuron/"; done
 for p in "${payloads[@]}"; do cp -a "$p"/. "$root/opt/neuron/"; done
