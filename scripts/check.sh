@@ -109,7 +109,7 @@ NEURON_VM_LOG=$build/vm/sunda.log selftests/vm/run-vm.sh --qemu "$qemu" \
 st=$?
 count_tap "VM sunda ($(($(date +%s) - ts)) s)" "$build/vm/sunda.log" $st
 
-# 4. VM: device-model tests with fault injection and gen=sunda (config B)
+# 4. VM: device-model tests on gen=sunda with fault injection (config B)
 ts=$(date +%s)
 QEMU=$qemu VMLINUZ=$kernel emulator/tests/run-devtest.sh B >/dev/null 2>&1
 st=$?
