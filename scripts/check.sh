@@ -87,12 +87,9 @@ count_tap() {
 
 # 2. VM: device-model tests (config A, no driver), then the driver's
 #    kselftests and the guest checks, in one boot
+. selftests/vm/lane-lib.sh
 payload=$build/vm-payload
-rm -rf "$payload"
-mkdir -p "$payload/tests" "$payload/devtests"
-cp "$build"/selftests/*_test "$payload/tests/"
-cp "$build/selftests/devtest" "$payload/devtests/"
-cp selftests/vm/guest-tests.sh "$payload/"
+lane_payload "$payload" || stage_failed "no kselftests in $build/selftests"
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \

@@ -136,11 +136,8 @@ if [ -n "$ko" ]; then
 	*) cp "$ko" "$mod" ;;
 	esac
 	payload=$logs/payload
-	rm -rf "$payload"
-	mkdir -p "$payload/tests" "$payload/devtests"
-	cp "$build"/selftests/*_test "$payload/tests/" 2>/dev/null
-	cp "$build/selftests/devtest" "$payload/devtests/" 2>/dev/null
-	cp "$top/selftests/vm/guest-tests.sh" "$payload/"
+	. "$top/selftests/vm/lane-lib.sh"
+	lane_payload "$payload"
 	ts=$(date +%s)
 	kernel=$("$top/selftests/vm/fetch-kernel.sh" "$kver" | tail -1)
 	[ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1)

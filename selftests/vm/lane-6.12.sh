@@ -23,36 +23,21 @@ qemu=""
 mkdir -p "$(dirname "$log")"
 : >"$log"
 
-fail_early() { # fail_early NAME MESSAGE: the lane could not reach the VM
-	echo "lane-6.12: $2" >&2
-	echo "not ok 1 lane-6.12.$1" | tee -a "$log"
-	exit 1
-}
+lane=6.12
+. "$here/lane-lib.sh"
 
-kernel=$("$here/fetch-kernel.sh" 6.12 | tail -1) || fail_early fetch_kernel "fetch-kernel.sh 6.12 failed"
-kdir=$("$here/fetch-kernel.sh" --headers 6.12 | tail -1) || fail_early fetch_kernel "no 6.12 headers"
-[ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1) || fail_early qemu "QEMU build failed"
+kernel=$("$here/fetch-kernel.sh" 6.12 | tail -1) || lane_fail_early fetch_kernel "fetch-kernel.sh 6.12 failed"
+kdir=$("$here/fetch-kernel.sh" --headers 6.12 | tail -1) || lane_fail_early fetch_kernel "no 6.12 headers"
+[ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1) || lane_fail_early qemu "QEMU build failed"
 
 # the module, in its own tree: sources only, so no 6.1 object is reused
 obj=$build/kernel-6.12
-rm -rf "$obj"
-mkdir -p "$obj/kernel"
-cp -a "$top/include" "$obj/"
-for f in "$top"/kernel/Kbuild "$top"/kernel/Makefile "$top"/kernel/*.c "$top"/kernel/*.h; do
-	case $f in *.mod.c) continue ;; esac
-	cp "$f" "$obj/kernel/"
-done
-make -C "$obj/kernel" KDIR="$kdir" -j2 >"$obj/build.log" 2>&1 ||
-	{ tail -30 "$obj/build.log" >&2; fail_early module_build "neuron.ko does not build against $kdir"; }
+lane_build_module "$obj" "$kdir" ||
+	lane_fail_early module_build "neuron.ko does not build against $kdir"
 
 # the main lane's payload (scripts/check.sh)
 payload=$build/lane-6.12-payload
-rm -rf "$payload"
-mkdir -p "$payload/tests" "$payload/devtests"
-ls "$build"/selftests/*_test >/dev/null 2>&1 || fail_early payload "no kselftests in $build/selftests (make selftests)"
-cp "$build"/selftests/*_test "$payload/tests/"
-cp "$build/selftests/devtest" "$payload/devtests/"
-cp "$here/guest-tests.sh" "$payload/"
+lane_payload "$payload" || lane_fail_early payload "no kselftests in $build/selftests (make selftests)"
 
 echo "lane-6.12: $(basename "$(dirname "$kernel")") with $obj/kernel/neuron.ko" >&2
 NEURON_VM_LOG=$log exec "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \

@@ -26,37 +26,22 @@ qemu=""
 mkdir -p "$(dirname "$log")"
 : >"$log"
 
-fail_early() { # fail_early NAME MESSAGE: the lane could not reach the VM
-	echo "lane-debug: $2" >&2
-	echo "not ok 1 lane-debug.$1" | tee -a "$log"
-	exit 1
-}
+lane=debug
+. "$here/lane-lib.sh"
 
 t0=$(date +%s)
-dk=$("$top/scripts/debug-kernel/build.sh" | tail -1) || fail_early kernel_build "debug kernel build failed"
-[ -f "$dk/bzImage" ] || fail_early kernel_build "no $dk/bzImage"
+dk=$("$top/scripts/debug-kernel/build.sh" | tail -1) || lane_fail_early kernel_build "debug kernel build failed"
+[ -f "$dk/bzImage" ] || lane_fail_early kernel_build "no $dk/bzImage"
 echo "lane-debug: debug kernel ready in $(($(date +%s) - t0)) s ($dk)" >&2
-[ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1) || fail_early qemu "QEMU build failed"
+[ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1) || lane_fail_early qemu "QEMU build failed"
 
 # the module, built against the debug tree (sources only, own directory)
 obj=$build/kernel-debug
-rm -rf "$obj"
-mkdir -p "$obj/kernel"
-cp -a "$top/include" "$obj/"
-for f in "$top"/kernel/Kbuild "$top"/kernel/Makefile "$top"/kernel/*.c "$top"/kernel/*.h; do
-	case $f in *.mod.c) continue ;; esac
-	cp "$f" "$obj/kernel/"
-done
-make -C "$obj/kernel" KDIR="$dk/build" -j2 >"$obj/build.log" 2>&1 ||
-	{ tail -30 "$obj/build.log" >&2; fail_early module_build "neuron.ko does not build against $dk/build"; }
+lane_build_module "$obj" "$dk/build" ||
+	lane_fail_early module_build "neuron.ko does not build against $dk/build"
 
 payload=$build/lane-debug-payload
-rm -rf "$payload"
-mkdir -p "$payload/tests" "$payload/devtests"
-ls "$build"/selftests/*_test >/dev/null 2>&1 || fail_early payload "no kselftests in $build/selftests (make selftests)"
-cp "$build"/selftests/*_test "$payload/tests/"
-cp "$build/selftests/devtest" "$payload/devtests/"
-cp "$here/guest-tests.sh" "$payload/"
+lane_payload "$payload" || lane_fail_early payload "no kselftests in $build/selftests (make selftests)"
 
 cat >"$payload/guest-debug.sh" <<'GUEST'
 #!/bin/sh

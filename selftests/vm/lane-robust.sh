@@ -38,23 +38,8 @@ storm)	device="fault-intr-storm=16"
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-qemu=${QEMU:-} kernel=${KERNEL:-} module=${MODULE:-$top/kernel/neuron.ko}
-payload=${PAYLOAD:-$top/build/vm-payload}
-log=${NEURON_VM_LOG:-$top/build/vm/lane-$lane.log}
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--qemu) qemu=$2; shift 2 ;;
-	--kernel) kernel=$2; shift 2 ;;
-	--module) module=$2; shift 2 ;;
-	--payload) payload=$2; shift 2 ;;
-	--log) log=$2; shift 2 ;;
-	*) echo "lane-$lane: unknown option $1" >&2; exit 2 ;;
-	esac
-done
-for f in "$qemu" "$kernel" "$module" "$payload/tests/robust_test" "$payload/guest-tests.sh"; do
-	[ -e "$f" ] || { echo "lane-$lane: missing ${f:-a path} (see the header)" >&2; exit 2; }
-done
+. "$here/lane-lib.sh"
+lane_robust_args "$@"
 
 mkdir -p "$(dirname "$log")"
 : >"$log"
@@ -65,7 +50,6 @@ NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \
 	--append "neuron_robust=$robust" --timeout 600 \
 	-- /opt/neuron/guest-tests.sh --lane "$lane" --no-devtests robust_test >/dev/null 2>&1
 status=$?
-np=$(tr -d '\r' <"$log" | grep -cE '^ok [0-9]+' || true)
-nf=$(tr -d '\r' <"$log" | grep -cE '^not ok [0-9]+' || true)
+lane_tap_counts "$log"
 echo "lane-$lane: $np passed, $nf failed, status $status, $(($(date +%s) - t0)) s (console: $log)"
 [ "$status" -eq 0 ] && [ "$nf" -eq 0 ] && [ "$np" -gt 0 ]

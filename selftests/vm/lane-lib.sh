@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers shared by the VM lane scripts (sourced, not run). Each lane sets
+# $lane (its name) and $log (its console log) before using them.
+
+# lane_fail_early NAME MESSAGE: the lane could not reach the VM; one
+# "not ok" line in the log so scripts/check.sh counts the failure
+lane_fail_early() {
+	echo "lane-$lane: $2" >&2
+	echo "not ok 1 lane-$lane.$1" | tee -a "$log"
+	exit 1
+}
+
+# lane_payload DIR: the main lane's payload (scripts/check.sh): every
+# kselftest binary and devtest from build/selftests, and guest-tests.sh
+lane_payload() {
+	local dir=$1 top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	rm -rf "$dir"
+	mkdir -p "$dir/tests" "$dir/devtests"
+	ls "$top"/build/selftests/*_test >/dev/null 2>&1 || return 1
+	cp "$top"/build/selftests/*_test "$dir/tests/"
+	cp "$top/build/selftests/devtest" "$dir/devtests/"
+	cp "$top/selftests/vm/guest-tests.sh" "$dir/"
+}
+
+# lane_build_module OBJ KDIR: neuron.ko from the sources alone (no object of
+# another kernel's build reused) in OBJ/kernel, against the kernel tree KDIR;
+# the build log is OBJ/build.log
+lane_build_module() {
+	local obj=$1 kdir=$2 top f
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	rm -rf "$obj"
+	mkdir -p "$obj/kernel"
+	cp -a "$top/include" "$obj/"
+	for f in "$top"/kernel/Kbuild "$top"/kernel/Makefile "$top"/kernel/*.c "$top"/kernel/*.h; do
+		case $f in *.mod.c) continue ;; esac
+		cp "$f" "$obj/kernel/"
+	done
+	make -C "$obj/kernel" KDIR="$kdir" -j2 >"$obj/build.log" 2>&1 ||
+		{ tail -30 "$obj/build.log" >&2; return 1; }
+}
+
+# lane_robust_args ARGS...: the options of the robust_test lanes (--qemu
+# --kernel --module --payload --log, or QEMU KERNEL MODULE PAYLOAD
+# NEURON_VM_LOG), into $qemu $kernel $module $payload $log; checks they exist
+lane_robust_args() {
+	local top f
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	qemu=${QEMU:-} kernel=${KERNEL:-} module=${MODULE:-$top/kernel/neuron.ko}
+	payload=${PAYLOAD:-$top/build/vm-payload}
+	log=${NEURON_VM_LOG:-$top/build/vm/lane-$lane.log}
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--qemu) qemu=$2; shift 2 ;;
+		--kernel) kernel=$2; shift 2 ;;
+		--module) module=$2; shift 2 ;;
+		--payload) payload=$2; shift 2 ;;
+		--log) log=$2; shift 2 ;;
+		*) echo "lane-$lane: unknown option $1" >&2; exit 2 ;;
+		esac
+	done
+	for f in "$qemu" "$kernel" "$module" "$payload/tests/robust_test" "$payload/guest-tests.sh"; do
+		[ -e "$f" ] || { echo "lane-$lane: missing ${f:-a path} (see the header)" >&2; exit 2; }
+	done
+}
+
+# lane_tap_counts LOG: the log's "ok"/"not ok" lines into $np and $nf
+lane_tap_counts() {
+	np=$(tr -d '\r' <"$1" | grep -cE '^ok [0-9]+' || true)
+	nf=$(tr -d '\r' <"$1" | grep -cE '^not ok [0-9]+' || true)
+}
