@@ -4,33 +4,36 @@
  * the driver's files. Layouts of registers, records and the ioctl ABI are
  * not defined here; they come from include/ (DESIGN.md §1).
  *
- * Lifetimes (DESIGN.md §4, "unbind/surprise removal"):
+ * Lifetimes (neuron_device.c, neuron_lifecycle.c):
  *
  *   struct neuron_device  kref: one for the bound PCI function (dropped at
  *                         the end of remove()), one per open file, one per
- *                         struct neuron_nq. Freed when the last goes, which
- *                         may be long after remove().
+ *                         running generic netlink request. Hardware
+ *                         resources are never tied to it: remove() frees
+ *                         rings, DMA memory and vectors before it returns.
  *   struct neuron_file    one per open(); freed in release(). The VFS only
  *                         calls release() once every mapping of the file is
  *                         gone (each VMA holds a reference on the file).
- *   struct neuron_nq      kref: one while the queue is live (in the device's
- *                         table), one per VMA mapping its ring or doorbell.
- *                         The ring memory is freed with the last reference,
- *                         so a ring still mapped when the device goes away
- *                         is freed when it is unmapped, never before.
+ *   struct neuron_nq      owned by the device's queue table alone: freed,
+ *                         with its ring, by NQ_DESTROY, by the release of
+ *                         its file, or by the disable path (remove, reset,
+ *                         suspend, PCI error). Mappings hold no reference:
+ *                         they are zapped first and fault their pages in
+ *                         under &neuron_device.lock, so a later access
+ *                         finds no queue and gets SIGBUS (neuron_mmap.c).
  *
  * Locking, outermost first:
  *
  *   mmap_lock (VFS, held around ->mmap and ->fault)
  *   neuron_device.rwsem  read: every entry point that touches the hardware
- *                        (ioctl, mmap, fault, release); write: remove() to
- *                        set @dead. No user copy is done while it is held.
+ *                        (ioctl, mmap, fault, release); write: the disable
+ *                        path, to set @dead or @offline once the calls
+ *                        inside have left. No user copy is done while it
+ *                        is held.
  *   neuron_device.lock   mutex: the queue table, queue registers, engine
- *                        submitters, the list of open files.
- *   neuron_device.vma_lock mutex: the host-ring VMAs made by mmap() (for
- *                        remove() to zap, neuron_mmap.c). Taken inside
- *                        mmap_lock (vm_ops run under it) and never held
- *                        while taking mmap_lock or any lock above.
+ *                        submitters, the list of open files. Taken inside
+ *                        mmap_lock by the fault handler; user mappings are
+ *                        zapped (unmap_mapping_range()) while it is held.
  *   neuron_device.ev_lock spinlock: the event subscribers (open files),
  *                        their event queues and the eventfds bound to
  *                        queues. Taken by the interrupt threads, read(),
@@ -71,6 +74,7 @@
 #include <neuron/regs.h>
 #include <neuron/notification.h>
 #include <neuron/emu_isa.h>
+#include <uapi/linux/neuron.h>
 
 #define NEURON_DRV_NAME		"neuron"
 #define NEURON_MAX_DEVICES	64
@@ -86,6 +90,7 @@
 
 #define NEURON_MAX_VECTORS	NEURON_MSIX_VECTORS(NEURON_MAX_CORES)
 #define NEURON_FAULT_BITS	32
+#define NEURON_RESET_CAUSES	(NEURON_RESET_SHUTDOWN + 1)
 
 /* mmap cookie types, see neuron_mmap.c */
 enum neuron_cookie_type {
@@ -113,10 +118,10 @@ struct poll_table_struct;
 
 /**
  * struct neuron_nq - one software notification queue (seed 001 §4)
- * @kref:	see the lifetime notes at the top of this file
- * @ndev:	device; the queue holds a reference on it
- * @owner:	file that made the queue; only compared, never dereferenced
- *		after the queue left the table
+ * @ndev:	device
+ * @owner:	file that made the queue
+ * @seq:	device-wide serial number of this queue; a mapping remembers
+ *		the serial of the queue it was made for (neuron_mmap.c)
  * @core:	core (TPB) index
  * @queue:	software NQ index within the core's NOTIFIC block
  * @size:	ring bytes, a power of two
@@ -126,16 +131,15 @@ struct poll_table_struct;
  * @overflow_base: OVERFLOW_COUNT when the queue was enabled (the device
  *		counts since its reset; the ABI reports this queue's share)
  * @drop_base:	DROP_COUNT when the queue was enabled, likewise
- * @live:	in the device's table and enabled; under &neuron_device.lock
- * @ring_maps:	VMAs mapping the ring (NEURON_IOC_NQ_DESTROY refuses if > 0)
- * @cpu_addr:	host ring: kernel address from dma_alloc_coherent()
- * @dma_addr:	host ring: bus address programmed into BASE
+ * @pages:	host ring: the first of its physically contiguous pages, from
+ *		dma_alloc_pages() (charged to the caller's memory cgroup)
+ * @dma_addr:	host ring: bus (IOVA) address programmed into BASE
  * @mem_off:	device ring: BAR4 offset (from the ring pool)
  */
 struct neuron_nq {
-	struct kref kref;
 	struct neuron_device *ndev;
 	struct neuron_file *owner;
+	u64 seq;
 	u32 core;
 	u32 queue;
 	u32 size;
@@ -144,9 +148,7 @@ struct neuron_nq {
 	u32 threshold;
 	u32 overflow_base;
 	u32 drop_base;
-	u32 live;
-	atomic_t ring_maps;
-	void *cpu_addr;
+	struct page *pages;
 	dma_addr_t dma_addr;
 	unsigned long mem_off;
 };
@@ -182,15 +184,21 @@ struct neuron_vector {
  * @prog_base:	BAR4 offset of the first engine program area
  * @timestamp_inc_ps: NEURON_NOTIFIC_TIMESTAMP_INC of core 0
  * @ring_pool:	allocator of device-memory rings (BAR4 offsets), or NULL
- * @rwsem:	guards @dead, see the locking notes above
+ * @published:	open() and netlink may find the device (neuron_device.c)
+ * @rwsem:	guards @dead and @offline, see the locking notes above
  * @dead:	set once by remove(); afterwards every call returns -ENODEV
+ * @offline:	set by the disable path for a reset, suspend or PCI error,
+ *		cleared when the device is enabled again; meanwhile calls
+ *		return -EIO
+ * @enabled:	vectors requested and bus mastering on (neuron_lifecycle.c)
+ * @reset_gen:	resets so far; a file opened before the latest one is stale
+ * @nq_seq:	serial number of the last queue made
+ * @reset_count: per enum neuron_reset_cause: times the queues were torn down
+ * @reset_lost:	records unread in rings torn down by those resets
  * @lock:	queue table, queue/engine registers, @eng_owner, @files
  * @files:	open struct neuron_file, for zapping their mappings
  * @nq:		live queues by [core][queue]
  * @eng_owner:	the file that last submitted to [core][engine], or NULL
- * @vma_lock:	guards @vmas
- * @vmas:	host-ring VMAs made by neuron_mmap() and not yet closed
- *		(struct neuron_vma, neuron_mmap.c)
  * @nvec:	MSI-X vectors allocated
  * @vec:	per-vector state
  * @irq_lock:	guards the counters below
@@ -234,16 +242,21 @@ struct neuron_device {
 	u32 timestamp_inc_ps;
 	struct gen_pool *ring_pool;
 
-	struct rw_semaphore rwsem;	/* guards dead */
+	bool published;
+
+	struct rw_semaphore rwsem;	/* guards dead, offline */
 	u32 dead;
+	u32 offline;
+	bool enabled;
+	u32 reset_gen;
+	u64 nq_seq;
+	u64 reset_count[NEURON_RESET_CAUSES];
+	u64 reset_lost;
 
 	struct mutex lock;		/* queue and engine state */
 	struct list_head files;
 	struct neuron_nq *nq[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 	struct neuron_file *eng_owner[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
-
-	struct mutex vma_lock;		/* vmas */
-	struct list_head vmas;
 
 	int nvec;
 	struct neuron_vector vec[NEURON_MAX_VECTORS];
@@ -280,6 +293,9 @@ struct neuron_device {
  * @ev_tail:	free-running index of the next free slot (ev_lock)
  * @ev_lost:	events dropped since the last one queued (ev_lock)
  * @ev_read_lock: serialises read() calls on this file
+ * @reset_gen:	&neuron_device.reset_gen when the file was opened
+ * @ring_maps:	per [core][queue]: VMAs of this file mapping that queue's
+ *		ring (NEURON_IOC_NQ_DESTROY refuses while nonzero)
  */
 struct neuron_file {
 	struct neuron_device *ndev;
@@ -291,6 +307,8 @@ struct neuron_file {
 	u32 ev_tail;
 	u32 ev_lost;
 	struct mutex ev_read_lock;	/* readers of this file */
+	u32 reset_gen;
+	atomic_t ring_maps[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 };
 
 /* ---- register access ---------------------------------------------------- */
@@ -319,16 +337,39 @@ static inline void neuron_wr(struct neuron_device *ndev, u32 off, u32 val)
  * Takes &neuron_device.rwsem for reading; pair with neuron_exit() when it
  * returns 0. Never copy to or from user memory in between.
  *
- * Return: 0, or -ENODEV once remove() has run (DESIGN.md §4).
+ * Return: 0; -ENODEV once remove() has run; -EIO while the device is
+ * offline for a reset, suspend or PCI error recovery.
  */
 static inline int neuron_enter(struct neuron_device *ndev)
 {
 	down_read(&ndev->rwsem);
-	if (ndev->dead) {
+	if (ndev->dead || ndev->offline) {
+		int ret = ndev->dead ? -ENODEV : -EIO;
+
 		up_read(&ndev->rwsem);
-		return -ENODEV;
+		return ret;
 	}
 	return 0;
+}
+
+/**
+ * neuron_enter_file() - neuron_enter() for a call made through a file
+ * @nfile: the caller's file
+ *
+ * Return: as neuron_enter(), and -EIO when the file was opened before the
+ * device's latest reset (its queues are gone; docs/decisions.md "Reset and
+ * recovery").
+ */
+static inline int neuron_enter_file(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	int ret = neuron_enter(ndev);
+
+	if (!ret && nfile->reset_gen != ndev->reset_gen) {
+		up_read(&ndev->rwsem);
+		ret = -EIO;
+	}
+	return ret;
 }
 
 /**
@@ -340,28 +381,66 @@ static inline void neuron_exit(struct neuron_device *ndev)
 	up_read(&ndev->rwsem);
 }
 
-/* ---- neuron_main.c ------------------------------------------------------ */
-int neuron_id_alloc(u32 *id);
-void neuron_id_publish(struct neuron_device *ndev);
-void neuron_id_free(u32 id);
-struct neuron_device *neuron_device_get_by_minor(unsigned int minor);
-struct neuron_device *neuron_device_get_next(unsigned long *id);
-dev_t neuron_devt(u32 id);
-struct class *neuron_class_get(void);
+/**
+ * neuron_nq_read_counts() - a live queue's overflow and drop counts
+ * @nq: queue, live; called with &neuron_device.lock held on a live device
+ * @overflow: out: records overwritten unread (ignore-full) since the queue
+ *	was made
+ * @drops: out: records dropped (DMA write error) since the queue was made
+ *
+ * The device's OVERFLOW_COUNT and DROP_COUNT count since device reset and
+ * survive a queue's disable and re-enable (docs/device-model.md), and a
+ * disabled queue's DROP_COUNT counts records routed to it while nobody owned
+ * it. The counts reported for a queue (NEURON_IOC_NQ_INFO, generic netlink
+ * GET_NQ) are therefore differences from the values read when it was
+ * enabled, in u32 arithmetic like the registers.
+ */
+static inline void neuron_nq_read_counts(struct neuron_nq *nq, u32 *overflow,
+					 u32 *drops)
+{
+	struct neuron_device *ndev = nq->ndev;
+	u32 c = nq->core, q = nq->queue;
+
+	lockdep_assert_held(&ndev->lock);
+	*overflow = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_OVERFLOW_COUNT)) -
+		    nq->overflow_base;
+	*drops = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_DROP_COUNT)) -
+		 nq->drop_base;
+}
+
+/*
+ * Prototypes, grouped by file from the top of the call graph down: a file
+ * calls only files listed below it (docs/architecture.md "Call direction").
+ */
 
 /* ---- neuron_pci.c ------------------------------------------------------- */
 extern struct pci_driver neuron_pci_driver;
-void neuron_device_put(struct neuron_device *ndev);
+
+/* ---- neuron_recovery.c -------------------------------------------------- */
+extern const struct pci_error_handlers neuron_err_handlers;
+extern const struct dev_pm_ops neuron_pm_ops;
+
+/* ---- neuron_lifecycle.c ------------------------------------------------- */
+int neuron_dev_enable(struct neuron_device *ndev);
+void neuron_dev_disable(struct neuron_device *ndev,
+			enum neuron_reset_cause cause, bool hw_ok);
 
 /* ---- neuron_cdev.c ------------------------------------------------------ */
+int neuron_cdev_init(void);
+void neuron_cdev_exit(void);
 int neuron_cdev_register(struct neuron_device *ndev);
 void neuron_cdev_unregister(struct neuron_device *ndev);
-int neuron_bad_field(struct neuron_device *ndev, const char *cmd,
-		     const char *field);
+
+/* ---- neuron_irq.c ------------------------------------------------------- */
+int neuron_irq_init(struct neuron_device *ndev);
+void neuron_irq_fini(struct neuron_device *ndev);
+int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
+			      const struct neuron_throttle *arg);
 
 /* ---- neuron_nq.c -------------------------------------------------------- */
 int neuron_nq_pool_init(struct neuron_device *ndev);
 void neuron_nq_pool_fini(struct neuron_device *ndev);
+u32 neuron_nq_stop_all(struct neuron_device *ndev, bool hw_ok, u64 *unread);
 int neuron_nq_ioctl_init(struct neuron_file *nfile,
 			 struct neuron_nq_init *arg);
 int neuron_nq_ioctl_destroy(struct neuron_file *nfile,
@@ -370,16 +449,13 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile,
 			 struct neuron_nq_info *arg);
 void neuron_nq_release_file(struct neuron_file *nfile);
 void neuron_nq_teardown_all(struct neuron_device *ndev);
-void neuron_nq_get(struct neuron_nq *nq);
-void neuron_nq_put(struct neuron_nq *nq);
-void neuron_nq_read_counts(struct neuron_nq *nq, u32 *overflow, u32 *drops);
 
 /* ---- neuron_mmap.c ------------------------------------------------------ */
 u64 neuron_mmap_cookie(enum neuron_cookie_type type, u32 core, u32 queue);
 int neuron_mmap(struct file *filp, struct vm_area_struct *vma);
-void neuron_mmap_zap_doorbell(struct neuron_file *nfile, u32 core, u32 queue);
+void neuron_mmap_zap_queue(struct neuron_file *nfile, u32 core, u32 queue,
+			   u32 ring_bytes);
 void neuron_mmap_zap_all(struct neuron_device *ndev);
-void neuron_mmap_zap_racing(struct neuron_device *ndev);
 
 /* ---- neuron_engine.c ---------------------------------------------------- */
 int neuron_engine_ioctl_submit(struct neuron_file *nfile,
@@ -391,7 +467,7 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 int neuron_engine_ioctl_feature_flags(struct neuron_file *nfile,
 				      struct neuron_feature_flags *arg);
 void neuron_engine_release_file(struct neuron_file *nfile);
-void neuron_engine_forget_all(struct neuron_device *ndev);
+void neuron_engine_stop_all(struct neuron_device *ndev, bool hw_ok);
 
 /* ---- neuron_evtsem.c ---------------------------------------------------- */
 int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg);
@@ -402,8 +478,8 @@ void neuron_events_release(struct neuron_file *nfile);
 ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
 			   loff_t *ppos);
 __poll_t neuron_events_poll(struct file *filp, struct poll_table_struct *wait);
-void neuron_events_deliver(struct neuron_device *ndev,
-			   const struct neuron_event *ev);
+void neuron_events_broadcast(struct neuron_device *ndev,
+			     struct neuron_event *ev);
 int neuron_events_ioctl_eventfd(struct neuron_file *nfile,
 				const struct neuron_nq_eventfd *arg);
 void neuron_events_unbind_nq(struct neuron_device *ndev, u32 core, u32 queue);
@@ -416,10 +492,24 @@ void neuron_genl_event(const struct neuron_event *ev);
 /* ---- neuron_sysfs.c ----------------------------------------------------- */
 extern const struct attribute_group *neuron_attr_groups[];
 
-/* ---- neuron_irq.c ------------------------------------------------------- */
-int neuron_irq_init(struct neuron_device *ndev);
-void neuron_irq_fini(struct neuron_device *ndev);
-int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
-			      const struct neuron_throttle *arg);
+/* ---- neuron_device.c ---------------------------------------------------- */
+int neuron_id_alloc(struct neuron_device *ndev);
+void neuron_id_publish(struct neuron_device *ndev);
+void neuron_id_unpublish(struct neuron_device *ndev);
+void neuron_id_free(struct neuron_device *ndev);
+struct neuron_device *neuron_device_get_by_minor(unsigned int minor);
+struct neuron_device *neuron_device_get_next(unsigned long *id);
+bool neuron_device_table_empty(void);
+void neuron_device_put(struct neuron_device *ndev);
+
+/* ---- neuron_hw.c -------------------------------------------------------- */
+bool neuron_hw_gone(struct neuron_device *ndev);
+int neuron_hw_reset(struct neuron_device *ndev);
+int neuron_hw_wait_quiesced(struct neuron_device *ndev);
+int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue);
+
+/* ---- neuron_uapi.c ------------------------------------------------------ */
+int neuron_bad_field(struct neuron_device *ndev, const char *cmd,
+		     const char *field);
 
 #endif /* NEURON_DRV_H */

@@ -23,25 +23,19 @@
 
 #include "neuron.h"
 
-/**
- * neuron_bad_field() - report an invalid ioctl field
- * @ndev: device
- * @cmd: ioctl name, e.g. "NQ_INIT"
- * @field: the field that failed validation
- *
- * Logs a rate-limited debug message naming the field (enable it with
- * dynamic debug: ``echo 'module neuron +p' > <debugfs>/dynamic_debug/control``
- * or ``insmod neuron.ko dyndbg=+p``); UAPI header, "Errors common to every
- * ioctl".
- *
- * Return: -EINVAL, always.
+static dev_t neuron_devt_base;
+
+/*
+ * A static class registered with class_register() builds unchanged where
+ * class_create() lost its owner argument (6.4), see neuron_compat.h.
  */
-int neuron_bad_field(struct neuron_device *ndev, const char *cmd,
-		     const char *field)
+static struct class neuron_class = {
+	.name = NEURON_DRV_NAME,
+};
+
+static dev_t neuron_devt(u32 id)
 {
-	dev_dbg_ratelimited(&ndev->pdev->dev, "%s: invalid %s (pid %d %s)\n",
-			    cmd, field, task_pid_nr(current), current->comm);
-	return -EINVAL;
+	return MKDEV(MAJOR(neuron_devt_base), id);
 }
 
 /**
@@ -212,7 +206,7 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	if (!ndev)
 		return -ENODEV;
 
-	nfile = kzalloc(sizeof(*nfile), GFP_KERNEL);
+	nfile = kzalloc(sizeof(*nfile), GFP_KERNEL_ACCOUNT);
 	if (!nfile) {
 		ret = -ENOMEM;
 		goto err_put;
@@ -223,6 +217,7 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	ret = neuron_enter(ndev);
 	if (ret)
 		goto err_free;
+	nfile->reset_gen = ndev->reset_gen;
 	ret = neuron_events_open(nfile);
 	if (ret) {
 		neuron_exit(ndev);
@@ -253,7 +248,8 @@ err_put:
  * any more. First the engines this file submitted to are reset (so none
  * keeps writing records), then each queue it owns is disabled, the disable
  * flushed with a register read, its eventfd unbound and its ring freed.
- * After remove() all of that was already done by neuron_remove(). Last,
+ * After remove(), or while a reset keeps the device offline, the disable
+ * path (neuron_lifecycle.c) has already done all of that. Last,
  * the file's event queue is unsubscribed and freed.
  *
  * Return: 0.
@@ -266,7 +262,7 @@ static int neuron_release(struct inode *inode, struct file *filp)
 	down_read(&ndev->rwsem);
 	mutex_lock(&ndev->lock);
 	list_del(&nfile->node);
-	if (!ndev->dead) {
+	if (!ndev->dead && !ndev->offline) {
 		neuron_engine_release_file(nfile);
 		neuron_nq_release_file(nfile);
 	}
@@ -294,8 +290,10 @@ static const struct file_operations neuron_fops = {
  * neuron_cdev_register() - create /dev/neuron<id>
  * @ndev: a fully initialised device
  *
+ * Publishes the instance number (neuron_device.c) so open() finds it.
+ *
  * Return: 0, -ENOMEM, or the error of cdev_add() or device_create(). On
- * error the caller still owns (and frees) the instance number.
+ * error the number is unpublished again; the caller still frees it.
  */
 int neuron_cdev_register(struct neuron_device *ndev)
 {
@@ -318,7 +316,7 @@ int neuron_cdev_register(struct neuron_device *ndev)
 	 * -ENXIO), so nothing can have opened the device if cdev_add() fails.
 	 */
 	neuron_id_publish(ndev);
-	cdevice = device_create_with_groups(neuron_class_get(),
+	cdevice = device_create_with_groups(&neuron_class,
 					    &ndev->pdev->dev, devt, ndev,
 					    neuron_attr_groups,
 					    NEURON_DRV_NAME "%d", ndev->id);
@@ -334,9 +332,10 @@ int neuron_cdev_register(struct neuron_device *ndev)
 	return 0;
 
 err_device:
-	device_destroy(neuron_class_get(), devt);
+	device_destroy(&neuron_class, devt);
 	ndev->cdevice = NULL;
 err_cdev:
+	neuron_id_unpublish(ndev);
 	kobject_put(&ndev->cdev->kobj);
 	ndev->cdev = NULL;
 	return ret;
@@ -347,12 +346,43 @@ err_cdev:
  * @ndev: device
  *
  * New opens fail with -ENODEV from here on; open files are unaffected
- * (neuron_remove() makes their calls fail).
+ * (neuron_remove() makes their calls fail). The instance number stays
+ * reserved until remove() frees it last.
  */
 void neuron_cdev_unregister(struct neuron_device *ndev)
 {
-	neuron_id_free(ndev->id);
-	device_destroy(neuron_class_get(), neuron_devt(ndev->id));
+	neuron_id_unpublish(ndev);
+	device_destroy(&neuron_class, neuron_devt(ndev->id));
 	cdev_del(ndev->cdev);
 	ndev->cdev = NULL;
+}
+
+/**
+ * neuron_cdev_init() - register the character device region and the class
+ *
+ * Called once at module load, before any device is probed.
+ *
+ * Return: 0 or the error of alloc_chrdev_region() or class_register().
+ */
+int neuron_cdev_init(void)
+{
+	int ret;
+
+	ret = alloc_chrdev_region(&neuron_devt_base, 0, NEURON_MAX_DEVICES,
+				  NEURON_DRV_NAME);
+	if (ret)
+		return ret;
+	ret = class_register(&neuron_class);
+	if (ret)
+		unregister_chrdev_region(neuron_devt_base, NEURON_MAX_DEVICES);
+	return ret;
+}
+
+/**
+ * neuron_cdev_exit() - undo neuron_cdev_init() at module unload
+ */
+void neuron_cdev_exit(void)
+{
+	class_unregister(&neuron_class);
+	unregister_chrdev_region(neuron_devt_base, NEURON_MAX_DEVICES);
 }

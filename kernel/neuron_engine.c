@@ -103,7 +103,7 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	if (IS_ERR(prog))
 		return PTR_ERR(prog);
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
 		goto out_free;
 	mutex_lock(&ndev->lock);
@@ -219,7 +219,7 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 	if (arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);
@@ -271,7 +271,7 @@ int neuron_engine_ioctl_feature_flags(struct neuron_file *nfile,
 	if (ndev->gen == NEURON_GEN_SUNDA)
 		return -EOPNOTSUPP;
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);
@@ -312,11 +312,22 @@ void neuron_engine_release_file(struct neuron_file *nfile)
 }
 
 /**
- * neuron_engine_forget_all() - drop every submitter at remove()
- * @ndev: device, quiesced by a global RESET (which reset all engines)
+ * neuron_engine_stop_all() - stop every engine and forget its submitter
+ * @ndev: device, offline or dead (the disable path, neuron_lifecycle.c)
+ * @hw_ok: the device answers MMIO; when false only the submitters are
+ *	forgotten
+ *
+ * Writes CTRL.RESET to every engine; the caller then waits for the device
+ * to report itself quiesced (neuron_hw_wait_quiesced()).
  */
-void neuron_engine_forget_all(struct neuron_device *ndev)
+void neuron_engine_stop_all(struct neuron_device *ndev, bool hw_ok)
 {
+	u32 c, e;
+
 	lockdep_assert_held(&ndev->lock);
+	for (c = 0; hw_ok && c < ndev->num_cores; c++)
+		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+			neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_CTRL),
+				  NEURON_ENG_CTRL_RESET);
 	memset(ndev->eng_owner, 0, sizeof(ndev->eng_owner));
 }

@@ -26,6 +26,7 @@
  */
 #include <linux/eventfd.h>
 #include <linux/fs.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
@@ -54,7 +55,7 @@ int neuron_events_open(struct neuron_file *nfile)
 
 	BUILD_BUG_ON(!is_power_of_2(NEURON_EVENT_QUEUE_LEN));
 	nfile->ev_buf = kvcalloc(NEURON_EVENT_QUEUE_LEN, sizeof(*nfile->ev_buf),
-				 GFP_KERNEL);
+				 GFP_KERNEL_ACCOUNT);
 	if (!nfile->ev_buf)
 		return -ENOMEM;
 	mutex_init(&nfile->ev_read_lock);
@@ -103,19 +104,14 @@ static void neuron_events_push(struct neuron_file *nfile,
 	nfile->ev_tail++;
 }
 
-/**
- * neuron_events_deliver() - hand one interrupt edge to files and eventfds
- * @ndev: device
- * @ev: the edge, fully filled in except @lost (per file)
- *
- * Called by the interrupt threads of neuron_irq.c, once per handled edge,
- * with no lock held. Queues @ev for every open file, signals the eventfds
+/*
+ * Hand one edge to files and eventfds. Called with no lock held. Queues @ev for every open file, signals the eventfds
  * bound to the queues in @ev->queues (NOTIFIC edges: THRESHOLD_STATUS
  * bits), and wakes read() and poll() (seed 001 §5.1, §6; DESIGN.md §4).
  * Never sleeps.
  */
-void neuron_events_deliver(struct neuron_device *ndev,
-			   const struct neuron_event *ev)
+static void neuron_events_deliver(struct neuron_device *ndev,
+				  const struct neuron_event *ev)
 {
 	unsigned long queues = ev->queues;
 	struct neuron_file *nfile;
@@ -134,6 +130,27 @@ void neuron_events_deliver(struct neuron_device *ndev,
 	}
 	spin_unlock(&ndev->ev_lock);
 	wake_up_all(&ndev->waitq);
+}
+
+/**
+ * neuron_events_broadcast() - report one edge to every listener
+ * @ndev: device
+ * @ev: the edge, filled in except @timestamp_ns, @device and @lost
+ *
+ * Stamps @ev with CLOCK_MONOTONIC and the instance number, queues it for
+ * every open file, signals the eventfds bound to the queues in @ev->queues
+ * (NOTIFIC edges), wakes read() and poll(), then multicasts it on generic
+ * netlink. Called by the interrupt threads (neuron_irq.c) once per handled
+ * edge and by the disable path (neuron_lifecycle.c) once per reset, with no
+ * lock held; may sleep (netlink allocation).
+ */
+void neuron_events_broadcast(struct neuron_device *ndev,
+			     struct neuron_event *ev)
+{
+	ev->timestamp_ns = ktime_get_ns();
+	ev->device = ndev->id;
+	neuron_events_deliver(ndev, ev);
+	neuron_genl_event(ev);
 }
 
 /* Whether the file has an event to read. */
@@ -333,7 +350,7 @@ int neuron_events_ioctl_eventfd(struct neuron_file *nfile,
 			return PTR_ERR(ctx);
 	}
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
 		goto out;
 	mutex_lock(&ndev->lock);

@@ -80,7 +80,7 @@ int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg)
 		return neuron_bad_field(ndev, cmd, "op");
 	}
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);

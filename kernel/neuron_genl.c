@@ -290,7 +290,7 @@ static int neuron_genl_dump_nqs(struct sk_buff *skb,
 		struct neuron_nq *nq = ndev->nq[*pos / NEURON_NUM_SW_QUEUES]
 					       [*pos % NEURON_NUM_SW_QUEUES];
 
-		if (!nq || !nq->live)
+		if (!nq)
 			continue;
 		ret = neuron_genl_fill_nq(skb, nq, NETLINK_CB(cb->skb).portid,
 					  cb->nlh->nlmsg_seq);

@@ -88,16 +88,6 @@ static void neuron_irq_count_spurious(struct neuron_device *ndev)
 	spin_unlock(&ndev->irq_lock);
 }
 
-/* Deliver one handled edge: files, eventfds, then netlink. */
-static void neuron_irq_deliver(struct neuron_device *ndev,
-			       struct neuron_event *ev)
-{
-	ev->timestamp_ns = ktime_get_ns();
-	ev->device = ndev->id;
-	neuron_events_deliver(ndev, ev);
-	neuron_genl_event(ev);
-}
-
 /* INTR_MASK of @core: every cause but those masked for a storm. */
 static void neuron_irq_write_mask(struct neuron_device *ndev, u32 core)
 {
@@ -150,7 +140,7 @@ unlock:
 		dev_warn_ratelimited(&ndev->pdev->dev,
 				     "core %u: interrupt storm (causes %#x): masked for %u ms\n",
 				     core, causes, NEURON_IRQ_STORM_HOLDOFF_MS);
-		neuron_irq_deliver(ndev, &ev);
+		neuron_events_broadcast(ndev, &ev);
 	}
 }
 
@@ -238,7 +228,7 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 		ev.count = ++ndev->notific_edges[core];
 		spin_unlock(&ndev->irq_lock);
 
-		neuron_irq_deliver(ndev, &ev);
+		neuron_events_broadcast(ndev, &ev);
 	}
 	if (!loop) {
 		/* an edge raised just before its cause was masked for a storm */
@@ -277,7 +267,7 @@ static irqreturn_t neuron_irq_throttle(int irq, void *data)
 	ev.count = ++ndev->throttle_count;
 	spin_unlock(&ndev->irq_lock);
 
-	neuron_irq_deliver(ndev, &ev);
+	neuron_events_broadcast(ndev, &ev);
 	return IRQ_HANDLED;
 }
 
@@ -307,7 +297,7 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 	spin_unlock(&ndev->irq_lock);
 
 	dev_warn_ratelimited(&ndev->pdev->dev, "device fault %#lx\n", status);
-	neuron_irq_deliver(ndev, &ev);
+	neuron_events_broadcast(ndev, &ev);
 	return IRQ_HANDLED;
 }
 
@@ -369,7 +359,11 @@ int neuron_irq_init(struct neuron_device *ndev)
 	irq_handler_t handler;
 	int i, ret;
 
+	spin_lock_irq(&ndev->irq_lock);
 	ndev->storm_stop = false;
+	memset(ndev->storm_masked, 0, sizeof(ndev->storm_masked));
+	memset(ndev->storm_streak, 0, sizeof(ndev->storm_streak));
+	spin_unlock_irq(&ndev->irq_lock);
 	INIT_DELAYED_WORK(&ndev->storm_work, neuron_irq_storm_work);
 	neuron_irq_mask_all(ndev);
 	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
@@ -467,7 +461,7 @@ int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
 	if (arg->reserved0 || arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);

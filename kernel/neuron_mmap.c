@@ -27,37 +27,29 @@
  *  - doorbell pages map BAR0 + NEURON_CORE_BASE(core) + NEURON_DOORBELL(queue)
  *    uncached: only the queue's HEAD register, at +0, read/write.
  *
- * Backing. Host rings (dma_alloc_coherent()) are mapped at mmap() time with
- * dma_mmap_coherent(). Device rings (BAR4) and doorbells (BAR0) are
- * inserted page by page at fault time with vmf_insert_pfn() after checking,
- * under the device's locks, that the device and the queue are still live.
- * All are VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP.
+ * Backing. Every page of every mapping is inserted at fault time with
+ * vmf_insert_pfn(), as vfio-pci does for its BARs: host-ring pages (RAM
+ * from dma_alloc_pages(), cached), device-ring pages (BAR4, uncached) and
+ * doorbell pages (BAR0, uncached). The VMAs are VM_IO | VM_PFNMAP |
+ * VM_DONTEXPAND | VM_DONTDUMP and no page is ever mapped at mmap() time,
+ * so the same code is right with and without an IOMMU (dma_mmap_coherent()
+ * on a VM_PFNMAP VMA hits a BUG in vm_insert_page() when the DMA memory
+ * comes from the IOMMU's page allocator).
  *
- * Teardown. Each VMA holds a reference on its queue (vm_ops open/close) and
- * rings count their VMAs, so NEURON_IOC_NQ_DESTROY can refuse (-EBUSY)
- * while a ring is mapped. Destroy zaps the queue's doorbell page instead.
- * remove() zaps every mapping of every open file with
- * unmap_mapping_range() on each file's f_mapping; faults after that get
- * SIGBUS. Faulting (rather than io_remap_pfn_range() at mmap time) is what
- * makes the zap final for BAR pages: an mmap() racing with remove() cannot
- * leave a PTE behind, since its VMA only gets pages through the fault path,
- * which sees the device dead. Host rings get their PTEs in ->mmap, before
- * the VMA is linked into the file's mapping, so an mmap() racing with
- * remove() could link a populated VMA after the zap and keep reading ring
- * memory instead of getting SIGBUS (robust_test removal.unbind_while_mapping
- * saw it). Each host-ring VMA made by neuron_mmap() is therefore also kept
- * on &neuron_device.vmas until it is closed, and remove() zaps those one by
- * one under their mm's mmap_lock (neuron_mmap_zap_racing()), which waits
- * for an mmap() still linking its VMA. VMAs that fork(), mremap() or a
- * split make are linked before they get PTEs and need no tracking. The
- * ring memory itself lives until the last VMA goes (its queue reference).
+ * Teardown. The fault handler looks the queue up under &neuron_device.lock
+ * and inserts the PFN before dropping it; every teardown (NQ_DESTROY,
+ * release, remove, reset) zaps the queue's ring and doorbell from the
+ * owner's f_mapping under the same lock before it frees the ring. So a PTE
+ * can never outlive the memory it shows: after a teardown, a fault finds
+ * no queue, or a newer queue than the one the VMA was made for (each VMA
+ * remembers its queue's serial number in vm_private_data), and gets
+ * SIGBUS. VMAs hold no reference on the queue; ring VMAs are only counted
+ * per file, so NEURON_IOC_NQ_DESTROY can refuse (-EBUSY) while the ring is
+ * mapped. A doorbell mapping does not hold the queue: destroy frees the
+ * ring at once and the doorbell VMA faults to SIGBUS.
  */
-#include <linux/dma-mapping.h>
 #include <linux/fs.h>
-#include <linux/list.h>
 #include <linux/mm.h>
-#include <linux/sched/mm.h>
-#include <linux/slab.h>
 
 #include <uapi/linux/neuron.h>
 
@@ -102,85 +94,65 @@ static u32 neuron_cookie_queue(unsigned long pgoff)
 	return (pgoff >> NEURON_COOKIE_QUEUE_SHIFT) & 0xff;
 }
 
-static bool neuron_vma_is_ring(struct vm_area_struct *vma)
+static atomic_t *neuron_vma_ring_maps(struct vm_area_struct *vma)
 {
-	return neuron_cookie_type(vma->vm_pgoff) == NEURON_COOKIE_RING;
+	struct neuron_file *nfile = vma->vm_file->private_data;
+
+	if (neuron_cookie_type(vma->vm_pgoff) != NEURON_COOKIE_RING)
+		return NULL;
+	return &nfile->ring_maps[neuron_cookie_core(vma->vm_pgoff)]
+				[neuron_cookie_queue(vma->vm_pgoff)];
 }
 
-/**
- * struct neuron_vma - a host-ring VMA made by neuron_mmap(), for remove()
- * @node:	in &neuron_device.vmas, under &neuron_device.vma_lock
- * @vma:	the VMA; valid while on the list (neuron_vm_close() takes it
- *		off before the VMA is freed)
- */
-struct neuron_vma {
-	struct list_head node;
-	struct vm_area_struct *vma;
-};
-
-/* Take @vma off &neuron_device.vmas if neuron_mmap() put it there. */
-static void neuron_vma_untrack(struct neuron_device *ndev,
-			       struct vm_area_struct *vma)
-{
-	struct neuron_vma *nv, *found = NULL;
-
-	mutex_lock(&ndev->vma_lock);
-	list_for_each_entry(nv, &ndev->vmas, node) {
-		if (nv->vma == vma) {
-			list_del(&nv->node);
-			found = nv;
-			break;
-		}
-	}
-	mutex_unlock(&ndev->vma_lock);
-	kfree(found);
-}
-
+/* fork(), a split or mremap() made another VMA of the same ring */
 static void neuron_vm_open(struct vm_area_struct *vma)
 {
-	struct neuron_nq *nq = vma->vm_private_data;
+	atomic_t *maps = neuron_vma_ring_maps(vma);
 
-	neuron_nq_get(nq);
-	if (neuron_vma_is_ring(vma))
-		atomic_inc(&nq->ring_maps);
+	if (maps)
+		atomic_inc(maps);
 }
 
 static void neuron_vm_close(struct vm_area_struct *vma)
 {
-	struct neuron_nq *nq = vma->vm_private_data;
+	atomic_t *maps = neuron_vma_ring_maps(vma);
 
-	if (neuron_vma_is_ring(vma)) {
-		if (!(nq->flags & NEURON_NQ_F_DEVICE_MEM))
-			neuron_vma_untrack(nq->ndev, vma);
-		atomic_dec(&nq->ring_maps);
-	}
-	neuron_nq_put(nq);
+	if (maps)
+		atomic_dec(maps);
 }
 
 /*
- * Insert the one page of a BAR-backed mapping that faulted. Host rings were
- * populated at mmap() time; a fault there means they were zapped.
+ * Insert the page that faulted, if the VMA's queue is still the live queue
+ * of this file: see "Teardown" at the top of this file.
  */
 static vm_fault_t neuron_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct neuron_nq *nq = vma->vm_private_data;
-	struct neuron_device *ndev = nq->ndev;
+	struct neuron_file *nfile = vma->vm_file->private_data;
+	struct neuron_device *ndev = nfile->ndev;
+	u32 core = neuron_cookie_core(vmf->pgoff);
+	u32 queue = neuron_cookie_queue(vmf->pgoff);
 	unsigned long page = vmf->pgoff & NEURON_COOKIE_PAGE_MASK;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
+	struct neuron_nq *nq;
 	unsigned long pfn;
 
 	if (neuron_enter(ndev))
 		return VM_FAULT_SIGBUS;
 	mutex_lock(&ndev->lock);
-	if (!nq->live)
+	nq = core < ndev->num_cores && queue < NEURON_NUM_SW_QUEUES ?
+	     ndev->nq[core][queue] : NULL;
+	if (!nq || nq->owner != nfile ||
+	    nq->seq != (unsigned long)vma->vm_private_data)
 		goto out;
 
-	if (neuron_vma_is_ring(vma)) {
-		if (!(nq->flags & NEURON_NQ_F_DEVICE_MEM) ||
-		    page >= nq->alloc_size >> PAGE_SHIFT)
+	if (neuron_cookie_type(vmf->pgoff) == NEURON_COOKIE_RING) {
+		if (page >= nq->alloc_size >> PAGE_SHIFT)
 			goto out;
-		pfn = PHYS_PFN(ndev->mem_phys + nq->mem_off) + page;
+		if (nq->flags & NEURON_NQ_F_DEVICE_MEM)
+			pfn = PHYS_PFN(ndev->mem_phys + nq->mem_off) + page;
+		else
+			pfn = page_to_pfn(nq->pages) + page;
 	} else {
 		if (page)
 			goto out;
@@ -200,21 +172,6 @@ static const struct vm_operations_struct neuron_vm_ops = {
 	.fault = neuron_vm_fault,
 };
 
-/* Map a host ring now; restore the cookie offset dma_mmap_coherent() hid. */
-static int neuron_mmap_host_ring(struct neuron_nq *nq,
-				 struct vm_area_struct *vma)
-{
-	unsigned long pgoff = vma->vm_pgoff;
-	int ret;
-
-	/* dma_mmap_coherent() takes vm_pgoff as an offset into the buffer */
-	vma->vm_pgoff = 0;
-	ret = dma_mmap_coherent(&nq->ndev->pdev->dev, vma, nq->cpu_addr,
-				nq->dma_addr, nq->alloc_size);
-	vma->vm_pgoff = pgoff;
-	return ret;
-}
-
 /**
  * neuron_mmap() - map a queue's ring or head doorbell page
  * @filp: the caller's file, which must own the queue
@@ -225,9 +182,12 @@ static int neuron_mmap_host_ring(struct neuron_nq *nq,
  * effect. Offsets are opaque cookies from ioctls, checked against the
  * caller's file."
  *
+ * No page is mapped here; each is inserted when first touched.
+ *
  * Return: 0; -EINVAL (unknown cookie, a queue of another file, wrong
  * length, not MAP_SHARED); -EACCES (PROT_WRITE on a ring, PROT_EXEC);
- * -ENODEV (device removed); or the error of dma_mmap_coherent().
+ * -ENODEV (device removed); -EIO (device offline, or the file is stale
+ * after a reset).
  */
 int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 {
@@ -238,7 +198,6 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 	u32 type = neuron_cookie_type(pgoff);
 	u32 core = neuron_cookie_core(pgoff);
 	u32 queue = neuron_cookie_queue(pgoff);
-	struct neuron_vma *nv = NULL;
 	struct neuron_nq *nq;
 	unsigned long want;
 	int ret;
@@ -252,17 +211,10 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EACCES;
 	if (type == NEURON_COOKIE_RING && (vma->vm_flags & VM_WRITE))
 		return -EACCES;
-	if (type == NEURON_COOKIE_RING) {
-		/* a host ring's VMA is tracked for remove(), see the top */
-		nv = kzalloc(sizeof(*nv), GFP_KERNEL);
-		if (!nv)
-			return -ENOMEM;
-		nv->vma = vma;
-	}
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
-		goto out_free;
+		return ret;
 	mutex_lock(&ndev->lock);
 
 	nq = NULL;
@@ -284,53 +236,47 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 		vm_flags_clear(vma, VM_MAYWRITE);
 	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &neuron_vm_ops;
-	vma->vm_private_data = nq;
-
-	if (type == NEURON_COOKIE_RING &&
-	    !(nq->flags & NEURON_NQ_F_DEVICE_MEM)) {
-		ret = neuron_mmap_host_ring(nq, vma);
-		if (ret)
-			goto out;
-		/* before neuron_exit(): remove() sees it once it is dead */
-		mutex_lock(&ndev->vma_lock);
-		list_add_tail(&nv->node, &ndev->vmas);
-		mutex_unlock(&ndev->vma_lock);
-		nv = NULL;
-	} else {
+	vma->vm_private_data = (void *)(unsigned long)nq->seq;
+	/* host rings are ordinary cached RAM; BAR pages are not */
+	if (type != NEURON_COOKIE_RING || (nq->flags & NEURON_NQ_F_DEVICE_MEM))
 		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-	}
 	/* as vm_ops->open would; ->close will balance it */
 	neuron_vm_open(vma);
 out:
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
-out_free:
-	kfree(nv);
 	return ret;
 }
 
 /**
- * neuron_mmap_zap_doorbell() - unmap a destroyed queue's doorbell page
- * @nfile: the file that owned the queue
+ * neuron_mmap_zap_queue() - unmap a queue's ring and doorbell from its owner
+ * @nfile: the file that owns the queue
  * @core: core index
  * @queue: queue index
+ * @ring_bytes: the ring's mapping length, PAGE_ALIGN(size)
  *
- * Called under &neuron_device.lock after the queue was marked not live, so
- * a new fault cannot map it again (it gets SIGBUS).
+ * Called under &neuron_device.lock after the queue left the table, so a
+ * new fault cannot map it again (it gets SIGBUS).
  */
-void neuron_mmap_zap_doorbell(struct neuron_file *nfile, u32 core, u32 queue)
+void neuron_mmap_zap_queue(struct neuron_file *nfile, u32 core, u32 queue,
+			   u32 ring_bytes)
 {
+	struct address_space *mapping = nfile->filp->f_mapping;
+
 	lockdep_assert_held(&nfile->ndev->lock);
-	unmap_mapping_range(nfile->filp->f_mapping,
+	unmap_mapping_range(mapping,
+			    neuron_mmap_cookie(NEURON_COOKIE_RING, core, queue),
+			    ring_bytes, 1);
+	unmap_mapping_range(mapping,
 			    neuron_mmap_cookie(NEURON_COOKIE_DOORBELL, core, queue),
 			    NEURON_DOORBELL_SIZE, 1);
 }
 
 /**
  * neuron_mmap_zap_all() - unmap every ring and doorbell of the device
- * @ndev: device, already marked dead
+ * @ndev: device, offline or dead
  *
- * Called by remove() under &neuron_device.lock. Each open file's
+ * Called by the disable path under &neuron_device.lock. Each open file's
  * f_mapping is zapped; files opened through different inodes of
  * /dev/neuronN are each on the list, so no mapping is missed.
  */
@@ -341,62 +287,4 @@ void neuron_mmap_zap_all(struct neuron_device *ndev)
 	lockdep_assert_held(&ndev->lock);
 	list_for_each_entry(nfile, &ndev->files, node)
 		unmap_mapping_range(nfile->filp->f_mapping, 0, 0, 1);
-}
-
-/*
- * The mm of the first tracked VMA, referenced, or NULL when none is left.
- * VMAs of an mm that is exiting are dropped from the list: nobody can read
- * them any more, and their ->close finds nothing to take off.
- */
-static struct mm_struct *neuron_mmap_next_mm(struct neuron_device *ndev)
-{
-	struct neuron_vma *nv, *tmp;
-	struct mm_struct *mm = NULL;
-
-	mutex_lock(&ndev->vma_lock);
-	list_for_each_entry_safe(nv, tmp, &ndev->vmas, node) {
-		if (mmget_not_zero(nv->vma->vm_mm)) {
-			mm = nv->vma->vm_mm;
-			break;
-		}
-		list_del(&nv->node);
-		kfree(nv);
-	}
-	mutex_unlock(&ndev->vma_lock);
-	return mm;
-}
-
-/**
- * neuron_mmap_zap_racing() - zap the host-ring VMAs made by mmap()
- * @ndev: device, already marked dead, mappings zapped by
- *	neuron_mmap_zap_all()
- *
- * Called by remove() with none of the device's locks held. One mm at a
- * time (the lock order puts &neuron_device.vma_lock inside mmap_lock):
- * taking its mmap_lock waits for an mmap() that was still linking its VMA
- * when the device died; then every tracked VMA of that mm loses its PTEs,
- * and a later access faults into neuron_vm_fault(), which gives SIGBUS.
- * The list is empty afterwards (no new host-ring mmap() succeeds once the
- * device is dead).
- */
-void neuron_mmap_zap_racing(struct neuron_device *ndev)
-{
-	struct neuron_vma *nv, *tmp;
-	struct mm_struct *mm;
-
-	while ((mm = neuron_mmap_next_mm(ndev))) {
-		mmap_read_lock(mm);
-		mutex_lock(&ndev->vma_lock);
-		list_for_each_entry_safe(nv, tmp, &ndev->vmas, node) {
-			if (nv->vma->vm_mm != mm)
-				continue;
-			zap_vma_ptes(nv->vma, nv->vma->vm_start,
-				     nv->vma->vm_end - nv->vma->vm_start);
-			list_del(&nv->node);
-			kfree(nv);
-		}
-		mutex_unlock(&ndev->vma_lock);
-		mmap_read_unlock(mm);
-		mmput(mm);
-	}
 }

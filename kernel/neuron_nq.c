@@ -4,7 +4,7 @@
  * ownership (seed 001 §4, §4.1; DESIGN.md §2, §4; docs/device-model.md
  * "NOTIFIC block").
  *
- * A ring lives either in host memory (dma_alloc_coherent(), the device
+ * A ring lives either in host memory (dma_alloc_pages(), the device
  * writes records by DMA) or, with NEURON_NQ_F_DEVICE_MEM, in device memory:
  * a gen_pool hands out page-granular pieces of BAR4 [mem_size / 2,
  * prog_base). Allocations are whole pages either way, so a ring's mapping
@@ -18,9 +18,9 @@
  * software_queue_overflow).
  *
  * A queue belongs to the file that made it. Tearing it down disables it,
- * reads a register back so the disable has reached the device before the
- * memory is freed, and drops the table's reference; the ring memory goes
- * with the last reference (a VMA may still hold one after remove()).
+ * waits until the device shows it disabled, zaps the owner's mappings of
+ * it and frees the ring at once: no mapping keeps ring memory alive, and
+ * nothing the driver allocated outlives the bound device (neuron.h).
  */
 #include <linux/dma-mapping.h>
 #include <linux/genalloc.h>
@@ -71,7 +71,13 @@ void neuron_nq_pool_fini(struct neuron_device *ndev)
 	ndev->ring_pool = NULL;
 }
 
-/* Allocate and zero a ring: stale records must not look fresh (phase). */
+/*
+ * Allocate and zero a ring: stale records must not look fresh (phase).
+ * Host rings are physically contiguous pages from dma_alloc_pages(): the
+ * device gets one bus range (an IOVA with an IOMMU), and the fault handler
+ * inserts the pages by PFN (neuron_mmap.c). They are charged to the
+ * caller's memory cgroup. Device rings come from the BAR4 pool.
+ */
 static int neuron_nq_alloc_ring(struct neuron_nq *nq)
 {
 	struct neuron_device *ndev = nq->ndev;
@@ -85,12 +91,16 @@ static int neuron_nq_alloc_ring(struct neuron_nq *nq)
 		memset_io(ndev->mem + nq->mem_off, 0, nq->alloc_size);
 		return 0;
 	}
-	/* dma_alloc_coherent() memory comes zeroed. */
-	nq->cpu_addr = dma_alloc_coherent(&ndev->pdev->dev, nq->alloc_size,
-					  &nq->dma_addr, GFP_KERNEL);
-	return nq->cpu_addr ? 0 : -ENOMEM;
+	nq->pages = dma_alloc_pages(&ndev->pdev->dev, nq->alloc_size,
+				    &nq->dma_addr, DMA_FROM_DEVICE,
+				    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!nq->pages)
+		return -ENOMEM;
+	memset(page_address(nq->pages), 0, nq->alloc_size);
+	return 0;
 }
 
+/* Free a ring the device no longer writes and no user mapping shows. */
 static void neuron_nq_free_ring(struct neuron_nq *nq)
 {
 	struct neuron_device *ndev = nq->ndev;
@@ -100,44 +110,11 @@ static void neuron_nq_free_ring(struct neuron_nq *nq)
 			gen_pool_free(ndev->ring_pool, nq->mem_off,
 				      nq->alloc_size);
 		nq->mem_off = 0;
-	} else if (nq->cpu_addr) {
-		dma_free_coherent(&ndev->pdev->dev, nq->alloc_size,
-				  nq->cpu_addr, nq->dma_addr);
-		nq->cpu_addr = NULL;
+	} else if (nq->pages) {
+		dma_free_pages(&ndev->pdev->dev, nq->alloc_size, nq->pages,
+			       nq->dma_addr, DMA_FROM_DEVICE);
+		nq->pages = NULL;
 	}
-}
-
-static void neuron_nq_release(struct kref *kref)
-{
-	struct neuron_nq *nq = container_of(kref, struct neuron_nq, kref);
-	struct neuron_device *ndev = nq->ndev;
-
-	neuron_nq_free_ring(nq);
-	kfree(nq);
-	neuron_device_put(ndev);
-}
-
-/**
- * neuron_nq_get() - take a reference on a queue (a new VMA maps it)
- * @nq: queue, already referenced by the caller's context
- */
-void neuron_nq_get(struct neuron_nq *nq)
-{
-	kref_get(&nq->kref);
-}
-
-/**
- * neuron_nq_put() - drop a reference on a queue
- * @nq: queue
- *
- * The last reference frees the ring memory and the queue; it must not be
- * dropped under &neuron_device.lock unless the caller holds another
- * reference on the device (the table's reference is always dropped with
- * the lock held, from a context that holds one).
- */
-void neuron_nq_put(struct neuron_nq *nq)
-{
-	kref_put(&nq->kref, neuron_nq_release);
 }
 
 /* Set or clear one queue's bit in a per-core bitmask register. */
@@ -197,45 +174,12 @@ static void neuron_nq_hw_enable(struct neuron_nq *nq)
 	nq->drop_base = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_DROP_COUNT));
 }
 
-/**
- * neuron_nq_read_counts() - a live queue's overflow and drop counts
- * @nq: queue, live; called with &neuron_device.lock held on a live device
- * @overflow: out: records overwritten unread (ignore-full) since the queue
- *	was made
- * @drops: out: records dropped (DMA write error) since the queue was made
- *
- * The device's OVERFLOW_COUNT and DROP_COUNT count since device reset and
- * survive a queue's disable and re-enable (docs/device-model.md), and a
- * disabled queue's DROP_COUNT counts records routed to it while nobody owned
- * it. The counts reported for a queue (NEURON_IOC_NQ_INFO, generic netlink
- * GET_NQ) are therefore differences from the values read when it was
- * enabled, in u32 arithmetic like the registers.
- */
-void neuron_nq_read_counts(struct neuron_nq *nq, u32 *overflow, u32 *drops)
-{
-	struct neuron_device *ndev = nq->ndev;
-	u32 c = nq->core, q = nq->queue;
-
-	lockdep_assert_held(&ndev->lock);
-	*overflow = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_OVERFLOW_COUNT)) -
-		    nq->overflow_base;
-	*drops = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_DROP_COUNT)) -
-		 nq->drop_base;
-}
-
-/* Disable a queue and make sure the device has seen it (posted write). */
-static void neuron_nq_hw_disable(struct neuron_device *ndev, u32 core,
-				 u32 queue)
-{
-	neuron_nq_assign_bit(ndev, core, NEURON_NOTIFIC_QUEUE_ENABLE, queue,
-			     false);
-	neuron_rd(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_QUEUE_ENABLE));
-}
-
 /*
- * Take a live queue out of service: disable it (unless the device is
- * already quiesced), unbind its eventfd, unlink it and drop the table's
- * reference.
+ * Take a queue out of service and free it: disable it and wait for the
+ * device to agree (unless the disable path already stopped every queue),
+ * unbind its eventfd, unlink it, zap the owner's mappings of its ring and
+ * doorbell (later accesses get SIGBUS: the fault handler no longer finds
+ * the queue), and free the ring.
  */
 static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 {
@@ -243,11 +187,12 @@ static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 
 	lockdep_assert_held(&ndev->lock);
 	if (hw)
-		neuron_nq_hw_disable(ndev, nq->core, nq->queue);
+		neuron_hw_queue_off(ndev, nq->core, nq->queue);
 	neuron_events_unbind_nq(ndev, nq->core, nq->queue);
-	nq->live = 0;
 	ndev->nq[nq->core][nq->queue] = NULL;
-	neuron_nq_put(nq);
+	neuron_mmap_zap_queue(nq->owner, nq->core, nq->queue, nq->alloc_size);
+	neuron_nq_free_ring(nq);
+	kfree(nq);
 }
 
 /* Validate core and queue indices of any NQ ioctl. */
@@ -311,11 +256,9 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 	if (memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
 		return neuron_bad_field(ndev, cmd, "reserved");
 
-	nq = kzalloc(sizeof(*nq), GFP_KERNEL);
+	nq = kzalloc(sizeof(*nq), GFP_KERNEL_ACCOUNT);
 	if (!nq)
 		return -ENOMEM;
-	kref_init(&nq->kref);
-	kref_get(&ndev->kref);
 	nq->ndev = ndev;
 	nq->owner = nfile;
 	nq->core = arg->core;
@@ -324,11 +267,10 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 	nq->alloc_size = PAGE_ALIGN(arg->size);
 	nq->flags = arg->flags;
 	nq->threshold = arg->threshold;
-	atomic_set(&nq->ring_maps, 0);
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
-		goto err_put;
+		goto err_free;
 	mutex_lock(&ndev->lock);
 	if (ndev->nq[nq->core][nq->queue]) {
 		ret = -EBUSY;
@@ -339,7 +281,7 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 		goto err_unlock;
 
 	neuron_nq_hw_enable(nq);
-	nq->live = 1;
+	nq->seq = ++ndev->nq_seq;
 	ndev->nq[nq->core][nq->queue] = nq;
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
@@ -353,8 +295,8 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 err_unlock:
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
-err_put:
-	neuron_nq_put(nq);
+err_free:
+	kfree(nq);
 	return ret;
 }
 
@@ -365,7 +307,8 @@ err_put:
  *
  * The queue is disabled (records routed to it are dropped from then on,
  * docs/device-model.md), its doorbell page is unmapped from the caller
- * (a later access gets SIGBUS) and its ring is freed. DESIGN.md §4.
+ * (a later access gets SIGBUS) and its ring is freed at once, even while
+ * the doorbell page is mapped.
  *
  * Return: 0; -EINVAL (core/queue out of range, reserved nonzero); -ENOENT
  * (no such queue made by this file); -EBUSY (the ring is still mapped);
@@ -385,19 +328,17 @@ int neuron_nq_ioctl_destroy(struct neuron_file *nfile,
 	if (arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);
 	nq = neuron_nq_find(nfile, arg->core, arg->queue);
-	if (!nq) {
+	if (!nq)
 		ret = -ENOENT;
-	} else if (atomic_read(&nq->ring_maps)) {
+	else if (atomic_read(&nfile->ring_maps[arg->core][arg->queue]))
 		ret = -EBUSY;
-	} else {
+	else
 		neuron_nq_teardown(nq, true);
-		neuron_mmap_zap_doorbell(nfile, arg->core, arg->queue);
-	}
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
 	return ret;
@@ -433,7 +374,7 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
 	if (memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
 		return neuron_bad_field(ndev, cmd, "reserved");
 
-	ret = neuron_enter(ndev);
+	ret = neuron_enter_file(nfile);
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);
@@ -462,8 +403,8 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
  * @nfile: the file being released; no VMA maps it any more
  *
  * Called with &neuron_device.lock held on a live device, after the file's
- * engines were reset. DESIGN.md §4 "torn down (queue disabled, device
- * quiesced, memory freed) when it is released".
+ * engines were stopped. Each queue is disabled with the device's
+ * acknowledgement (neuron_hw_queue_off()) before its ring is freed.
  */
 void neuron_nq_release_file(struct neuron_file *nfile)
 {
@@ -478,11 +419,49 @@ void neuron_nq_release_file(struct neuron_file *nfile)
 }
 
 /**
- * neuron_nq_teardown_all() - tear down every queue at remove()
- * @ndev: device, dead and quiesced by a global RESET, mappings zapped
+ * neuron_nq_stop_all() - disable every queue, count what was not read
+ * @ndev: device, offline or dead, its engines stopped
+ * @hw_ok: the device answers MMIO; false for a device that is gone or a
+ *	frozen link, whose registers are not touched
+ * @unread: out: records written but not yet consumed (TAIL - HEAD) summed
+ *	over the live queues; 0 when !@hw_ok (unknowable)
  *
- * Called with &neuron_device.lock held. Rings still referenced by a VMA
- * (which can only fault to SIGBUS now) are freed when it is unmapped.
+ * First half of the disable path (neuron_lifecycle.c): the queues stay in
+ * the table, with their rings, until neuron_nq_teardown_all(), which runs
+ * once the device has quiesced and bus mastering is off.
+ *
+ * Return: the number of live queues.
+ */
+u32 neuron_nq_stop_all(struct neuron_device *ndev, bool hw_ok, u64 *unread)
+{
+	u32 c, q, n = 0, head, tail;
+
+	lockdep_assert_held(&ndev->lock);
+	*unread = 0;
+	for (c = 0; c < ndev->num_cores; c++) {
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++) {
+			if (!ndev->nq[c][q])
+				continue;
+			n++;
+			if (!hw_ok)
+				continue;
+			head = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_HEAD));
+			tail = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_TAIL));
+			*unread += tail - head;
+		}
+		if (hw_ok)
+			neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_QUEUE_ENABLE), 0);
+	}
+	return n;
+}
+
+/**
+ * neuron_nq_teardown_all() - free every queue of a stopped device
+ * @ndev: device, queues stopped by neuron_nq_stop_all(), quiesced (or
+ *	gone) and bus mastering off
+ *
+ * Called with &neuron_device.lock held. Every user mapping of every ring
+ * and doorbell is zapped and every ring freed before this returns.
  */
 void neuron_nq_teardown_all(struct neuron_device *ndev)
 {

@@ -1,17 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PCI probe and remove of the neuron-tpb function (DESIGN.md §2, §4;
- * docs/device-model.md "PCI function").
+ * PCI probe, remove and shutdown of the neuron-tpb function
+ * (docs/device-model.md "PCI function"; docs/architecture.md "Lifetimes").
  *
- * Probe maps BAR0 (registers) and BAR4 (device memory), checks the ID magic
- * and register-map version, quiesces the device with a global RESET, sets
- * up the device-ring pool and the MSI-X vectors, and publishes /dev/neuronN.
+ * Lifetime model: struct neuron_device is reference counted (kref,
+ * neuron_device.c) and holds no hardware resource of its own. Everything
+ * the bound function uses is set up by probe and released by remove(), in
+ * mirror order:
  *
- * Remove may run while files are open and rings are mapped: it marks the
- * device dead (later calls get -ENODEV), quiesces it, zaps every user
- * mapping, tears the queues down and frees the interrupts. What is still
- * referenced (the struct neuron_device, ring memory still mapped) lives on
- * until the last reference goes; see neuron.h.
+ *   probe                                  remove
+ *   map BAR0, check ID/version/geometry    (devres: unmap, release, disable)
+ *   map BAR4                               (devres)
+ *   64-bit DMA mask                        -
+ *   device-ring pool                       pool destroyed
+ *   instance number reserved               instance number freed (last)
+ *   enable: reset, wait READY, bus         disable: quiesce, zap mappings,
+ *     master on, vectors                     bus master off, vectors freed,
+ *                                            every ring freed
+ *   /dev/neuronN published                 /dev/neuronN unpublished (first)
+ *
+ * So no DMA memory, vector or mapping outlives the bound device; what
+ * open files still reference afterwards is only the structure, which
+ * answers -ENODEV. Surprise removal is the same path: the disable step
+ * sees a device that reads all ones and touches no register.
  */
 #include <linux/device.h>
 #include <linux/dma-mapping.h>
@@ -26,46 +37,6 @@ static const struct pci_device_id neuron_pci_ids[] = {
 	{ }
 };
 MODULE_DEVICE_TABLE(pci, neuron_pci_ids);
-
-static void neuron_device_release(struct kref *kref)
-{
-	struct neuron_device *ndev =
-		container_of(kref, struct neuron_device, kref);
-
-	neuron_nq_pool_fini(ndev);
-	pci_dev_put(ndev->pdev);
-	kfree(ndev);
-}
-
-/**
- * neuron_device_put() - drop a reference on a device
- * @ndev: device
- *
- * The last reference frees the device-ring pool (empty by then: every queue
- * holds a reference) and the structure itself.
- */
-void neuron_device_put(struct neuron_device *ndev)
-{
-	kref_put(&ndev->kref, neuron_device_release);
-}
-
-/*
- * Make every later neuron_enter() fail with -ENODEV, after the calls
- * already inside have left (they hold the rwsem for reading).
- */
-static void neuron_mark_dead(struct neuron_device *ndev)
-{
-	down_write(&ndev->rwsem);
-	WRITE_ONCE(ndev->dead, 1);	/* also read locklessly by read()/poll() */
-	up_write(&ndev->rwsem);
-}
-
-/* Global RESET (regs.h): stop all engines, disable all queues. */
-static void neuron_hw_reset(struct neuron_device *ndev)
-{
-	neuron_wr(ndev, NEURON_REG_RESET, 1);
-	neuron_rd(ndev, NEURON_REG_ID);	/* flush the posted write */
-}
 
 static void neuron_pci_disable(void *data)
 {
@@ -98,8 +69,7 @@ static int neuron_pci_map(struct neuron_device *ndev)
 	 * If someone else (sysfs "enable") already enabled the function,
 	 * pci_enable_device_mem() only counts and does not power it up; on
 	 * 6.12 an unbind leaves the power state unknown, and MSI-X refuses a
-	 * function that is not in D0. The function has no PM capability, so
-	 * this only sets the state the core believes in.
+	 * function that is not in D0.
 	 */
 	pci_set_power_state(pdev, PCI_D0);
 
@@ -187,18 +157,19 @@ static int neuron_pci_identify(struct neuron_device *ndev)
  * @pdev: the PCI function
  * @id: matching entry of neuron_pci_ids
  *
- * DESIGN.md §4, docs/device-model.md "PCI function": BAR0 registers, BAR4
- * device memory, 64-bit DMA, NEURON_MSIX_VECTORS(cores) MSI-X vectors.
+ * docs/device-model.md "PCI function": BAR0 registers, BAR4 device memory,
+ * 64-bit DMA, NEURON_MSIX_VECTORS(cores) MSI-X vectors. The device is
+ * reset and must report READY before bus mastering is enabled.
  *
  * Return: 0; -ENODEV for a function that is not a supported neuron-tpb
- * (bad magic, version, geometry); -ENOMEM; -EBUSY when NEURON_MAX_DEVICES
- * are bound; or the error of the PCI, DMA, IRQ or cdev call that failed.
+ * (bad magic, version, geometry) or that reads all ones; -ETIMEDOUT (not
+ * ready after reset); -ENOMEM; -EBUSY when NEURON_MAX_DEVICES are bound;
+ * or the error of the PCI, DMA, IRQ or cdev call that failed.
  */
 static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct device *dev = &pdev->dev;
 	struct neuron_device *ndev;
-	u32 inst;
 	int ret;
 
 	ndev = kzalloc(sizeof(*ndev), GFP_KERNEL);
@@ -214,8 +185,6 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_waitqueue_head(&ndev->waitq);
 	spin_lock_init(&ndev->ev_lock);
 	INIT_LIST_HEAD(&ndev->ev_files);
-	mutex_init(&ndev->vma_lock);
-	INIT_LIST_HEAD(&ndev->vmas);
 
 	ret = neuron_pci_map(ndev);
 	if (ret)
@@ -229,46 +198,41 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(dev, "no 64-bit DMA\n");
 		goto err_put;
 	}
-	pci_set_master(pdev);
-
-	/* Start from a quiet device: no engine runs, no queue is enabled. */
-	neuron_hw_reset(ndev);
 
 	ret = neuron_nq_pool_init(ndev);
 	if (ret)
 		goto err_put;
-
-	ret = neuron_id_alloc(&inst);
+	ret = neuron_id_alloc(ndev);
 	if (ret)
-		goto err_put;
-	ndev->id = inst;
-
-	ret = neuron_irq_init(ndev);
+		goto err_pool;
+	ret = neuron_dev_enable(ndev);
 	if (ret)
 		goto err_id;
 
 	pci_set_drvdata(pdev, ndev);
 	ret = neuron_cdev_register(ndev);
 	if (ret)
-		goto err_irq;
+		goto err_disable;
+	/* the PCI core restores this after a reset or an AER recovery */
+	pci_save_state(pdev);
 
 	dev_info(dev, "neuron%d: %u cores, gen %u, %llu MiB device memory, %d MSI-X vectors\n",
 		 ndev->id, ndev->num_cores, ndev->gen, ndev->mem_size >> 20,
 		 ndev->nvec);
 	return 0;
 
-err_irq:
+err_disable:
 	pci_set_drvdata(pdev, NULL);
-	neuron_irq_fini(ndev);
-err_id:
-	neuron_id_free(ndev->id);
 	/*
-	 * neuron_cdev_register() published the number: a generic netlink
-	 * request may have found the device meanwhile. Make it (and any
-	 * later holder of a reference) see it dead before devres unmaps
-	 * the BARs.
+	 * A generic netlink request may have found the device while it was
+	 * published: make it (and any later holder of a reference) see it
+	 * dead before devres unmaps the BARs.
 	 */
-	neuron_mark_dead(ndev);
+	neuron_dev_disable(ndev, NEURON_RESET_REMOVE, true);
+err_id:
+	neuron_id_free(ndev);
+err_pool:
+	neuron_nq_pool_fini(ndev);
 err_put:
 	/* The devres actions (unmap, release, disable) run after this. */
 	neuron_device_put(ndev);
@@ -279,35 +243,24 @@ err_put:
  * neuron_remove() - unbind, possibly with files open and rings mapped
  * @pdev: the PCI function
  *
- * DESIGN.md §4 "Unbind/surprise removal": new opens fail, calls on open
- * files return -ENODEV, user mappings are zapped (later accesses get
- * SIGBUS), the device is quiesced with a global RESET, every queue is torn
- * down (unbinding its eventfd) and the interrupts are freed before the BARs
- * are unmapped; then readers blocked in read() or poll() are woken (events
- * already queued can still be read, then read() fails with -ENODEV).
+ * Mirrors probe (see the top of this file): new opens fail; the disable
+ * path (neuron_lifecycle.c) makes calls on open files return -ENODEV,
+ * quiesces the device (unless it is gone), zaps every user mapping (later
+ * accesses get SIGBUS), turns bus mastering off, frees the vectors and
+ * every ring, and wakes blocked readers with a RESET event (events already
+ * queued can still be read, then read() fails with -ENODEV). Nothing the
+ * driver allocated for the device is left when this returns but the
+ * reference-counted structure; the instance number is freed last.
  */
 static void neuron_remove(struct pci_dev *pdev)
 {
 	struct neuron_device *ndev = pci_get_drvdata(pdev);
 
 	neuron_cdev_unregister(ndev);
-	neuron_mark_dead(ndev);
-
-	/* No ioctl, mmap or fault touches the device from here on. */
-	mutex_lock(&ndev->lock);
-	neuron_hw_reset(ndev);
-	neuron_mmap_zap_all(ndev);
-	neuron_engine_forget_all(ndev);
-	neuron_nq_teardown_all(ndev);
-	mutex_unlock(&ndev->lock);
-	/* host rings whose mmap() was still linking its VMA (takes mmap_lock) */
-	neuron_mmap_zap_racing(ndev);
-
-	neuron_irq_fini(ndev);
-	/* blocked read() and poll() see @dead now and return */
-	wake_up_all(&ndev->waitq);
-
+	neuron_dev_disable(ndev, NEURON_RESET_REMOVE, true);
+	neuron_nq_pool_fini(ndev);
 	pci_set_drvdata(pdev, NULL);
+	neuron_id_free(ndev);
 	neuron_device_put(ndev);
 }
 
@@ -316,14 +269,7 @@ static void neuron_shutdown(struct pci_dev *pdev)
 {
 	struct neuron_device *ndev = pci_get_drvdata(pdev);
 
-	down_read(&ndev->rwsem);
-	if (!ndev->dead) {
-		mutex_lock(&ndev->lock);
-		neuron_hw_reset(ndev);
-		mutex_unlock(&ndev->lock);
-	}
-	up_read(&ndev->rwsem);
-	pci_clear_master(pdev);
+	neuron_dev_disable(ndev, NEURON_RESET_SHUTDOWN, true);
 }
 
 struct pci_driver neuron_pci_driver = {
@@ -332,4 +278,6 @@ struct pci_driver neuron_pci_driver = {
 	.probe = neuron_probe,
 	.remove = neuron_remove,
 	.shutdown = neuron_shutdown,
+	.err_handler = &neuron_err_handlers,
+	.driver.pm = &neuron_pm_ops,
 };

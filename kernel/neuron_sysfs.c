@@ -21,6 +21,10 @@
  *   intr_storms   one line per core, "core<c> <n> 0x<mask>": interrupt
  *                 storms detected on the core, and the tpb_notific_intr
  *                 causes masked for one right now
+ *   reset_counts  the times the disable path tore every queue down, by
+ *                 cause ("remove", "flr", "pci_error", "suspend",
+ *                 "shutdown"), then "records_lost <n>": records the
+ *                 consumers had not read when their rings went
  *
  * The counters count since probe (DESIGN.md §4 "count every edge").
  */
@@ -162,6 +166,30 @@ static ssize_t intr_storms_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(intr_storms);
 
+static ssize_t reset_counts_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	static const char * const names[NEURON_RESET_CAUSES] = {
+		[NEURON_RESET_REMOVE] = "remove",
+		[NEURON_RESET_FLR] = "flr",
+		[NEURON_RESET_PCI_ERROR] = "pci_error",
+		[NEURON_RESET_SUSPEND] = "suspend",
+		[NEURON_RESET_SHUTDOWN] = "shutdown",
+	};
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	int len = 0;
+	u32 i;
+
+	mutex_lock(&ndev->lock);
+	for (i = NEURON_RESET_REMOVE; i < NEURON_RESET_CAUSES; i++)
+		len += sysfs_emit_at(buf, len, "%s %llu\n", names[i],
+				     ndev->reset_count[i]);
+	len += sysfs_emit_at(buf, len, "records_lost %llu\n", ndev->reset_lost);
+	mutex_unlock(&ndev->lock);
+	return len;
+}
+static DEVICE_ATTR_RO(reset_counts);
+
 static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
 	&dev_attr_intr_counts.attr,
@@ -169,6 +197,7 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_edge_counts.attr,
 	&dev_attr_fault_counts.attr,
 	&dev_attr_intr_storms.attr,
+	&dev_attr_reset_counts.attr,
 	NULL,
 };
 

@@ -93,7 +93,7 @@ lane_payload "$payload" || stage_failed "no kselftests in $build/selftests"
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
-	--timeout 1200 -- /opt/neuron/guest-tests.sh >/dev/null 2>&1
+	--smp 4 --memory 1024 --timeout 1800 -- /opt/neuron/guest-tests.sh >/dev/null 2>&1
 st=$?
 count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $st
 
@@ -121,9 +121,10 @@ st=$?
 count_tap "VM end to end ($(($(date +%s) - ts)) s)" "$build/vm/e2e.log" $st
 tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# .*(records/s|per record|ratio)' || true
 
-# 6. VM robustness lanes (selftests/vm/lane-*.sh, robust_test): surprise
-#    removal from the QEMU monitor and 50 reloads; DMA write error and stuck
-#    engine; interrupt storm
+# 6. VM robustness lanes (selftests/vm/lane-*.sh, robust_test and
+#    lifecycle_test): surprise removal from the QEMU monitor and 50 reloads;
+#    DMA write error and stuck engine; interrupt storm; AER, suspend and a
+#    vanishing device; the IOMMU lanes
 robust_lane() { # robust_lane NAME SCRIPT [ARGS...]
 	local name=$1 ts st
 	shift
@@ -133,9 +134,12 @@ robust_lane() { # robust_lane NAME SCRIPT [ARGS...]
 	st=$?
 	count_tap "VM $name ($(($(date +%s) - ts)) s)" "$build/vm/lane-$name.log" $st
 }
-robust_lane hotplug selftests/vm/lane-hotplug.sh
+robust_lane hotplug selftests/vm/lane-monitor.sh --lane hotplug
 robust_lane faults selftests/vm/lane-robust.sh --lane faults
 robust_lane storm selftests/vm/lane-robust.sh --lane storm
+robust_lane recovery selftests/vm/lane-monitor.sh --lane recovery
+robust_lane iommu selftests/vm/lane-monitor.sh --lane iommu
+robust_lane iommu-removal selftests/vm/lane-monitor.sh --lane iommu-removal
 
 # 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
 ts=$(date +%s)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Debug-kernel VM lane: boots the kernel scripts/debug-kernel/build.sh builds
+# Debug-kernel VM lane: boots, on 2 vCPUs behind an Intel IOMMU
+# (intel_iommu=on iommu.strict=1), the kernel scripts/debug-kernel/build.sh builds
 # from linux-source-6.1 (KASAN, lockdep/PROVE_LOCKING, KFENCE, kmemleak,
 # DEBUG_ATOMIC_SLEEP; cached) with neuron.ko built against that tree in
 # build/kernel-debug/, and runs the main lane's payload (device-model tests,
@@ -9,6 +10,7 @@
 #   - triggers kmemleak scans after the module is unloaded and prints every
 #     suspected leak (debug.kmemleak_clean)
 #   - searches the whole kernel log for KASAN, KFENCE, lockdep, kmemleak,
+#     DMA API debug (CONFIG_DMA_API_DEBUG: "DMA-API:" reports),
 #     BUG, WARNING, Oops and atomic-sleep reports and prints each report
 #     (debug.kernel_log_clean)
 # Either fails the lane. The console goes to $NEURON_VM_LOG (default
@@ -87,6 +89,7 @@ fi
 
 # any report of the kernel's checkers anywhere in the log
 pat='BUG:|WARNING:|KASAN|KFENCE|kfence:.*(fault|invalid|corrupted)|Oops|general protection|UBSAN'
+pat="$pat|DMA-API"
 pat="$pat|possible circular locking|possible recursive locking|inconsistent lock state"
 pat="$pat|suspicious RCU usage|lock held when returning|DEBUG_LOCKS_WARN_ON"
 pat="$pat|sleeping function called from invalid context|scheduling while atomic"
@@ -118,5 +121,6 @@ echo "lane-debug: $dk/bzImage with $obj/kernel/neuron.ko" >&2
 # samples an allocation every 10 ms instead of 100 ms
 NEURON_VM_LOG=$log exec "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
 	--module "$obj/kernel/neuron.ko" --payload "$payload" --memory 1024 \
+	--smp 2 --iommu \
 	--timeout 3000 --append "kfence.sample_interval=10" \
 	-- /opt/neuron/guest-debug.sh

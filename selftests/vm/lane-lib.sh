@@ -69,3 +69,66 @@ lane_tap_counts() {
 	np=$(tr -d '\r' <"$1" | grep -cE '^ok [0-9]+' || true)
 	nf=$(tr -d '\r' <"$1" | grep -cE '^not ok [0-9]+' || true)
 }
+
+# lane_monitor SOCKET COMMAND: one human-monitor command, prints QEMU's answer
+lane_monitor() {
+	perl -MIO::Socket::UNIX -e '
+		my ($path, $cmd) = @ARGV;
+		my $s;
+		for (1 .. 100) {
+			$s = IO::Socket::UNIX->new(Peer => $path) and last;
+			select(undef, undef, undef, 0.1);
+		}
+		die "cannot connect to $path: $!\n" unless $s;
+		local $SIG{ALRM} = sub { die "no monitor prompt\n" };
+		alarm 30;
+		my $buf = "";
+		my $prompt = sub {
+			while ($buf !~ /\(qemu\) $/) {
+				my $n = sysread($s, my $c, 4096);
+				die "monitor closed\n" unless $n;
+				$buf .= $c;
+			}
+			my $r = $buf;
+			$buf = "";
+			return $r;
+		};
+		$prompt->();
+		print $s "$cmd\n";
+		my $out = $prompt->();
+		$out =~ s/\e\[[0-9;]*[A-Za-z]//g;
+		$out =~ s/\r//g;
+		$out =~ s/^[^\n]*\n//;	# the echo of the command
+		$out =~ s/\(qemu\) $//;
+		print $out;
+	' "$1" "$2" 2>&1
+}
+
+# lane_relay PID SOCKET: while the VM PID runs, forward the guest's
+# "NEURON-HOTPLUG: <command> :END" console lines (in $log) to the QEMU
+# monitor, each once, in order. Only device_del, device_add, qom-set and
+# pcie_aer_inject_error are forwarded; a device_add that QEMU refuses because
+# the old device is not finalized yet ("Duplicate ID") is retried. Sets
+# $handled; the monitor's answers go to $log.host.
+lane_relay() {
+	local vm=$1 sock=$2 req out try reqs
+	handled=0
+	while kill -0 "$vm" 2>/dev/null; do
+		# whole requests only: the line ends with its " :END" marker
+		mapfile -t reqs < <(tr -d '\r' <"$log" |
+			sed -n 's/^NEURON-HOTPLUG: \(\(device_del\|device_add\|qom-set\|pcie_aer_inject_error\) [A-Za-z0-9_,=./ -]*\) :END$/\1/p')
+		while [ "$handled" -lt "${#reqs[@]}" ]; do
+			req=${reqs[$handled]}
+			handled=$((handled + 1))
+			for try in $(seq 1 40); do
+				out=$(lane_monitor "$sock" "$req")
+				echo "[$(date +%T)] $req (try $try): ${out//$'\n'/ }" >>"$log.host"
+				case $out in
+				*"Duplicate ID"*) sleep 0.5 ;;
+				*) break ;;
+				esac
+			done
+		done
+		sleep 0.3
+	done
+}

@@ -21,6 +21,9 @@
 #   --memory MIB       guest memory (default 512)
 #   --monitor PATH     QEMU monitor on a unix socket (for hot-unplug tests)
 #   --append ARGS      extra kernel command line (read by tests from /proc/cmdline)
+#   --smp N            virtual CPUs (default 1; multi-threaded TCG above 1)
+#   --iommu            an Intel IOMMU (intel-iommu, no interrupt remapping),
+#                      enabled in the guest with strict invalidation
 # The device model's guest-error log goes to $NEURON_VM_LOG.qemu.
 # GUEST_SCRIPT is a path inside the guest (e.g. /opt/neuron/run-tests.sh).
 set -euo pipefail
@@ -29,6 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
 qemu="" kernel="" device_opts="" timeout=600 memory=512 monitor="" append=""
+smp=1 iommu_args=()
 modules=() payloads=() bins=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -42,6 +46,12 @@ while [ $# -gt 0 ]; do
 	--memory) memory=$2; shift 2 ;;
 	--monitor) monitor=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--iommu)
+		# before any other PCI device, so they sit behind it
+		iommu_args=(-device intel-iommu,intremap=off)
+		append="$append intel_iommu=on iommu.strict=1"
+		shift ;;
 	--) shift; break ;;
 	*) echo "run-vm: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -115,9 +125,10 @@ monitor_args=()
 start=$(date +%s%N)
 set +e
 timeout --foreground -k 5 "$timeout" "$qemu" \
-	-machine q35 -cpu max -m "$memory" -smp 1 \
+	-machine q35 -cpu max -m "$memory" -smp "$smp" \
 	-nographic -no-reboot -nic none -vga none \
 	-L /usr/share/seabios -L /usr/share/qemu \
+	"${iommu_args[@]}" \
 	-device pcie-root-port,id=rp1,slot=1 \
 	-device "neuron-tpb,id=neuron0,bus=rp1$device_opts" \
 	"${monitor_args[@]}" -d guest_errors -D "$log.qemu" \

@@ -89,6 +89,8 @@ std::string edge_name(std::uint32_t edge) {
     case NEURON_EDGE_NOTIFIC: return "NOTIFIC";
     case NEURON_EDGE_THROTTLE: return "THROTTLE";
     case NEURON_EDGE_FAULT: return "FAULT";
+    case NEURON_EDGE_RESET: return "RESET";
+    case NEURON_EDGE_PCI_ERROR: return "PCI_ERROR";
     default: return fmt::format("EDGE_{}", edge);
   }
 }

@@ -155,6 +155,8 @@ TEST(Device, IndexFromThePath) {
   ASSERT_TRUE(d);
   EXPECT_FALSE(d->index());
   EXPECT_EQ(edge_name(NEURON_EDGE_THROTTLE), "THROTTLE");
+  EXPECT_EQ(edge_name(3), "RESET");
+  EXPECT_EQ(edge_name(4), "PCI_ERROR");
   EXPECT_EQ(edge_name(9), "EDGE_9");
   EXPECT_EQ(evt_sem_op_name(NEURON_EVENT_CLEAR), "EVENT_CLEAR");
 }

@@ -296,6 +296,30 @@ enum neuron_edge {
 	NEURON_EDGE_NOTIFIC = 0,	/* a core's tpb_notific_intr_0..8 summary vector */
 	NEURON_EDGE_THROTTLE = 1,	/* the throttle (HAM) vector */
 	NEURON_EDGE_FAULT = 2,		/* the device fault vector */
+	NEURON_EDGE_RESET = 3,		/* queues were torn down: enum neuron_reset_cause */
+	NEURON_EDGE_PCI_ERROR = 4,	/* AER reported an error: enum neuron_pci_error */
+};
+
+/*
+ * Why the driver tore every queue down (NEURON_EDGE_RESET @cause). Files
+ * open before the reset get -EIO from every call but DEVICE_INFO,
+ * ENGINE_STATUS and read(); their ring and doorbell mappings give SIGBUS.
+ * A file opened afterwards works normally. docs/decisions.md "Reset and
+ * recovery".
+ */
+enum neuron_reset_cause {
+	NEURON_RESET_REMOVE = 1,	/* unbind, hot-unplug or surprise removal */
+	NEURON_RESET_FLR = 2,		/* function reset (sysfs reset, FLR) */
+	NEURON_RESET_PCI_ERROR = 3,	/* AER recovery reset the link */
+	NEURON_RESET_SUSPEND = 4,	/* system suspend or hibernation */
+	NEURON_RESET_SHUTDOWN = 5,	/* system shutdown or kexec */
+};
+
+/* AER channel state (NEURON_EDGE_PCI_ERROR @cause) */
+enum neuron_pci_error {
+	NEURON_PCI_ERROR_NONFATAL = 1,	/* queues keep running, nothing lost */
+	NEURON_PCI_ERROR_FATAL = 2,	/* link frozen: a RESET event follows */
+	NEURON_PCI_ERROR_PERMANENT = 3,	/* the device is lost: removal follows */
 };
 
 /**
@@ -307,10 +331,14 @@ enum neuron_edge {
  *		because they stormed (sysfs intr_storms); otherwise 0
  * @edge:	enum neuron_edge
  * @cause:	NOTIFIC: tpb_notific_intr bits (enum neuron_notific_intr);
- *		THROTTLE: NEURON_REG_THROTTLE_STATUS; FAULT: NEURON_FAULT_* bits
- * @queues:	NOTIFIC: bit per queue whose THRESHOLD was reached
+ *		THROTTLE: NEURON_REG_THROTTLE_STATUS; FAULT: NEURON_FAULT_* bits;
+ *		RESET: enum neuron_reset_cause; PCI_ERROR: enum neuron_pci_error
+ * @queues:	NOTIFIC: bit per queue whose THRESHOLD was reached;
+ *		RESET: the number of queues torn down
  * @lost:	events this file dropped just before this one
- * @count:	edges of this (core, edge) since the device was probed
+ * @count:	edges of this (core, edge) since the device was probed;
+ *		RESET: records the consumers had not read (TAIL - HEAD summed
+ *		over the torn-down queues), lost with their rings
  */
 struct neuron_event {
 	__u64 timestamp_ns;

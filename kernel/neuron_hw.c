@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device handshakes: reset and wait until ready, wait until quiesced
+ * (docs/device-model.md "Reset, quiesce and failure"; regs.h global page).
+ *
+ * A write to a device register is posted: it says nothing about when the
+ * device acted on it. Both waits below therefore poll a status register
+ * the device sets itself, with a bounded timeout, and treat a read of all
+ * ones as a device that is gone (surprise removal, a frozen link).
+ * Register access only; nothing here knows about queues, files or events.
+ */
+#include <linux/bitops.h>
+#include <linux/delay.h>
+#include <linux/iopoll.h>
+
+#include "neuron.h"
+
+/* How long the device may take to leave reset or to stop its DMA. */
+#define NEURON_HW_TIMEOUT_MS	500u
+#define NEURON_HW_TIMEOUT_US	(NEURON_HW_TIMEOUT_MS * 1000u)
+#define NEURON_HW_POLL_US	10
+
+/**
+ * neuron_hw_gone() - whether the function no longer answers MMIO reads
+ * @ndev: device, BAR0 mapped
+ *
+ * Return: true when the identity register reads all ones.
+ */
+bool neuron_hw_gone(struct neuron_device *ndev)
+{
+	return neuron_rd(ndev, NEURON_REG_ID) == U32_MAX;
+}
+
+/**
+ * neuron_hw_reset() - reset the device and wait until it is ready
+ * @ndev: device, BAR0 mapped
+ *
+ * Writes NEURON_REG_RESET (every engine stops, every queue is disabled,
+ * work in flight is dropped) and polls NEURON_REG_DEV_STATUS until the
+ * device reports READY, for at most half a second. Probe, recovery and
+ * resume call it before bus mastering is (re-)enabled.
+ *
+ * Return: 0; -ENODEV if the device reads all ones; -ETIMEDOUT if it did
+ * not become ready (logged with the last status read).
+ */
+int neuron_hw_reset(struct neuron_device *ndev)
+{
+	u32 status;
+	int ret;
+
+	neuron_wr(ndev, NEURON_REG_RESET, 1);
+	ret = readl_poll_timeout(ndev->regs + NEURON_REG_DEV_STATUS, status,
+				 status == U32_MAX ||
+				 (status & NEURON_DEV_STATUS_READY),
+				 NEURON_HW_POLL_US, NEURON_HW_TIMEOUT_US);
+	if (status == U32_MAX)
+		return -ENODEV;
+	if (ret)
+		dev_err(&ndev->pdev->dev, "not ready %u ms after reset (DEV_STATUS %#x)\n",
+			NEURON_HW_TIMEOUT_MS, status);
+	return ret;
+}
+
+/**
+ * neuron_hw_wait_quiesced() - wait until the device has no DMA in flight
+ * @ndev: device whose engines were stopped and queues disabled
+ *
+ * Polls NEURON_REG_DEV_STATUS for QUIESCED, for at most half a second.
+ * On a timeout the log names every core NEURON_REG_BUSY_CORES still shows
+ * busy; the caller goes on (the device is reset next, or is going away)
+ * but must not free memory the device may still write before that reset.
+ *
+ * Return: 0; -ENODEV if the device reads all ones (nothing to wait for);
+ * -ETIMEDOUT.
+ */
+int neuron_hw_wait_quiesced(struct neuron_device *ndev)
+{
+	unsigned long busy;
+	u32 status;
+	int ret, c;
+
+	ret = readl_poll_timeout(ndev->regs + NEURON_REG_DEV_STATUS, status,
+				 status == U32_MAX ||
+				 (status & NEURON_DEV_STATUS_QUIESCED),
+				 NEURON_HW_POLL_US, NEURON_HW_TIMEOUT_US);
+	if (status == U32_MAX)
+		return -ENODEV;
+	if (!ret)
+		return 0;
+	busy = neuron_rd(ndev, NEURON_REG_BUSY_CORES);
+	for_each_set_bit(c, &busy, NEURON_MAX_CORES)
+		dev_err(&ndev->pdev->dev, "core %d did not quiesce in %u ms (DEV_STATUS %#x)\n",
+			c, NEURON_HW_TIMEOUT_MS, status);
+	if (!busy)
+		dev_err(&ndev->pdev->dev, "device did not quiesce in %u ms (DEV_STATUS %#x, no core busy)\n",
+			NEURON_HW_TIMEOUT_MS, status);
+	return ret;
+}
+
+/**
+ * neuron_hw_queue_off() - disable one queue and wait until the device agrees
+ * @ndev: device
+ * @core: core index
+ * @queue: queue index
+ *
+ * Clears the queue's QUEUE_ENABLE bit and reads the register back until the
+ * bit reads 0 (the device stopped writing the ring), for at most half a
+ * second. Other queues of the core are untouched.
+ *
+ * Return: 0, -ENODEV (all ones) or -ETIMEDOUT (logged).
+ */
+int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue)
+{
+	u32 off = NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_QUEUE_ENABLE);
+	u32 val;
+	int ret;
+
+	neuron_wr(ndev, off, neuron_rd(ndev, off) & ~BIT(queue));
+	ret = readl_poll_timeout(ndev->regs + off, val,
+				 val == U32_MAX || !(val & BIT(queue)),
+				 NEURON_HW_POLL_US, NEURON_HW_TIMEOUT_US);
+	if (val == U32_MAX)
+		return -ENODEV;
+	if (ret)
+		dev_err(&ndev->pdev->dev, "core %u queue %u still enabled %u ms after disable\n",
+			core, queue, NEURON_HW_TIMEOUT_MS);
+	return ret;
+}

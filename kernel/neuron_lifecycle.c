@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The one disable path and the one enable path (docs/decisions.md "Reset
+ * and recovery"; docs/device-model.md "Reset, quiesce and failure").
+ *
+ * remove(), shutdown(), reset_prepare() (FLR, sysfs reset), suspend and
+ * the AER error_detected() callback all call neuron_dev_disable(); probe,
+ * reset_done(), resume and the AER slot_reset() call neuron_dev_enable().
+ * Disable, in order:
+ *
+ *  1. with &neuron_device.rwsem held for writing (so every call already
+ *     inside has left), mark the device dead (remove) or offline and stale
+ *     every open file (anything else): later calls get -ENODEV or -EIO;
+ *  2. stop every engine, note what each queue held unread, disable every
+ *     queue, and wait for the device to report QUIESCED (bounded; the log
+ *     names the cores that did not) - skipped for a device that reads all
+ *     ones or whose link is frozen;
+ *  3. zap every user mapping of every file (later accesses: SIGBUS);
+ *  4. clear bus mastering, so not even a device that failed to quiesce can
+ *     write host memory any more, then mask and free the MSI-X vectors;
+ *  5. free every queue and its ring (all DMA memory of the device);
+ *  6. report one NEURON_EDGE_RESET event naming the cause, the number of
+ *     queues torn down and the records they held unread.
+ *
+ * Enable resets the device and waits until it is ready before it turns
+ * bus mastering on, then requests the vectors and lets calls in again.
+ * The PCI core serialises these callbacks with the device lock, so the two
+ * paths never run concurrently for one device.
+ */
+#include <linux/pci.h>
+
+#include "neuron.h"
+
+/**
+ * neuron_dev_enable() - bring a reset (or newly probed) device into service
+ * @ndev: device, BAR0 mapped, geometry and instance number known
+ *
+ * Resets the device and waits for READY (neuron_hw_reset()), enables bus
+ * mastering, allocates and requests the MSI-X vectors and unmasks the
+ * interrupt causes, then clears @offline so calls are accepted again
+ * (files opened before the last reset stay stale).
+ *
+ * Return: 0; -ENODEV (the device reads all ones); -ETIMEDOUT (not ready);
+ * or the error of neuron_irq_init(). On error bus mastering is off again.
+ */
+int neuron_dev_enable(struct neuron_device *ndev)
+{
+	struct pci_dev *pdev = ndev->pdev;
+	int ret;
+
+	ret = neuron_hw_reset(ndev);
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+	ret = neuron_irq_init(ndev);
+	if (ret) {
+		pci_clear_master(pdev);
+		return ret;
+	}
+	ndev->enabled = true;
+
+	down_write(&ndev->rwsem);
+	ndev->offline = 0;
+	up_write(&ndev->rwsem);
+	return 0;
+}
+
+/* Step 1: no call is inside once this returns; see the top of the file. */
+static void neuron_dev_fence(struct neuron_device *ndev,
+			     enum neuron_reset_cause cause)
+{
+	down_write(&ndev->rwsem);
+	if (cause == NEURON_RESET_REMOVE)
+		WRITE_ONCE(ndev->dead, 1);	/* read locklessly by read()/poll() */
+	else
+		ndev->offline = 1;
+	if (cause != NEURON_RESET_REMOVE && cause != NEURON_RESET_SHUTDOWN)
+		ndev->reset_gen++;
+	up_write(&ndev->rwsem);
+}
+
+/**
+ * neuron_dev_disable() - quiesce the device and release everything it uses
+ * @ndev: device
+ * @cause: why: enum neuron_reset_cause; NEURON_RESET_REMOVE marks the
+ *	device dead for good, every other cause marks it offline until
+ *	neuron_dev_enable()
+ * @hw_ok: the device may be touched: false after a surprise removal (reads
+ *	all ones, also detected here) or when AER reports a frozen link
+ *
+ * Runs the six steps at the top of this file. Idempotent: a second call
+ * (say remove() after a failed AER recovery) finds nothing left to free.
+ * Readers blocked in read() or poll() are woken by the RESET event.
+ */
+void neuron_dev_disable(struct neuron_device *ndev,
+			enum neuron_reset_cause cause, bool hw_ok)
+{
+	struct neuron_event ev = {
+		.edge = NEURON_EDGE_RESET,
+		.cause = cause,
+	};
+	u64 unread = 0;
+	u32 queues;
+
+	neuron_dev_fence(ndev, cause);
+	if (hw_ok && neuron_hw_gone(ndev))
+		hw_ok = false;
+
+	mutex_lock(&ndev->lock);
+	neuron_engine_stop_all(ndev, hw_ok);
+	queues = neuron_nq_stop_all(ndev, hw_ok, &unread);
+	if (hw_ok)
+		neuron_hw_wait_quiesced(ndev);
+	neuron_mmap_zap_all(ndev);
+	mutex_unlock(&ndev->lock);
+
+	if (ndev->enabled) {
+		pci_clear_master(ndev->pdev);
+		neuron_irq_fini(ndev);
+		ndev->enabled = false;
+	}
+
+	mutex_lock(&ndev->lock);
+	neuron_nq_teardown_all(ndev);
+	ndev->reset_count[cause]++;
+	ndev->reset_lost += unread;
+	mutex_unlock(&ndev->lock);
+
+	ev.queues = queues;
+	ev.count = unread;
+	if (queues || unread)
+		dev_warn(&ndev->pdev->dev, "reset (cause %u): %u queues torn down, %llu records unread\n",
+			 cause, queues, unread);
+	neuron_events_broadcast(ndev, &ev);
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Lifecycle kselftests of the neuron driver: what open files, mappings,
+ * running programs and blocked callers see when the device is reset (FLR
+ * through sysfs), hit by PCI errors (AER), suspended, or falls off the bus
+ * (surprise removal), and that no syscall sequence pins driver memory.
+ * The behaviour tested is docs/decisions.md "Reset and recovery" and the
+ * UAPI header's enum neuron_reset_cause.
+ *
+ *   lifecycle_test [GROUP...]      groups: pinning flr aer surprise suspend
+ *
+ * Without arguments the groups come from the kernel command line
+ * ("neuron_lifecycle=GROUP,...") or default to pinning and flr. aer and
+ * surprise need the host side of selftests/vm/lane-lifecycle.sh: the test
+ * prints "NEURON-HOTPLUG: <monitor command> :END" and the host sends the
+ * command to the QEMU monitor.
+ *
+ * Expected values are worked out by hand from the test's own setup (a
+ * 4 KiB ring holds 256 records; a program of 600 NOTIFYs fills it and
+ * stalls) and written as literals.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/types.h>
+
+#include "neuron_lib.h"
+#include "kselftest_harness.h"
+#include "robust_lib.h"
+
+#define LC_GUARD_MS	60000	/* hang guard of a wait, not an assertion */
+#define LC_RING_BYTES	4096	/* 256 records */
+#define LC_RING_RECORDS	256
+#define LC_PROG_LEN	600	/* more NOTIFYs than the ring holds: it stalls */
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* The next event of @edge on @fd within @ms, into @out; 0 or -ETIMEDOUT. */
+static int wait_event_edge(int fd, uint32_t edge, unsigned int ms,
+			   struct neuron_event *out)
+{
+	uint64_t deadline = neuron_now_ms() + ms;
+
+	while (neuron_now_ms() < deadline) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct neuron_event ev;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		if (read(fd, &ev, sizeof(ev)) != sizeof(ev))
+			return -errno;
+		if (ev.edge == edge) {
+			*out = ev;
+			return 0;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+/* A sysfs counter line "NAME N" of /sys/class/neuron/neuron0/reset_counts. */
+static long long reset_count(const char *name)
+{
+	char buf[512], *p;
+	size_t n = strlen(name);
+
+	if (neuron_sysfs_read("reset_counts", buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			return atoll(p + n + 1);
+	return -1;
+}
+
+/* Asks the host (lane-lifecycle.sh) to send @cmd to the QEMU monitor. */
+static void host_monitor(const char *cmd)
+{
+	printf("NEURON-HOTPLUG: %s :END\n", cmd);
+	fflush(stdout);
+}
+
+/*
+ * A file with a host ring on (0, 1), where EXPLICIT records go by default,
+ * mapped, and a program of LC_PROG_LEN NOTIFYs on PE that fills the ring
+ * and stalls: LC_RING_RECORDS records sit unread when this returns.
+ */
+struct live_queue {
+	int fd;
+	struct neuron_ring ring;
+};
+
+static int live_queue_start(struct live_queue *lq)
+{
+	static struct neuron_emu_insn prog[LC_PROG_LEN];
+	struct neuron_nq_init init;
+	struct neuron_nq_info info = { .core = 0, .queue = 1 };
+	uint64_t deadline;
+
+	lq->fd = neuron_open();
+	if (lq->fd < 0)
+		return -1;
+	if (neuron_nq_create(lq->fd, 0, 1, LC_RING_BYTES, 0, &init))
+		return -2;
+	if (neuron_ring_map(lq->fd, &init, &lq->ring))
+		return -3;
+	notify_prog(prog, LC_PROG_LEN, 1);
+	if (neuron_submit(lq->fd, 0, NEURON_ENGINE_PE, prog, LC_PROG_LEN, 0))
+		return -4;
+	deadline = neuron_now_ms() + LC_GUARD_MS;
+	do {
+		if (neuron_ioctl(lq->fd, NEURON_IOC_NQ_INFO, &info))
+			return -5;
+		if (info.tail - info.head == LC_RING_RECORDS)
+			return 0;
+		usleep(1000);
+	} while (neuron_now_ms() < deadline);
+	return -6;
+}
+
+/*
+ * What every file open across a reset sees (docs/decisions.md "Reset and
+ * recovery"): DEVICE_INFO and ENGINE_STATUS work, every other call is -EIO,
+ * the ring and doorbell give SIGBUS.
+ */
+static void expect_stale(struct __test_metadata *_metadata,
+			 struct live_queue *lq)
+{
+	struct neuron_device_info dinfo;
+	struct neuron_nq_info info = { .core = 0, .queue = 1 };
+	struct neuron_engine_status st = { .core = 0, .engine = NEURON_ENGINE_PE };
+	struct neuron_emu_insn prog[1];
+	uint32_t v;
+
+	EXPECT_EQ(0, neuron_ioctl(lq->fd, NEURON_IOC_DEVICE_INFO, &dinfo));
+	EXPECT_EQ(0, neuron_ioctl(lq->fd, NEURON_IOC_ENGINE_STATUS, &st));
+	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_NQ_INFO, &info));
+	notify_prog(prog, 1, 7);
+	EXPECT_EQ(-EIO, neuron_submit(lq->fd, 0, NEURON_ENGINE_ACT, prog, 1, 0));
+	EXPECT_EQ(-EIO, neuron_nq_create(lq->fd, 0, 2, LC_RING_BYTES, 0, NULL));
+	EXPECT_EQ(SIGBUS, probe_read(lq->ring.slots, &v));
+	EXPECT_EQ(SIGBUS, probe_write(lq->ring.doorbell, 1));
+}
+
+static void live_queue_close(struct live_queue *lq)
+{
+	neuron_ring_unmap(&lq->ring);
+	close(lq->fd);
+}
+
+/* ---- pinning: no syscall sequence pins driver memory ---------------------- */
+
+/* A /proc/meminfo field in KiB, or -1. */
+static long long meminfo_kib(const char *field)
+{
+	char line[256];
+	long long v = -1;
+	size_t n = strlen(field);
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			v = atoll(line + n + 1);
+	fclose(f);
+	return v;
+}
+
+FIXTURE(pinning) {};
+FIXTURE_SETUP(pinning) {}
+FIXTURE_TEARDOWN(pinning) {}
+
+/*
+ * 10,000 rounds of {NQ_INIT, mmap doorbell, NQ_DESTROY}, every doorbell
+ * left mapped until the end. Before the fix each mapping kept its 16 KiB
+ * ring alive: 10,000 x 16 KiB = 156 MiB. Now a destroyed queue's ring is
+ * freed at once and its doorbell faults to SIGBUS; what the loop may cost
+ * is the caller's own VMAs and page tables, well under the 16 MiB bound.
+ */
+TEST_F_TIMEOUT(pinning, doorbell_destroy_init_10k, 600)
+{
+	const unsigned int rounds = 10000, ring = 16384;
+	long long used0, used1, used2, slab0, slab1, slab2;
+	struct neuron_nq_init init;
+	void **db = calloc(rounds, sizeof(*db));
+	unsigned int i, sigbus = 0;
+	uint32_t v;
+	int fd = neuron_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(NULL, db);
+	used0 = meminfo_kib("MemTotal") - meminfo_kib("MemFree");
+	slab0 = meminfo_kib("Slab");
+	for (i = 0; i < rounds; i++) {
+		ASSERT_EQ(0, neuron_nq_create(fd, 0, 3, ring, 0, &init)) TH_LOG("round %u", i);
+		db[i] = mmap(NULL, NEURON_DOORBELL_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_SHARED, fd, (off_t)init.doorbell_offset);
+		ASSERT_NE(MAP_FAILED, db[i]) TH_LOG("round %u", i);
+		ASSERT_EQ(0, neuron_nq_destroy(fd, 0, 3)) TH_LOG("round %u", i);
+	}
+	used1 = meminfo_kib("MemTotal") - meminfo_kib("MemFree");
+	slab1 = meminfo_kib("Slab");
+	for (i = 0; i < rounds; i += 1000)
+		sigbus += probe_read(db[i], &v) == SIGBUS;
+	for (i = 0; i < rounds; i++)
+		munmap(db[i], NEURON_DOORBELL_SIZE);
+	close(fd);
+	free(db);
+	used2 = meminfo_kib("MemTotal") - meminfo_kib("MemFree");
+	slab2 = meminfo_kib("Slab");
+	ksft_print_msg("lifecycle: pinning rounds=%u ring_bytes=%u used_kib before=%lld "
+		       "after_loop=%lld after_unmap=%lld slab_kib before=%lld after_loop=%lld "
+		       "after_unmap=%lld sigbus=%u/10\n", rounds, ring, used0, used1,
+		       used2, slab0, slab1, slab2, sigbus);
+	EXPECT_EQ(10u, sigbus);
+	EXPECT_GT(16 * 1024, used1 - used0);
+	EXPECT_GT(16 * 1024, used2 - used0);
+}
+
+/* ---- flr: sysfs reset with live queues and a running program -------------- */
+
+FIXTURE(flr) {};
+FIXTURE_SETUP(flr) {}
+FIXTURE_TEARDOWN(flr) {}
+
+TEST_F_TIMEOUT(flr, sysfs_reset_live, 300)
+{
+	long long flr0 = reset_count("flr"), lost0 = reset_count("records_lost");
+	struct live_queue lq;
+	struct neuron_event ev;
+	char path[128], bdf[32];
+	uint64_t t0;
+	int kmsg = kmsg_open();
+
+	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+	ASSERT_EQ(0, live_queue_start(&lq));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
+	t0 = neuron_now_ms();
+	ASSERT_EQ(0, write_str(path, "1"));
+	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
+	ksft_print_msg("lifecycle: flr reset_ms=%llu queues=%u unread=%llu\n",
+		       (unsigned long long)(neuron_now_ms() - t0), ev.queues,
+		       (unsigned long long)ev.count);
+	EXPECT_EQ(NEURON_RESET_FLR, ev.cause);
+	EXPECT_EQ(1u, ev.queues);
+	EXPECT_EQ(LC_RING_RECORDS, ev.count);
+	EXPECT_EQ(flr0 + 1, reset_count("flr"));
+	EXPECT_EQ(lost0 + LC_RING_RECORDS, reset_count("records_lost"));
+	expect_stale(_metadata, &lq);
+	live_queue_close(&lq);
+	EXPECT_EQ(0, device_works(0, 0));
+	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
+	EXPECT_EQ(0, kmsg_bad_lines(kmsg));
+	close(kmsg);
+}
+
+/* ---- aer: injected errors of each severity -------------------------------- */
+
+FIXTURE(aer) {};
+FIXTURE_SETUP(aer) {}
+FIXTURE_TEARDOWN(aer) {}
+
+/* A correctable error is logged by the AER core; the driver sees nothing. */
+TEST_F_TIMEOUT(aer, correctable, 120)
+{
+	struct live_queue lq;
+	struct neuron_event ev;
+	struct neuron_nq_info info = { .core = 0, .queue = 1 };
+
+	ASSERT_EQ(0, live_queue_start(&lq));
+	host_monitor("pcie_aer_inject_error -c neuron0 RCVR");
+	EXPECT_EQ(-ETIMEDOUT, wait_event_edge(lq.fd, NEURON_EDGE_RESET, 5000, &ev));
+	EXPECT_EQ(0, neuron_ioctl(lq.fd, NEURON_IOC_NQ_INFO, &info));
+	EXPECT_EQ(LC_RING_RECORDS, info.tail - info.head);
+	live_queue_close(&lq);
+	EXPECT_EQ(0, device_works(0, 0));
+}
+
+/* Non-fatal: one PCI_ERROR event, the queues keep their records. */
+TEST_F_TIMEOUT(aer, nonfatal, 120)
+{
+	struct live_queue lq;
+	struct neuron_event ev;
+	struct neuron_nq_info info = { .core = 0, .queue = 1 };
+
+	ASSERT_EQ(0, live_queue_start(&lq));
+	host_monitor("pcie_aer_inject_error neuron0 POISON_TLP");
+	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_PCI_ERROR, LC_GUARD_MS, &ev));
+	EXPECT_EQ(NEURON_PCI_ERROR_NONFATAL, ev.cause);
+	EXPECT_EQ(0, neuron_ioctl(lq.fd, NEURON_IOC_NQ_INFO, &info));
+	EXPECT_EQ(LC_RING_RECORDS, info.tail - info.head);
+	live_queue_close(&lq);
+	EXPECT_EQ(0, device_works(0, 0));
+}
+
+/* Fatal: PCI_ERROR, then the link reset tears the queues down (RESET). */
+TEST_F_TIMEOUT(aer, fatal, 180)
+{
+	long long pe0 = reset_count("pci_error");
+	struct live_queue lq;
+	struct neuron_event ev;
+	int fd;
+
+	ASSERT_EQ(0, live_queue_start(&lq));
+	host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
+	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_PCI_ERROR, LC_GUARD_MS, &ev));
+	EXPECT_EQ(NEURON_PCI_ERROR_FATAL, ev.cause);
+	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
+	EXPECT_EQ(NEURON_RESET_PCI_ERROR, ev.cause);
+	EXPECT_EQ(1u, ev.queues);
+	/* a frozen link is not read: the unread count is unknown, 0 */
+	EXPECT_EQ(0u, ev.count);
+	EXPECT_EQ(pe0 + 1, reset_count("pci_error"));
+	/* recovery (slot_reset) runs after the RESET event: give it time */
+	fd = wait_device(LC_GUARD_MS, 0);
+	ASSERT_LE(0, fd);
+	close(fd);
+	expect_stale(_metadata, &lq);
+	live_queue_close(&lq);
+	EXPECT_EQ(0, device_works(0, 0));
+	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
+}
+
+/* ---- suspend: a system sleep cycle through /sys/power/pm_test ------------- */
+
+FIXTURE(suspend) {};
+FIXTURE_SETUP(suspend) {}
+FIXTURE_TEARDOWN(suspend) {}
+
+TEST_F_TIMEOUT(suspend, pm_test_devices, 180)
+{
+	char states[128];
+	const char *state;
+	struct live_queue lq;
+	struct neuron_event ev;
+
+	ASSERT_LE(0, read_str("/sys/power/state", states, sizeof(states)));
+	/* s2idle ("freeze") needs no firmware support; else the ACPI S3 path */
+	state = strstr(states, "freeze") ? "freeze" : "mem";
+	ASSERT_EQ(0, write_str("/sys/power/pm_test", "devices")) TH_LOG("no PM_DEBUG?");
+	ASSERT_EQ(0, live_queue_start(&lq));
+	ASSERT_EQ(0, write_str("/sys/power/state", state)) TH_LOG("state %s", state);
+	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
+	ksft_print_msg("lifecycle: suspend state=%s pm_test=devices unread=%llu\n",
+		       state, (unsigned long long)ev.count);
+	EXPECT_EQ(NEURON_RESET_SUSPEND, ev.cause);
+	EXPECT_EQ(LC_RING_RECORDS, ev.count);
+	write_str("/sys/power/pm_test", "none");
+	expect_stale(_metadata, &lq);
+	live_queue_close(&lq);
+	EXPECT_EQ(0, device_works(0, 0));
+	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
+}
+
+/* ---- surprise: the device vanishes, then is unplugged --------------------- */
+
+struct blocked_call {
+	int fd;
+	bool poll;		/* poll() for POLLHUP, else read() until -ENODEV */
+	int result;		/* revents, or -errno */
+	uint64_t done_ms;
+};
+
+static void *blocked_thread(void *arg)
+{
+	struct blocked_call *b = arg;
+	struct neuron_event ev;
+
+	if (b->poll) {
+		struct pollfd p = { .fd = b->fd, .events = 0 };
+
+		b->result = poll(&p, 1, LC_GUARD_MS) == 1 ? p.revents : -ETIMEDOUT;
+	} else {
+		while (read(b->fd, &ev, sizeof(ev)) == sizeof(ev))
+			;
+		b->result = -errno;
+	}
+	b->done_ms = neuron_now_ms();
+	return NULL;
+}
+
+FIXTURE(surprise) {};
+FIXTURE_SETUP(surprise) {}
+FIXTURE_TEARDOWN(surprise) {}
+
+TEST_F_TIMEOUT(surprise, vanish_then_unplug, 300)
+{
+	struct blocked_call reader = { .poll = false }, poller = { .poll = true };
+	struct neuron_nq_init dinit;
+	struct neuron_ring dring = { 0 };
+	struct neuron_nq_eventfd bind = { .core = 0, .queue = 1 };
+	pthread_t rt, pt;
+	struct live_queue lq;
+	uint64_t t0;
+	uint32_t v;
+	int fd;
+
+	ASSERT_EQ(0, live_queue_start(&lq));
+	ASSERT_EQ(0, neuron_nq_create(lq.fd, 1, 1, LC_RING_BYTES,
+				      NEURON_NQ_F_DEVICE_MEM, &dinit));
+	ASSERT_EQ(0, neuron_ring_map(lq.fd, &dinit, &dring));
+	bind.fd = eventfd(0, EFD_NONBLOCK);
+	ASSERT_EQ(0, neuron_ioctl(lq.fd, NEURON_IOC_NQ_EVENTFD, &bind));
+	reader.fd = lq.fd;
+	poller.fd = lq.fd;
+	ASSERT_EQ(0, pthread_create(&rt, NULL, blocked_thread, &reader));
+	ASSERT_EQ(0, pthread_create(&pt, NULL, blocked_thread, &poller));
+	usleep(200 * 1000);	/* both are blocked by now */
+
+	t0 = neuron_now_ms();
+	host_monitor("qom-set /machine/peripheral/neuron0 vanished true");
+	host_monitor("device_del neuron0");
+	ASSERT_EQ(0, pthread_join(rt, NULL));
+	ASSERT_EQ(0, pthread_join(pt, NULL));
+	ksft_print_msg("lifecycle: surprise read_returned_ms=%llu poll_returned_ms=%llu\n",
+		       (unsigned long long)(reader.done_ms - t0),
+		       (unsigned long long)(poller.done_ms - t0));
+	EXPECT_EQ(-ENODEV, reader.result);
+	EXPECT_TRUE(poller.result > 0 && (poller.result & POLLHUP));
+	EXPECT_EQ(SIGBUS, probe_read(lq.ring.slots, &v));
+	EXPECT_EQ(SIGBUS, probe_read(dring.slots, &v));
+	EXPECT_EQ(SIGBUS, probe_write(lq.ring.doorbell, 1));
+	EXPECT_EQ(-ENODEV, neuron_nq_destroy(lq.fd, 0, 1));
+	neuron_ring_unmap(&dring);
+	close(bind.fd);
+	live_queue_close(&lq);
+
+	host_monitor("device_add neuron-tpb,id=neuron0,bus=rp1");
+	fd = wait_device(LC_GUARD_MS, 0);
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(0, device_works(0, 0));
+	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
+}
+
+/* ---- groups --------------------------------------------------------------- */
+
+static const char *const groups_all[] = { "pinning", "flr", "aer", "surprise", "suspend" };
+static const char *const groups_default[] = { "pinning", "flr" };
+
+/* "neuron_lifecycle=GROUP,..." of /proc/cmdline, or NULL */
+static char *cmdline_groups(void)
+{
+	static char buf[4096];
+	char *p, *end;
+
+	if (read_str("/proc/cmdline", buf, sizeof(buf)) < 0)
+		return NULL;
+	p = strstr(buf, "neuron_lifecycle=");
+	if (!p)
+		return NULL;
+	p += strlen("neuron_lifecycle=");
+	end = strpbrk(p, " \n");
+	if (end)
+		*end = 0;
+	return p;
+}
+
+static bool known_group(const char *g)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(groups_all); i++)
+		if (!strcmp(g, groups_all[i]))
+			return true;
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	const char *sel[16];
+	struct __fixture_metadata *f;
+	size_t nsel = 0;
+	char *words;
+
+	for (int i = 1; i < argc && nsel < ARRAY_SIZE(sel); i++)
+		sel[nsel++] = argv[i];
+	if (argc == 1 && (words = cmdline_groups()))
+		for (char *w = strtok(words, ","); w && nsel < ARRAY_SIZE(sel);
+		     w = strtok(NULL, ","))
+			sel[nsel++] = w;
+	if (!nsel)
+		for (size_t g = 0; g < ARRAY_SIZE(groups_default); g++)
+			sel[nsel++] = groups_default[g];
+	for (size_t i = 0; i < nsel; i++) {
+		if (!known_group(sel[i])) {
+			fprintf(stderr, "lifecycle_test: unknown group %s\n", sel[i]);
+			return 2;
+		}
+	}
+	for (f = __fixture_list; f; f = f->next) {
+		bool keep = false;
+
+		for (size_t i = 0; i < nsel; i++)
+			keep |= !strcmp(f->name, sel[i]);
+		if (!keep)
+			f->tests = NULL;
+	}
+	return test_harness_run(argc, argv);
+}

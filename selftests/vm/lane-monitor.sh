@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# VM lanes whose guest drives the QEMU monitor: the guest's kselftests print
+#     NEURON-HOTPLUG: <monitor command> :END
+# on the console (device_del, device_add, qom-set, pcie_aer_inject_error);
+# this script watches the console log and sends each command to the QEMU
+# monitor, a unix socket (run-vm.sh --monitor), through lane_relay
+# (lane-lib.sh). The monitor's answers go to <log>.host.
+#
+#   hotplug   robust_test "hotplug" (surprise removal from the monitor with
+#             rings mapped and threads blocked, then hot-plug back) and
+#             "reload" (50 module unload/load cycles)
+#   recovery  lifecycle_test "aer" (correctable, non-fatal and fatal errors
+#             injected with live queues), "suspend" (a pm_test cycle) and
+#             "surprise" (the device vanishes: reads all ones, no DMA, no
+#             interrupts; then device_del), on 2 vCPUs
+#   iommu     the guest behind an Intel IOMMU (intel_iommu=on
+#             iommu.strict=1), 2 vCPUs: robust_test "mmap_abuse", "removal",
+#             "hotplug", "reload", "fuzz" and lifecycle_test "pinning",
+#             "flr", "surprise"
+#   iommu-removal  behind the IOMMU, robust_test "removal" 10 times in a row
+#
+# Usage: lane-monitor.sh --lane NAME [--qemu PATH] [--kernel PATH]
+#                        [--module PATH] [--payload DIR] [--log PATH]
+# or the environment: QEMU, KERNEL, MODULE, PAYLOAD, NEURON_VM_LOG.
+# PAYLOAD is the main lane's payload directory (scripts/check.sh): its
+# guest-tests.sh runs the tests, which take their groups from the kernel
+# command line (neuron_robust=..., neuron_lifecycle=...). Builds nothing.
+# The console goes to the log (default build/vm/lane-<lane>.log); the guest
+# prints TAP "ok N" / "not ok N" lines there. Prints one summary line;
+# exits non-zero on any failure.
+set -uo pipefail
+
+lane=""
+[ "${1:-}" = --lane ] && { lane=$2; shift 2; }
+mod=--module=/lib/neuron/neuron.ko
+vm_opts=() append="" tests=""
+case $lane in
+hotplug)
+	append="neuron_robust=hotplug,reload,$mod"
+	tests=robust_test ;;
+recovery)
+	vm_opts=(--smp 2)
+	append="neuron_lifecycle=aer,suspend,surprise"
+	tests=lifecycle_test ;;
+iommu)
+	vm_opts=(--smp 2 --iommu)
+	append="neuron_robust=mmap_abuse,removal,hotplug,reload,fuzz,$mod"
+	append="$append neuron_lifecycle=pinning,flr,surprise"
+	tests="robust_test lifecycle_test" ;;
+iommu-removal)
+	vm_opts=(--smp 2 --iommu)
+	append="neuron_robust=removal,--repeat=10"
+	tests=robust_test ;;
+*)	echo "lane-monitor: --lane hotplug|recovery|iommu|iommu-removal first" >&2
+	exit 2 ;;
+esac
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lane-lib.sh"
+lane_robust_args "$@"
+
+work=$(mktemp -d)
+vm=""
+cleanup() {
+	[ -n "$vm" ] && kill "$vm" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$(dirname "$log")"
+: >"$log"
+: >"$log.host"
+sock=$work/monitor.sock
+t0=$(date +%s)
+# shellcheck disable=SC2086 # $tests is a list of test names
+NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \
+	--module "$module" --payload "$payload" --monitor "$sock" \
+	"${vm_opts[@]}" --append "$append" --timeout 1500 --memory 1024 \
+	-- /opt/neuron/guest-tests.sh --lane "$lane" --no-devtests $tests >/dev/null 2>&1 &
+vm=$!
+
+lane_relay "$vm" "$sock"
+wait "$vm"
+status=$?
+vm=""
+lane_tap_counts "$log"
+echo "lane-$lane: $np passed, $nf failed, status $status, $(($(date +%s) - t0)) s, $handled monitor requests (console: $log)"
+[ "$status" -eq 0 ] && [ "$nf" -eq 0 ] && [ "$np" -gt 0 ]
