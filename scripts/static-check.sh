@@ -5,6 +5,8 @@
 #       against Debian's 6.1 headers and bookworm-backports' 6.12 headers, each
 #       in a scratch copy under build/static/; any compiler, sparse or modpost
 #       warning fails it (the warnings are printed as "# " lines)
+#   static.kernel_calls_run_one_way  the call graph between the kernel's
+#       files (scripts/kernel-call-graph.sh on the 6.1 objects) has no cycle
 #   static.checkpatch.<file>  scripts/checkpatch.pl --strict (from
 #       linux-source-6.1, extracted once into $NEURON_CACHE/checkpatch-<ver>)
 #       on every kernel/*.c and *.h (not the generated *.mod.c) and on the
@@ -77,6 +79,17 @@ for series in 6.1 6.12; do
 	echo "# $series: $(grep -c ' CHECK ' "$scratch/build.log") files through sparse ($kdir)"
 	result $st "$name"
 done
+
+# --- calls between the kernel's files run one way (docs/architecture.md)
+if [ -f "$out/6.1/kernel/neuron.ko" ]; then
+	scripts/kernel-call-graph.sh "$out/6.1/kernel" >"$out/call-graph.log" 2>&1
+	st=$?
+	sed 's/^/# /' "$out/call-graph.log"
+else
+	echo "# no 6.1 objects to read the call graph from"
+	st=1
+fi
+result $st static.kernel_calls_run_one_way
 
 # --- checkpatch --strict
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)
