@@ -105,10 +105,10 @@ static void neuron_events_push(struct neuron_file *nfile,
 }
 
 /*
- * Hand one edge to files and eventfds. Called with no lock held. Queues @ev for every open file, signals the eventfds
- * bound to the queues in @ev->queues (NOTIFIC edges: THRESHOLD_STATUS
- * bits), and wakes read() and poll() (seed 001 §5.1, §6; DESIGN.md §4).
- * Never sleeps.
+ * Hand one edge to files and eventfds, with no lock held: queues @ev for
+ * every open file, signals the eventfds bound to the queues in @ev->queues
+ * (NOTIFIC edges: THRESHOLD_STATUS bits), and wakes read() and poll()
+ * (seed 001 §5.1, §6; DESIGN.md §4). Never sleeps.
  */
 static void neuron_events_deliver(struct neuron_device *ndev,
 				  const struct neuron_event *ev)

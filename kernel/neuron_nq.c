@@ -404,7 +404,7 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
  *
  * Called with &neuron_device.lock held on a live device, after the file's
  * engines were stopped. Each queue is disabled with the device's
- * acknowledgement (neuron_hw_queue_off()) before its ring is freed.
+ * acknowledgment (neuron_hw_queue_off()) before its ring is freed.
  */
 void neuron_nq_release_file(struct neuron_file *nfile)
 {
