@@ -2,9 +2,9 @@
 /*
  * neuron.ko private definitions: the per-device and per-file state shared by
  * the driver's files. Layouts of registers, records and the ioctl ABI are
- * not defined here; they come from include/ (DESIGN.md §1).
+ * not defined here; they come from include/ (docs/decisions.md#arch-parts).
  *
- * Lifetimes (DESIGN.md §4, "unbind/surprise removal"):
+ * Lifetimes (docs/decisions.md#arch-driver, "unbind/surprise removal"):
  *
  *   struct neuron_device  kref: one for the bound PCI function (dropped at
  *                         the end of remove()), one per open file, one per
@@ -76,11 +76,11 @@
 #define NEURON_MAX_DEVICES	64
 
 /*
- * Device memory (BAR4) layout, DESIGN.md §4: the engines' program areas sit
- * at the top, one 64 KiB area per engine (NEURON_MAX_PROGRAM_INSNS
- * instructions of NEURON_EMU_INSN_BYTES), core c engine e at
- * prog_base + (c * 5 + e) * 64 KiB with prog_base = mem_size - cores * 5 *
- * 64 KiB. Device-memory rings come from [mem_size / 2, prog_base).
+ * Device memory (BAR4) layout, docs/decisions.md#arch-driver: the engines'
+ * program areas sit at the top, one 64 KiB area per engine
+ * (NEURON_MAX_PROGRAM_INSNS instructions of NEURON_EMU_INSN_BYTES), core c
+ * engine e at prog_base + (c * 5 + e) * 64 KiB with prog_base = mem_size -
+ * cores * 5 * 64 KiB. Device-memory rings come from [mem_size / 2, prog_base).
  */
 #define NEURON_PROG_AREA_SIZE	SZ_64K
 
@@ -112,7 +112,7 @@ struct eventfd_ctx;
 struct poll_table_struct;
 
 /**
- * struct neuron_nq - one software notification queue (seed 001 §4)
+ * struct neuron_nq - one software notification queue (docs/hardware.md#notific)
  * @kref:	see the lifetime notes at the top of this file
  * @ndev:	device; the queue holds a reference on it
  * @owner:	file that made the queue; only compared, never dereferenced
@@ -319,7 +319,7 @@ static inline void neuron_wr(struct neuron_device *ndev, u32 off, u32 val)
  * Takes &neuron_device.rwsem for reading; pair with neuron_exit() when it
  * returns 0. Never copy to or from user memory in between.
  *
- * Return: 0, or -ENODEV once remove() has run (DESIGN.md §4).
+ * Return: 0, or -ENODEV once remove() has run (docs/decisions.md#arch-driver).
  */
 static inline int neuron_enter(struct neuron_device *ndev)
 {

@@ -3,7 +3,7 @@
  * neuron.ko module entry: the "neuron" device class, the character device
  * region of /dev/neuronN, the instance-number allocator (also the device
  * list the generic netlink dumps walk), the generic netlink family and the
- * PCI driver registration (DESIGN.md §4).
+ * PCI driver registration (docs/decisions.md#arch-driver).
  */
 #include <linux/device.h>
 #include <linux/fs.h>

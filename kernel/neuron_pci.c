@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PCI probe and remove of the neuron-tpb function (DESIGN.md §2, §4;
- * docs/device-model.md "PCI function").
+ * PCI probe and remove of the neuron-tpb function
+ * (docs/decisions.md#arch-device, #arch-driver; docs/device-model.md "PCI
+ * function").
  *
  * Probe maps BAR0 (registers) and BAR4 (device memory), checks the ID magic
  * and register-map version, quiesces the device with a global RESET, sets
@@ -160,7 +161,7 @@ static int neuron_pci_identify(struct neuron_device *ndev)
 		return -ENODEV;
 	}
 
-	/* Program areas at the top of device memory (DESIGN.md §4). */
+	/* Program areas at the top of device memory (docs/decisions.md#arch-driver). */
 	prog_bytes = (u64)ndev->num_cores * NEURON_ENGINES_PER_CORE *
 		     NEURON_PROG_AREA_SIZE;
 	if (ndev->mem_size > pci_resource_len(pdev, NEURON_BAR_MEM) ||
@@ -187,8 +188,9 @@ static int neuron_pci_identify(struct neuron_device *ndev)
  * @pdev: the PCI function
  * @id: matching entry of neuron_pci_ids
  *
- * DESIGN.md §4, docs/device-model.md "PCI function": BAR0 registers, BAR4
- * device memory, 64-bit DMA, NEURON_MSIX_VECTORS(cores) MSI-X vectors.
+ * docs/decisions.md#arch-driver, docs/device-model.md "PCI function": BAR0
+ * registers, BAR4 device memory, 64-bit DMA, NEURON_MSIX_VECTORS(cores) MSI-X
+ * vectors.
  *
  * Return: 0; -ENODEV for a function that is not a supported neuron-tpb
  * (bad magic, version, geometry); -ENOMEM; -EBUSY when NEURON_MAX_DEVICES
@@ -279,9 +281,9 @@ err_put:
  * neuron_remove() - unbind, possibly with files open and rings mapped
  * @pdev: the PCI function
  *
- * DESIGN.md §4 "Unbind/surprise removal": new opens fail, calls on open
- * files return -ENODEV, user mappings are zapped (later accesses get
- * SIGBUS), the device is quiesced with a global RESET, every queue is torn
+ * docs/decisions.md#arch-driver "Unbind/surprise removal": new opens fail,
+ * calls on open files return -ENODEV, user mappings are zapped (later accesses
+ * get SIGBUS), the device is quiesced with a global RESET, every queue is torn
  * down (unbinding its eventfd) and the interrupts are freed before the BARs
  * are unmapped; then readers blocked in read() or poll() are woken (events
  * already queued can still be read, then read() fails with -ENODEV).

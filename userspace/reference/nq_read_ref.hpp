@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 //
 // The seed's drain, kept as a reference implementation for tests and the
-// benchmark only (not installed, not used by the library). Seed 001 §5,
-// aws_hal_notific_nq_read_cayman: clear *consumed; fail if the cap is under
-// one 16-byte record; clamp the count by the records available (head/tail
-// math) and by cap / 16; then per record: optional flush callback, copy 16
-// bytes from base + slot * 16, store head + 1 back into the SW mirror.
+// benchmark only (not installed, not used by the library).
+// docs/hardware.md#host-drain, aws_hal_notific_nq_read_cayman: clear *consumed;
+// fail if the cap is under one 16-byte record; clamp the count by the records
+// available (head/tail math) and by cap / 16; then per record: optional flush
+// callback, copy 16 bytes from base + slot * 16, store head + 1 back into the
+// SW mirror.
 //
 // Written from the seed's pseudocode; the mirror keeps only the fields that
 // algorithm touches (the seed's offsets are noted, not reproduced).
