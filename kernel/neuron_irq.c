@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MSI-X interrupt handling (docs/hardware.md#intr-edge "the error / overflow
- * edge — the only interrupt that crosses"; docs/decisions.md#arch-device
- * "MSI-X", docs/decisions.md#arch-driver; regs.h).
+ * MSI-X interrupt handling: the error and overflow edges, the only
+ * notification-path interrupts (docs/hardware.md#intr-edge, #msix;
+ * docs/decisions.md#msix-vectors, #arch-driver; regs.h).
  *
  * NEURON_MSIX_VECTORS(cores) vectors: vector c is core c's NOTIFIC summary
  * (tpb_notific_intr_0..8 in INTR_STATUS), then one for the throttle edge,
@@ -354,8 +354,8 @@ static void neuron_irq_free_vectors(struct neuron_device *ndev)
  * @ndev: device, BAR0 mapped, @id and @num_cores known
  *
  * Allocates exactly NEURON_MSIX_VECTORS(cores) MSI-X vectors
- * (docs/decisions.md#arch-device: one per core, throttle, fault), requests each
- * as a threaded interrupt (see the top of this file), then unmasks every
+ * (docs/decisions.md#msix-vectors: one per core, throttle, fault), requests
+ * each as a threaded interrupt (see the top of this file), then unmasks every
  * NOTIFIC cause (INTR_MASK = NEURON_NOTIFIC_INTR_MASK_ALL; its reset value is
  * 0) and the device faults (FAULT_MASK). The throttle edge needs no mask; its
  * records are armed by NEURON_IOC_THROTTLE (NEURON_REG_THROTTLE_CTRL), not
@@ -450,10 +450,9 @@ void neuron_irq_fini(struct neuron_device *ndev)
  * Sets or clears bit 0 of NEURON_REG_THROTTLE_CTRL. Armed, each THROTTLE
  * assertion also writes an ERROR (0x03) interrupt-form record of group
  * THROTTLE to the throttle class queue, NUM4 by default
- * (docs/hardware.md#throttle ndl_enable_throttling_notifications,
- * docs/hardware.md#nq-routing; docs/device-model.md). The throttle edge itself
- * is handled and counted either way. The setting is device-wide and stays until
- * changed (it does not belong to the file).
+ * (docs/hardware.md#throttle, #nq-routing; docs/device-model.md). The throttle
+ * edge itself is handled and counted either way. The setting is device-wide
+ * and stays until changed (it does not belong to the file).
  *
  * Return: 0; -EINVAL (@enable not 0 or 1, reserved nonzero); -ENODEV
  * (device removed).

@@ -183,7 +183,7 @@ static void neuron_nq_hw_enable(struct neuron_nq *nq)
 		  nq->threshold);
 	neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_CTRL), ctrl);
 
-	/* docs/hardware.md#nq-backpressure: lossless backpressure or lossy ignore-full */
+	/* docs/hardware.md#nq-backpressure: lossless stall, lossy overwrite */
 	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_IGNORE_FULL, q, lossy);
 	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_SW_BACKPRESSURE, q,
 			     !lossy);

@@ -66,7 +66,7 @@ userspace/run-tsan.sh >"$build/tsan.log" 2>&1
 count_ctest "host ctest under TSan ($(($(date +%s) - ts)) s)" "$build/tsan.log"
 
 # figures, not tests: the drain benchmark's records/s and its ratios to
-# memcpy and to the seed's reference drain (targets in bench_drain.cpp)
+# memcpy and to the runtime's reference drain (targets in bench_drain.cpp)
 "$build/userspace/bench_drain" --benchmark_min_time=0.5 --benchmark_color=false \
 	>"$build/bench.log" 2>&1
 grep -E '^(records/s|ratio)' "$build/bench.log" | sed 's/^/check: bench_drain: /'

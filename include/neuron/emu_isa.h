@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * The instruction format the emulated engines execute (ours;
- * docs/decisions.md#arch-device). A program is an array of 32-byte instructions
+ * The instruction format the emulated engines execute (ours:
+ * docs/decisions.md#emu-isa). A program is an array of 32-byte instructions
  * placed in device memory; the driver copies it there on NEURON_IOC_SUBMIT and
  * starts the engine.
  *
@@ -30,7 +30,7 @@ enum neuron_emu_opcode {
 	NEURON_OP_EVENT_SET = 0x08,	/* event[idx] = 1 */
 	NEURON_OP_EVENT_CLEAR = 0x09,	/* event[idx] = 0 */
 	NEURON_OP_REG_WRITE = 0x0a,	/* $S[idx] = value */
-	NEURON_OP_DGE_COPY = 0x0b,	/* DGE descriptor (docs/hardware.md#dge), operand.dge */
+	NEURON_OP_DGE_COPY = 0x0b,	/* DGE descriptor, operand.dge */
 	NEURON_OP_FP_ERROR = 0x0c,	/* inject a TPB_ERROR with error_id = value */
 	NEURON_OP_THROTTLE = 0x0d,	/* assert the throttle edge, level = value */
 	NEURON_OP_DELAY = 0x0e,		/* busy for value nanoseconds */
@@ -54,21 +54,28 @@ struct neuron_emu_events {
 	uint32_t semaphore_value;
 } NEURON_ISA_PACKED;
 
-/* DGE backends (docs/hardware.md#dge-detect: "Select backend Pool", "NO BACKEND FOUND") */
+/*
+ * DGE backends (docs/hardware.md#dge-detect: "Select backend Pool",
+ * "NO BACKEND FOUND")
+ */
 enum neuron_dge_backend {
 	NEURON_DGE_BACKEND_NONE = 0,	/* "NO BACKEND FOUND, doing nothing" */
 	NEURON_DGE_BACKEND_POOL = 1,
 	NEURON_DGE_BACKEND_RTL = 2,
 };
 
-/* A DGE copy descriptor: addresses are BAR4 (device memory) offsets. */
+/*
+ * A DGE copy descriptor: addresses are BAR4 (device memory) offsets; the
+ * bound-check bytes are docs/hardware.md#dge-bounds-reg, the indirect flags
+ * docs/hardware.md#dge-indirect.
+ */
 struct neuron_emu_dge_desc {
 	uint32_t src;
 	uint32_t dst;
 	uint32_t length;				/* bytes */
-	struct neuron_isa_tpb_bound_check_reg bc_src;	/* docs/hardware.md#dge-bounds-reg */
+	struct neuron_isa_tpb_bound_check_reg bc_src;
 	struct neuron_isa_tpb_bound_check_reg bc_dst;
-	struct neuron_isa_tpb_dma_indirect_flags indirect; /* docs/hardware.md#dge-indirect */
+	struct neuron_isa_tpb_dma_indirect_flags indirect;
 	uint8_t backend;				/* enum neuron_dge_backend */
 } NEURON_ISA_PACKED;
 

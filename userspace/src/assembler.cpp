@@ -237,12 +237,13 @@ class Assembler {
     return v;
   }
 
+  // A BOUND_CHECK_REG byte (docs/hardware.md#dge-bounds-reg).
   bool bound_check(std::string_view key, std::string_view v, std::uint8_t& out) {
     std::uint8_t b = 0;
     for (auto item : split(v, ',')) {
       if (item == "off") continue;
       if (item == "quiet") {
-        b |= 0x40;  // bc_disable_oob_error_notif (docs/hardware.md#dge-bounds-reg, bit 6)
+        b |= 0x40;  // bc_disable_oob_error_notif, bit 6
       } else if (item.rfind("raw:", 0) == 0) {
         auto n = number(std::string(key) + " raw byte", item.substr(4), 0xff);
         if (!n) return false;

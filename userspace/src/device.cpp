@@ -45,7 +45,9 @@ std::string nq_eventfd_what(unsigned core, unsigned queue, int efd) {
 // on this generation" (docs/hardware.md#generations); say so next to the errno
 // text.
 std::string feature_hint(int err) {
-  return err == EOPNOTSUPP ? " (generation sunda has no feature-flag register, docs/hardware.md#generations)" : "";
+  return err == EOPNOTSUPP ? " (generation sunda has no feature-flag register, "
+                            "docs/hardware.md#generations)"
+                          : "";
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // Every record type decoded from HAND-WRITTEN bytes. Each byte below was
-// written from the offsets in the seeds (docs/hardware.md#rec-tpb-error,
-// #rec-error-ids, #rec-dge-metadata) and include/neuron/notification.h, never
-// produced by library code.
+// written from the offsets in the hardware reference
+// (docs/hardware.md#rec-tpb-error, #rec-error-ids, #rec-dge-metadata) and
+// include/neuron/notification.h, never produced by library code.
 #include <gtest/gtest.h>
 
 #include <cstring>

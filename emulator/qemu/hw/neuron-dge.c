@@ -57,7 +57,10 @@ static bool neuron_dge_reg_read_ok(unsigned int reg)
     return reg + 1 < NEURON_ENG_NUM_SREGS;
 }
 
-/* docs/hardware.md#dge-validity has_valid_bound_check_reg: all zero, or enabled and readable */
+/*
+ * has_valid_bound_check_reg (docs/hardware.md#dge-validity): all zero, or
+ * enabled and readable
+ */
 static bool neuron_dge_bc_valid(struct neuron_isa_tpb_bound_check_reg bc)
 {
     return (!bc.bc_enabled && !bc.bc_reg && !bc.bc_disable_oob_error_notif) ||
@@ -164,7 +167,7 @@ static bool neuron_dge_oob(NeuronEngine *e,
     return *last > *limit;
 }
 
-/* Success-path "DGE packet notification" (docs/hardware.md#rec-dge-metadata). */
+/* Success-path "DGE packet notification" (docs/hardware.md#rec-dge-metadata) */
 static void neuron_dge_metadata_record(NeuronEngine *e)
 {
     union neuron_isa_notification rec = { };

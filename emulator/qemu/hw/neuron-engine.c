@@ -264,7 +264,8 @@ static bool neuron_engine_decode_ok(NeuronEngine *e)
         why = "EVENTS.update_mode out of range";
     } else if (in->opcode == NEURON_OP_DGE_COPY) {
         if (s->gen == NEURON_GEN_SUNDA) {
-            why = "DGE_COPY is illegal on gen sunda (no DGE, docs/hardware.md#generations)";
+            why = "DGE_COPY is illegal on gen sunda "
+                  "(no DGE, docs/hardware.md#generations)";
         } else {
             return neuron_dge_decode_ok(e);
         }
@@ -661,7 +662,7 @@ uint32_t neuron_engine_read(NeuronEngine *e, hwaddr off)
     case NEURON_ENG_EXEC_COUNT:
         return e->exec_count;
     case NEURON_ENG_FEATURE_FLAGS:
-        /* docs/hardware.md#generations: sunda has no NEURON_FEATURE_FLAGS register */
+        /* sunda has no NEURON_FEATURE_FLAGS (docs/hardware.md#generations) */
         return s->gen == NEURON_GEN_SUNDA ? 0 : e->feature_flags;
     case NEURON_ENG_LAST_ERROR:
         return e->last_error;
@@ -716,7 +717,8 @@ void neuron_engine_write(NeuronEngine *e, hwaddr off, uint32_t val)
     case NEURON_ENG_FEATURE_FLAGS:
         if (s->gen == NEURON_GEN_SUNDA) {
             neuron_engine_log(e, "FEATURE_FLAGS write ignored: gen sunda has "
-                              "no feature-flag register (docs/hardware.md#generations)");
+                              "no feature-flag register "
+                              "(docs/hardware.md#generations)");
             break;
         }
         if (val & ~NEURON_FEATURE_MASK) {

@@ -5,9 +5,9 @@
  * Register, record and instruction layouts are not defined here: they come
  * from the project's shared headers (include/neuron/), copied into QEMU's
  * include/neuron/ by emulator/qemu/build-qemu.sh. Behaviour follows
- * docs/device-model.md; docs/hardware.md#host-paths (device-to-host
- * notification path) and docs/hardware.md#dge (DGE error notifications) are the
- * hardware spec.
+ * docs/device-model.md; docs/hardware.md says which of it is the real
+ * hardware's (the notification path, the DGE error notifications) and which
+ * is ours.
  */
 #ifndef HW_MISC_NEURON_TPB_H
 #define HW_MISC_NEURON_TPB_H
@@ -116,7 +116,7 @@ typedef struct NeuronEngine {
     uint32_t pc;                        /* current/next instruction index */
     uint32_t soft_reset_counter;        /* programs started */
     uint32_t exec_count;                /* instructions retired */
-    uint32_t feature_flags;             /* local reg 38 (docs/hardware.md#dge-feature-flags) */
+    uint32_t feature_flags;             /* local reg 38 */
     uint32_t last_error;                /* error_id of the last fatal error */
     uint32_t sreg[NEURON_ENG_NUM_SREGS]; /* $S registers */
 

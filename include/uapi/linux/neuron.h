@@ -204,10 +204,9 @@ struct neuron_engine_id {
  *
  * The host owns the register (docs/hardware.md#dge-feature-flags: "NRT is
  * responsible for updating this"). Bit 1 gates every DGE packet notification,
- * success and error (docs/hardware.md#rec-dge-metadata, #dge-gating). Errors:
- * -EINVAL (core, op, unknown bits),
- * -EOPNOTSUPP (generation sunda has no feature-flag register,
- * docs/hardware.md#generations).
+ * success and error (docs/hardware.md#rec-dge-metadata, #dge-gating).
+ * Errors: -EINVAL (core, op, unknown bits), -EOPNOTSUPP (generation sunda has
+ * no feature-flag register, docs/hardware.md#generations).
  */
 struct neuron_feature_flags {
 	__u32 core;
@@ -275,9 +274,8 @@ struct neuron_evt_sem {
 /**
  * struct neuron_throttle - NEURON_IOC_THROTTLE (in)
  * @enable:	1: arm throttle notifications (records to the throttle class
- *		queue, NUM4, docs/hardware.md#throttle
- *		ndl_enable_throttling_notifications), 0: disarm. The throttle
- *		MSI-X edge is counted either way.
+ *		queue, NUM4, docs/hardware.md#throttle), 0: disarm. The
+ *		throttle MSI-X edge is counted either way.
  * Errors: -EINVAL (enable not 0/1, reserved).
  */
 struct neuron_throttle {

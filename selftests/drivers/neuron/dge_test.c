@@ -24,11 +24,10 @@
  * device, every other fixture on cayman. Tests that do not apply are not
  * registered at all, so the run has no SKIP lines.
  *
- * Expected values are written by hand from the seed (record offsets
- * docs/hardware.md#rec-tpb-error, error ids docs/hardware.md#rec-error-ids, DGE
- * metadata docs/hardware.md#rec-dge-metadata, gates
- * docs/hardware.md#dge-gating) and the device contract (docs/device-model.md,
- * "DGE copy"), never taken from the device code.
+ * Expected values are written by hand from the hardware reference (record
+ * offsets, error ids, DGE metadata and gates: docs/hardware.md#rec-tpb-error,
+ * #rec-error-ids, #rec-dge-metadata, #dge-gating) and the device contract
+ * (docs/device-model.md, "DGE copy"), never taken from the device code.
  *
  * How "no bytes moved" is proven. Device memory is not mapped to user
  * space, so the test reads it through the device's own data_crc: a traced
@@ -71,10 +70,16 @@
 #define FEAT_OFF	(NEURON_FEATURE_DVE_PERF_MODE | NEURON_FEATURE_EVT_ACCEL_ADDR)
 #define FEAT_ON		NEURON_FEATURE_DGE_PACKET_NOTIF
 
-/* BOUND_CHECK_REG byte (docs/hardware.md#dge-bounds-reg): bc_reg bits 0-5, suppress bit 6, enabled bit 7 */
+/*
+ * BOUND_CHECK_REG byte (docs/hardware.md#dge-bounds-reg): bc_reg bits 0-5,
+ * suppress bit 6, enabled bit 7
+ */
 #define BC(reg, sup)	((uint8_t)(0x80 | ((sup) ? 0x40 : 0) | (reg)))
 #define BC_OFF		0x00
-/* DMA_INDIRECT_FLAGS byte (docs/hardware.md#dge-indirect): indirect_mode bits 0-1, idx_bound_is_err bit 2 */
+/*
+ * DMA_INDIRECT_FLAGS byte (docs/hardware.md#dge-indirect): indirect_mode
+ * bits 0-1, idx_bound_is_err bit 2
+ */
 #define IND(mode, ibe)	((uint8_t)((mode) | ((ibe) ? 0x04 : 0)))
 #define MODE_GATHER	1	/* source indexed (contract: indirect_mode bit 0) */
 #define MODE_SCATTER	2	/* destination indexed (bit 1) */
@@ -169,7 +174,7 @@ static struct neuron_emu_insn notify(uint16_t hint, uint16_t ext)
 /*
  * A DGE_COPY built from raw bytes (emu_isa.h: src @0, dst @4, length @8,
  * bc_src @12, bc_dst @13, indirect flags @14, backend @15), so the bit
- * positions of the seed's one-byte structs are the ones written above.
+ * positions of the hardware's one-byte structs are the ones written above.
  */
 static struct neuron_emu_insn dge(uint32_t src, uint32_t dst, uint32_t len,
 				  uint8_t bc_src, uint8_t bc_dst, uint8_t ind,
@@ -327,11 +332,10 @@ static uint8_t header_byte(uint8_t type, const struct rec *x)
 }
 
 /*
- * A TPB_ERROR record, byte by byte (docs/hardware.md#rec-tpb-error): error_id
- * @0, metadata_lo @1..2 {info_kind:4, bc_reg:6, direction:2}, header @3
- * (notific_type TPB_ERROR 0x1f), metadata_hi @4..7 sequencer arm {block_id:4,
- * program_counter:12, info:8} (docs/hardware.md#rec-seq-metadata), timestamp
- * @8.
+ * A TPB_ERROR record, byte by byte (docs/hardware.md#rec-tpb-error,
+ * #rec-seq-metadata): error_id @0, metadata_lo @1..2 {info_kind:4, bc_reg:6,
+ * direction:2}, header @3 (notific_type TPB_ERROR 0x1f), metadata_hi @4..7
+ * sequencer arm {block_id:4, program_counter:12, info:8}, timestamp @8.
  */
 static void check_tpb_error(struct __test_metadata *_metadata, const struct rec *x,
 			    uint8_t error_id, unsigned int kind, unsigned int bc_reg,
@@ -375,7 +379,7 @@ static void check_tpb_error(struct __test_metadata *_metadata, const struct rec 
 static void check_dge_metadata(struct __test_metadata *_metadata, const struct rec *x,
 			       unsigned int engine, unsigned int pc, const char *what)
 {
-	uint8_t type = (uint8_t)(0x04 + 4 * engine + 2);	/* docs/hardware.md#rec-types EXPLICIT */
+	uint8_t type = (uint8_t)(0x04 + 4 * engine + 2);	/* EXPLICIT */
 	uint8_t want[8] = {
 		(uint8_t)pc, (uint8_t)(pc >> 8), (uint8_t)(((pc >> 16) & 0xf) | 0x1 << 4),
 		header_byte(type, x), 0x01, 0x00, 0x01, 0x00,
@@ -512,7 +516,10 @@ static void build_case(const struct dge_env *env, unsigned int engine,
 	pattern((uint8_t *)&p[PC_DATA_Y], 1);
 }
 
-/* What the seed and the contract say one matrix case does. */
+/*
+ * What the hardware (docs/hardware.md#dge-gating) and the contract say one
+ * matrix case does.
+ */
 struct dge_expect {
 	unsigned int fatal;	/* structural failure bits (src 1, dst 2), 0 if valid */
 	unsigned int oob;	/* failing directions */
@@ -531,7 +538,7 @@ static struct dge_expect expect_case(unsigned int features, unsigned int mode,
 	struct dge_expect x = { .oob = oob };
 
 	/*
-	 * docs/hardware.md#dge-indirect has_valid_idx_bound_check_reg: an
+	 * has_valid_idx_bound_check_reg (docs/hardware.md#dge-indirect): an
 	 * indexed direction needs idx_bound_is_err == 1 ||
 	 * bc_disable_oob_error_notif == 0.
 	 */
@@ -542,7 +549,7 @@ static struct dge_expect expect_case(unsigned int features, unsigned int mode,
 	if (x.fatal)
 		return x;
 	/*
-	 * docs/hardware.md#dge-gating gate 2 per failing direction: suppress
+	 * Gate 2 per failing direction (docs/hardware.md#dge-gating): suppress
 	 * bit clear, or (docs/hardware.md#dge-indirect) an indexed direction
 	 * whose index OOB is declared an error.
 	 */
@@ -550,15 +557,20 @@ static struct dge_expect expect_case(unsigned int features, unsigned int mode,
 		x.reported |= DIR_SRC;
 	if ((oob & DIR_DST) && (!dst_sup || (idx_dst && ibe)))
 		x.reported |= DIR_DST;
-	x.err_record = bit1 && x.reported;	/* docs/hardware.md#dge-gating gate 1 AND gate 2 */
-	x.moved = !oob;				/* docs/hardware.md#dge-recovery: not emitted on any OOB */
-	x.meta_record = bit1 && x.moved;	/* docs/hardware.md#rec-dge-metadata: success, bit 1 set */
+	/*
+	 * Gate 1 AND gate 2; any OOB skips the copy
+	 * (docs/hardware.md#dge-recovery); a copy with bit 1 set is announced
+	 * (docs/hardware.md#rec-dge-metadata).
+	 */
+	x.err_record = bit1 && x.reported;
+	x.moved = !oob;
+	x.meta_record = bit1 && x.moved;
 	return x;
 }
 
 /*
  * A case program whose descriptor at PC_TEST is structurally invalid
- * (docs/hardware.md#dge-structural HandleIllegalInstr): rejected at decode,
+ * (HandleIllegalInstr, docs/hardware.md#dge-structural): rejected at decode,
  * before its INST_START; one SEQUENCER_FATAL record; HALTED with PC on it and
  * LAST_ERROR 0x0a; no completion; SUBMIT -EIO; then reset, and the first new
  * program finds D still holding X (nothing moved) and completes.
@@ -766,7 +778,7 @@ FIXTURE_VARIANT_ADD(dge_structural, both_invalid) {
 	.bc_src = 0x41, .bc_dst = BC(63, 0), .backend = NEURON_DGE_BACKEND_POOL,
 	.features = FEAT_ON, .info = 3, .bc_reg = 1, .dir = DIR_SRC | DIR_DST,
 };
-/* docs/hardware.md#dge-indirect: an indexed direction may not be silent and not an error */
+/* docs/hardware.md#dge-indirect: an indexed OOB is an error or reported */
 FIXTURE_VARIANT_ADD(dge_structural, gather_suppressed_not_err) {
 	.bc_src = BC(SRC_REG, 1), .bc_dst = BC(DST_REG, 0), .ind = IND(MODE_GATHER, 0),
 	.backend = NEURON_DGE_BACKEND_POOL,
@@ -1163,7 +1175,7 @@ TEST_F(feature_flags, kept_across_engine_reset)
 	EXPECT_EQ(NEURON_FEATURE_DGE_PACKET_NOTIF, flags);
 }
 
-/* ---- generation sunda (docs/hardware.md#generations) ------------------------------------------ */
+/* ---- generation sunda (docs/hardware.md#generations) --------------------- */
 
 FIXTURE(sunda)
 {
@@ -1187,7 +1199,7 @@ TEST_F(sunda, device_info_gen)
 	EXPECT_EQ(NEURON_ENGINES_PER_CORE, self->env.info.engines_per_core);
 }
 
-/* docs/hardware.md#generations: no local_reg_defines.h on sunda: no NEURON_FEATURE_FLAGS register */
+/* no NEURON_FEATURE_FLAGS register on sunda (docs/hardware.md#generations) */
 TEST_F(sunda, feature_flags_eopnotsupp)
 {
 	__u32 flags;

@@ -720,7 +720,7 @@ TEST_F(edge, threshold_eventfd)
 	close(efd);
 }
 
-/* intr_1: a record routed to a disabled queue is dropped (docs/hardware.md#nq-backpressure). */
+/* intr_1 (docs/hardware.md#intr-causes): a disabled queue drops the record */
 TEST_F(edge, disabled_queue_intr1)
 {
 	struct neuron_emu_insn prog[1] = { notify_insn(7) };

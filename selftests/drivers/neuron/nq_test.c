@@ -27,7 +27,7 @@ TEST(device_info)
 	EXPECT_EQ(NEURON_PCI_DEVICE_ID, info.device);
 	EXPECT_EQ(2, info.num_cores);		/* the VM's default cores=2 */
 	EXPECT_EQ(5, info.engines_per_core);	/* PE ACT POOL DVE SP */
-	EXPECT_EQ(10, info.queues_per_core);	/* docs/hardware.md#nq-mask: NUM_SW_Q = 10 */
+	EXPECT_EQ(10, info.queues_per_core);	/* docs/hardware.md#nq-mask */
 	EXPECT_EQ(NEURON_GEN_CAYMAN, info.gen);
 	EXPECT_EQ(64ull << 20, info.mem_size);
 	EXPECT_EQ(NEURON_NQ_SIZE_MIN, info.nq_size_min);

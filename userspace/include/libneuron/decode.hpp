@@ -150,10 +150,10 @@ struct Unknown {
 
 using Decoded = std::variant<Trace, Explicit, DgeMetadata, EvtSem, Dma, Interrupt, TpbError, Unknown>;
 
-/// Which kind of queue a record came from (docs/hardware.md#nq-routing
-/// routing). The hint matters for one case: EXPLICIT with debug_hint 1 on the
-/// DGE queue is DGE_METADATA (docs/hardware.md#rec-dge-metadata); elsewhere it
-/// is a plain EXPLICIT.
+/// Which kind of queue a record came from (docs/hardware.md#nq-routing). The
+/// hint matters for one case: EXPLICIT with debug_hint 1 on the DGE queue is
+/// DGE_METADATA (docs/hardware.md#rec-dge-metadata); elsewhere it is a plain
+/// EXPLICIT.
 enum class QueueClass : std::uint8_t { Any, Trace, Explicit, EvtSem, Error, Throttle, Dge, Dma };
 
 /// The class of software queue `queue` under a NOTIFIC route word

@@ -24,7 +24,7 @@
 //     which the engine stops: a HALT, or the last instruction. The engine
 //     writes nothing after it (docs/device-model.md), so nothing is missed.
 //   * Without tracing there is no such record, so execute() marks the
-//     completion the way the seed's chain does (op done -> EVT_SEM -> NQ record,
+//     completion the way the real chain does (op done -> EVT_SEM -> NQ record,
 //     docs/hardware.md#completion): it sets the EVENTS update of those stopping
 //     instructions to `event.set` on ExecOptions::completion_event, which
 //     writes an EVT_SEM record {block_id = engine} after the instruction. An
@@ -91,7 +91,7 @@ struct ExecOptions {
   std::uint32_t threshold = 1;       ///< per queue: unread records that wake the reaper
   /// A fatal error record (SEQUENCER_FATAL naming the engine) ends that
   /// engine's wait: status COMPLETED_WITH_ERR instead of waiting for the
-  /// TIMEOUT the seed's runtime reports (docs/hardware.md#timeout).
+  /// TIMEOUT the real runtime reports (docs/hardware.md#timeout).
   bool halt_ends_wait = false;
   /// NEURON_FEATURE_FLAGS to set on every core used before submitting;
   /// overrides the program's `features` directive. nullopt: the program's, if any.
