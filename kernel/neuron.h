@@ -2,7 +2,7 @@
 /*
  * neuron.ko private definitions: the per-device and per-file state shared by
  * the driver's files. Layouts of registers, records and the ioctl ABI are
- * not defined here; they come from include/ (DESIGN.md §1).
+ * not defined here; they come from include/ (docs/decisions.md#arch-parts).
  *
  * Lifetimes (neuron_device.c, neuron_lifecycle.c):
  *
@@ -80,11 +80,11 @@
 #define NEURON_MAX_DEVICES	64
 
 /*
- * Device memory (BAR4) layout, DESIGN.md §4: the engines' program areas sit
- * at the top, one 64 KiB area per engine (NEURON_MAX_PROGRAM_INSNS
- * instructions of NEURON_EMU_INSN_BYTES), core c engine e at
- * prog_base + (c * 5 + e) * 64 KiB with prog_base = mem_size - cores * 5 *
- * 64 KiB. Device-memory rings come from [mem_size / 2, prog_base).
+ * Device memory (BAR4) layout, docs/decisions.md#arch-driver: the engines'
+ * program areas sit at the top, one 64 KiB area per engine
+ * (NEURON_MAX_PROGRAM_INSNS instructions of NEURON_EMU_INSN_BYTES), core c
+ * engine e at prog_base + (c * 5 + e) * 64 KiB with prog_base = mem_size -
+ * cores * 5 * 64 KiB. Device-memory rings come from [mem_size / 2, prog_base).
  */
 #define NEURON_PROG_AREA_SIZE	SZ_64K
 
@@ -117,7 +117,7 @@ struct eventfd_ctx;
 struct poll_table_struct;
 
 /**
- * struct neuron_nq - one software notification queue (seed 001 §4)
+ * struct neuron_nq - one software notification queue (docs/hardware.md#notific)
  * @ndev:	device
  * @owner:	file that made the queue
  * @seq:	device-wide serial number of this queue; a mapping remembers

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/neuronN: file operations and ioctl dispatch (DESIGN.md §4,
- * include/uapi/linux/neuron.h).
+ * /dev/neuronN: file operations and ioctl dispatch
+ * (docs/decisions.md#arch-driver, include/uapi/linux/neuron.h).
  *
  * Every ioctl argument is copied in with exactly _IOC_SIZE(cmd) bytes (the
  * command number encodes the structure size, so a caller built against a
@@ -44,7 +44,8 @@ static dev_t neuron_devt(u32 id)
  * @info: out: struct neuron_device_info, reserved fields zero
  *
  * Reports the geometry read at probe (regs.h global page) and the ABI
- * limits of include/uapi/linux/neuron.h; DESIGN.md §4 "device info".
+ * limits of include/uapi/linux/neuron.h; docs/decisions.md#arch-driver "device
+ * info".
  *
  * Return: 0, or -ENODEV if the device was removed.
  */
@@ -243,9 +244,9 @@ err_put:
  * @inode: the character device inode
  * @filp: the file
  *
- * DESIGN.md §4: "NQs belong to the file that made them and are torn down
- * when it is released". The VFS calls this only once no VMA maps the file
- * any more. First the engines this file submitted to are reset (so none
+ * docs/decisions.md#arch-driver: "NQs belong to the file that made them and are
+ * torn down when it is released". The VFS calls this only once no VMA maps the
+ * file any more. First the engines this file submitted to are reset (so none
  * keeps writing records), then each queue it owns is disabled, the disable
  * flushed with a register read, its eventfd unbound and its ring freed.
  * After remove(), or while a reset keeps the device offline, the disable

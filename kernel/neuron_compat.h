@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Kernel API differences between the kernels neuron.ko builds for (Debian's
- * 6.1 and bookworm-backports' 6.12, ENVIRONMENT.md), in one place.
+ * 6.1 and bookworm-backports' 6.12, docs/build-environment.md#kernel-api), in
+ * one place.
  *
  * These are feature tests, not version checks: distributions backport API
  * changes, so Kbuild looks for each interface in the target kernel's own

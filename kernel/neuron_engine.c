@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Engines: program submission, status and reset, and the host-owned
- * NEURON_FEATURE_FLAGS register (DESIGN.md §2 "Engines execute instruction
- * streams from per-engine queues in device memory", §4 "submit instructions
- * to an engine; engine status/reset; feature flags get/set"; seed 000 §5a;
+ * NEURON_FEATURE_FLAGS register (docs/decisions.md#arch-device "Engines execute
+ * instruction streams from per-engine queues in device memory",
+ * docs/decisions.md#arch-driver "submit instructions to an engine; engine
+ * status/reset; feature flags get/set"; docs/hardware.md#dge-feature-flags;
  * docs/device-model.md "Engines"; include/neuron/emu_isa.h).
  *
  * Each of a core's five engines (PE, ACT, POOL, DVE, SP) has a 64 KiB
@@ -65,9 +66,9 @@ static void neuron_engine_hw_reset(struct neuron_device *ndev, u32 core,
  * the engine's program area, programs PROG_BASE (a BAR4 offset) and
  * PROG_COUNT, sets or clears the engine's TRACE_ENABLE bit and writes
  * CTRL.START. Returns once the engine is started; completion is reported
- * by records, not by this call (seed 001 §1c, §5). The instructions are not
- * interpreted here: the device halts the engine on a bad one
- * (docs/device-model.md). DESIGN.md §2, §4.
+ * by records, not by this call (docs/hardware.md#host-paths, #host-drain). The
+ * instructions are not interpreted here: the device halts the engine on a bad
+ * one (docs/device-model.md). docs/decisions.md#arch-device, #arch-driver.
  *
  * Return: 0; -EINVAL (core/engine/count out of range, unknown flag,
  * reserved nonzero); -EFAULT (@insns unreadable); -ENOMEM; -EBUSY (the
@@ -160,7 +161,8 @@ out_free:
  *	@soft_reset_counter (programs started), @last_error (error_id of the
  *	last fatal error, 0xff if none), @exec_count (instructions retired)
  *
- * Reads the engine's registers (regs.h NEURON_ENG_*); DESIGN.md §4.
+ * Reads the engine's registers (regs.h NEURON_ENG_*);
+ * docs/decisions.md#arch-driver.
  *
  * Return: 0; -EINVAL (core/engine out of range, reserved nonzero);
  * -ENODEV (device removed).
@@ -201,7 +203,7 @@ int neuron_engine_ioctl_status(struct neuron_file *nfile,
  *
  * Writes CTRL.RESET: the engine stops, a fatal halt is cleared, state IDLE,
  * PC 0; semaphores, $S and FEATURE_FLAGS are kept (docs/device-model.md).
- * Any file may reset any engine. DESIGN.md §4.
+ * Any file may reset any engine. docs/decisions.md#arch-driver.
  *
  * Return: 0; -EINVAL (core/engine out of range, reserved nonzero);
  * -ENODEV (device removed).
@@ -238,14 +240,15 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
  *	reserved fields zero; out: @flags, the PE engine's register (after
  *	the write, for SET)
  *
- * NEURON_FEATURE_FLAGS is engine local register 38 (seed 000 §5a), owned by
- * the host ("NRT is responsible for updating this"). SET writes the same
- * value to NEURON_ENG_FEATURE_FLAGS of all five engines of the core, under
- * &neuron_device.lock so two setters cannot interleave; GET reads the PE
- * engine's copy (NEURON_ENGINE_PE), which SET keeps equal to the others.
- * Bit 1 gates every DGE packet notification (seed 000 §3d, §5e). The sunda
- * generation has no such register (seed 000 §9b). DESIGN.md §4 "feature
- * flags get/set".
+ * NEURON_FEATURE_FLAGS is engine local register 38
+ * (docs/hardware.md#dge-feature-flags), owned by the host ("NRT is responsible
+ * for updating this"). SET writes the same value to NEURON_ENG_FEATURE_FLAGS of
+ * all five engines of the core, under &neuron_device.lock so two setters cannot
+ * interleave; GET reads the PE engine's copy (NEURON_ENGINE_PE), which SET
+ * keeps equal to the others. Bit 1 gates every DGE packet notification
+ * (docs/hardware.md#rec-dge-metadata, #dge-gating). The sunda generation has no
+ * such register (docs/hardware.md#generations). docs/decisions.md#arch-driver
+ * "feature flags get/set".
  *
  * Return: 0; -EINVAL (core out of range, unknown op, a flag outside
  * NEURON_FEATURE_MASK, reserved nonzero); -EOPNOTSUPP (generation sunda);

@@ -2,8 +2,9 @@
 /*
  * Interrupt-edge events for userspace: the per-file event queue behind
  * read() and poll() of /dev/neuronN, and the eventfds bound to queues
- * (seed 001 §1, §5.1, §6; DESIGN.md §4 "MSI-X: handlers ... wake poll()ers,
- * signal bound eventfds"; include/uapi/linux/neuron.h "Events",
+ * (docs/hardware.md#host-paths, #completion, #intr-edge;
+ * docs/decisions.md#arch-driver "MSI-X: handlers ... wake poll()ers, signal
+ * bound eventfds"; include/uapi/linux/neuron.h "Events",
  * NEURON_IOC_NQ_EVENTFD).
  *
  * Every edge the interrupt threads handle (neuron_irq.c) becomes one struct
@@ -14,7 +15,8 @@
  *    @lost ("events this file dropped just before this one");
  *  - for a NOTIFIC edge, signals (adds 1 to) the eventfd bound to each queue
  *    whose THRESHOLD_STATUS bit the edge carried, so a reaper thread can
- *    sleep on the eventfd instead of spinning on the ring (seed 001 §5.1);
+ *    sleep on the eventfd instead of spinning on the ring
+ *    (docs/hardware.md#completion);
  *  - wakes &neuron_device.waitq (read() and poll()).
  * The generic netlink copy is sent by the caller (neuron_genl.c).
  *
@@ -108,7 +110,8 @@ static void neuron_events_push(struct neuron_file *nfile,
  * Hand one edge to files and eventfds, with no lock held: queues @ev for
  * every open file, signals the eventfds bound to the queues in @ev->queues
  * (NOTIFIC edges: THRESHOLD_STATUS bits), and wakes read() and poll()
- * (seed 001 §5.1, §6; DESIGN.md §4). Never sleeps.
+ * (docs/hardware.md#completion, #intr-edge; docs/decisions.md#arch-driver).
+ * Never sleeps.
  */
 static void neuron_events_deliver(struct neuron_device *ndev,
 				  const struct neuron_event *ev)
@@ -321,9 +324,9 @@ static struct eventfd_ctx *neuron_events_swap_efd(struct neuron_device *ndev,
  * A new binding replaces the previous one. The binding ends with the
  * queue (NEURON_IOC_NQ_DESTROY, release of the file, remove()). The
  * threshold itself is the queue's THRESHOLD (NEURON_IOC_NQ_INIT) and is
- * re-armed by a HEAD write (docs/device-model.md). Seed 001 §5.1 (the
- * comp_efd wake chain), DESIGN.md §4 "bind an eventfd to a queue's
- * threshold interrupt".
+ * re-armed by a HEAD write (docs/device-model.md). docs/hardware.md#completion
+ * (the comp_efd wake chain), docs/decisions.md#arch-driver "bind an eventfd to
+ * a queue's threshold interrupt".
  *
  * Return: 0; -EINVAL (core/queue out of range, reserved nonzero, @fd not
  * an eventfd); -EBADF (@fd not an open file); -ENOENT (no such queue made

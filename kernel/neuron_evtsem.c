@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host access to a core's EVT_SEM unit: 256 events and 256 semaphores
- * (seed 001 §7.2 "Each TPB exposes ... 256 events + 256 semaphores with
- * separate MMIO windows ... A semaphore increment is a single write32 to
- * inc_base + 4·sem"; DESIGN.md §2, §4 "semaphore and event read/write";
- * regs.h NEURON_EVT_SEM_*; include/uapi/linux/neuron.h NEURON_IOC_EVT_SEM).
+ * Host access to a core's EVT_SEM unit: 256 events and 256 semaphores, each
+ * operation one 32-bit access in its window (docs/hardware.md#evt-sem,
+ * #evt-sem-windows; docs/decisions.md#arch-driver "semaphore and event
+ * access"; regs.h NEURON_EVT_SEM_*; include/uapi/linux/neuron.h
+ * NEURON_IOC_EVT_SEM).
  *
  * Each operation is one register access in its window (EVENT +0x0, READ
  * +0x1000, SET +0x1400, INC +0x1800, DEC +0x1C00) followed by a read of

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Generic netlink family "neuron" (DESIGN.md §4 "Generic netlink family
- * neuron (strict policies): get-device (do and dump), get-nq (dump with
- * counters), and a multicast group events"; include/uapi/linux/neuron.h
- * NEURON_GENL_*; seed 001 §6: the error/overflow edge is what the kernel
- * driver consumes and passes on).
+ * Generic netlink family "neuron" (docs/decisions.md#arch-driver "Generic
+ * netlink family neuron (strict policies): get-device (do and dump), get-nq
+ * (dump with counters), and a multicast group events";
+ * include/uapi/linux/neuron.h NEURON_GENL_*; docs/hardware.md#intr-edge: the
+ * error/overflow edge is what the kernel driver consumes and passes on).
  *
  *   NEURON_CMD_GET_DEVICE  do: NEURON_A_DEVICE required; dump: every bound
  *                          device. Device attributes, one NEURON_A_INTR_COUNTS

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MSI-X interrupt handling (seed 001 §6 "the error / overflow edge — the
- * only interrupt that crosses"; DESIGN.md §2 "MSI-X", §4; regs.h).
+ * MSI-X interrupt handling: the error and overflow edges, the only
+ * notification-path interrupts (docs/hardware.md#intr-edge, #msix;
+ * docs/decisions.md#msix-vectors, #arch-driver; regs.h).
  *
  * NEURON_MSIX_VECTORS(cores) vectors: vector c is core c's NOTIFIC summary
  * (tpb_notific_intr_0..8 in INTR_STATUS), then one for the throttle edge,
@@ -12,9 +13,9 @@
  * A handler reads its status register, writes the bits back to clear them
  * (W1C), counts each cause under &neuron_device.irq_lock and turns each
  * nonzero status it read into one struct neuron_event, delivered three ways
- * (DESIGN.md §4): to every open file's event queue and to the eventfds
- * bound to queues whose threshold was reached (neuron_events.c), and as a
- * generic netlink multicast (neuron_genl.c). The core handler also clears
+ * (docs/decisions.md#arch-driver): to every open file's event queue and to the
+ * eventfds bound to queues whose threshold was reached (neuron_events.c), and
+ * as a generic netlink multicast (neuron_genl.c). The core handler also clears
  * and counts THRESHOLD_STATUS (bit per queue that reached its threshold;
  * the device re-arms a threshold when the consumer moves HEAD). A status of
  * all ones means the function is gone and is not counted.
@@ -29,9 +30,9 @@
  * in its status registers until cleared, and an edge raised while the
  * thread runs makes it run again. Latency does not matter here: interrupts
  * carry only error, overflow, threshold and throttle edges; completions are
- * polled from the rings (seed 001 §1, §5). The threads take only irq_lock
- * and ev_lock (neuron.h), never the rwsem or &neuron_device.lock, so
- * remove() can free them while holding neither.
+ * polled from the rings (docs/hardware.md#host-paths, #host-drain). The threads
+ * take only irq_lock and ev_lock (neuron.h), never the rwsem or
+ * &neuron_device.lock, so remove() can free them while holding neither.
  *
  * Interrupt storms. A NOTIFIC cause that the device asserts again as soon
  * as it is cleared (a stuck or screaming source; the device model's
@@ -342,12 +343,13 @@ static void neuron_irq_free_vectors(struct neuron_device *ndev)
  * neuron_irq_init() - allocate and request the MSI-X vectors
  * @ndev: device, BAR0 mapped, @id and @num_cores known
  *
- * Allocates exactly NEURON_MSIX_VECTORS(cores) MSI-X vectors (DESIGN.md §2:
- * one per core, throttle, fault), requests each as a threaded interrupt
- * (see the top of this file), then unmasks every NOTIFIC cause
- * (INTR_MASK = NEURON_NOTIFIC_INTR_MASK_ALL; its reset value is 0) and the
- * device faults (FAULT_MASK). The throttle edge needs no mask; its records
- * are armed by NEURON_IOC_THROTTLE (NEURON_REG_THROTTLE_CTRL), not here.
+ * Allocates exactly NEURON_MSIX_VECTORS(cores) MSI-X vectors
+ * (docs/decisions.md#msix-vectors: one per core, throttle, fault), requests
+ * each as a threaded interrupt (see the top of this file), then unmasks every
+ * NOTIFIC cause (INTR_MASK = NEURON_NOTIFIC_INTR_MASK_ALL; its reset value is
+ * 0) and the device faults (FAULT_MASK). The throttle edge needs no mask; its
+ * records are armed by NEURON_IOC_THROTTLE (NEURON_REG_THROTTLE_CTRL), not
+ * here.
  *
  * Return: 0, or the error of pci_alloc_irq_vectors() (e.g. -ENOSPC when
  * the device offers fewer vectors) or request_threaded_irq().
@@ -441,10 +443,10 @@ void neuron_irq_fini(struct neuron_device *ndev)
  *
  * Sets or clears bit 0 of NEURON_REG_THROTTLE_CTRL. Armed, each THROTTLE
  * assertion also writes an ERROR (0x03) interrupt-form record of group
- * THROTTLE to the throttle class queue, NUM4 by default (seed 001 §2
- * ndl_enable_throttling_notifications, §4.1; docs/device-model.md). The
- * throttle edge itself is handled and counted either way. The setting is
- * device-wide and stays until changed (it does not belong to the file).
+ * THROTTLE to the throttle class queue, NUM4 by default
+ * (docs/hardware.md#throttle, #nq-routing; docs/device-model.md). The throttle
+ * edge itself is handled and counted either way. The setting is device-wide
+ * and stays until changed (it does not belong to the file).
  *
  * Return: 0; -EINVAL (@enable not 0 or 1, reserved nonzero); -ENODEV
  * (device removed).

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmap of rings and head doorbell pages (DESIGN.md §1 "data flows one way",
- * §4 "mmap"; include/uapi/linux/neuron.h NEURON_IOC_NQ_INIT).
+ * mmap of rings and head doorbell pages (docs/decisions.md#arch-parts "data
+ * flows one way", docs/decisions.md#arch-driver "mmap";
+ * include/uapi/linux/neuron.h NEURON_IOC_NQ_INIT).
  *
  * Cookies. NEURON_IOC_NQ_INIT returns two mmap offsets per queue; userspace
  * must treat them as opaque. They are page-aligned and encode, in page
@@ -177,10 +178,10 @@ static const struct vm_operations_struct neuron_vm_ops = {
  * @filp: the caller's file, which must own the queue
  * @vma: the new mapping; vm_pgoff holds a cookie from NEURON_IOC_NQ_INIT
  *
- * See the top of this file for the cookie encoding and the rules. DESIGN.md
- * §4 "mmap: rings read-only ..., the head doorbell page write-only in
- * effect. Offsets are opaque cookies from ioctls, checked against the
- * caller's file."
+ * See the top of this file for the cookie encoding and the rules.
+ * docs/decisions.md#arch-driver "mmap: rings read-only ..., the head doorbell
+ * page write-only in effect. Offsets are opaque cookies from ioctls, checked
+ * against the caller's file."
  *
  * No page is mapped here; each is inserted when first touched.
  *

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Software notification queues (NQs): ring memory, descriptor programming,
- * ownership (seed 001 §4, §4.1; DESIGN.md §2, §4; docs/device-model.md
- * "NOTIFIC block").
+ * ownership (docs/hardware.md#notific, #nq-routing;
+ * docs/decisions.md#arch-device, #arch-driver; docs/device-model.md "NOTIFIC
+ * block").
  *
  * A ring lives either in host memory (dma_alloc_pages(), the device
  * writes records by DMA) or, with NEURON_NQ_F_DEVICE_MEM, in device memory:
@@ -12,10 +13,10 @@
  *
  * A queue is programmed while disabled (BASE, SIZE, THRESHOLD, CTRL and the
  * overflow policy bits) and then enabled by setting its QUEUE_ENABLE bit,
- * which resets HEAD = TAIL = 0 and the phase to 1. Overflow policy, seed 001
- * §4: SW_BACKPRESSURE (lossless, the default) or, with
- * NEURON_NQ_F_IGNORE_FULL, IGNORE_FULL (lossy overwrite, the record carries
- * software_queue_overflow).
+ * which resets HEAD = TAIL = 0 and the phase to 1. Overflow policy,
+ * docs/hardware.md#nq-backpressure: SW_BACKPRESSURE (lossless, the default) or,
+ * with NEURON_NQ_F_IGNORE_FULL, IGNORE_FULL (lossy overwrite, the record
+ * carries software_queue_overflow).
  *
  * A queue belongs to the file that made it. Tearing it down disables it,
  * waits until the device shows it disabled, zaps the owner's mappings of
@@ -159,7 +160,7 @@ static void neuron_nq_hw_enable(struct neuron_nq *nq)
 		  nq->threshold);
 	neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_CTRL), ctrl);
 
-	/* seed 001 §4: lossless backpressure or lossy ignore-full */
+	/* backpressure or ignore-full: docs/hardware.md#nq-backpressure */
 	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_IGNORE_FULL, q, lossy);
 	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_SW_BACKPRESSURE, q,
 			     !lossy);
@@ -226,8 +227,9 @@ static struct neuron_nq *neuron_nq_find(struct neuron_file *nfile, u32 core,
  *	most @size / 16); reserved fields zero.
  *	out: @ring_offset, @doorbell_offset: mmap cookies (neuron_mmap.c)
  *
- * Seed 001 §4 (descriptor at 0x100 + i * 0x28, backpressure vs
- * ignore-full), §4.1 (arming a ring); DESIGN.md §4 "NQ init".
+ * docs/hardware.md#nq-descriptor (descriptor at 0x100 + i * 0x28, backpressure
+ * vs ignore-full), docs/hardware.md#nq-arming (arming a ring);
+ * docs/decisions.md#arch-driver "NQ init".
  *
  * Return: 0; -EINVAL (a field out of range, a reserved field or unknown
  * flag set); -EBUSY (the queue is already initialised, by this or another
@@ -353,8 +355,8 @@ int neuron_nq_ioctl_destroy(struct neuron_file *nfile,
  *	@overflow_count, @drop_count (records, since the queue was made:
  *	neuron_nq_read_counts())
  *
- * Reads the queue descriptor (regs.h NEURON_NQ_*; seed 001 §4 head_ptr /
- * tail_ptr); DESIGN.md §4 "NQ info".
+ * Reads the queue descriptor (regs.h NEURON_NQ_*; docs/hardware.md#nq-head-tail
+ * head_ptr / tail_ptr); docs/decisions.md#arch-driver "NQ info".
  *
  * Return: 0; -EINVAL (core/queue out of range, reserved nonzero); -ENOENT
  * (no such queue made by this file); -ENODEV (device removed).

@@ -130,7 +130,7 @@ static int neuron_pci_identify(struct neuron_device *ndev)
 		return -ENODEV;
 	}
 
-	/* Program areas at the top of device memory (DESIGN.md §4). */
+	/* program areas at the top: docs/decisions.md#arch-driver */
 	prog_bytes = (u64)ndev->num_cores * NEURON_ENGINES_PER_CORE *
 		     NEURON_PROG_AREA_SIZE;
 	if (ndev->mem_size > pci_resource_len(pdev, NEURON_BAR_MEM) ||

@@ -4,8 +4,9 @@
  * test or an operator needs without an open file.
  *
  *   queue_enable  one line per core, "core<c> 0x<mask>": the NOTIFIC
- *                 QUEUE_ENABLE register as the hardware has it (seed 001 §4),
- *                 so a test can prove a released file left no queue enabled
+ *                 QUEUE_ENABLE register as the hardware has it
+ *                 (docs/hardware.md#notific), so a test can prove a released
+ *                 file left no queue enabled
  *   intr_counts   one line per core, "core<c>" then the edges counted for
  *                 each tpb_notific_intr_0..8 cause; then "throttle <n>",
  *                 "spurious <n>"
@@ -26,7 +27,8 @@
  *                 "shutdown"), then "records_lost <n>": records the
  *                 consumers had not read when their rings went
  *
- * The counters count since probe (DESIGN.md §4 "count every edge").
+ * The counters count since probe (docs/decisions.md#arch-driver "count every
+ * edge").
  */
 #include <linux/device.h>
 #include <linux/log2.h>

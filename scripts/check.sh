@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `make check`: sets up the host, builds everything, runs every test and
 # prints one closing line "N passed, N failed" over all suites:
-#   1. libneuron's GoogleTest suite on the host (ctest)
+#   1. libneuron's GoogleTest suite on the host (ctest), then the docs'
+#      citations and links (scripts/check-docs.sh, TAP)
 #   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
@@ -57,21 +58,7 @@ count_ctest() {
 	echo "check: $name: $summary (log: $log)"
 }
 
-# 1. host: GoogleTest via ctest, then again under ThreadSanitizer
-ts=$(date +%s)
-ctest --test-dir "$build/userspace" -j2 --output-on-failure >"$build/ctest.log" 2>&1
-count_ctest "host ctest ($(($(date +%s) - ts)) s)" "$build/ctest.log"
-ts=$(date +%s)
-userspace/run-tsan.sh >"$build/tsan.log" 2>&1
-count_ctest "host ctest under TSan ($(($(date +%s) - ts)) s)" "$build/tsan.log"
-
-# figures, not tests: the drain benchmark's records/s and its ratios to
-# memcpy and to the seed's reference drain (targets in bench_drain.cpp)
-"$build/userspace/bench_drain" --benchmark_min_time=0.5 --benchmark_color=false \
-	>"$build/bench.log" 2>&1
-grep -E '^(records/s|ratio)' "$build/bench.log" | sed 's/^/check: bench_drain: /'
-
-# count_tap NAME LOG STATUS: adds a VM run's "ok"/"not ok" lines to the totals
+# count_tap NAME LOG STATUS: adds a TAP run's "ok"/"not ok" lines to the totals
 count_tap() {
 	local name=$1 log=$2 status=$3 np nf
 	np=$(tr -d '\r' <"$log" | grep -cE '^ok [0-9]+' || true)
@@ -84,6 +71,27 @@ count_tap() {
 		stage_failed "$name failed (status $status) without a failing test line"
 	fi
 }
+
+# 1. host: GoogleTest via ctest, then again under ThreadSanitizer
+ts=$(date +%s)
+ctest --test-dir "$build/userspace" -j2 --output-on-failure >"$build/ctest.log" 2>&1
+count_ctest "host ctest ($(($(date +%s) - ts)) s)" "$build/ctest.log"
+ts=$(date +%s)
+userspace/run-tsan.sh >"$build/tsan.log" 2>&1
+count_ctest "host ctest under TSan ($(($(date +%s) - ts)) s)" "$build/tsan.log"
+
+# the docs: no citation of pages outside the repository, cited anchors and
+# relative links resolve
+ts=$(date +%s)
+scripts/check-docs.sh >"$build/docs.log" 2>&1
+st=$?
+count_tap "docs ($(($(date +%s) - ts)) s)" "$build/docs.log" $st
+
+# figures, not tests: the drain benchmark's records/s and its ratios to
+# memcpy and to the runtime's reference drain (targets in bench_drain.cpp)
+"$build/userspace/bench_drain" --benchmark_min_time=0.5 --benchmark_color=false \
+	>"$build/bench.log" 2>&1
+grep -E '^(records/s|ratio)' "$build/bench.log" | sed 's/^/check: bench_drain: /'
 
 # 2. VM: device-model tests (config A, no driver), then the driver's
 #    kselftests and the guest checks, in one boot

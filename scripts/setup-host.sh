@@ -10,7 +10,8 @@ STAMP_PKGS=(
 	build-essential kmod cpio linux-headers-amd64 linux-source-6.1
 	# guest userland: busybox for init, pciutils for lspci -vv, iproute2 for genl
 	busybox-static pciutils iproute2
-	# QEMU from Debian's source package (ENVIRONMENT.md), firmware/ROMs
+	# QEMU from Debian's source package
+	# (docs/build-environment.md#qemu-source), firmware/ROMs
 	dpkg-dev ninja-build meson libglib2.0-dev libpixman-1-dev libfdt-dev
 	flex bison pkg-config python3-venv seabios qemu-system-data
 	# libneuron and its tests
@@ -38,7 +39,8 @@ done
 src_list=/etc/apt/sources.list.d/neuron-deb-src.sources
 need_update=0
 if [ ! -f "$src_list" ]; then
-	# deb-src for bookworm main: `apt-get source qemu` needs it (ENVIRONMENT.md).
+	# deb-src for bookworm main: `apt-get source qemu` needs it
+	# (docs/build-environment.md#qemu-source).
 	cat >"$src_list" <<'SRC'
 Types: deb-src
 URIs: http://deb.debian.org/debian

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Builds qemu-system-x86_64 with the neuron-tpb device model from Debian's
-# qemu source package (ENVIRONMENT.md: "Custom QEMU from Debian's source
-# package"). The result is cached outside the repository, keyed by the hash of
-# emulator/ and include/neuron/ (the device model's sources), so a second
-# build with unchanged sources is a no-op. The configured build tree is kept
-# too, so a changed device model rebuilds incrementally (seconds).
+# qemu source package (docs/build-environment.md#qemu-source). The result is
+# cached outside the repository, keyed by the hash of emulator/ and
+# include/neuron/ (the device model's sources), so a second build with unchanged
+# sources is a no-op. The configured build tree is kept too, so a changed device
+# model rebuilds incrementally (seconds).
 #
 # Usage: build-qemu.sh            build if needed, print the binary's path last
 # Env:   NEURON_CACHE (default /var/cache/neuron)
@@ -32,7 +32,8 @@ if [ ! -f "$src/.neuron-unpacked" ]; then
 	rm -rf "$src" "$cache/dl"
 	mkdir -p "$cache/dl"
 	(cd "$cache/dl" && apt-get source --download-only qemu >/dev/null)
-	# dpkg-source applies Debian's patches; the bare .orig fails (ENVIRONMENT.md)
+	# dpkg-source applies Debian's patches; the bare .orig fails
+	# (docs/build-environment.md#qemu-source)
 	dpkg-source -x "$cache"/dl/qemu_*.dsc "$src" >/dev/null
 	rm -rf "$cache/dl"
 	touch "$src/.neuron-unpacked"

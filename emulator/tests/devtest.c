@@ -974,7 +974,7 @@ static void t_global_reset(void)
 	CHECK(qrd(1, 0, NEURON_NQ_BASE_LO) == (uint32_t)RING_OFF(1, 0), "BASE changed");
 }
 
-/* ---- tests: DGE (seed 000) --------------------------------------------- */
+/* ---- tests: DGE (docs/hardware.md#dge) ----------------------------------- */
 
 static insn_t DGE(uint32_t src, uint32_t dst, uint32_t len, uint8_t bc_src,
 		  uint8_t bc_dst, uint8_t indirect, uint8_t backend)

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * The instruction format the emulated engines execute (ours; DESIGN.md §2).
- * A program is an array of 32-byte instructions placed in device memory; the
- * driver copies it there on NEURON_IOC_SUBMIT and starts the engine.
+ * The instruction format the emulated engines execute (ours:
+ * docs/decisions.md#emu-isa). A program is an array of 32-byte instructions
+ * placed in device memory; the driver copies it there on NEURON_IOC_SUBMIT and
+ * starts the engine.
  *
- * Every instruction carries the 8-byte EVENTS block of seed 001 §7.2
- * (wait_mode/wait_idx, update_mode/update_idx, semaphore_value:u32): the
- * engine first waits as wait_mode says, then (with tracing on) writes
- * INST_START, performs the operation, applies the update, and writes
- * INST_END. program_counter in records is the instruction's index.
+ * Every instruction carries the 8-byte EVENTS block of
+ * docs/hardware.md#evt-sem-ops (wait_mode/wait_idx, update_mode/update_idx,
+ * semaphore_value:u32): the engine first waits as wait_mode says, then (with
+ * tracing on) writes INST_START, performs the operation, applies the update,
+ * and writes INST_END. program_counter in records is the instruction's index.
  */
 #ifndef NEURON_EMU_ISA_H
 #define NEURON_EMU_ISA_H
@@ -29,7 +30,7 @@ enum neuron_emu_opcode {
 	NEURON_OP_EVENT_SET = 0x08,	/* event[idx] = 1 */
 	NEURON_OP_EVENT_CLEAR = 0x09,	/* event[idx] = 0 */
 	NEURON_OP_REG_WRITE = 0x0a,	/* $S[idx] = value */
-	NEURON_OP_DGE_COPY = 0x0b,	/* DGE descriptor (seed 000), operand.dge */
+	NEURON_OP_DGE_COPY = 0x0b,	/* DGE descriptor, operand.dge */
 	NEURON_OP_FP_ERROR = 0x0c,	/* inject a TPB_ERROR with error_id = value */
 	NEURON_OP_THROTTLE = 0x0d,	/* assert the throttle edge, level = value */
 	NEURON_OP_DELAY = 0x0e,		/* busy for value nanoseconds */
@@ -44,7 +45,7 @@ enum neuron_emu_wait_mode {
 	NEURON_WAIT_EVENT_SET = 3,	/* event[wait_idx] == 1 */
 };
 
-/* seed 001 §7.2: the per-instruction EVENTS block, 8 bytes */
+/* docs/hardware.md#evt-sem: the per-instruction EVENTS block, 8 bytes */
 struct neuron_emu_events {
 	uint8_t wait_mode;		/* enum neuron_emu_wait_mode */
 	uint8_t wait_idx;
@@ -53,21 +54,28 @@ struct neuron_emu_events {
 	uint32_t semaphore_value;
 } NEURON_ISA_PACKED;
 
-/* DGE backends (seed 000 §2a: "Select backend Pool", "NO BACKEND FOUND") */
+/*
+ * DGE backends (docs/hardware.md#dge-detect: "Select backend Pool",
+ * "NO BACKEND FOUND")
+ */
 enum neuron_dge_backend {
 	NEURON_DGE_BACKEND_NONE = 0,	/* "NO BACKEND FOUND, doing nothing" */
 	NEURON_DGE_BACKEND_POOL = 1,
 	NEURON_DGE_BACKEND_RTL = 2,
 };
 
-/* A DGE copy descriptor: addresses are BAR4 (device memory) offsets. */
+/*
+ * A DGE copy descriptor: addresses are BAR4 (device memory) offsets; the
+ * bound-check bytes are docs/hardware.md#dge-bounds-reg, the indirect flags
+ * docs/hardware.md#dge-indirect.
+ */
 struct neuron_emu_dge_desc {
 	uint32_t src;
 	uint32_t dst;
 	uint32_t length;				/* bytes */
-	struct neuron_isa_tpb_bound_check_reg bc_src;	/* seed 000 §5b */
+	struct neuron_isa_tpb_bound_check_reg bc_src;
 	struct neuron_isa_tpb_bound_check_reg bc_dst;
-	struct neuron_isa_tpb_dma_indirect_flags indirect; /* seed 000 §5c */
+	struct neuron_isa_tpb_dma_indirect_flags indirect;
 	uint8_t backend;				/* enum neuron_dge_backend */
 } NEURON_ISA_PACKED;
 

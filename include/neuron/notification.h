@@ -5,22 +5,26 @@
  * libneuron. This is the only definition of these layouts in the project.
  *
  * Sources:
- *   seed 000 §3a  header byte, NEURON_ISA_NOTIFICATION_NBYTES
- *   seed 000 §3b  NEURON_ISA_TPB_ERROR_NOTIFICATION (byte offsets)
- *   seed 000 §3c  notific_type values ERROR/DMA/TPB_ERROR, the error-id enum,
- *                 the sequencer metadata_hi arm {block_id:4, pc:12, info:8}
- *   seed 000 §3d  NEURON_ISA_TPB_DGE_METADATA_NOTIFICATION
- *   seed 000 §5b/§5c  BOUND_CHECK_REG, DMA_INDIRECT_FLAGS (one byte each)
- *   seed 001 §3, §3.1  the 24 notific_type values, phase bit, 1 ps timestamp
+ *   docs/hardware.md#rec-format, #rec-types, #timestamp: 16-byte records, the
+ *     header byte, the 24 notific_type values, phase bit, 1 ps timestamp
+ *   docs/hardware.md#rec-tpb-error, #rec-error-ids, #rec-seq-metadata:
+ *     NEURON_ISA_TPB_ERROR_NOTIFICATION (byte offsets), the error-id enum,
+ *     the sequencer metadata_hi arm {block_id:4, pc:12, info:8}
+ *   docs/hardware.md#rec-dge-metadata:
+ *     NEURON_ISA_TPB_DGE_METADATA_NOTIFICATION
+ *   docs/hardware.md#dge-bounds-reg, #dge-indirect: BOUND_CHECK_REG,
+ *     DMA_INDIRECT_FLAGS (one byte each)
  *
- * Layouts the seeds do not give (trace, explicit, EVT_SEM, DMA, the ERROR
- * 0x03 interrupt form) are ours; they keep the header at byte 3 and the
- * timestamp at byte 8 like every seed layout, and each field is documented.
+ * Layouts the hardware description does not give (trace, explicit, EVT_SEM,
+ * DMA, the ERROR 0x03 interrupt form) are ours
+ * (docs/decisions.md#own-record-layouts); they keep the header at byte 3 and
+ * the timestamp at byte 8 like every layout it gives, and each field is
+ * documented.
  *
  * Bitfields are allocated from the least significant bit (GCC/Clang on
- * little-endian x86-64, the ABI the seeds' compile checks used). Every size
- * and offset is checked below; bit positions are also given as masks, for
- * code that prefers shifts to bitfields.
+ * little-endian x86-64, the ABI the hardware's own headers were checked
+ * with). Every size and offset is checked below; bit positions are also given
+ * as masks, for code that prefers shifts to bitfields.
  */
 #ifndef NEURON_NOTIFICATION_H
 #define NEURON_NOTIFICATION_H
@@ -41,12 +45,13 @@
 
 #define NEURON_ISA_PACKED __attribute__((packed))
 
-/* seed 000 §3a: every queue entry is 16 bytes */
+/* docs/hardware.md#rec-format: every queue entry is 16 bytes */
 #define NEURON_ISA_NOTIFICATION_NBYTES 0x10
 
 /*
- * Header byte, at byte 3 of every record (seed 000 §3a; seed 001 §3:
- * NOTIFICATION_TYPE_LSB = 24, MSB = 28 in the first 32-bit word).
+ * Header byte, at byte 3 of every record (docs/hardware.md#rec-format,
+ * #rec-header: NOTIFICATION_TYPE_LSB = 24, MSB = 28 in the first 32-bit
+ * word).
  */
 struct neuron_isa_notification_header {
 	uint8_t notific_type : 5;		/* enum neuron_isa_notification_type */
@@ -62,7 +67,10 @@ struct neuron_isa_notification_header {
 #define NEURON_ISA_HEADER_PHASE		0x80
 #define NEURON_ISA_TIMESTAMP_OFFSET	8
 
-/* seed 001 §3.1: 24 values; per engine {INST_START, INST_END, EXPLICIT, EVT_SEM} */
+/*
+ * docs/hardware.md#rec-types: 24 values; per engine {INST_START, INST_END,
+ * EXPLICIT, EVT_SEM}
+ */
 enum neuron_isa_notification_type {
 	NEURON_ISA_NOTIFICATION_TYPE_DMA = 0x02,
 	NEURON_ISA_NOTIFICATION_TYPE_ERROR = 0x03,
@@ -93,9 +101,9 @@ enum neuron_isa_notification_type {
 #define NEURON_ISA_NOTIFICATION_TYPE_COUNT 24
 
 /*
- * The five engines of a TPB, in notific_type order (seed 001 §3.1: PE 0x04,
- * ACT 0x08, POOL 0x0c, DVE 0x10, SP 0x14). The engine index is also the
- * block_id the device writes in error metadata.
+ * The five engines of a TPB, in notific_type order (docs/hardware.md#rec-types:
+ * PE 0x04, ACT 0x08, POOL 0x0c, DVE 0x10, SP 0x14). The engine index is also
+ * the block_id the device writes in error metadata.
  */
 enum neuron_engine {
 	NEURON_ENGINE_PE = 0,
@@ -122,7 +130,10 @@ static inline uint8_t neuron_engine_notific_type(unsigned int engine,
 	return (uint8_t)(0x04 + 4 * engine + kind);
 }
 
-/* seed 000 §3c: NEURON_ISA_TPB_ERROR_TYPE, the error_id at byte 0 */
+/*
+ * NEURON_ISA_TPB_ERROR_TYPE, the error_id at byte 0
+ * (docs/hardware.md#rec-error-ids)
+ */
 enum neuron_isa_tpb_error_type {
 	NEURON_ISA_TPB_ERROR_FP_UNDERFLOW = 0x00,
 	NEURON_ISA_TPB_ERROR_FP_NAN = 0x01,
@@ -138,13 +149,15 @@ enum neuron_isa_tpb_error_type {
 };
 
 /*
- * seed 000 §3b: metadata is a 48-bit field split around the header byte,
- * bits 15:0 at byte 1 (metadata_lo) and bits 47:16 at byte 4 (metadata_hi).
+ * docs/hardware.md#rec-tpb-error: metadata is a 48-bit field split around the
+ * header byte, bits 15:0 at byte 1 (metadata_lo) and bits 47:16 at byte 4
+ * (metadata_hi).
  */
 union neuron_isa_tpb_error_metadata_lo {
 	uint16_t raw;
 	/*
-	 * Sequencer arm, ours (the seed names no sub-fields for bits 15:0):
+	 * Sequencer arm, ours (docs/decisions.md#seq-metadata-lo: the hardware
+	 * description names no sub-fields for bits 15:0):
 	 * what kind of condition metadata_hi.info describes, and for DGE
 	 * bounds failures which register and direction.
 	 */
@@ -158,16 +171,19 @@ union neuron_isa_tpb_error_metadata_lo {
 
 union neuron_isa_tpb_error_metadata_hi {
 	uint32_t raw;
-	/* seed 000 §3c CORRECTION: NEURON_ISA_TPB_SEQUENCER_GENERIC_ERROR_METADATA_HI */
+	/*
+	 * NEURON_ISA_TPB_SEQUENCER_GENERIC_ERROR_METADATA_HI
+	 * (docs/hardware.md#rec-seq-metadata)
+	 */
 	struct {
 		uint32_t block_id : 4;		/* engine that raised it */
 		uint32_t program_counter : 12;	/* faulting instruction index */
-		uint32_t info : 8;		/* per info_kind (seed comment) */
+		uint32_t info : 8;		/* per info_kind, see below */
 		uint32_t reserved : 8;
 	} NEURON_ISA_PACKED sequencer;
 } NEURON_ISA_PACKED;
 
-/* what metadata_hi.sequencer.info holds (the seed's comment on info) */
+/* what metadata_hi.sequencer.info holds (docs/hardware.md#rec-seq-metadata) */
 enum neuron_isa_seq_info_kind {
 	NEURON_ISA_SEQ_INFO_OTHER = 0,		/* reserved */
 	NEURON_ISA_SEQ_INFO_BAD_OPCODE = 1,	/* info = opcode */
@@ -178,7 +194,10 @@ enum neuron_isa_seq_info_kind {
 	NEURON_ISA_SEQ_INFO_DGE_INVALID = 6,	/* ours: DGE structural error */
 };
 
-/* seed 000 §3b: NEURON_ISA_TPB_ERROR_NOTIFICATION, byte for byte */
+/*
+ * NEURON_ISA_TPB_ERROR_NOTIFICATION, byte for byte
+ * (docs/hardware.md#rec-tpb-error)
+ */
 struct neuron_isa_tpb_error_notification {
 	uint8_t error_id;					/* +0 */
 	union neuron_isa_tpb_error_metadata_lo metadata_lo;	/* +1 */
@@ -187,10 +206,12 @@ struct neuron_isa_tpb_error_notification {
 	uint64_t timestamp;					/* +8, ps */
 } NEURON_ISA_PACKED;
 
-/* seed 000 §3d: NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE */
+/* docs/hardware.md#rec-dge-metadata: METADATA_TYPE_DGE */
 #define NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE 0x1
 
-/* seed 000 §3d: NEURON_ISA_TPB_DGE_METADATA_NOTIFICATION */
+/*
+ * NEURON_ISA_TPB_DGE_METADATA_NOTIFICATION (docs/hardware.md#rec-dge-metadata)
+ */
 struct neuron_isa_tpb_dge_metadata_notification {
 	uint32_t program_counter : 20;
 	uint32_t debug_hint : 4;	/* NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE */
@@ -204,11 +225,11 @@ struct neuron_isa_tpb_dge_metadata_notification {
 } NEURON_ISA_PACKED;
 
 /*
- * Trace records, INST_START and INST_END (ours; seed 001 §3.1 names the
- * fields): program_counter:20 is the instruction index in the submitted
- * stream, soft_reset_counter counts the engine's executions, data_crc is the
- * CRC16 of the instruction's input (INST_START) or output (INST_END) data,
- * 0 for instructions that move none.
+ * Trace records, INST_START and INST_END (ours; docs/hardware.md#rec-classes
+ * names the fields): program_counter:20 is the instruction index in the
+ * submitted stream, soft_reset_counter counts the engine's executions,
+ * data_crc is the CRC16 of the instruction's input (INST_START) or output
+ * (INST_END) data, 0 for instructions that move none.
  */
 struct neuron_isa_trace_notification {
 	uint32_t program_counter : 20;
@@ -219,7 +240,7 @@ struct neuron_isa_trace_notification {
 	uint64_t timestamp;
 } NEURON_ISA_PACKED;
 
-/* EXPLICIT records (ours; seed 001 §3.1 names the fields) */
+/* EXPLICIT records (ours; docs/hardware.md#rec-classes names the fields) */
 struct neuron_isa_explicit_notification {
 	uint32_t program_counter : 20;
 	uint32_t debug_hint : 4;
@@ -229,7 +250,7 @@ struct neuron_isa_explicit_notification {
 	uint64_t timestamp;
 } NEURON_ISA_PACKED;
 
-/* EVT_SEM update modes carried by EVT_SEM records (seed 001 §7.2) */
+/* EVT_SEM update modes, in EVT_SEM records (docs/hardware.md#evt-sem-ops) */
 enum neuron_evt_sem_update_mode {
 	NEURON_EVT_SEM_UPDATE_NONE = 0,
 	NEURON_EVT_SEM_UPDATE_SEM_SET = 1,
@@ -240,8 +261,9 @@ enum neuron_evt_sem_update_mode {
 };
 
 /*
- * EVT_SEM records, per engine and AXI_EVT_SEM (ours; seed 001 §3.1 names
- * event_semaphore_id, update_mode and the new event_semaphore_value).
+ * EVT_SEM records, per engine and AXI_EVT_SEM (ours;
+ * docs/hardware.md#rec-classes names event_semaphore_id, update_mode and the
+ * new event_semaphore_value).
  */
 struct neuron_isa_evt_sem_notification {
 	uint8_t event_semaphore_id;	/* 0..255 */
@@ -266,9 +288,10 @@ struct neuron_isa_dma_notification {
 
 /*
  * ERROR (0x03) records take NEURON_ISA_INTERRUPT_NOTIFICATION's form
- * {group:3, block_id:7, cause_bits} (seed 001 §3.1: "the 'sending interrupt'
- * record"; seed 000 §3c: ERROR is the "interrupt+warning class"). We write
- * them for NOTIFIC interrupt causes; group is the cause group below.
+ * {group:3, block_id:7, cause_bits}, the hardware's "sending interrupt"
+ * record; ERROR is its interrupt-and-warning class
+ * (docs/hardware.md#rec-interrupt). We write them for NOTIFIC interrupt
+ * causes; group is the cause group below.
  */
 enum neuron_isa_interrupt_group {
 	NEURON_ISA_INTERRUPT_GROUP_NOTIFIC = 0,	/* cause_bits = tpb_notific_intr_0..8 */
@@ -286,14 +309,17 @@ struct neuron_isa_interrupt_notification {
 	uint64_t timestamp;
 } NEURON_ISA_PACKED;
 
-/* seed 000 §5b: NEURON_ISA_TPB_BOUND_CHECK_REG, one per DGE direction */
+/*
+ * NEURON_ISA_TPB_BOUND_CHECK_REG, one per DGE direction
+ * (docs/hardware.md#dge-bounds-reg)
+ */
 struct neuron_isa_tpb_bound_check_reg {
 	uint8_t bc_reg : 6;			/* $S index of the limit (+1: high 32 b) */
 	uint8_t bc_disable_oob_error_notif : 1;	/* suppress the OOB notification */
 	uint8_t bc_enabled : 1;			/* perform the bounds check */
 } NEURON_ISA_PACKED;
 
-/* seed 000 §5c: NEURON_ISA_TPB_DMA_INDIRECT_FLAGS */
+/* NEURON_ISA_TPB_DMA_INDIRECT_FLAGS (docs/hardware.md#dge-indirect) */
 struct neuron_isa_tpb_dma_indirect_flags {
 	uint8_t indirect_mode : 2;	/* 0: direct descriptor */
 	uint8_t idx_bound_is_err : 1;
@@ -332,7 +358,10 @@ static inline uint8_t neuron_isa_header_byte(const void *record)
 	return ((const uint8_t *)record)[NEURON_ISA_HEADER_OFFSET];
 }
 
-/* Sizes and offsets: seed 000 §3a-§3d, §5b, §5c and our own layouts. */
+/*
+ * Sizes and offsets: docs/hardware.md#records, #dge-bounds-reg, #dge-indirect
+ * and our own layouts.
+ */
 NEURON_STATIC_ASSERT(sizeof(struct neuron_isa_notification_header) == 1, "header is 1 byte");
 NEURON_STATIC_ASSERT(sizeof(union neuron_isa_notification) == 16, "record is 16 bytes");
 NEURON_STATIC_ASSERT(sizeof(union neuron_isa_tpb_error_metadata_lo) == 2, "metadata_lo 2 B");

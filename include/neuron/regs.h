@@ -5,11 +5,14 @@
  * definition of these offsets in the project; docs/device-model.md says how
  * the device behaves.
  *
- * Sources: DESIGN.md §2; seed 001 §4 (NOTIFIC block: 10 SW queues, the queue
- * descriptor at 0x100 + i*0x28, tpb_notific_intr_0..8, backpressure mask
- * 0x3ff, ignore-full, write to a disabled queue -> intr_1); seed 001 §3 (1 ps
- * timestamp and its increment); seed 001 §7.2 (EVT_SEM windows); seed 000
- * §5a (NEURON_FEATURE_FLAGS is local register 38).
+ * Sources:
+ *   docs/hardware.md#notific, #nq-descriptor, #nq-mask: the NOTIFIC block,
+ *     10 SW queues, the descriptor at 0x100 + i*0x28, the 0x3ff masks
+ *   docs/hardware.md#intr-causes: tpb_notific_intr_0..8 (intr_1: a write to
+ *     a disabled queue)
+ *   docs/hardware.md#timestamp, #evt-sem-windows, #dge-feature-flags: the
+ *     1 ps timestamp, the EVT_SEM windows, local register 38
+ *   docs/decisions.md#register-map: where the rest of the map comes from
  *
  * BAR0 (1 MiB, 64-bit MMIO): a global page, then one 64 KiB window per core.
  * BAR2: MSI-X table and PBA.  BAR4: device memory ("HBM"), 64-bit prefetchable.
@@ -48,8 +51,9 @@
 #define NEURON_DEV_STATUS_QUIESCED	(1u << 1)	/* no engine running or waiting, no queue enabled, no DMA in flight */
 #define NEURON_REG_BUSY_CORES	0x030	/* RO: bit per core that keeps QUIESCED clear */
 
+/* Generations: docs/hardware.md#generations */
 enum neuron_gen {
-	NEURON_GEN_SUNDA = 0,	/* no DGE path, no feature-flag register (seed 000 §9) */
+	NEURON_GEN_SUNDA = 0,	/* no DGE path, no feature-flag register */
 	NEURON_GEN_CAYMAN = 1,
 };
 
@@ -58,7 +62,7 @@ enum neuron_gen {
 
 /*
  * MSI-X vectors: one per core for its NOTIFIC summary, then the throttle
- * edge, then device faults (DESIGN.md §2).
+ * edge, then device faults (docs/decisions.md#msix-vectors).
  */
 #define NEURON_MSIX_VEC_CORE(c)		(c)
 #define NEURON_MSIX_VEC_THROTTLE(ncores) (ncores)
@@ -69,7 +73,7 @@ enum neuron_gen {
 #define NEURON_CORE_STRIDE	0x10000
 #define NEURON_CORE_BASE(c)	(NEURON_CORE_STRIDE * ((c) + 1))
 
-/* NOTIFIC block at the start of the core window (seed 001 §4). */
+/* NOTIFIC block at the start of the core window (docs/hardware.md#notific). */
 #define NEURON_NOTIFIC_BASE		0x0000
 #define NEURON_NOTIFIC_TIMESTAMP_LO	0x000	/* RO: ps; reading LO latches HI */
 #define NEURON_NOTIFIC_TIMESTAMP_HI	0x004
@@ -84,11 +88,14 @@ enum neuron_gen {
 #define NEURON_NOTIFIC_THRESHOLD_STATUS	0x02c	/* W1C: bit per queue that hit it */
 
 #define NEURON_NUM_SW_QUEUES		10
-#define NEURON_SW_QUEUE_MASK		0x3ff	/* seed 000 §4b */
+#define NEURON_SW_QUEUE_MASK		0x3ff	/* docs/hardware.md#nq-mask */
 #define NEURON_NOTIFIC_INTR_BITS	9
 #define NEURON_NOTIFIC_INTR_MASK_ALL	0x1ff
 
-/* tpb_notific_intr_N causes (intr_1 is the seed's; the rest are ours) */
+/*
+ * tpb_notific_intr_N causes: intr_1 is the hardware's, the rest are ours
+ * (docs/hardware.md#intr-causes)
+ */
 enum neuron_notific_intr {
 	NEURON_NOTIFIC_INTR_THRESHOLD = 0,	/* a queue's unread count reached THRESHOLD */
 	NEURON_NOTIFIC_INTR_DISABLED_QUEUE = 1,	/* write to a disabled queue, dropped */
@@ -101,11 +108,14 @@ enum neuron_notific_intr {
 	NEURON_NOTIFIC_INTR_RESERVED = 8,
 };
 
-/* Record classes routed to queues by NEURON_NOTIFIC_ROUTE (4 bits each). */
+/*
+ * Record classes routed to queues by NEURON_NOTIFIC_ROUTE (4 bits each;
+ * docs/hardware.md#nq-routing).
+ */
 enum neuron_notific_class {
 	NEURON_CLASS_TRACE = 0,		/* INST_START / INST_END */
 	NEURON_CLASS_EXPLICIT = 1,	/* EXPLICIT */
-	NEURON_CLASS_EVT_SEM = 2,	/* EVT_SEM (seed 001 §4.1: NUM2) */
+	NEURON_CLASS_EVT_SEM = 2,	/* EVT_SEM (NUM2) */
 	NEURON_CLASS_ERROR = 3,		/* ERROR / TPB_ERROR (NUM3, errors_NT) */
 	NEURON_CLASS_THROTTLE = 4,	/* throttle / HAM (NUM4) */
 	NEURON_CLASS_DGE = 5,		/* DGE_METADATA packet notifications */
@@ -116,7 +126,7 @@ enum neuron_notific_class {
 #define NEURON_ROUTE_DEFAULT	0x01543210u	/* class i -> queue i; DMA -> 1 */
 #define NEURON_ROUTE_QUEUE(route, cls)	(((route) >> (4 * (cls))) & 0xf)
 
-/* Queue descriptor i (seed 001 §4: 0x100 + i*0x28). */
+/* Queue descriptor i (docs/hardware.md#nq-descriptor: 0x100 + i*0x28). */
 #define NEURON_NQ_DESC(i)	(0x100 + (i) * 0x28)
 #define NEURON_NQ_BASE_LO	0x00	/* RW: ring address (host DMA or BAR4 offset) */
 #define NEURON_NQ_BASE_HI	0x04
@@ -142,8 +152,9 @@ enum neuron_notific_class {
  * HEAD and TAIL count records since the queue was enabled (free-running,
  * wrapping at 2^32): slot = count % entries, unread = TAIL - HEAD, and the
  * phase written with a record is 1 on the first pass: ((count / entries) & 1) ^ 1.
- * The seed's tail_ptr advances mod size; counting instead lets a ring hold
- * exactly `entries` records without a wasted slot.
+ * The hardware's tail_ptr advances modulo the ring size; counting instead
+ * lets a ring hold exactly `entries` records without a wasted slot
+ * (docs/decisions.md#head-tail-counts).
  */
 
 /* Head doorbell pages: one 4 KiB page per queue, only its HEAD at +0. */
@@ -176,14 +187,17 @@ enum neuron_engine_state {
 	NEURON_ENGINE_HALTED = 3,	/* fatal error; only RESET leaves it */
 };
 
-/* seed 000 §5a: AWS_NEURON_ISA_XT_NEURON_FEATURE_FLAGS, local register 38 */
+/*
+ * AWS_NEURON_ISA_XT_NEURON_FEATURE_FLAGS, local register 38
+ * (docs/hardware.md#dge-feature-flags)
+ */
 #define NEURON_LOCAL_REG_FEATURE_FLAGS	38
 #define NEURON_FEATURE_DVE_PERF_MODE	(1u << 0)
 #define NEURON_FEATURE_DGE_PACKET_NOTIF	(1u << 1)
 #define NEURON_FEATURE_EVT_ACCEL_ADDR	(1u << 2)
 #define NEURON_FEATURE_MASK		0x7u
 
-/* EVT_SEM unit, 256 events + 256 semaphores (seed 001 §7.2 windows). */
+/* EVT_SEM unit, 256 events + 256 semaphores (docs/hardware.md#evt-sem). */
 #define NEURON_EVT_SEM_BASE	0xc000
 #define NEURON_EVT_SEM_EVENT(i)	(0x0000 + (i) * 4)	/* RW: event i (0/1) */
 #define NEURON_EVT_SEM_READ(i)	(0x1000 + (i) * 4)	/* RO: semaphore i */

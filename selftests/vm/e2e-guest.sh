@@ -87,7 +87,7 @@ result $? "e2e.stats_json"
 wait $mpid
 comment /tmp/mon3.out
 
-# ---- neuron-nq run on the DGE examples (seed 000), each case's status
+# ---- neuron-nq run on each DGE example (docs/hardware.md#dge) and its status
 run_example() { # run_example FILE EXPECTED_EXIT PATTERN [ARGS...]
 	f=$1 want=$2 pat=$3
 	shift 3

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Fetches a Debian guest kernel and extracts it into the cache without
 # installing it (installing would rebuild the host's initramfs for nothing;
-# ENVIRONMENT.md). Prints the vmlinuz path, or with --headers the kernel build
-# tree to pass as KDIR to `make -C kernel`.
+# docs/build-environment.md#guest-kernel). Prints the vmlinuz path, or with
+# --headers the kernel build tree to pass as KDIR to `make -C kernel`.
 #
 # Usage: fetch-kernel.sh [--headers] [KVER | SERIES]
 #   (none), 6.1   the newest Debian 6.1 kernel whose headers are installed

@@ -5,7 +5,8 @@
 //   BM_DrainBatch  RingView::drain in batches of 256 records
 //   BM_ForEach     RingView::for_each, zero copy (sums one byte per record)
 //   BM_Memcpy      a plain memcpy of the same 1 MiB
-//   BM_Reference   the seed's nq_read_cayman (seed 001 §5), reference/
+//   BM_Reference   the runtime's nq_read_cayman transcribed in reference/
+//                  (docs/hardware.md#host-drain)
 // Each iteration consumes the full ring (65536 records; items = records).
 // At the end the ratios drain/memcpy and drain/reference are printed with the
 // targets (issue 3: drain >= 1/3 of memcpy, >= 2x the reference).

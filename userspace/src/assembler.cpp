@@ -237,12 +237,13 @@ class Assembler {
     return v;
   }
 
+  // A BOUND_CHECK_REG byte (docs/hardware.md#dge-bounds-reg).
   bool bound_check(std::string_view key, std::string_view v, std::uint8_t& out) {
     std::uint8_t b = 0;
     for (auto item : split(v, ',')) {
       if (item == "off") continue;
       if (item == "quiet") {
-        b |= 0x40;  // bc_disable_oob_error_notif (seed 000 §5b, bit 6)
+        b |= 0x40;  // bc_disable_oob_error_notif, bit 6
       } else if (item.rfind("raw:", 0) == 0) {
         auto n = number(std::string(key) + " raw byte", item.substr(4), 0xff);
         if (!n) return false;
@@ -261,7 +262,7 @@ class Assembler {
     std::uint8_t b = 0;
     for (auto item : split(v, ',')) {
       if (item == "err") {
-        b |= 0x04;  // idx_bound_is_err (seed 000 §5c)
+        b |= 0x04;  // idx_bound_is_err (docs/hardware.md#dge-indirect)
       } else if (item == "nonunique") {
         b |= 0x08;
       } else if (item.rfind("gather=", 0) == 0 || item.rfind("scatter=", 0) == 0) {

@@ -42,9 +42,12 @@ std::string nq_eventfd_what(unsigned core, unsigned queue, int efd) {
 }
 
 // The UAPI's -EOPNOTSUPP for the feature-flag ioctl means "no such register
-// on this generation" (seed 000 §9b); say so next to the errno text.
+// on this generation" (docs/hardware.md#generations); say so next to the errno
+// text.
 std::string feature_hint(int err) {
-  return err == EOPNOTSUPP ? " (generation sunda has no feature-flag register, seed 000 §9b)" : "";
+  return err == EOPNOTSUPP ? " (generation sunda has no feature-flag register, "
+                            "docs/hardware.md#generations)"
+                          : "";
 }
 
 }  // namespace

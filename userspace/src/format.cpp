@@ -160,8 +160,9 @@ std::optional<std::pair<std::uint32_t, unsigned>> sreg_before(const EngineProgra
   return v;
 }
 
-/// Why one direction's BOUND_CHECK_REG fails the structural checks of seed
-/// 000 §5c/§5d (docs/device-model.md "DGE copy" step 1).
+/// Why one direction's BOUND_CHECK_REG fails the structural checks of
+/// docs/hardware.md#dge-indirect, #dge-validity (docs/device-model.md "DGE
+/// copy" step 1).
 std::string bc_problem(const char* dir, std::uint8_t b, bool indexed, bool idx_bound_is_err) {
   const bool enabled = b & 0x80, quiet = b & 0x40;
   const unsigned reg = b & 0x3f;

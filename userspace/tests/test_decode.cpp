@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // Every record type decoded from HAND-WRITTEN bytes. Each byte below was
-// written from the offsets in the seeds (seed 000 §3b/§3c/§3d) and
+// written from the offsets in the hardware reference
+// (docs/hardware.md#rec-tpb-error, #rec-error-ids, #rec-dge-metadata) and
 // include/neuron/notification.h, never produced by library code.
 #include <gtest/gtest.h>
 
@@ -31,9 +32,10 @@ T as(const Decoded& d) {
 }
 }  // namespace
 
-// seed 000 §3b: error_id @0, metadata_lo @1..2, header @3, metadata_hi @4..7, timestamp @8.
-// A DGE content OOB: SEQUENCER_NONFATAL (0x09), header 0x9f = phase 1 | TPB_ERROR 0x1f,
-// metadata_hi sequencer arm {block_id 2 (POOL), program_counter 0x1a4, info 0x5c}
+// docs/hardware.md#rec-tpb-error: error_id @0, metadata_lo @1..2, header @3,
+// metadata_hi @4..7, timestamp @8. A DGE content OOB: SEQUENCER_NONFATAL
+// (0x09), header 0x9f = phase 1 | TPB_ERROR 0x1f, metadata_hi sequencer arm
+// {block_id 2 (POOL), program_counter 0x1a4, info 0x5c}
 //   = 0x2 | 0x1a4 << 4 | 0x5c << 16 = 0x005c1a42 -> 42 1a 5c 00,
 // metadata_lo {info_kind 5 DGE_BOUNDS, bc_reg 3, direction 2 dst} = 0x0835 -> 35 08,
 // timestamp 1234567890123 ps = 0x0000011f71fb04cb -> cb 04 fb 71 1f 01 00 00.
@@ -114,10 +116,11 @@ TEST(Decode, TpbErrorIdNamesAreTheSeedEnum) {
   EXPECT_EQ(tpb_error_name(0x2a), "ERROR_0x2a");
 }
 
-// seed 000 §3d DGE_METADATA on POOL (EXPLICIT 0x0e, header 0x8e):
-// word0 = pc 0x12345 | debug_hint 1 << 20 | 0x8e << 24 = 0x8e112345 -> 45 23 11 8e,
-// dma_map 0x8001 -> 01 80, {num_packets 0 (=4096), reserved 0, infer_pc 1, dma_group_id 1} = 0xc000 -> 00 c0,
-// timestamp 1000 ps -> e8 03 00 ...
+// docs/hardware.md#rec-dge-metadata DGE_METADATA on POOL (EXPLICIT 0x0e, header
+// 0x8e): word0 = pc 0x12345 | debug_hint 1 << 20 | 0x8e << 24 = 0x8e112345 ->
+// 45 23 11 8e, dma_map 0x8001 -> 01 80, {num_packets 0 (=4096), reserved 0,
+// infer_pc 1, dma_group_id 1} = 0xc000 -> 00 c0, timestamp 1000 ps -> e8 03 00
+// ...
 const Record kDge = bytes({0x45, 0x23, 0x11, 0x8e, 0x01, 0x80, 0x00, 0xc0,
                            0xe8, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00});
 
@@ -264,7 +267,7 @@ TEST(Decode, ErrorInterruptForm) {
 }
 
 TEST(Decode, AllThirtyTwoTypeCodes) {
-  // hand-written table of the 24 known values (seed 001 §3.1)
+  // hand-written table of the 24 known values (docs/hardware.md#rec-types)
   const std::set<int> known = {0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d,
                                0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x1b, 0x1f};
   ASSERT_EQ(known.size(), 24u);
@@ -353,8 +356,9 @@ TEST(Decode, QueueClassFromDefaultRoute) {
 // Round trips through the ENCODER the device model uses: it fills
 // union neuron_isa_notification through the shared header's bitfields
 // (emulator/qemu/hw/neuron-engine.c, neuron-dge.c). Encoding the same fields
-// that way must give exactly the hand-written bytes above (seed 000 §3b/§3d
-// offsets), and decoding those bytes must give the fields back.
+// that way must give exactly the hand-written bytes above
+// (docs/hardware.md#rec-tpb-error, #rec-dge-metadata offsets), and decoding
+// those bytes must give the fields back.
 TEST(Decode, DeviceEncoderGivesTheHandWrittenTpbErrorBytes) {
   union neuron_isa_notification n;
   std::memset(&n, 0, sizeof n);
@@ -378,7 +382,7 @@ TEST(Decode, DeviceEncoderGivesTheHandWrittenTpbErrorBytes) {
 }
 
 // The generic 48-bit arm: metadata 0xabcdef012345 split lo @1 (0x2345) / hi @4
-// (0xabcdef01) around the header byte @3 (seed 000 §3b GOTCHA).
+// (0xabcdef01) around the header byte @3 (docs/hardware.md#rec-tpb-error).
 TEST(Decode, DeviceEncoderGivesTheHandWrittenGenericArmBytes) {
   const Record want = bytes({0x01, 0x45, 0x23, 0xff, 0x01, 0xef, 0xcd, 0xab, 1, 0, 0, 0, 0, 0, 0, 0});
   union neuron_isa_notification n;

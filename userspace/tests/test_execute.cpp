@@ -213,8 +213,9 @@ TEST(Execute, OverflowSeenIsSwNqOverflow) {
   EXPECT_LT(r.elapsed, std::chrono::milliseconds(300));  // the overflow ends the wait
 }
 
-// seed 001 §6: the overflow CAUSE (tpb_notific_intr_2 on a core in use), read
-// from the device's event stream, confirmed by our queue's overflow count.
+// docs/hardware.md#intr-edge: the overflow CAUSE (tpb_notific_intr_2 on a core
+// in use), read from the device's event stream, confirmed by our queue's
+// overflow count.
 TEST(Execute, OverflowEdgeIsSwNqOverflow) {
   FakeTarget t;
   t.stuck = true;  // no completion would ever come

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// The Reaper (seed 001 §5.1) on fake queues that raise their threshold edge
-// exactly like the device (once, re-armed only by a HEAD write): no record
-// lost or reordered, waiters completed through their own eventfd, no
+// The Reaper (docs/hardware.md#completion) on fake queues that raise their
+// threshold edge exactly like the device (once, re-armed only by a HEAD write):
+// no record lost or reordered, waiters completed through their own eventfd, no
 // spinning while idle, RAII shutdown. Options::rescan is 0 (off) in these
 // tests unless said otherwise, so every wake-up comes from an edge: a lost
 // edge would hang a test (bounded by its timeout) instead of being papered over.
@@ -100,7 +100,8 @@ TEST(Reaper, DrainsEveryQueueAndCompletesAWaiterThroughItsEventfd) {
   EXPECT_GT(st.queue_wakes, 0u);
 }
 
-// Seed 001 §5.1: the reap thread sleeps; it does not spin on the ring.
+// docs/hardware.md#completion: the reap thread sleeps; it does not spin on the
+// ring.
 TEST(Reaper, SleepsWhileNothingArrives) {
   std::vector<std::unique_ptr<ReapQueue>> qs;
   qs.push_back(std::make_unique<FakeQueue>(0, 1, 64, 1));

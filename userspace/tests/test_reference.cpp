@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// The seed's reference drain (seed 001 §5) and RingView::drain must return
-// the same records for the same ring, batch by batch.
+// The reference drain transcribed from the real runtime
+// (docs/hardware.md#host-drain) and RingView::drain must return the same
+// records for the same ring, batch by batch.
 #include <gtest/gtest.h>
 
 #include <vector>

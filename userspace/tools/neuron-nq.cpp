@@ -468,12 +468,12 @@ struct Item {
 
 /*
  * Putting two clocks on one axis. Records carry device time: picoseconds of
- * the emulated device's clock (QEMU_CLOCK_VIRTUAL, seed 001 §3: 1 ps units).
- * Edge events carry the guest kernel's CLOCK_MONOTONIC in ns, taken when the
- * interrupt handler ran. There is no register that samples both at once, so
- * the monitor estimates the offset from the records themselves: when the
- * reaper drains a record it reads CLOCK_MONOTONIC; that arrival time is
- * never earlier than the record's true time, so
+ * the emulated device's clock (QEMU_CLOCK_VIRTUAL, docs/hardware.md#timestamp:
+ * 1 ps units). Edge events carry the guest kernel's CLOCK_MONOTONIC in ns,
+ * taken when the interrupt handler ran. There is no register that samples both
+ * at once, so the monitor estimates the offset from the records themselves:
+ * when the reaper drains a record it reads CLOCK_MONOTONIC; that arrival time
+ * is never earlier than the record's true time, so
  *     offset = min over records (arrival_ns - device_ps / 1000)
  * is an upper bound on the true offset that tightens to within one
  * wake-up latency (the fastest record's interrupt + reaper wake-up) as

@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * neuron-tpb: the DGE copy descriptor (seed 000, DESIGN.md §2, the "DGE"
- * section of docs/device-model.md).
+ * neuron-tpb: the DGE copy descriptor (docs/hardware.md#dge,
+ * docs/decisions.md#arch-device, the "DGE" section of docs/device-model.md).
  *
- * Two error severities (seed 000 §4d, §6c):
+ * Two error severities (docs/hardware.md#dge-structural, #dge-recovery):
  *  - structural: a BOUND_CHECK_REG or the indirect flags fail the validity
- *    predicates of seed 000 §5c/§5d, or the backend is not one we know:
- *    HandleIllegalInstr, i.e. SEQUENCER_FATAL and the engine halts. Checked
- *    at decode, before INST_START.
+ *    predicates of docs/hardware.md#dge-indirect, #dge-validity, or the backend
+ *    is not one we know: HandleIllegalInstr, i.e. SEQUENCER_FATAL and the
+ *    engine halts. Checked at decode, before INST_START.
  *  - content: an address beyond its direction's bound (addr <= limit fails,
- *    seed 000 §2b): the descriptor is not emitted; a SEQUENCER_NONFATAL
- *    TPB_ERROR is written iff FEATURE_FLAGS bit 1 is set and that direction's
- *    bc_disable_oob_error_notif is 0 (seed 000 §5e); the engine continues.
- * "No backend" does nothing and continues (seed 000 §7b). A copy that is
- * emitted is done in device memory and, with bit 1 set, announced by a
- * DGE_METADATA record (seed 000 §3d).
+ *    docs/hardware.md#dge-detect): the descriptor is not emitted; a
+ *    SEQUENCER_NONFATAL TPB_ERROR is written iff FEATURE_FLAGS bit 1 is set and
+ *    that direction's bc_disable_oob_error_notif is 0
+ *    (docs/hardware.md#dge-gating); the engine continues.
+ * "No backend" does nothing and continues (docs/hardware.md#dge-recovery). A
+ * copy that is emitted is done in device memory and, with bit 1 set, announced
+ * by a DGE_METADATA record (docs/hardware.md#rec-dge-metadata).
  */
 
 #include "qemu/osdep.h"
@@ -48,15 +49,18 @@ uint16_t neuron_crc16(const uint8_t *data, uint64_t len)
 }
 
 /*
- * is_valid_register_read_with_marker (seed 000 §5d): the limit is
- * $S[bc_reg] | $S[bc_reg + 1] << 32, so both registers must exist.
+ * is_valid_register_read_with_marker (docs/hardware.md#dge-validity): the limit
+ * is $S[bc_reg] | $S[bc_reg + 1] << 32, so both registers must exist.
  */
 static bool neuron_dge_reg_read_ok(unsigned int reg)
 {
     return reg + 1 < NEURON_ENG_NUM_SREGS;
 }
 
-/* seed 000 §5d has_valid_bound_check_reg: all zero, or enabled and readable */
+/*
+ * has_valid_bound_check_reg (docs/hardware.md#dge-validity): all zero, or
+ * enabled and readable
+ */
 static bool neuron_dge_bc_valid(struct neuron_isa_tpb_bound_check_reg bc)
 {
     return (!bc.bc_enabled && !bc.bc_reg && !bc.bc_disable_oob_error_notif) ||
@@ -64,9 +68,9 @@ static bool neuron_dge_bc_valid(struct neuron_isa_tpb_bound_check_reg bc)
 }
 
 /*
- * seed 000 §5c has_valid_idx_bound_check_reg, for an indexed direction: the
- * base predicate (our reading of _no_flags), and an index OOB may not be both
- * silent and not an error.
+ * docs/hardware.md#dge-indirect has_valid_idx_bound_check_reg, for an indexed
+ * direction: the base predicate (our reading of _no_flags), and an index OOB
+ * may not be both silent and not an error.
  */
 static bool neuron_dge_idx_bc_valid(struct neuron_isa_tpb_bound_check_reg bc,
                                     struct neuron_isa_tpb_dma_indirect_flags fl)
@@ -146,8 +150,8 @@ uint16_t neuron_dge_input_crc(NeuronEngine *e)
 }
 
 /*
- * The bounds check of one direction (seed 000 §2b: addr <= limit). The
- * address checked is the last byte the copy touches.
+ * The bounds check of one direction (docs/hardware.md#dge-detect: addr <=
+ * limit). The address checked is the last byte the copy touches.
  * Returns true if the direction is out of bounds.
  */
 static bool neuron_dge_oob(NeuronEngine *e,
@@ -163,7 +167,7 @@ static bool neuron_dge_oob(NeuronEngine *e,
     return *last > *limit;
 }
 
-/* Success-path "DGE packet notification" (seed 000 §3d). */
+/* Success-path "DGE packet notification" (docs/hardware.md#rec-dge-metadata) */
 static void neuron_dge_metadata_record(NeuronEngine *e)
 {
     union neuron_isa_notification rec = { };
@@ -204,9 +208,9 @@ NeuronOpResult neuron_dge_exec(NeuronEngine *e)
     }
     if (oob) {
         /*
-         * Gate 2 per failing direction (seed 000 §5b); on an indexed
-         * direction idx_bound_is_err makes the OOB an error to report
-         * whatever the suppress bit says (seed 000 §5c).
+         * Gate 2 per failing direction (docs/hardware.md#dge-bounds-reg); on an
+         * indexed direction idx_bound_is_err makes the OOB an error to report
+         * whatever the suppress bit says (docs/hardware.md#dge-indirect).
          */
         if ((oob & NEURON_DGE_DIR_SRC) &&
             (!d.bc_src.bc_disable_oob_error_notif ||

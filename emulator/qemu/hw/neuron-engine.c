@@ -152,16 +152,17 @@ static void neuron_engine_evtsem_update(NeuronEngine *e, unsigned int mode,
 }
 
 /**
- * neuron_engine_error_record() - a TPB_ERROR record (seed 000 §3b)
+ * neuron_engine_error_record() - a TPB_ERROR record
+ * (docs/hardware.md#rec-tpb-error)
  * @error_id:  enum neuron_isa_tpb_error_type, byte 0
  * @info_kind: enum neuron_isa_seq_info_kind, metadata_lo
- * @info:      metadata_hi.info (seed 000 §3c)
+ * @info:      metadata_hi.info (docs/hardware.md#rec-error-ids)
  * @bc_reg:    metadata_lo bc_reg (DGE bounds errors, else 0)
  * @direction: metadata_lo direction, enum neuron_dge_direction bits
  *
  * metadata_hi carries the sequencer arm {block_id = engine, program_counter
- * = PC, info} (seed 000 §3c CORRECTION), so the host can tell which engine
- * and instruction raised it on the shared errors queue.
+ * = PC, info} (docs/hardware.md#rec-seq-metadata), so the host can tell which
+ * engine and instruction raised it on the shared errors queue.
  */
 void neuron_engine_error_record(NeuronEngine *e, uint8_t error_id,
                                 unsigned int info_kind, uint8_t info,
@@ -186,7 +187,7 @@ void neuron_engine_error_record(NeuronEngine *e, uint8_t error_id,
  *
  * The record is written first (stalling like any other); the engine then
  * enters HALTED and raises intr_6. No completion follows: the host sees a
- * timeout (seed 001 §6.1). Only CTRL.RESET leaves HALTED.
+ * timeout (docs/hardware.md#timeout). Only CTRL.RESET leaves HALTED.
  */
 void neuron_engine_set_fatal(NeuronEngine *e, unsigned int info_kind,
                              uint8_t info, unsigned int bc_reg,
@@ -242,7 +243,8 @@ void neuron_engine_log(NeuronEngine *e, const char *fmt, ...)
  * Rejects encodings the engine cannot execute: unknown opcode, nonzero
  * reserved fields, out-of-range modes or indices (docs/device-model.md:
  * SEQUENCER_FATAL, info_kind BAD_OPCODE, info = opcode). DGE_COPY has its
- * own structural checks (seed 000 §4d, §5c, §5d).
+ * own structural checks (docs/hardware.md#dge-structural, #dge-indirect,
+ * #dge-validity).
  */
 static bool neuron_engine_decode_ok(NeuronEngine *e)
 {
@@ -262,7 +264,8 @@ static bool neuron_engine_decode_ok(NeuronEngine *e)
         why = "EVENTS.update_mode out of range";
     } else if (in->opcode == NEURON_OP_DGE_COPY) {
         if (s->gen == NEURON_GEN_SUNDA) {
-            why = "DGE_COPY is illegal on gen sunda (no DGE, seed 000 §9)";
+            why = "DGE_COPY is illegal on gen sunda "
+                  "(no DGE, docs/hardware.md#generations)";
         } else {
             return neuron_dge_decode_ok(e);
         }
@@ -659,7 +662,7 @@ uint32_t neuron_engine_read(NeuronEngine *e, hwaddr off)
     case NEURON_ENG_EXEC_COUNT:
         return e->exec_count;
     case NEURON_ENG_FEATURE_FLAGS:
-        /* seed 000 §9b: sunda has no NEURON_FEATURE_FLAGS register */
+        /* sunda has no NEURON_FEATURE_FLAGS (docs/hardware.md#generations) */
         return s->gen == NEURON_GEN_SUNDA ? 0 : e->feature_flags;
     case NEURON_ENG_LAST_ERROR:
         return e->last_error;
@@ -714,7 +717,8 @@ void neuron_engine_write(NeuronEngine *e, hwaddr off, uint32_t val)
     case NEURON_ENG_FEATURE_FLAGS:
         if (s->gen == NEURON_GEN_SUNDA) {
             neuron_engine_log(e, "FEATURE_FLAGS write ignored: gen sunda has "
-                              "no feature-flag register (seed 000 §9b)");
+                              "no feature-flag register "
+                              "(docs/hardware.md#generations)");
             break;
         }
         if (val & ~NEURON_FEATURE_MASK) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * neuron-tpb: the per-core EVT_SEM unit (seed 001 §7.2): 256 events (0/1)
- * and 256 32-bit semaphores, with the MMIO windows EVENT +0x0, READ +0x1000,
- * SET +0x1400, INC +0x1800, DEC +0x1C00 (one 32-bit register per index).
+ * neuron-tpb: the per-core EVT_SEM unit (docs/hardware.md#evt-sem): 256 events
+ * (0/1) and 256 32-bit semaphores, with the MMIO windows EVENT +0x0, READ
+ * +0x1000, SET +0x1400, INC +0x1800, DEC +0x1C00 (one 32-bit register per
+ * index).
  *
  * Semaphore arithmetic is modulo 2^32 and comparisons are unsigned. Any
  * change, from the host or an engine, wakes the core's waiting engines.

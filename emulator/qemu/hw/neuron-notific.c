@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * neuron-tpb: the per-core NOTIFIC block (seed 001 §4, docs/device-model.md
- * "NOTIFIC block").
+ * neuron-tpb: the per-core NOTIFIC block (docs/hardware.md#notific,
+ * docs/device-model.md "NOTIFIC block").
  *
  * Ten software notification queues (NQs). Each is a ring of 16-byte records
  * in host memory (written by DMA) or in device memory (BAR4, with
@@ -32,9 +32,9 @@
 /**
  * neuron_timestamp_ps() - the NOTIFIC timestamp, in picoseconds
  *
- * seed 001 §3 NOTE: a 64-bit free-running counter in 1 ps units, snapshotted
- * into byte 8 of every record. QEMU_CLOCK_VIRTUAL ns * 1000 (TIMESTAMP_INC
- * reads 1000): monotonic, and stops with the VM.
+ * docs/hardware.md#timestamp: a 64-bit free-running counter in 1 ps units,
+ * snapshotted into byte 8 of every record. QEMU_CLOCK_VIRTUAL ns * 1000
+ * (TIMESTAMP_INC reads 1000): monotonic, and stops with the VM.
  */
 uint64_t neuron_timestamp_ps(void)
 {
@@ -180,7 +180,8 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
  * the oldest unread record (and wins over backpressure); SW_BACKPRESSURE
  * makes the producer stall; with neither the record is lost as an input
  * buffer overflow (intr_3). A disabled queue drops the record (intr_1,
- * seed 001 §4); so does a failed ring write (intr_4, device DMA fault).
+ * docs/hardware.md#nq-backpressure); so does a failed ring write (intr_4,
+ * device DMA fault).
  */
 NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
                                      union neuron_isa_notification *rec,

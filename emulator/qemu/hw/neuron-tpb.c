@@ -10,7 +10,7 @@
  *
  * BAR0  1 MiB 64-bit MMIO: global page at 0, core c at 0x10000 * (c + 1).
  * BAR2  MSI-X table + PBA: vector c = core c's NOTIFIC summary, then the
- *       throttle edge, then device faults (DESIGN.md §2).
+ *       throttle edge, then device faults (docs/decisions.md#msix-vectors).
  * BAR4  device memory ("HBM"), 64-bit prefetchable RAM: rings with
  *       CTRL.DEVICE_MEM, engine programs, DGE buffers.
  *
@@ -82,9 +82,9 @@ void neuron_fault_raise(NeuronTPBState *s, uint32_t bits)
 /**
  * neuron_throttle_edge() - the throttle (HAM) source asserts its edge
  *
- * Every assertion is an edge on the throttle vector (seed 001 §2: the
- * throttle class is the driver-managed channel); THROTTLE_STATUS bit 0
- * records that one was seen until the host clears it.
+ * Every assertion is an edge on the throttle vector (the throttle class is
+ * the driver-managed channel, docs/hardware.md#throttle); THROTTLE_STATUS
+ * bit 0 records that one was seen until the host clears it.
  */
 void neuron_throttle_edge(NeuronTPBState *s)
 {

@@ -5,8 +5,9 @@
  * Register, record and instruction layouts are not defined here: they come
  * from the project's shared headers (include/neuron/), copied into QEMU's
  * include/neuron/ by emulator/qemu/build-qemu.sh. Behaviour follows
- * docs/device-model.md; seed 001 (device-to-host notification path) and
- * seed 000 (DGE error notifications) are the hardware spec.
+ * docs/device-model.md; docs/hardware.md says which of it is the real
+ * hardware's (the notification path, the DGE error notifications) and which
+ * is ours.
  */
 #ifndef HW_MISC_NEURON_TPB_H
 #define HW_MISC_NEURON_TPB_H
@@ -35,7 +36,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(NeuronTPBState, NEURON_TPB)
 typedef struct NeuronCore NeuronCore;
 
 /**
- * struct NeuronQueue - one software notification queue (seed 001 §4)
+ * struct NeuronQueue - one software notification queue
+ * (docs/hardware.md#notific)
  * @base:       ring address: a bus address, or a BAR4 offset if
  *              @ctrl has NEURON_NQ_CTRL_DEVICE_MEM
  * @size:       ring bytes (power of two, >= NEURON_NQ_MIN_BYTES)
@@ -114,7 +116,7 @@ typedef struct NeuronEngine {
     uint32_t pc;                        /* current/next instruction index */
     uint32_t soft_reset_counter;        /* programs started */
     uint32_t exec_count;                /* instructions retired */
-    uint32_t feature_flags;             /* local reg 38 (seed 000 §5a) */
+    uint32_t feature_flags;             /* local reg 38 */
     uint32_t last_error;                /* error_id of the last fatal error */
     uint32_t sreg[NEURON_ENG_NUM_SREGS]; /* $S registers */
 

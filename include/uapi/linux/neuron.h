@@ -2,10 +2,11 @@
 /*
  * /dev/neuronN userspace ABI: ioctls and mmap cookies of the neuron driver.
  *
- * Conventions (DESIGN.md §4): magic 'N'; fixed-size structs with explicit
- * padding; every reserved field and unknown flag must be zero or the call
- * fails with -EINVAL. Sizes are in bytes, counts in records (16 bytes) or
- * instructions (32 bytes), times in picoseconds unless a name says otherwise.
+ * Conventions (docs/decisions.md#arch-driver): magic 'N'; fixed-size structs
+ * with explicit padding; every reserved field and unknown flag must be zero or
+ * the call fails with -EINVAL. Sizes are in bytes, counts in records (16 bytes)
+ * or instructions (32 bytes), times in picoseconds unless a name says
+ * otherwise.
  *
  * mmap: offsets are the opaque cookies NEURON_IOC_NQ_INIT returns, valid
  * only on the file that made the queue, MAP_SHARED, the exact length (ring:
@@ -201,10 +202,11 @@ struct neuron_engine_id {
  *		NEURON_FEATURE_FLAGS (local register 38) of every engine of the
  *		core; GET out: the value of the core's PE engine
  *
- * The host owns the register (seed 000 §5a: "NRT is responsible for updating
- * this"). Bit 1 gates every DGE packet notification, success and error
- * (seed 000 §3d, §5e). Errors: -EINVAL (core, op, unknown bits),
- * -EOPNOTSUPP (generation sunda has no feature-flag register, seed 000 §9b).
+ * The host owns the register (docs/hardware.md#dge-feature-flags: "NRT is
+ * responsible for updating this"). Bit 1 gates every DGE packet notification,
+ * success and error (docs/hardware.md#rec-dge-metadata, #dge-gating).
+ * Errors: -EINVAL (core, op, unknown bits), -EOPNOTSUPP (generation sunda has
+ * no feature-flag register, docs/hardware.md#generations).
  */
 struct neuron_feature_flags {
 	__u32 core;
@@ -224,8 +226,9 @@ struct neuron_feature_flags {
  *		the queue (tpb_notific_intr_0 with its THRESHOLD_STATUS bit),
  *		or -1 to unbind. Rebinding replaces the previous eventfd.
  *
- * Lets a reaper sleep on the ring instead of spinning (seed 001 §5.1: the
- * comp_efd chain; DESIGN.md §4). The queue's THRESHOLD (NEURON_IOC_NQ_INIT)
+ * Lets a reaper sleep on the ring instead of spinning
+ * (docs/hardware.md#completion: the comp_efd chain;
+ * docs/decisions.md#arch-driver). The queue's THRESHOLD (NEURON_IOC_NQ_INIT)
  * says how many unread records make the interrupt; a HEAD write re-arms it.
  * Errors: -EINVAL (range, reserved), -ENOENT (queue not made by this file),
  * -EBADF (@fd is not an open file), -EINVAL (@fd is not an eventfd).
@@ -238,7 +241,7 @@ struct neuron_nq_eventfd {
 	__u64 reserved;
 };
 
-/* NEURON_IOC_EVT_SEM operations (seed 001 §7.2 windows) */
+/* NEURON_IOC_EVT_SEM operations (docs/hardware.md#evt-sem-windows) */
 enum neuron_evt_sem_op {
 	NEURON_SEM_READ = 0,		/* value = semaphore */
 	NEURON_SEM_SET = 1,		/* semaphore = value */
@@ -271,8 +274,8 @@ struct neuron_evt_sem {
 /**
  * struct neuron_throttle - NEURON_IOC_THROTTLE (in)
  * @enable:	1: arm throttle notifications (records to the throttle class
- *		queue, NUM4, seed 001 §2 ndl_enable_throttling_notifications),
- *		0: disarm. The throttle MSI-X edge is counted either way.
+ *		queue, NUM4, docs/hardware.md#throttle), 0: disarm. The
+ *		throttle MSI-X edge is counted either way.
  * Errors: -EINVAL (enable not 0/1, reserved).
  */
 struct neuron_throttle {
@@ -352,7 +355,8 @@ struct neuron_event {
 };
 
 /*
- * Generic netlink family NEURON_GENL_NAME (DESIGN.md §4), strict policies:
+ * Generic netlink family NEURON_GENL_NAME (docs/decisions.md#arch-driver),
+ * strict policies:
  *   NEURON_CMD_GET_DEVICE  do (NEURON_A_DEVICE required) and dump: device
  *                          attributes and per-core edge counters
  *   NEURON_CMD_GET_NQ      dump (NEURON_A_DEVICE optional filter): one message

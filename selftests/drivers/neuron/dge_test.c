@@ -1,29 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kselftests of the DGE error-notification path (seed 000, issue 4) against
- * the emulated device, through the driver's ioctls and mapped rings:
+ * kselftests of the DGE error-notification path (docs/hardware.md#dge, issue 4)
+ * against the emulated device, through the driver's ioctls and mapped rings:
  *
  *  - the gating matrix: NEURON_FEATURE_FLAGS bit 1 x per-direction
  *    bc_disable_oob_error_notif x OOB on {none, src, dst, both}, for direct
  *    descriptors and indexed ones (gather, scatter, both) with
  *    idx_bound_is_err 0/1: which records reach the errors queue (3) and the
  *    DGE queue (5), byte for byte; that an OOB descriptor moved no bytes;
- *    that the engine goes on after a content OOB (seed 000 §7);
- *  - the structural leg (§4d, §5c, §5d): SEQUENCER_FATAL, engine HALTED,
- *    no completion (timeout), SUBMIT -EIO, reset, a new program works;
+ *    that the engine goes on after a content OOB
+ *    (docs/hardware.md#dge-recovery);
+ *  - the structural leg (docs/hardware.md#dge-structural, #dge-indirect,
+ *    #dge-validity): SEQUENCER_FATAL, engine HALTED, no completion (timeout),
+ *    SUBMIT -EIO, reset, a new program works;
  *  - "no backend", the wide-offset limit register, a copy leaving device
  *    memory, the block_id of every engine;
  *  - NEURON_IOC_FEATURE_FLAGS: round trip and bad inputs;
- *  - generation sunda (§9): no feature-flag register (-EOPNOTSUPP) and
- *    DGE_COPY is an illegal instruction.
+ *  - generation sunda (docs/hardware.md#generations): no feature-flag register
+ *    (-EOPNOTSUPP) and DGE_COPY is an illegal instruction.
  *
  * The binary reads the generation from NEURON_IOC_DEVICE_INFO and runs the
  * matching set of fixtures (main() below): the "sunda" fixture on a sunda
  * device, every other fixture on cayman. Tests that do not apply are not
  * registered at all, so the run has no SKIP lines.
  *
- * Expected values are written by hand from the seed (record offsets §3b,
- * error ids §3c, DGE metadata §3d, gates §5) and the device contract
+ * Expected values are written by hand from the hardware reference (record
+ * offsets, error ids, DGE metadata and gates: docs/hardware.md#rec-tpb-error,
+ * #rec-error-ids, #rec-dge-metadata, #dge-gating) and the device contract
  * (docs/device-model.md, "DGE copy"), never taken from the device code.
  *
  * How "no bytes moved" is proven. Device memory is not mapped to user
@@ -67,10 +70,16 @@
 #define FEAT_OFF	(NEURON_FEATURE_DVE_PERF_MODE | NEURON_FEATURE_EVT_ACCEL_ADDR)
 #define FEAT_ON		NEURON_FEATURE_DGE_PACKET_NOTIF
 
-/* BOUND_CHECK_REG byte (seed 000 §5b): bc_reg bits 0-5, suppress bit 6, enabled bit 7 */
+/*
+ * BOUND_CHECK_REG byte (docs/hardware.md#dge-bounds-reg): bc_reg bits 0-5,
+ * suppress bit 6, enabled bit 7
+ */
 #define BC(reg, sup)	((uint8_t)(0x80 | ((sup) ? 0x40 : 0) | (reg)))
 #define BC_OFF		0x00
-/* DMA_INDIRECT_FLAGS byte (seed 000 §5c): indirect_mode bits 0-1, idx_bound_is_err bit 2 */
+/*
+ * DMA_INDIRECT_FLAGS byte (docs/hardware.md#dge-indirect): indirect_mode
+ * bits 0-1, idx_bound_is_err bit 2
+ */
 #define IND(mode, ibe)	((uint8_t)((mode) | ((ibe) ? 0x04 : 0)))
 #define MODE_GATHER	1	/* source indexed (contract: indirect_mode bit 0) */
 #define MODE_SCATTER	2	/* destination indexed (bit 1) */
@@ -165,7 +174,7 @@ static struct neuron_emu_insn notify(uint16_t hint, uint16_t ext)
 /*
  * A DGE_COPY built from raw bytes (emu_isa.h: src @0, dst @4, length @8,
  * bc_src @12, bc_dst @13, indirect flags @14, backend @15), so the bit
- * positions of the seed's one-byte structs are the ones written above.
+ * positions of the hardware's one-byte structs are the ones written above.
  */
 static struct neuron_emu_insn dge(uint32_t src, uint32_t dst, uint32_t len,
 				  uint8_t bc_src, uint8_t bc_dst, uint8_t ind,
@@ -323,10 +332,10 @@ static uint8_t header_byte(uint8_t type, const struct rec *x)
 }
 
 /*
- * A TPB_ERROR record, byte by byte (seed 000 §3b): error_id @0, metadata_lo
- * @1..2 {info_kind:4, bc_reg:6, direction:2}, header @3 (notific_type
- * TPB_ERROR 0x1f), metadata_hi @4..7 sequencer arm {block_id:4,
- * program_counter:12, info:8} (§3c CORRECTION), timestamp @8.
+ * A TPB_ERROR record, byte by byte (docs/hardware.md#rec-tpb-error,
+ * #rec-seq-metadata): error_id @0, metadata_lo @1..2 {info_kind:4, bc_reg:6,
+ * direction:2}, header @3 (notific_type TPB_ERROR 0x1f), metadata_hi @4..7
+ * sequencer arm {block_id:4, program_counter:12, info:8}, timestamp @8.
  */
 static void check_tpb_error(struct __test_metadata *_metadata, const struct rec *x,
 			    uint8_t error_id, unsigned int kind, unsigned int bc_reg,
@@ -362,15 +371,15 @@ static void check_tpb_error(struct __test_metadata *_metadata, const struct rec 
 }
 
 /*
- * A DGE_METADATA record (seed 000 §3d) for a successful copy at @pc:
- * bits 0-19 program_counter, 20-23 debug_hint = METADATA_TYPE_DGE 0x1,
- * header @3 with the engine's EXPLICIT type, dma_map @4 = 0x0001,
+ * A DGE_METADATA record (docs/hardware.md#rec-dge-metadata) for a successful
+ * copy at @pc: bits 0-19 program_counter, 20-23 debug_hint = METADATA_TYPE_DGE
+ * 0x1, header @3 with the engine's EXPLICIT type, dma_map @4 = 0x0001,
  * num_packets:12 @6 = 1 (contract), timestamp @8.
  */
 static void check_dge_metadata(struct __test_metadata *_metadata, const struct rec *x,
 			       unsigned int engine, unsigned int pc, const char *what)
 {
-	uint8_t type = (uint8_t)(0x04 + 4 * engine + 2);	/* seed 001 §3.1 EXPLICIT */
+	uint8_t type = (uint8_t)(0x04 + 4 * engine + 2);	/* EXPLICIT */
 	uint8_t want[8] = {
 		(uint8_t)pc, (uint8_t)(pc >> 8), (uint8_t)(((pc >> 16) & 0xf) | 0x1 << 4),
 		header_byte(type, x), 0x01, 0x00, 0x01, 0x00,
@@ -507,7 +516,10 @@ static void build_case(const struct dge_env *env, unsigned int engine,
 	pattern((uint8_t *)&p[PC_DATA_Y], 1);
 }
 
-/* What the seed and the contract say one matrix case does. */
+/*
+ * What the hardware (docs/hardware.md#dge-gating) and the contract say one
+ * matrix case does.
+ */
 struct dge_expect {
 	unsigned int fatal;	/* structural failure bits (src 1, dst 2), 0 if valid */
 	unsigned int oob;	/* failing directions */
@@ -526,8 +538,9 @@ static struct dge_expect expect_case(unsigned int features, unsigned int mode,
 	struct dge_expect x = { .oob = oob };
 
 	/*
-	 * §5c has_valid_idx_bound_check_reg: an indexed direction needs
-	 * idx_bound_is_err == 1 || bc_disable_oob_error_notif == 0.
+	 * has_valid_idx_bound_check_reg (docs/hardware.md#dge-indirect): an
+	 * indexed direction needs idx_bound_is_err == 1 ||
+	 * bc_disable_oob_error_notif == 0.
 	 */
 	if (idx_src && src_sup && !ibe)
 		x.fatal |= DIR_SRC;
@@ -536,25 +549,31 @@ static struct dge_expect expect_case(unsigned int features, unsigned int mode,
 	if (x.fatal)
 		return x;
 	/*
-	 * §5e gate 2 per failing direction: suppress bit clear, or (§5c) an
-	 * indexed direction whose index OOB is declared an error.
+	 * Gate 2 per failing direction (docs/hardware.md#dge-gating): suppress
+	 * bit clear, or (docs/hardware.md#dge-indirect) an indexed direction
+	 * whose index OOB is declared an error.
 	 */
 	if ((oob & DIR_SRC) && (!src_sup || (idx_src && ibe)))
 		x.reported |= DIR_SRC;
 	if ((oob & DIR_DST) && (!dst_sup || (idx_dst && ibe)))
 		x.reported |= DIR_DST;
-	x.err_record = bit1 && x.reported;	/* §5e gate 1 AND gate 2 */
-	x.moved = !oob;				/* §7b: not emitted on any OOB */
-	x.meta_record = bit1 && x.moved;	/* §3d: success, bit 1 set */
+	/*
+	 * Gate 1 AND gate 2; any OOB skips the copy
+	 * (docs/hardware.md#dge-recovery); a copy with bit 1 set is announced
+	 * (docs/hardware.md#rec-dge-metadata).
+	 */
+	x.err_record = bit1 && x.reported;
+	x.moved = !oob;
+	x.meta_record = bit1 && x.moved;
 	return x;
 }
 
 /*
  * A case program whose descriptor at PC_TEST is structurally invalid
- * (§4d HandleIllegalInstr): rejected at decode, before its INST_START; one
- * SEQUENCER_FATAL record; HALTED with PC on it and LAST_ERROR 0x0a; no
- * completion; SUBMIT -EIO; then reset, and the first new program finds D
- * still holding X (nothing moved) and completes.
+ * (HandleIllegalInstr, docs/hardware.md#dge-structural): rejected at decode,
+ * before its INST_START; one SEQUENCER_FATAL record; HALTED with PC on it and
+ * LAST_ERROR 0x0a; no completion; SUBMIT -EIO; then reset, and the first new
+ * program finds D still holding X (nothing moved) and completes.
  */
 static void check_fatal(struct __test_metadata *_metadata, struct dge_env *env,
 			unsigned int engine, const struct collected *c, int state,
@@ -737,7 +756,7 @@ FIXTURE_VARIANT(dge_structural)
 	unsigned int info, bc_reg, dir;
 };
 
-/* §5d: disabled but not all zero */
+/* docs/hardware.md#dge-validity: disabled but not all zero */
 FIXTURE_VARIANT_ADD(dge_structural, src_disabled_with_reg) {
 	.bc_src = 0x05, .bc_dst = BC(DST_REG, 0), .backend = NEURON_DGE_BACKEND_POOL,
 	.features = FEAT_ON, .info = 1, .bc_reg = 5, .dir = DIR_SRC,
@@ -746,7 +765,7 @@ FIXTURE_VARIANT_ADD(dge_structural, dst_disabled_with_suppress) {
 	.bc_src = BC(SRC_REG, 0), .bc_dst = 0x40, .backend = NEURON_DGE_BACKEND_POOL,
 	.features = FEAT_OFF, .info = 2, .bc_reg = 0, .dir = DIR_DST,
 };
-/* §5d: enabled, but $S[63 + 1] does not exist */
+/* docs/hardware.md#dge-validity: enabled, but $S[63 + 1] does not exist */
 FIXTURE_VARIANT_ADD(dge_structural, src_reg_63) {
 	.bc_src = BC(63, 0), .bc_dst = BC(DST_REG, 0), .backend = NEURON_DGE_BACKEND_POOL,
 	.features = FEAT_ON, .info = 1, .bc_reg = 63, .dir = DIR_SRC,
@@ -759,7 +778,7 @@ FIXTURE_VARIANT_ADD(dge_structural, both_invalid) {
 	.bc_src = 0x41, .bc_dst = BC(63, 0), .backend = NEURON_DGE_BACKEND_POOL,
 	.features = FEAT_ON, .info = 3, .bc_reg = 1, .dir = DIR_SRC | DIR_DST,
 };
-/* §5c: an indexed direction may not be silent and not an error */
+/* docs/hardware.md#dge-indirect: an indexed OOB is an error or reported */
 FIXTURE_VARIANT_ADD(dge_structural, gather_suppressed_not_err) {
 	.bc_src = BC(SRC_REG, 1), .bc_dst = BC(DST_REG, 0), .ind = IND(MODE_GATHER, 0),
 	.backend = NEURON_DGE_BACKEND_POOL,
@@ -850,10 +869,10 @@ FIXTURE_TEARDOWN(dge)
 }
 
 /*
- * Seed 000 §2a/§7b "NO BACKEND FOUND, doing nothing": no bounds check, no
- * record, no copy, the engine goes on. Tried with limits that would fail
- * both directions (suppress bits clear, bit 1 set: a checked descriptor
- * would report) and with limits that would pass.
+ * docs/hardware.md#dge-detect, #dge-recovery "NO BACKEND FOUND, doing nothing":
+ * no bounds check, no record, no copy, the engine goes on. Tried with limits
+ * that would fail both directions (suppress bits clear, bit 1 set: a checked
+ * descriptor would report) and with limits that would pass.
  */
 TEST_F(dge, no_backend_does_nothing)
 {
@@ -894,10 +913,10 @@ TEST_F(dge, no_backend_does_nothing)
 }
 
 /*
- * Wide offsets: the limit is $S[bc_reg] | $S[bc_reg + 1] << 32 (seed 000
- * §5b "bc_reg+1 = high 32 b"), with bc_reg 62, the highest valid one.
- * Limit 0x100 fails the destination; then $S[63] = 1 makes the limit
- * 0x1_0000_0100 and the same descriptor copies.
+ * Wide offsets: the limit is $S[bc_reg] | $S[bc_reg + 1] << 32
+ * (docs/hardware.md#dge-bounds-reg "bc_reg+1 = high 32 b"), with bc_reg 62, the
+ * highest valid one. Limit 0x100 fails the destination; then $S[63] = 1 makes
+ * the limit 0x1_0000_0100 and the same descriptor copies.
  */
 TEST_F(dge, limit_high_half_from_next_register)
 {
@@ -941,10 +960,10 @@ TEST_F(dge, limit_high_half_from_next_register)
 }
 
 /*
- * Report-and-continue over several descriptors in one program (seed 000
- * §7): three OOB descriptors (reported, suppressed, reported), the
- * completion after them, then a good copy. Exactly two NONFATAL records
- * with their own program counters; the engine ends IDLE.
+ * Report-and-continue over several descriptors in one program
+ * (docs/hardware.md#dge-recovery): three OOB descriptors (reported, suppressed,
+ * reported), the completion after them, then a good copy. Exactly two NONFATAL
+ * records with their own program counters; the engine ends IDLE.
  */
 TEST_F(dge, several_oob_report_and_continue)
 {
@@ -985,7 +1004,8 @@ TEST_F(dge, several_oob_report_and_continue)
 
 /*
  * block_id names the issuing engine and DGE_METADATA carries its EXPLICIT
- * type, on every engine of the core (seed 000 §3c CORRECTION, §3d).
+ * type, on every engine of the core (docs/hardware.md#rec-seq-metadata,
+ * #rec-dge-metadata).
  */
 TEST_F(dge, every_engine)
 {
@@ -1155,7 +1175,7 @@ TEST_F(feature_flags, kept_across_engine_reset)
 	EXPECT_EQ(NEURON_FEATURE_DGE_PACKET_NOTIF, flags);
 }
 
-/* ---- generation sunda (seed 000 §9) ------------------------------------------ */
+/* ---- generation sunda (docs/hardware.md#generations) --------------------- */
 
 FIXTURE(sunda)
 {
@@ -1179,7 +1199,7 @@ TEST_F(sunda, device_info_gen)
 	EXPECT_EQ(NEURON_ENGINES_PER_CORE, self->env.info.engines_per_core);
 }
 
-/* §9b: no local_reg_defines.h on sunda: no NEURON_FEATURE_FLAGS register */
+/* no NEURON_FEATURE_FLAGS register on sunda (docs/hardware.md#generations) */
 TEST_F(sunda, feature_flags_eopnotsupp)
 {
 	__u32 flags;
@@ -1193,9 +1213,9 @@ TEST_F(sunda, feature_flags_eopnotsupp)
 }
 
 /*
- * §9a: no DGE emitter on sunda: DGE_COPY is an illegal instruction
- * (contract: SEQUENCER_FATAL, info_kind BAD_OPCODE, info = opcode 0x0b),
- * whatever its descriptor, on any engine: HALTED, no completion, SUBMIT
+ * docs/hardware.md#generations: no DGE emitter on sunda: DGE_COPY is an illegal
+ * instruction (contract: SEQUENCER_FATAL, info_kind BAD_OPCODE, info = opcode
+ * 0x0b), whatever its descriptor, on any engine: HALTED, no completion, SUBMIT
  * -EIO until reset, then a program without DGE runs.
  */
 TEST_F(sunda, dge_copy_is_illegal)

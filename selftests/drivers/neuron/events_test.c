@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kselftests of the neuron driver's interrupt edges and their three
- * delivery channels (issue 5; seed 001 §1, §2, §5.1, §6, §7.2; DESIGN.md
- * §4): every edge provoked on purpose and seen through read()/poll() of
- * /dev/neuron0, through the eventfd bound to a queue (threshold edges) and
- * as a generic netlink multicast on family "neuron", group "events"; the
- * overflow policies (lossless backpressure under a 100,000-record load,
- * lossy ignore-full with the gap detected); two engines synchronising
- * through EVT_SEM; the feature-flag, EVT_SEM, THROTTLE and NQ_EVENTFD
- * ioctls; the netlink family's requests, good and bad; remove() with
- * blocked readers, bound eventfds and netlink listeners.
+ * delivery channels (issue 5; docs/hardware.md#host-paths, #throttle,
+ * #completion, #intr-edge, #evt-sem; docs/decisions.md#arch-driver): every edge
+ * provoked on purpose and seen through read()/poll() of /dev/neuron0, through
+ * the eventfd bound to a queue (threshold edges) and as a generic netlink
+ * multicast on family "neuron", group "events"; the overflow policies (lossless
+ * backpressure under a 100,000-record load, lossy ignore-full with the gap
+ * detected); two engines synchronising through EVT_SEM; the feature-flag,
+ * EVT_SEM, THROTTLE and NQ_EVENTFD ioctls; the netlink family's requests, good
+ * and bad; remove() with blocked readers, bound eventfds and netlink listeners.
  *
  * Expected values come from the UAPI header (include/uapi/linux/neuron.h),
  * the register map (include/neuron/regs.h) and the device contract
@@ -720,7 +720,7 @@ TEST_F(edge, threshold_eventfd)
 	close(efd);
 }
 
-/* intr_1: a record routed to a disabled queue is dropped (seed 001 §4). */
+/* intr_1 (docs/hardware.md#intr-causes): a disabled queue drops the record */
 TEST_F(edge, disabled_queue_intr1)
 {
 	struct neuron_emu_insn prog[1] = { notify_insn(7) };
@@ -1240,10 +1240,10 @@ TEST_F(edge, ignore_full_overwrite_detected)
 #define ROUNDS	20
 
 /*
- * Two engines hand work to each other (seed 001 §7.2, §7.3): ACT counts C
- * and posts A; PE waits for A (WAIT_GE_AND_DEC), counts C and posts B; ACT
- * waits for B, and so on. The EVT_SEM records on queue 2 must show C going
- * 1, 2, 3, ... alternately from ACT and PE, each followed by the post.
+ * Two engines hand work to each other (docs/hardware.md#evt-sem, #completion):
+ * ACT counts C and posts A; PE waits for A (WAIT_GE_AND_DEC), counts C and
+ * posts B; ACT waits for B, and so on. The EVT_SEM records on queue 2 must show
+ * C going 1, 2, 3, ... alternately from ACT and PE, each followed by the post.
  */
 TEST(evt_sem_two_engines_in_order)
 {

@@ -6,7 +6,7 @@
  * debug_hint, phase across a wrap), teardown on release.
  *
  * Expected values come from the UAPI docstrings (include/uapi/linux/neuron.h),
- * the record layouts of seed 001 §3 and the device contract
+ * the record layouts of docs/hardware.md#rec-format and the device contract
  * (docs/device-model.md), not from the driver's own code.
  */
 #include "neuron_lib.h"
@@ -27,7 +27,7 @@ TEST(device_info)
 	EXPECT_EQ(NEURON_PCI_DEVICE_ID, info.device);
 	EXPECT_EQ(2, info.num_cores);		/* the VM's default cores=2 */
 	EXPECT_EQ(5, info.engines_per_core);	/* PE ACT POOL DVE SP */
-	EXPECT_EQ(10, info.queues_per_core);	/* seed 000 §4b: NUM_SW_Q = 10 */
+	EXPECT_EQ(10, info.queues_per_core);	/* docs/hardware.md#nq-mask */
 	EXPECT_EQ(NEURON_GEN_CAYMAN, info.gen);
 	EXPECT_EQ(64ull << 20, info.mem_size);
 	EXPECT_EQ(NEURON_NQ_SIZE_MIN, info.nq_size_min);

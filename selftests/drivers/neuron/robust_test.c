@@ -27,8 +27,8 @@
  * "# robust: <row> key=value ..." lines. Nothing is asserted on elapsed
  * time; waits have generous bounds only so that a hang fails instead of
  * blocking the lane. Expected behaviour comes from the UAPI header, the
- * cookie encoding documented in kernel/neuron_mmap.c, DESIGN.md §4 and
- * docs/device-model.md.
+ * cookie encoding documented in kernel/neuron_mmap.c,
+ * docs/decisions.md#arch-driver and docs/device-model.md.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

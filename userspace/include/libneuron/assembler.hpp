@@ -28,9 +28,9 @@ struct EngineProgram {
 struct Program {
   std::string name;  ///< file name, for messages
   std::vector<EngineProgram> engines;  ///< in order of first appearance
-  /// `features VALUE` directive: NEURON_FEATURE_FLAGS (seed 000 §5a) to set
-  /// on every core the program uses before it runs; nullopt leaves them as
-  /// they are.
+  /// `features VALUE` directive: NEURON_FEATURE_FLAGS
+  /// (docs/hardware.md#dge-feature-flags) to set on every core the program uses
+  /// before it runs; nullopt leaves them as they are.
   std::optional<std::uint32_t> features;
 
   [[nodiscard]] std::set<unsigned> cores() const;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
 // decode(): a 16-byte record to a typed value. Every one of the 24
-// notific_type values (seed 001 §3.1) maps to a struct; anything else decodes
-// to Unknown with the raw bytes (never undefined behaviour: the decoder reads
-// bytes with explicit shifts, following include/neuron/notification.h).
+// notific_type values (docs/hardware.md#rec-types) maps to a struct; anything
+// else decodes to Unknown with the raw bytes (never undefined behaviour: the
+// decoder reads bytes with explicit shifts, following
+// include/neuron/notification.h).
 #pragma once
 
 #include <array>
@@ -18,7 +19,7 @@
 
 namespace neuron {
 
-/// The 1-ps device timestamp (seed 001 §3 NOTE: fixed 1 ps unit).
+/// The 1-ps device timestamp (docs/hardware.md#timestamp: fixed 1 ps unit).
 struct Timestamp {
   std::uint64_t ps = 0;
   [[nodiscard]] std::chrono::duration<std::uint64_t, std::pico> duration() const noexcept {
@@ -69,8 +70,9 @@ struct Explicit {
   std::uint16_t debug_hint_extended = 0;
 };
 
-/// DGE_METADATA (seed 000 §3d): an EXPLICIT record with debug_hint ==
-/// NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE (1), on the DGE queue.
+/// DGE_METADATA (docs/hardware.md#rec-dge-metadata): an EXPLICIT record with
+/// debug_hint == NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE (1), on the DGE
+/// queue.
 struct DgeMetadata {
   Meta meta;
   Engine engine = Engine::PE;
@@ -112,8 +114,9 @@ struct Interrupt {
   std::uint32_t cause_bits = 0;
 };
 
-/// The sequencer arm of the TPB_ERROR metadata (seed 000 §3c CORRECTION
-/// for metadata_hi; metadata_lo sub-fields are ours, see notification.h).
+/// The sequencer arm of the TPB_ERROR metadata
+/// (docs/hardware.md#rec-seq-metadata for metadata_hi; metadata_lo sub-fields
+/// are ours, see notification.h).
 struct SequencerMetadata {
   std::uint8_t block_id = 0;          ///< 4 bits: engine that raised it
   std::uint16_t program_counter = 0;  ///< 12 bits
@@ -123,7 +126,7 @@ struct SequencerMetadata {
   std::uint8_t direction = 0;         ///< DGE: enum neuron_dge_direction bits
 };
 
-/// TPB_ERROR (0x1f), seed 000 §3b byte for byte.
+/// TPB_ERROR (0x1f), docs/hardware.md#rec-tpb-error byte for byte.
 struct TpbError {
   Meta meta;
   std::uint8_t error_id = 0;     ///< enum neuron_isa_tpb_error_type
@@ -147,9 +150,10 @@ struct Unknown {
 
 using Decoded = std::variant<Trace, Explicit, DgeMetadata, EvtSem, Dma, Interrupt, TpbError, Unknown>;
 
-/// Which kind of queue a record came from (DESIGN.md §2 routing). The hint
-/// matters for one case: EXPLICIT with debug_hint 1 on the DGE queue is
-/// DGE_METADATA (seed 000 §3d); elsewhere it is a plain EXPLICIT.
+/// Which kind of queue a record came from (docs/hardware.md#nq-routing). The
+/// hint matters for one case: EXPLICIT with debug_hint 1 on the DGE queue is
+/// DGE_METADATA (docs/hardware.md#rec-dge-metadata); elsewhere it is a plain
+/// EXPLICIT.
 enum class QueueClass : std::uint8_t { Any, Trace, Explicit, EvtSem, Error, Throttle, Dge, Dma };
 
 /// The class of software queue `queue` under a NOTIFIC route word
@@ -160,8 +164,9 @@ QueueClass queue_class(unsigned queue, std::uint32_t route = NEURON_ROUTE_DEFAUL
 /// Decode any record.
 Decoded decode(const Record& r, QueueClass hint = QueueClass::Any) noexcept;
 
-/// Decode an EXPLICIT record as DGE_METADATA (seed 000 §3d) regardless of
-/// queue. nullopt if the record is not an engine EXPLICIT type.
+/// Decode an EXPLICIT record as DGE_METADATA
+/// (docs/hardware.md#rec-dge-metadata) regardless of queue. nullopt if the
+/// record is not an engine EXPLICIT type.
 std::optional<DgeMetadata> decode_dge_metadata(const Record& r) noexcept;
 
 /// The Meta of any decoded value.

@@ -137,22 +137,25 @@ class Device {
   [[nodiscard]] Status engine_reset(unsigned core, unsigned engine) const;
 
   /// NEURON_IOC_FEATURE_FLAGS GET: NEURON_FEATURE_FLAGS (local register 38,
-  /// seed 000 §5a) of the core, as its PE engine holds it. ENOTSUP on sunda.
+  /// docs/hardware.md#dge-feature-flags) of the core, as its PE engine holds
+  /// it. ENOTSUP on sunda.
   [[nodiscard]] Result<std::uint32_t> feature_flags(unsigned core) const;
   /// NEURON_IOC_FEATURE_FLAGS SET: write NEURON_FEATURE_* bits to every engine
-  /// of the core (bit 1 gates every DGE packet notification, seed 000 §5e).
-  /// EINVAL for unknown bits, ENOTSUP on sunda (no feature-flag register).
+  /// of the core (bit 1 gates every DGE packet notification,
+  /// docs/hardware.md#dge-gating). EINVAL for unknown bits, ENOTSUP on sunda
+  /// (no feature-flag register).
   [[nodiscard]] Status set_feature_flags(unsigned core, std::uint32_t flags) const;
   /// NEURON_IOC_NQ_EVENTFD: signal eventfd `efd` on every threshold interrupt
   /// of a queue this file made (-1 unbinds). NotificationQueue::Options::eventfd
   /// does this for you.
   [[nodiscard]] Status nq_eventfd(unsigned core, unsigned queue, int efd) const;
   /// NEURON_IOC_EVT_SEM: host access to the core's EVT_SEM unit; returns the
-  /// value after the operation (seed 001 §7.2).
+  /// value after the operation (docs/hardware.md#evt-sem).
   [[nodiscard]] Result<std::uint32_t> evt_sem(unsigned core, unsigned index, neuron_evt_sem_op op,
                                               std::uint32_t value = 0) const;
   /// NEURON_IOC_THROTTLE: arm (true) or disarm throttle notifications
-  /// (records to NUM4, seed 001 §2). The throttle edge is counted either way.
+  /// (records to NUM4, docs/hardware.md#throttle). The throttle edge is counted
+  /// either way.
   [[nodiscard]] Status throttle(bool enable) const;
   /// read() events queued on this open file (see neuron::read_events). The
   /// descriptor is blocking: with several readers of one Device, use an

@@ -3,13 +3,14 @@
 // execute(program, timeout): make the notification queues (threshold 1, an
 // eventfd bound to each), start a Reaper on them and on the device's event
 // stream, register one waiter "every engine has completed", submit every
-// engine's program, and sleep on the waiter's eventfd (seed 001 §5.1: the
-// reap thread drains, the execute thread wakes off comp_efd). Status
-// (seed 001 §6, §6.1):
+// engine's program, and sleep on the waiter's eventfd
+// (docs/hardware.md#completion: the reap thread drains, the execute thread
+// wakes off comp_efd). Status (docs/hardware.md#intr-edge, #timeout):
 //   OK                    every engine completed and no error record came
 //   TIMEOUT (5)           not every engine completed in time — e.g. an engine
-//                         fatally halted: it never completes (seed 001 §6.1);
-//                         the fatal record, if one came, is first_error
+//                         fatally halted: it never completes
+//                         (docs/hardware.md#timeout); the fatal record, if one
+//                         came, is first_error
 //   SW_NQ_OVERFLOW (1204) the overflow cause was seen: an edge with
 //                         tpb_notific_intr_2 (SW_OVERFLOW) on a core in use
 //                         whose queues' NQ_INFO overflow count confirms it, or
@@ -23,12 +24,13 @@
 //     which the engine stops: a HALT, or the last instruction. The engine
 //     writes nothing after it (docs/device-model.md), so nothing is missed.
 //   * Without tracing there is no such record, so execute() marks the
-//     completion the way the seed's chain does (op done -> EVT_SEM -> NQ record,
-//     seed 001 §7.3): it sets the EVENTS update of those stopping instructions
-//     to `event.set` on ExecOptions::completion_event, which writes an EVT_SEM
-//     record {block_id = engine} after the instruction. An instruction that
-//     already has an @update cannot carry the mark: execute() then fails
-//     (errc::invalid_argument) and says so. Program counters are unchanged.
+//     completion the way the real chain does (op done -> EVT_SEM -> NQ record,
+//     docs/hardware.md#completion): it sets the EVENTS update of those stopping
+//     instructions to `event.set` on ExecOptions::completion_event, which
+//     writes an EVT_SEM record {block_id = engine} after the instruction. An
+//     instruction that already has an @update cannot carry the mark: execute()
+//     then fails (errc::invalid_argument) and says so. Program counters are
+//     unchanged.
 #pragma once
 
 #include <chrono>
@@ -48,8 +50,9 @@
 
 namespace neuron {
 
-/// NRT status values (seed 001 §6: NRT_TIMEOUT 5, NRT_EXEC_SW_NQ_OVERFLOW
-/// 1204; the others as in the public Neuron runtime's nrt_status.h).
+/// NRT status values (docs/hardware.md#timeout: NRT_TIMEOUT 5,
+/// NRT_EXEC_SW_NQ_OVERFLOW 1204; the others as in the public Neuron runtime's
+/// nrt_status.h).
 enum class ExecStatus : int {
   Ok = 0,
   Failure = 1,
@@ -88,7 +91,7 @@ struct ExecOptions {
   std::uint32_t threshold = 1;       ///< per queue: unread records that wake the reaper
   /// A fatal error record (SEQUENCER_FATAL naming the engine) ends that
   /// engine's wait: status COMPLETED_WITH_ERR instead of waiting for the
-  /// TIMEOUT the seed's runtime reports (seed 001 §6.1).
+  /// TIMEOUT the real runtime reports (docs/hardware.md#timeout).
   bool halt_ends_wait = false;
   /// NEURON_FEATURE_FLAGS to set on every core used before submitting;
   /// overrides the program's `features` directive. nullopt: the program's, if any.

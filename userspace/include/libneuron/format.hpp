@@ -22,9 +22,9 @@ std::string explain(const TpbError& e);
 std::string explain(const Interrupt& e);
 /// explain() with the program that ran: the source line, and for DGE errors
 /// the descriptor itself: which bytes crossed which limit ("dst $S[3]+0x7ff >
-/// limit: bytes 0x1000..0x17ff, limit $S[3] = 0x1000 (line 9)", the seed's
-/// "Failed bounds check. $S[%i]+=%i"), or why a descriptor is structurally
-/// invalid. `core` is the core the record came from.
+/// limit: bytes 0x1000..0x17ff, limit $S[3] = 0x1000 (line 9)", after the
+/// firmware's "Failed bounds check. $S[%i]+=%i"), or why a descriptor is
+/// structurally invalid. `core` is the core the record came from.
 std::string explain(const TpbError& e, const Program& program, unsigned core);
 
 /// Every field, plus "type" (notific_type name) and "kind" (kind_name).

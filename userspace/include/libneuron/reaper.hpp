@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// Reaper: the host reap loop of seed 001 §5.1, without the spinning.
+// Reaper: the host reap loop of docs/hardware.md#completion, without the
+// spinning.
 //
 // One thread drains the queues it is given (typically the exec queues of
 // every engine of the cores in use) and completes waiters. It sleeps in
@@ -10,7 +11,7 @@
 //     set at NQ_INIT, e.g. 1: "a record is waiting");
 //   * optionally the device's event stream (read() of /dev/neuronN: one
 //     struct neuron_event per interrupt edge), for the error/overflow edge
-//     (seed 001 §6);
+//     (docs/hardware.md#intr-edge);
 //   * its own stop eventfd (RAII shutdown).
 // On a wake it drains EVERY queue until a full pass finds nothing. That is
 // what keeps the wake-up sound: the device raises the threshold interrupt
@@ -24,12 +25,12 @@
 // a slow periodic look as a guard. Stats::late_records counts what such a
 // rescan found: nonzero means an edge was lost.)
 //
-// Waiters are the comp_efd chain of seed 001 §5.1: a thread registers "complete
-// me with the first arrival (record or edge) my predicate accepts" and blocks
-// on its own eventfd; the reaper evaluates the predicates on its thread and
-// writes 1 to the eventfd of each waiter it completes — after the pass that
-// found the match has drained every queue, so records written before the
-// matching one (on any queue) have been delivered first.
+// Waiters are the comp_efd chain of docs/hardware.md#completion: a thread
+// registers "complete me with the first arrival (record or edge) my predicate
+// accepts" and blocks on its own eventfd; the reaper evaluates the predicates
+// on its thread and writes 1 to the eventfd of each waiter it completes — after
+// the pass that found the match has drained every queue, so records written
+// before the matching one (on any queue) have been delivered first.
 //
 // Nothing on the drain path throws: callbacks and predicates must not throw
 // (the thread function is noexcept).

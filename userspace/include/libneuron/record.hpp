@@ -38,7 +38,8 @@ struct alignas(16) Record {
   [[nodiscard]] std::uint64_t u64(std::size_t off) const noexcept {
     return static_cast<std::uint64_t>(u32(off)) | (static_cast<std::uint64_t>(u32(off + 4)) << 32);
   }
-  /// The 64-bit timestamp at byte 8, in picoseconds (seed 001 §3 NOTE).
+  /// The 64-bit timestamp at byte 8, in picoseconds
+  /// (docs/hardware.md#timestamp).
   [[nodiscard]] std::uint64_t timestamp_ps() const noexcept { return u64(NEURON_ISA_TIMESTAMP_OFFSET); }
 
   /// "9f" style lowercase hex of the 16 bytes, byte 0 first, space separated.
