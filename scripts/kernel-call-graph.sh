@@ -23,7 +23,7 @@ done | awk '
 		print user[i], def[use[i]] }' | sort -u)
 echo "$edges" | sed 's/ / -> /'
 # tsort reports a loop on stderr and exits non-zero
-if ! echo "$edges" | tsort >/dev/null 2>"$dir/tsort.err"; then
-	sed 's/^/cycle: /' "$dir/tsort.err"
+if ! loop=$(echo "$edges" | tsort 2>&1 >/dev/null); then
+	echo "$loop" | sed 's/^/cycle: /'
 	exit 1
 fi
