@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+//
+// What the neuron-nq command files share: the options structs of the
+// commands, the options several commands take, and the functions that
+// register each command family with the CLI11 app. main() calls the
+// add_*_commands functions in help order, parses, and runs the Command whose
+// subcommand was given.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace neuron::cli {
+
+/// A subcommand and what runs it once parsed.
+struct Command {
+  CLI::App* app = nullptr;   // the subcommand, owned by the parent CLI::App
+  std::function<int()> run;  // returns the exit status (kExitOk, kExitError, kExitStatus)
+};
+using Commands = std::vector<Command>;
+
+/// Options of the commands that address one device: info, reset, features, stats.
+struct DeviceArgs {
+  std::string device = "/dev/neuron0";
+  unsigned core = 0;   // reset, features
+  bool json = false;   // info, stats
+  std::string engine;  // reset: pe, act, pool, dve or sp
+  std::string set;     // features: the new value, "" = only show
+};
+
+/// Options of run, submit and trace (and monitor --run).
+struct RunArgs {
+  std::string file;
+  std::string device = "/dev/neuron0";
+  unsigned timeout_ms = 5000;
+  bool json = false;
+  bool no_trace = false;
+  bool stop_on_fatal = false;
+  std::string features;  // "" = the program's directive, if any
+  std::string perfetto;
+};
+
+/// Options of monitor.
+struct MonitorArgs {
+  std::string device = "/dev/neuron0";
+  unsigned core = 0;
+  std::vector<unsigned> queues;  // default 0..5
+  bool json = false;
+  std::uint64_t count = 0;       // 0: no limit
+  double duration = 0;           // seconds, 0: no limit
+  std::uint32_t size = 65536;
+  bool lossy = false;
+  bool no_events = false;
+  bool all_edges = false;
+  RunArgs run;  // run.file: submit this after setting up
+};
+
+/// Add the --device,-d option (default shown) to a subcommand; `device`
+/// must outlive `sub`'s parsing.
+CLI::Option* add_device_option(CLI::App& sub, std::string& device);
+
+/// Each adds its subcommands to `app` (in help order) and appends one
+/// Command per subcommand to `out`; the options live as long as the Command.
+/// list, info (cmd_info.cpp).
+void add_info_commands(CLI::App& app, Commands& out);
+/// asm, run, submit, trace (cmd_run.cpp).
+void add_run_commands(CLI::App& app, Commands& out);
+/// reset, features (cmd_engine.cpp).
+void add_engine_commands(CLI::App& app, Commands& out);
+/// monitor, stats (cmd_monitor.cpp).
+void add_monitor_commands(CLI::App& app, Commands& out);
+
+}  // namespace neuron::cli

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+//
+// neuron-nq list and info: the devices present, and one device's
+// parameters, feature flags and engine states (text or JSON).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "cli.hpp"
+#include "output.hpp"
+
+namespace neuron::cli {
+namespace {
+
+nlohmann::json info_json(const DeviceInfo& i) {
+  return {{"abi_version", i.abi_version},
+          {"vendor", fmt::format("0x{:04x}", i.vendor)},
+          {"device", fmt::format("0x{:04x}", i.device)},
+          {"num_cores", i.num_cores},
+          {"engines_per_core", i.engines_per_core},
+          {"queues_per_core", i.queues_per_core},
+          {"gen", gen_name(i.gen)},
+          {"mem_size", i.mem_size},
+          {"nq_size_min", i.nq_size_min},
+          {"nq_size_max", i.nq_size_max},
+          {"max_program_insns", i.max_program_insns},
+          {"timestamp_inc_ps", i.timestamp_inc_ps}};
+}
+
+int cmd_list() {
+  const auto devs = Device::list();
+  if (devs.empty()) {
+    fmt::print(stderr, "neuron-nq: no /dev/neuron* devices (is neuron.ko loaded and the device present?)\n");
+    return kExitError;
+  }
+  for (const auto& path : devs) {
+    auto dev = Device::open(path);
+    if (!dev) {
+      fmt::print("{}: {}\n", path, dev.error().message());
+      continue;
+    }
+    auto info = dev->info();
+    if (!info) {
+      fmt::print("{}: {}\n", path, info.error().message());
+      continue;
+    }
+    fmt::print("{}: {:04x}:{:04x} {} cores x {} engines, {} queues/core, gen {}, {} MiB device memory\n", path,
+               info->vendor, info->device, info->num_cores, info->engines_per_core, info->queues_per_core,
+               gen_name(info->gen), info->mem_size >> 20);
+  }
+  return kExitOk;
+}
+
+int cmd_info(const std::string& path, bool json) {
+  auto dev = Device::open(path);
+  if (!dev) return fail(dev.error());
+  auto info = dev->info();
+  if (!info) return fail(info.error());
+  nlohmann::json j = info_json(*info);
+  j["path"] = path;
+  j["engines"] = nlohmann::json::array();
+  j["features"] = nlohmann::json::array();
+  if (!json) {
+    fmt::print("{}\n  PCI {:04x}:{:04x}, ABI {}, gen {}\n  {} cores, {} engines/core, {} queues/core\n", path,
+               info->vendor, info->device, info->abi_version, gen_name(info->gen), info->num_cores,
+               info->engines_per_core, info->queues_per_core);
+    fmt::print("  device memory {} MiB; queue sizes {}..{} bytes; {} instructions per submit; timestamp {} ps/tick\n",
+               info->mem_size >> 20, info->nq_size_min, info->nq_size_max, info->max_program_insns,
+               info->timestamp_inc_ps);
+  }
+  for (unsigned c = 0; c < info->num_cores; ++c) {
+    auto f = dev->feature_flags(c);
+    if (f) j["features"].push_back({{"core", c}, {"flags", *f}});
+    else j["features"].push_back({{"core", c}, {"error", f.error().message()}});
+    if (!json)
+      fmt::print("  core {} feature flags: {}\n", c,
+                 f ? features_text(*f)
+                   : (f.error().code == std::errc::operation_not_supported ? std::string("none (no register on this generation)")
+                                                                          : f.error().message()));
+    for (unsigned e = 0; e < info->engines_per_core; ++e) {
+      auto st = dev->engine_status(c, e);
+      if (!st) return fail(st.error());
+      const std::string last = st->last_error == 0xff ? "none" : tpb_error_name(static_cast<std::uint8_t>(st->last_error));
+      j["engines"].push_back({{"core", c}, {"engine", engine_name(e)}, {"state", engine_state_name(st->state)},
+                              {"pc", st->pc}, {"soft_reset_counter", st->soft_reset_counter},
+                              {"last_error", last}, {"exec_count", st->exec_count}});
+      if (!json)
+        fmt::print("  core {} {:<4} {:<8} pc {:<5} runs {:<5} retired {:<10} last error {}\n", c, engine_name(e),
+                   engine_state_name(st->state), st->pc, st->soft_reset_counter, st->exec_count, last);
+    }
+  }
+  if (json) fmt::print("{}\n", j.dump(2));
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_info_commands(CLI::App& app, Commands& out) {
+  auto* list = app.add_subcommand("list", "List /dev/neuron* devices");
+  out.push_back({list, [] { return cmd_list(); }});
+
+  auto a = std::make_shared<DeviceArgs>();
+  auto* info = app.add_subcommand("info", "Show a device, its feature flags and the state of its engines");
+  add_device_option(*info, a->device);
+  info->add_flag("--json", a->json, "JSON output");
+  out.push_back({info, [a] { return cmd_info(a->device, a->json); }});
+}
+
+}  // namespace neuron::cli

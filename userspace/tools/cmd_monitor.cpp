@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+//
+// neuron-nq monitor and stats: a live stream of the ring records of queues
+// the monitor makes and drains, merged in time order with the interrupt
+// edges from netlink (merge.hpp); and the driver's per-queue and per-core
+// counters over netlink.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "merge.hpp"
+#include "output.hpp"
+#include "program.hpp"
+
+namespace neuron::cli {
+namespace {
+
+/// Records drained from one queue, with CLOCK_MONOTONIC at the drain.
+struct Batch {
+  std::int64_t arrival_ns;
+  unsigned core, queue;
+  std::vector<Record> recs;
+};
+
+/// The hand-over from the reaper thread to the printer. When the printer
+/// falls behind by kMaxRecords records, push() waits, the rings fill and
+/// (backpressure) the engines stall: nothing is lost and memory stays bounded.
+class Inbox {
+ public:
+  static constexpr std::size_t kMaxRecords = 1 << 16;
+
+  /// Reaper thread: queue a batch, waiting for room unless closed.
+  void push(Batch b) {
+    std::unique_lock lk(mu_);
+    room_.wait(lk, [&] { return closing_ || records_ < kMaxRecords; });
+    records_ += b.recs.size();
+    batches_.push_back(std::move(b));
+  }
+  /// Printer: every batch queued so far; makes room.
+  std::deque<Batch> take() {
+    std::deque<Batch> got;
+    {
+      std::lock_guard lk(mu_);
+      got.swap(batches_);
+      records_ = 0;
+    }
+    room_.notify_all();
+    return got;
+  }
+  /// Stop push() from waiting: a reaper waiting for room must not block its own stop.
+  void close() {
+    {
+      std::lock_guard lk(mu_);
+      closing_ = true;
+    }
+    room_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable room_;
+  std::deque<Batch> batches_;
+  std::size_t records_ = 0;
+  bool closing_ = false;
+};
+
+int cmd_monitor(const MonitorArgs& a) {
+  if (a.queues.empty()) return kExitError;
+  auto dev = Device::open(a.device);
+  if (!dev) return fail(dev.error());
+  const auto dev_index = dev->index();
+
+  std::optional<EventMonitor> mon;
+  if (!a.no_events) {
+    auto m = EventMonitor::open(true);
+    if (!m) return fail(m.error());
+    mon = std::move(m).value();
+  }
+
+  // Ctrl-C / SIGTERM through a signalfd; blocked before the reaper thread
+  // starts so it inherits the mask and the signal comes here.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  if (::pthread_sigmask(SIG_BLOCK, &sigs, nullptr) != 0) return fail(Error::from_errno(errno, "sigprocmask"));
+  UniqueFd sigfd(::signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK));
+  UniqueFd notify(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!sigfd || !notify) return fail(Error::from_errno(errno, "signalfd/eventfd"));
+
+  std::vector<std::unique_ptr<ReapQueue>> queues;
+  std::uint32_t our_queues = 0;
+  for (unsigned q : a.queues) {
+    NotificationQueue::Options o;
+    o.size = a.size;
+    o.flags = a.lossy ? NEURON_NQ_F_IGNORE_FULL : 0u;
+    o.threshold = 1;
+    o.eventfd = true;
+    auto nq = NotificationQueue::create(*dev, a.core, q, o);
+    if (!nq) return fail(nq.error());
+    queues.push_back(make_reap_queue(std::move(nq).value()));
+    our_queues |= 1u << q;
+  }
+
+  Inbox inbox;
+  Reaper::Options ro;
+  ro.on_records = [&](unsigned core, unsigned queue, std::span<const Record> recs) {
+    inbox.push(Batch{monotonic_ns(), core, queue, {recs.begin(), recs.end()}});
+    const std::uint64_t one = 1;
+    (void)!::write(notify.get(), &one, sizeof one);
+  };
+  auto reaper = Reaper::start(std::move(queues), nullptr, std::move(ro));
+  if (!reaper) return fail(reaper.error());
+
+  Program prog;
+  if (!a.run.file.empty()) {
+    auto p = load_program(a.run.file, a.run.features);
+    if (!p) return print_parse_or_device_error(p.error());
+    prog = std::move(p).value();
+    if (auto s = start_program(*dev, prog, !a.run.no_trace); !s) return fail(s.error());
+  }
+
+  Merger merger;
+  std::uint64_t shown = 0, n_records = 0, n_edges = 0, hidden_edges = 0;
+  const bool to_tty = ::isatty(STDOUT_FILENO);
+  Progress progress(!to_tty);
+  const auto queue_list = [&] {
+    std::string s;
+    for (unsigned q : a.queues) s += (s.empty() ? "" : ",") + std::to_string(q);
+    return s;
+  }();
+  if (!a.json && to_tty)
+    fmt::print(stderr, "monitor: core {} queues {} of {}{}; Ctrl-C to stop\n", a.core, queue_list, a.device,
+               mon ? ", edges from netlink family \"neuron\"" : "");
+
+  const auto emit = [&](const std::vector<Item>& items) {
+    for (const auto& it : items) {
+      if (a.count && shown >= a.count) return;
+      ++shown;
+      print_item(it, prog, merger.offset(), a.json);
+    }
+    std::fflush(stdout);
+  };
+  const auto add_batches = [&] {
+    for (auto& b : inbox.take()) {
+      n_records += b.recs.size();
+      merger.add_records(b.arrival_ns, b.core, b.queue, b.recs);
+    }
+  };
+
+  const std::int64_t start = monotonic_ns();
+  const std::int64_t end = a.duration > 0 ? start + static_cast<std::int64_t>(a.duration * 1e9) : INT64_MAX;
+  std::vector<NetlinkEvent> evs;
+  bool stop = false;
+  while (!stop) {
+    const std::int64_t now = monotonic_ns();
+    if (now >= end) break;
+    pollfd p[3] = {{sigfd.get(), POLLIN, 0}, {notify.get(), POLLIN, 0}, {mon ? mon->fd() : -1, POLLIN, 0}};
+    const int ms = static_cast<int>(std::min<std::int64_t>(50, (end - now) / 1'000'000 + 1));
+    if (::poll(p, 3, ms) < 0 && errno != EINTR) return fail(Error::from_errno(errno, "poll (monitor)"));
+    if (p[0].revents & POLLIN) stop = true;
+    if (p[1].revents & POLLIN) {
+      std::uint64_t v;
+      (void)!::read(notify.get(), &v, sizeof v);
+    }
+    add_batches();
+    if (mon) {
+      evs.clear();
+      auto n = mon->receive(evs, std::chrono::milliseconds(0));
+      if (!n) return fail(n.error());
+      for (const auto& e : evs) {
+        if (dev_index && e.device != *dev_index) continue;
+        if (e.edge == NEURON_EDGE_NOTIFIC && e.core != a.core) continue;
+        // our own threshold edges (the reaper's wake-ups) are hidden unless asked for
+        if (!a.all_edges && e.edge == NEURON_EDGE_NOTIFIC && e.cause == (1u << NEURON_NOTIFIC_INTR_THRESHOLD) &&
+            (e.queues & ~our_queues) == 0) {
+          ++hidden_edges;
+          continue;
+        }
+        ++n_edges;
+        merger.add_event(e);
+      }
+    }
+    emit(merger.take(monotonic_ns(), false));
+    if (a.count && shown >= a.count) break;
+    progress.update("monitor: {} records, {} edges, {:.1f} s", n_records, n_edges, static_cast<double>(monotonic_ns() - start) / 1e9);
+  }
+  inbox.close();
+  (*reaper)->stop();
+  add_batches();
+  emit(merger.take(monotonic_ns(), true));
+  progress.clear();
+  const auto st = (*reaper)->stats();
+  if (!a.json || !to_tty)
+    fmt::print(stderr,
+               "monitor: {} records, {} edges shown ({} own threshold edges hidden), {} lines printed; "
+               "device->monotonic offset {} s (min over records of arrival - device time); reaper woke {} times{}{}\n",
+               n_records, n_edges, hidden_edges, shown, merger.offset() ? ns_text(*merger.offset()) : "unknown",
+               st.wakes, st.lost ? fmt::format(", {} records lost to overwrite", st.lost) : "",
+               mon && mon->overruns() ? fmt::format(", netlink socket overran {} times (edges lost)", mon->overruns())
+                                      : "");
+  return kExitOk;
+}
+
+/// monitor's defaults and checks on the parsed options, then cmd_monitor().
+int check_and_monitor(MonitorArgs& a) {
+  if (a.queues.empty()) a.queues = {0, 1, 2, 3, 4, 5};
+  for (unsigned q : a.queues)
+    if (q >= NEURON_NUM_SW_QUEUES) {
+      fmt::print(stderr, "neuron-nq: queue {} out of range 0..{}\n", q, NEURON_NUM_SW_QUEUES - 1);
+      return kExitError;
+    }
+  a.run.device = a.device;
+  return cmd_monitor(a);
+}
+
+int cmd_stats(const DeviceArgs& a) {
+  auto dev = Device::open(a.device);
+  std::optional<std::uint32_t> idx;
+  if (dev) idx = dev->index();
+  auto mon = EventMonitor::open(false);
+  if (!mon) return fail(mon.error());
+  auto devs = mon->get_device(idx);
+  if (!devs) return fail(devs.error());
+  auto nqs = mon->get_nq(idx);
+  if (!nqs) return fail(nqs.error());
+  if (a.json) {
+    nlohmann::json j;
+    j["devices"] = nlohmann::json::array();
+    for (const auto& d : *devs) {
+      nlohmann::json cores = nlohmann::json::array();
+      for (const auto& c : d.cores) {
+        nlohmann::json per;
+        for (unsigned i = 0; i < c.counts.size(); ++i) per[notific_cause_names(1u << i)] = c.counts[i];
+        cores.push_back({{"core", c.core}, {"edges", per}});
+      }
+      j["devices"].push_back({{"device", d.device}, {"num_cores", d.num_cores}, {"gen", gen_name(d.gen)},
+                              {"mem_size", d.mem_size}, {"cores", cores}, {"throttle_edges", d.throttle_count},
+                              {"fault_edges", d.fault_count}});
+    }
+    j["queues"] = nlohmann::json::array();
+    for (const auto& q : *nqs)
+      j["queues"].push_back({{"device", q.device}, {"core", q.core}, {"queue", q.queue}, {"head", q.head},
+                             {"tail", q.tail}, {"unread", q.tail - q.head}, {"phase", q.phase}, {"size", q.size},
+                             {"flags", q.flags}, {"records", q.tail}, {"overflows", q.overflow_count},
+                             {"drops", q.drop_count}, {"edges", q.threshold_count}});
+    fmt::print("{}\n", j.dump(2));
+    return kExitOk;
+  }
+  for (const auto& d : *devs) {
+    fmt::print("neuron{}: {} cores, gen {}, {} MiB; throttle edges {}, fault edges {}\n", d.device, d.num_cores,
+               gen_name(d.gen), d.mem_size >> 20, d.throttle_count, d.fault_count);
+    for (const auto& c : d.cores) {
+      std::string s;
+      std::uint64_t total = 0;
+      for (unsigned i = 0; i < c.counts.size(); ++i) {
+        total += c.counts[i];
+        if (c.counts[i]) s += fmt::format(" {} {}", notific_cause_names(1u << i), c.counts[i]);
+      }
+      fmt::print("  core {} NOTIFIC edges by cause: {}\n", c.core, total ? s.substr(1) : "none");
+    }
+  }
+  if (nqs->empty()) {
+    fmt::print("no live queues (a queue lives while the file that made it, e.g. `neuron-nq run` or `monitor`, "
+               "holds it)\n");
+    return kExitOk;
+  }
+  fmt::print("{:<6} {:<4} {:<5} {:>8} {:<11} {:>10} {:>10} {:>6} {:>5} {:>10} {:>9} {:>6} {:>7}\n", "device", "core",
+             "queue", "size", "policy", "head", "tail", "unread", "phase", "records", "overflows", "drops", "edges");
+  for (const auto& q : *nqs)
+    fmt::print("{:<6} {:<4} {:<5} {:>8} {:<11} {:>10} {:>10} {:>6} {:>5} {:>10} {:>9} {:>6} {:>7}\n", q.device, q.core,
+               q.queue, q.size, (q.flags & NEURON_NQ_F_IGNORE_FULL) ? "ignore-full" : "backpress.", q.head, q.tail,
+               q.tail - q.head, q.phase, q.tail, q.overflow_count, q.drop_count, q.threshold_count);
+  fmt::print("(records = TAIL: written since the queue was made; overflows, drops: since it was made; edges = "
+             "threshold interrupts of this core/queue slot since the driver was loaded)\n");
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_monitor_commands(CLI::App& app, Commands& out) {
+  auto ma = std::make_shared<MonitorArgs>();
+  auto* monitor = app.add_subcommand(
+      "monitor", "Live stream of ring records (drains the queues it makes) and interrupt edges (netlink), in time order");
+  add_device_option(*monitor, ma->device);
+  monitor->add_option("--core", ma->core, "Core whose queues to drain")->capture_default_str();
+  monitor->add_option("--queue,-q", ma->queues, "Queue to make and drain (repeatable; default 0..5)");
+  monitor->add_flag("--json", ma->json, "One JSON object per line");
+  monitor->add_option("--count", ma->count, "Stop after this many lines (records + edges)");
+  monitor->add_option("--duration", ma->duration, "Stop after this many seconds");
+  monitor->add_option("--size", ma->size, "Ring bytes per queue")->capture_default_str();
+  monitor->add_flag("--lossy", ma->lossy, "Ignore-full queues (overwrite when full) instead of backpressure");
+  monitor->add_flag("--no-events", ma->no_events, "Records only, no netlink edges");
+  monitor->add_flag("--all-edges", ma->all_edges, "Also show the threshold edges of the monitor's own queues");
+  monitor->add_option("--run", ma->run.file, "Start this program once the queues are ready");
+  monitor->add_option("--features", ma->run.features, "NEURON_FEATURE_FLAGS for --run");
+  monitor->add_flag("--no-trace", ma->run.no_trace, "Start --run without tracing");
+  out.push_back({monitor, [ma] { return check_and_monitor(*ma); }});
+
+  auto sa = std::make_shared<DeviceArgs>();
+  auto* stats = app.add_subcommand("stats", "Per queue: records, overflows, drops, edges; per core: edges by cause");
+  add_device_option(*stats, sa->device);
+  stats->add_flag("--json", sa->json, "JSON output");
+  out.push_back({stats, [sa] { return cmd_stats(*sa); }});
+}
+
+}  // namespace neuron::cli

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+//
+// neuron-nq: look at Neuron devices and run programs on their engines.
+// This file builds the CLI11 app from the command families (cli.hpp) and
+// dispatches to the one given; the commands live in cmd_*.cpp.
+//
+//   neuron-nq list
+//   neuron-nq info     [--device /dev/neuron0] [--json]
+//   neuron-nq asm      FILE                      assemble and print the listing
+//   neuron-nq run      FILE [--device D] [--timeout MS] [--json] [--no-trace] [--features V] [--stop-on-fatal]
+//   neuron-nq submit   FILE [--device D] [--no-trace] [--features V]   start it, do not wait
+//   neuron-nq trace    FILE --perfetto OUT.json [--device D] [--timeout MS]
+//   neuron-nq reset    --core C --engine E [--device D]
+//   neuron-nq features [--core C] [--set V] [--device D]
+//   neuron-nq monitor  [--core N] [--queue Q]... [--json] [--count N] [--duration S] [--run FILE] ...
+//   neuron-nq stats    [--device D] [--json]
+//
+// Exit status: 0 success (run: status OK), 1 usage or device error,
+// 3 run finished with a non-OK status.
+#include <CLI/CLI.hpp>
+
+#include "cli.hpp"
+#include "output.hpp"
+
+int main(int argc, char** argv) {
+  namespace nc = neuron::cli;
+  CLI::App app{"neuron-nq: Neuron notification queues — list devices, run programs, show the records"};
+  app.require_subcommand(1);
+
+  nc::Commands commands;
+  nc::add_info_commands(app, commands);     // list, info
+  nc::add_run_commands(app, commands);      // asm, run, submit, trace
+  nc::add_engine_commands(app, commands);   // reset, features
+  nc::add_monitor_commands(app, commands);  // monitor, stats
+
+  CLI11_PARSE(app, argc, argv);
+
+  for (const auto& c : commands)
+    if (*c.app) return c.run();
+  return nc::kExitError;
+}

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+//
+// Loading and starting programs for the neuron-nq commands (program.hpp).
+#include "program.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace neuron::cli {
+
+std::optional<std::uint32_t> parse_u32(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = std::strtoul(s.c_str(), &end, 0);
+  if (*end != '\0' || errno || v > UINT32_MAX) return std::nullopt;
+  return static_cast<std::uint32_t>(v);
+}
+
+Result<Program> load_program(const std::string& file, const std::string& features) {
+  auto prog = assemble_file(file);
+  if (!prog) return prog;
+  if (!features.empty()) {
+    const auto f = parse_u32(features);
+    if (!f) return unexpected(errc::invalid_argument, fmt::format("--features '{}' is not a number", features));
+    prog->features = *f;
+  }
+  return prog;
+}
+
+Status start_program(const Device& dev, const Program& prog, bool trace) {
+  if (prog.features)
+    for (unsigned core : prog.cores())
+      if (auto s = dev.set_feature_flags(core, *prog.features); !s) return s;
+  for (const auto& e : prog.engines)
+    if (auto s = dev.submit(e.core, e.engine, e.insns, trace ? NEURON_SUBMIT_F_TRACE : 0u); !s) return s;
+  return {};
+}
+
+}  // namespace neuron::cli

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+//
+// Programs as the neuron-nq commands take them: numbers from the command
+// line, assembling a file with a --features override, starting it on a device.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "libneuron/neuron.hpp"
+
+namespace neuron::cli {
+
+/// A 32-bit number as strtoul base 0 reads it (decimal, 0x hex, 0 octal);
+/// nullopt when empty, not all digits, or out of range.
+std::optional<std::uint32_t> parse_u32(const std::string& s);
+
+/// Assemble `file`; a non-empty `features` (a number, e.g. "0x2") replaces
+/// the program's `features` directive. Errors: the assembler's (parse_error,
+/// open), invalid_argument when `features` is not a number.
+Result<Program> load_program(const std::string& file, const std::string& features);
+
+/// Set the program's feature flags (if any) on its cores and submit every
+/// engine's instructions, with NEURON_SUBMIT_F_TRACE when `trace`. Does not
+/// wait. Errors: the first failing ioctl's.
+Status start_program(const Device& dev, const Program& prog, bool trace);
+
+}  // namespace neuron::cli
