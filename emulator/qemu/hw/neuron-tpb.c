@@ -5,7 +5,9 @@
  * This file holds the PCI side: identity, the three BARs, MSI-X, the
  * properties, the global register page and the BAR0 dispatch to the per-core
  * blocks (NOTIFIC in neuron-notific.c, engines in neuron-engine.c, EVT_SEM in
- * neuron-evtsem.c). Behaviour contract: docs/device-model.md; register map:
+ * neuron-evtsem.c). It owns all the state and is the top of the call graph:
+ * the blocks report to it only through neuron_tpb_upcall() (neuron-tpb.h,
+ * "Call direction"). Behaviour contract: docs/device-model.md; register map:
  * include/neuron/regs.h.
  *
  * BAR0  1 MiB 64-bit MMIO: global page at 0, core c at 0x10000 * (c + 1).
@@ -54,7 +56,7 @@
  * The function has no INTx: with MSI-X off, edges are only visible in the
  * status registers.
  */
-void neuron_msix_notify(NeuronTPBState *s, unsigned int vector)
+static void neuron_msix_notify(NeuronTPBState *s, unsigned int vector)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
 
@@ -69,7 +71,7 @@ void neuron_msix_notify(NeuronTPBState *s, unsigned int vector)
  * The fault vector fires when FAULT_STATUS & FAULT_MASK goes from 0 to
  * nonzero, the same edge rule as the NOTIFIC summary.
  */
-void neuron_fault_raise(NeuronTPBState *s, uint32_t bits)
+static void neuron_fault_raise(NeuronTPBState *s, uint32_t bits)
 {
     bool was_pending = s->fault_status & s->fault_mask;
 
@@ -86,16 +88,51 @@ void neuron_fault_raise(NeuronTPBState *s, uint32_t bits)
  * throttle class is the driver-managed channel); THROTTLE_STATUS bit 0
  * records that one was seen until the host clears it.
  */
-void neuron_throttle_edge(NeuronTPBState *s)
+static void neuron_throttle_edge(NeuronTPBState *s)
 {
     s->throttle_status |= NEURON_THROTTLE_SEEN;
     neuron_msix_notify(s, NEURON_MSIX_VEC_THROTTLE(s->num_cores));
 }
 
-/* neuron_mem_range_ok() - whether [@off, @off + @len) lies in device memory */
-bool neuron_mem_range_ok(NeuronTPBState *s, uint64_t off, uint64_t len)
+/**
+ * neuron_tpb_upcall() - what a core's blocks report (enum NeuronUpcall)
+ *
+ * The only way up from neuron-engine.c, neuron-notific.c and
+ * neuron-evtsem.c; installed in every core at realize.
+ */
+static void neuron_tpb_upcall(void *opaque, NeuronCore *c, NeuronUpcall ev,
+                              int arg)
 {
-    return off <= s->mem_size && len <= s->mem_size - off;
+    NeuronTPBState *s = opaque;
+
+    switch (ev) {
+    case NEURON_UP_IRQ:
+        neuron_msix_notify(s, NEURON_MSIX_VEC_CORE(c->index));
+        break;
+    case NEURON_UP_FAULT:
+        neuron_fault_raise(s, arg);
+        break;
+    case NEURON_UP_THROTTLE:
+        neuron_throttle_edge(s);
+        break;
+    case NEURON_UP_SEM_CHANGED:
+        neuron_engine_wake_waiters(c);
+        break;
+    case NEURON_UP_QUEUE_ROOM:
+        neuron_engine_wake_queue(c, arg);
+        break;
+    }
+}
+
+/* THROTTLE_CTRL changed: the engines read it from their core's config. */
+static void neuron_set_throttle_ctrl(NeuronTPBState *s, uint32_t val)
+{
+    unsigned int c;
+
+    s->throttle_ctrl = val;
+    for (c = 0; c < s->num_cores; c++) {
+        s->cores[c].cfg.throttle_armed = val & NEURON_THROTTLE_ARMED;
+    }
 }
 
 /* Global RESET register: stop every engine, disable every queue. */
@@ -185,7 +222,7 @@ static void neuron_global_write(NeuronTPBState *s, hwaddr addr, uint32_t val)
                           "neuron-tpb: THROTTLE_CTRL 0x%x has undefined bits\n",
                           val);
         }
-        s->throttle_ctrl = val & NEURON_THROTTLE_ARMED;
+        neuron_set_throttle_ctrl(s, val & NEURON_THROTTLE_ARMED);
         break;
     case NEURON_REG_RESET:
         if (val != NEURON_RESET_QUIESCE) {
@@ -374,6 +411,27 @@ static bool neuron_check_props(NeuronTPBState *s, Error **errp)
     return true;
 }
 
+/* What core @c's blocks need of the properties, per core. */
+static void neuron_core_config(NeuronTPBState *s, NeuronCore *c)
+{
+    int32_t dma = s->fault_dma_error_queue;
+    int32_t stuck = s->fault_stuck_engine;
+    int32_t storm = s->fault_intr_storm;
+
+    c->cfg.gen = s->gen;
+    c->cfg.dma_error_queue =
+        dma >= 0 && dma / NEURON_NUM_SW_QUEUES == (int32_t)c->index ?
+        dma % NEURON_NUM_SW_QUEUES : -1;
+    c->cfg.stuck_engine =
+        stuck >= 0 && stuck / NEURON_ENGINES_PER_CORE == (int32_t)c->index ?
+        stuck % NEURON_ENGINES_PER_CORE : -1;
+    c->cfg.intr_storm =
+        storm >= 0 && storm / NEURON_NOTIFIC_INTR_BITS == (int32_t)c->index ?
+        storm % NEURON_NOTIFIC_INTR_BITS : -1;
+    c->cfg.insn_delay_ns = s->insn_delay_ns;
+    c->cfg.throttle_armed = s->throttle_ctrl & NEURON_THROTTLE_ARMED;
+}
+
 static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
 {
     ERRP_GUARD();
@@ -410,7 +468,9 @@ static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
         msix_uninit_exclusive_bar(pdev);
         return;
     }
-    s->mem_ptr = memory_region_get_ram_ptr(&s->mem);
+    s->devmem.mr = &s->mem;
+    s->devmem.ptr = memory_region_get_ram_ptr(&s->mem);
+    s->devmem.size = s->mem_size;
     pci_register_bar(pdev, NEURON_BAR_MEM,
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64 |
@@ -420,8 +480,12 @@ static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
     for (c = 0; c < s->num_cores; c++) {
         NeuronCore *core = &s->cores[c];
 
-        core->dev = s;
         core->index = c;
+        core->pdev = pdev;
+        core->mem = &s->devmem;
+        core->up = neuron_tpb_upcall;
+        core->up_opaque = s;
+        neuron_core_config(s, core);
         neuron_notific_reset(core);
         neuron_evtsem_reset(core);
         for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
@@ -454,7 +518,7 @@ static void neuron_tpb_reset(DeviceState *dev)
     s->fault_status = 0;
     s->fault_mask = 0;
     s->throttle_status = 0;
-    s->throttle_ctrl = 0;
+    neuron_set_throttle_ctrl(s, 0);
     for (c = 0; c < s->num_cores; c++) {
         NeuronCore *core = &s->cores[c];
 
