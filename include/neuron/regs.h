@@ -43,6 +43,10 @@
 #define NEURON_REG_THROTTLE_STATUS 0x020 /* W1C: bit 0 throttle edge seen */
 #define NEURON_REG_THROTTLE_CTRL 0x024	/* RW: bit 0 armed (records to NUM4) */
 #define NEURON_REG_RESET	0x028	/* WO: 1 = quiesce: stop engines, disable queues */
+#define NEURON_REG_DEV_STATUS	0x02c	/* RO: NEURON_DEV_STATUS_* */
+#define NEURON_DEV_STATUS_READY		(1u << 0)	/* out of reset, registers usable */
+#define NEURON_DEV_STATUS_QUIESCED	(1u << 1)	/* no engine running or waiting, no queue enabled, no DMA in flight */
+#define NEURON_REG_BUSY_CORES	0x030	/* RO: bit per core that keeps QUIESCED clear */
 
 enum neuron_gen {
 	NEURON_GEN_SUNDA = 0,	/* no DGE path, no feature-flag register (seed 000 §9) */

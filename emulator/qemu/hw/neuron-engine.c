@@ -48,6 +48,15 @@ static bool neuron_engine_active(NeuronEngine *e)
            e->state == NEURON_ENGINE_WAITING;
 }
 
+/*
+ * Whether engine @e keeps its core from being quiesced: a program is in
+ * progress or a record is still owed to NOTIFIC (DEV_STATUS.QUIESCED).
+ */
+bool neuron_engine_busy(NeuronEngine *e)
+{
+    return neuron_engine_active(e) || e->has_pending;
+}
+
 /* Runs the engine soon (from the main loop) if it has work to do. */
 static void neuron_engine_kick(NeuronEngine *e)
 {

@@ -145,6 +145,12 @@ void neuron_notific_unstall(NeuronCore *c, unsigned int q)
     c->queue[q].stalled = false;
 }
 
+/* Whether any queue is enabled (the core is not quiesced, DEV_STATUS). */
+bool neuron_notific_busy(NeuronCore *c)
+{
+    return c->queue_enable != 0;
+}
+
 /* Whether TRACE_ENABLE brackets engine @engine's instructions. */
 bool neuron_notific_traced(NeuronCore *c, unsigned int engine)
 {

@@ -16,6 +16,9 @@
  * BAR4  device memory ("HBM"), 64-bit prefetchable RAM: rings with
  *       CTRL.DEVICE_MEM, engine programs, DGE buffers.
  *
+ * Resets (global RESET register, qdev reset) stop the engines at once and
+ * complete after reset-latency-us of virtual time (DEV_STATUS.READY).
+ *
  * Locking: every entry point (MMIO, engine timers) runs under the BQL, so the
  * state needs no lock of its own.
  */
@@ -135,7 +138,10 @@ static void neuron_set_throttle_ctrl(NeuronTPBState *s, uint32_t val)
     }
 }
 
-/* Global RESET register: stop every engine, disable every queue. */
+/*
+ * Stop every engine, disable every queue (global RESET). Parked records are
+ * dropped with their programs.
+ */
 static void neuron_quiesce(NeuronTPBState *s)
 {
     unsigned int c, e;
@@ -148,6 +154,85 @@ static void neuron_quiesce(NeuronTPBState *s)
         }
         neuron_notific_disable_all(core);
     }
+}
+
+/* Everything of the function back to its power-on value (not config space). */
+static void neuron_power_on(NeuronTPBState *s)
+{
+    unsigned int c, e;
+
+    s->fault_status = 0;
+    s->fault_mask = 0;
+    s->throttle_status = 0;
+    neuron_set_throttle_ctrl(s, 0);
+    for (c = 0; c < s->num_cores; c++) {
+        NeuronCore *core = &s->cores[c];
+
+        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+            neuron_engine_reset(&core->engine[e], true);
+        }
+        neuron_notific_reset(core);
+        neuron_evtsem_reset(core);
+    }
+}
+
+/*
+ * A reset (of any kind) has stopped everything: the function is READY
+ * again reset-latency-us of virtual time later. Until then DEV_STATUS reads
+ * 0 and writes outside the global page are ignored.
+ */
+static void neuron_reset_begin(NeuronTPBState *s)
+{
+    if (!s->reset_latency_us) {
+        timer_del(s->reset_timer);
+        s->ready = true;
+        return;
+    }
+    s->ready = false;
+    timer_mod(s->reset_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              (int64_t)s->reset_latency_us * SCALE_US);
+}
+
+static void neuron_reset_done(void *opaque)
+{
+    NeuronTPBState *s = opaque;
+
+    s->ready = true;
+}
+
+/*
+ * Cores that are not quiesced: an engine RUNNING or WAITING or a record
+ * still owed, or a queue enabled; plus fault-stuck-busy's core for ever.
+ */
+static uint32_t neuron_busy_cores(NeuronTPBState *s)
+{
+    uint32_t busy = 0;
+    unsigned int c, e;
+
+    for (c = 0; c < s->num_cores; c++) {
+        NeuronCore *core = &s->cores[c];
+        bool b = neuron_notific_busy(core);
+
+        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+            b |= neuron_engine_busy(&core->engine[e]);
+        }
+        if (b) {
+            busy |= BIT(c);
+        }
+    }
+    if (s->fault_stuck_busy >= 0) {
+        busy |= BIT(s->fault_stuck_busy);
+    }
+    return busy;
+}
+
+static uint32_t neuron_dev_status(NeuronTPBState *s)
+{
+    if (!s->ready) {
+        return 0;
+    }
+    return NEURON_DEV_STATUS_READY |
+           (neuron_busy_cores(s) ? 0 : NEURON_DEV_STATUS_QUIESCED);
 }
 
 static uint32_t neuron_global_read(NeuronTPBState *s, hwaddr addr)
@@ -175,6 +260,10 @@ static uint32_t neuron_global_read(NeuronTPBState *s, hwaddr addr)
         return s->throttle_ctrl;
     case NEURON_REG_RESET:
         return 0;
+    case NEURON_REG_DEV_STATUS:
+        return neuron_dev_status(s);
+    case NEURON_REG_BUSY_CORES:
+        return neuron_busy_cores(s);
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "neuron-tpb: read of unknown global register 0x%"
@@ -194,6 +283,8 @@ static void neuron_global_write(NeuronTPBState *s, hwaddr addr, uint32_t val)
     case NEURON_REG_GEN:
     case NEURON_REG_MEM_SIZE_LO:
     case NEURON_REG_MEM_SIZE_HI:
+    case NEURON_REG_DEV_STATUS:
+    case NEURON_REG_BUSY_CORES:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "neuron-tpb: write 0x%x to read-only global register 0x%"
                       HWADDR_PRIx " ignored\n", val, addr);
@@ -231,6 +322,7 @@ static void neuron_global_write(NeuronTPBState *s, hwaddr addr, uint32_t val)
             break;
         }
         neuron_quiesce(s);
+        neuron_reset_begin(s);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -334,6 +426,13 @@ static void neuron_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         neuron_global_write(s, addr, val);
         return;
     }
+    if (!s->ready) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: write 0x%" PRIx64 " to 0x%" HWADDR_PRIx
+                      " ignored: reset in progress (DEV_STATUS.READY 0)\n",
+                      val, addr);
+        return;
+    }
     c = neuron_addr_core(s, addr);
     if (!c) {
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -408,6 +507,12 @@ static bool neuron_check_props(NeuronTPBState *s, Error **errp)
                    NEURON_NOTIFIC_INTR_BITS);
         return false;
     }
+    if (s->fault_stuck_busy < -1 ||
+        s->fault_stuck_busy >= (int32_t)s->num_cores) {
+        error_setg(errp, "neuron-tpb: fault-stuck-busy=%d, must be -1 "
+                   "or a core", s->fault_stuck_busy);
+        return false;
+    }
     return true;
 }
 
@@ -475,6 +580,8 @@ static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64 |
                      PCI_BASE_ADDRESS_MEM_PREFETCH, &s->mem);
+    s->reset_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, neuron_reset_done, s);
+    s->ready = true;
 
     s->cores = g_new0(NeuronCore, s->num_cores);
     for (c = 0; c < s->num_cores; c++) {
@@ -506,28 +613,21 @@ static void neuron_tpb_exit(PCIDevice *pdev)
     }
     g_free(s->cores);
     s->cores = NULL;
+    timer_free(s->reset_timer);
+    s->reset_timer = NULL;
     msix_uninit_exclusive_bar(pdev);
 }
 
-/* Device (PCI function) reset: everything back to power-on values. */
+/*
+ * Device (PCI function) reset: everything back to power-on values, and
+ * READY after reset-latency-us.
+ */
 static void neuron_tpb_reset(DeviceState *dev)
 {
     NeuronTPBState *s = NEURON_TPB(dev);
-    unsigned int c, e;
 
-    s->fault_status = 0;
-    s->fault_mask = 0;
-    s->throttle_status = 0;
-    neuron_set_throttle_ctrl(s, 0);
-    for (c = 0; c < s->num_cores; c++) {
-        NeuronCore *core = &s->cores[c];
-
-        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
-            neuron_engine_reset(&core->engine[e], true);
-        }
-        neuron_notific_reset(core);
-        neuron_evtsem_reset(core);
-    }
+    neuron_power_on(s);
+    neuron_reset_begin(s);
 }
 
 /*
@@ -550,6 +650,10 @@ static Property neuron_tpb_properties[] = {
     DEFINE_PROP_INT32("fault-intr-storm", NeuronTPBState,
                       fault_intr_storm, -1),
     DEFINE_PROP_UINT64("insn-delay-ns", NeuronTPBState, insn_delay_ns, 0),
+    DEFINE_PROP_UINT32("reset-latency-us", NeuronTPBState, reset_latency_us,
+                       100),
+    DEFINE_PROP_INT32("fault-stuck-busy", NeuronTPBState, fault_stuck_busy,
+                      -1),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -274,9 +274,15 @@ struct NeuronTPBState {
     int32_t fault_stuck_engine;         /* core * 5 + engine, -1 off */
     int32_t fault_intr_storm;           /* core * 9 + intr cause, -1 off */
     uint64_t insn_delay_ns;
+    uint32_t reset_latency_us;
+    int32_t fault_stuck_busy;           /* core, -1 off */
 
     uint32_t gen;                       /* enum neuron_gen */
     NeuronCore *cores;
+
+    /* reset in progress until reset_timer fires (DEV_STATUS.READY) */
+    QEMUTimer *reset_timer;
+    bool ready;
 
     /* global page */
     uint32_t fault_status;
@@ -297,6 +303,7 @@ uint32_t neuron_engine_read(NeuronEngine *e, hwaddr off);
 void neuron_engine_write(NeuronEngine *e, hwaddr off, uint32_t val);
 void neuron_engine_wake_waiters(NeuronCore *c);
 void neuron_engine_wake_queue(NeuronCore *c, int q);
+bool neuron_engine_busy(NeuronEngine *e);
 
 /* neuron-dge.c: called by neuron-engine.c */
 
@@ -362,6 +369,7 @@ NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
                                      int *stall_queue);
 void neuron_notific_unstall(NeuronCore *c, unsigned int q);
 bool neuron_notific_traced(NeuronCore *c, unsigned int engine);
+bool neuron_notific_busy(NeuronCore *c);
 
 /* neuron-evtsem.c: called by neuron-tpb.c and neuron-engine.c */
 void neuron_evtsem_reset(NeuronCore *c);
