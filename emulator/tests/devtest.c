@@ -1429,7 +1429,20 @@ static void t_msix_edges(void)
 	dev_reset();
 }
 
-/* ---- tests: reset and quiesce ------------------------------------------- */
+/* ---- tests: reset, quiesce, FLR, power management ---------------------- */
+
+/* Config-space offset of capability @id, 0 if absent. */
+static unsigned int cfg_find_cap(unsigned int id)
+{
+	unsigned int cap = cfg_rd16(0x34) & 0xfc, guard = 0;
+
+	while (cap && guard++ < 48) {
+		if ((cfg_rd16(cap) & 0xff) == id)
+			return cap;
+		cap = (cfg_rd16(cap) >> 8) & 0xfc;
+	}
+	return 0;
+}
 
 /*
  * RESET completes after reset-latency-us: until then DEV_STATUS reads 0 and
@@ -1522,6 +1535,159 @@ static void t_busy_cores(void)
 	      rd(NEURON_REG_BUSY_CORES));
 	CHECK(rd(NEURON_REG_DEV_STATUS) == 0x3, "DEV_STATUS 0x%x after RESET",
 	      rd(NEURON_REG_DEV_STATUS));
+}
+
+/* Function Level Reset through sysfs: registers back to power-on values. */
+static void t_flr(void)
+{
+	insn_t delay[2] = { I(NEURON_OP_DELAY, 0, 0, 2000000000u), I(NEURON_OP_HALT, 0, 0, 0) };
+	char path[PATH_MAX + 32];
+	unsigned int exp = cfg_find_cap(0x10);
+	struct nq n;
+	FILE *f;
+	int ok;
+
+	CHECK(exp && (cfg_rd32(exp + 4) & (1u << 28)), "DEVCAP does not offer FLR");
+	/* the PCI core resets the function with FLR first */
+	snprintf(path, sizeof(path), "%s/reset_method", devdir);
+	f = fopen(path, "r");
+	if (f) {
+		char m[64] = "";
+
+		if (!fgets(m, sizeof(m), f))
+			m[0] = 0;
+		fclose(f);
+		CHECK(!strncmp(m, "flr", 3), "reset_method \"%.*s\"", (int)strcspn(m, "\n"), m);
+	}
+	dev_reset();
+	nq_open(&n, 1, 3, 256, 5);
+	cwr(1, NEURON_NOTIFIC_INTR_MASK, 0x1ff);
+	prog_start(0, NEURON_ENGINE_DVE, delay, 2);
+	CHECK(qrd(1, 3, NEURON_NQ_SIZE) == 256, "SIZE not programmed");
+
+	snprintf(path, sizeof(path), "%s/reset", devdir);
+	f = fopen(path, "w");
+	CHECK(f, "open %s: %s", path, strerror(errno));
+	if (!f)
+		return;
+	ok = fputs("1", f) >= 0;
+	ok &= fclose(f) == 0;
+	CHECK(ok, "write %s: %s", path, strerror(errno));
+	CHECK(wait_ready(TIMEOUT_MS), "READY after FLR: DEV_STATUS 0x%x",
+	      rd(NEURON_REG_DEV_STATUS));
+	CHECK(rd(NEURON_REG_ID) == NEURON_ID_MAGIC, "ID 0x%x after FLR", rd(NEURON_REG_ID));
+	CHECK(crd(1, NEURON_NOTIFIC_QUEUE_ENABLE) == 0, "QUEUE_ENABLE 0x%x",
+	      crd(1, NEURON_NOTIFIC_QUEUE_ENABLE));
+	CHECK(qrd(1, 3, NEURON_NQ_BASE_LO) == 0, "BASE_LO 0x%x", qrd(1, 3, NEURON_NQ_BASE_LO));
+	CHECK(qrd(1, 3, NEURON_NQ_SIZE) == 0, "SIZE %u", qrd(1, 3, NEURON_NQ_SIZE));
+	CHECK(qrd(1, 3, NEURON_NQ_CTRL) == 0, "CTRL 0x%x", qrd(1, 3, NEURON_NQ_CTRL));
+	CHECK(qrd(1, 3, NEURON_NQ_THRESHOLD) == 0, "THRESHOLD %u",
+	      qrd(1, 3, NEURON_NQ_THRESHOLD));
+	CHECK(crd(1, NEURON_NOTIFIC_INTR_MASK) == 0, "INTR_MASK 0x%x",
+	      crd(1, NEURON_NOTIFIC_INTR_MASK));
+	CHECK(crd(1, NEURON_NOTIFIC_SW_BACKPRESSURE) == 0x3ff, "SW_BACKPRESSURE 0x%x",
+	      crd(1, NEURON_NOTIFIC_SW_BACKPRESSURE));
+	CHECK(erd(0, NEURON_ENGINE_DVE, NEURON_ENG_STATUS) == NEURON_ENGINE_IDLE,
+	      "engine state %u", erd(0, NEURON_ENGINE_DVE, NEURON_ENG_STATUS));
+	CHECK(erd(0, NEURON_ENGINE_DVE, NEURON_ENG_PROG_COUNT) == 0, "PROG_COUNT %u",
+	      erd(0, NEURON_ENGINE_DVE, NEURON_ENG_PROG_COUNT));
+	CHECK(erd(0, NEURON_ENGINE_DVE, NEURON_ENG_SOFT_RESET_COUNTER) == 0,
+	      "SOFT_RESET_COUNTER %u", erd(0, NEURON_ENGINE_DVE, NEURON_ENG_SOFT_RESET_COUNTER));
+	if (stuck_busy < 0)
+		CHECK(rd(NEURON_REG_DEV_STATUS) == 0x3, "DEV_STATUS 0x%x after FLR",
+		      rd(NEURON_REG_DEV_STATUS));
+}
+
+/* Records with the phase bit in the first @n slots of a host ring. */
+static unsigned int ring_count(volatile uint8_t *ring, unsigned int n)
+{
+	unsigned int i, k = 0;
+	rec_t r;
+
+	for (i = 0; i < n; i++) {
+		vread(&r, ring + i * 16, 16);
+		k += rec_phase(&r);
+	}
+	return k;
+}
+
+/*
+ * PM: in D3hot every BAR reads all-ones and the engines stop (no DMA);
+ * back in D0 the function was reset (registers at power-on values).
+ */
+static void t_pm_d3hot(void)
+{
+	insn_t p[40];
+	unsigned int pm = cfg_find_cap(0x01), i, before, after;
+	volatile uint8_t *ring;
+	uint16_t pmcsr;
+
+	CHECK(pm, "no PM capability");
+	if (!pm || !dma_page_get()) {
+		CHECK(0, "no PM capability or DMA page");
+		return;
+	}
+	pmcsr = cfg_rd16(pm + 4);
+	CHECK((pmcsr & 3) == 0, "not in D0: PMCSR 0x%x", pmcsr);
+	CHECK(!(pmcsr & 0x8), "No_Soft_Reset set: PMCSR 0x%x", pmcsr);
+
+	/* a producer writing a host-memory ring every 2 ms */
+	for (i = 0; i < 40; i += 2) {
+		p[i] = NOTIFY(0, i / 2 + 1);
+		p[i + 1] = I(NEURON_OP_DELAY, 0, 0, 2000000);
+	}
+	ring = (volatile uint8_t *)dma_page + 2048;	/* 1 KiB ring, 64 entries */
+	vfill(ring, 0, 1024);
+	dev_reset();
+	bus_master(true);
+	qwr(0, 1, NEURON_NQ_BASE_LO, (uint32_t)(dma_phys + 2048));
+	qwr(0, 1, NEURON_NQ_BASE_HI, (uint32_t)((dma_phys + 2048) >> 32));
+	qwr(0, 1, NEURON_NQ_SIZE, 1024);
+	qwr(0, 1, NEURON_NQ_CTRL, 0);
+	cwr(0, NEURON_NOTIFIC_QUEUE_ENABLE, 1u << 1);
+	cwr(0, NEURON_NOTIFIC_INTR_MASK, 0x1ff);
+	prog_start(0, NEURON_ENGINE_PE, p, 40);
+	sleep_ms(10);
+
+	cfg_wr16(pm + 4, (pmcsr & ~3) | 3);	/* D3hot */
+	CHECK((cfg_rd16(pm + 4) & 3) == 3, "PMCSR 0x%x, not D3hot", cfg_rd16(pm + 4));
+	before = ring_count(ring, 64);
+	CHECK(rd(NEURON_REG_ID) == 0xffffffff, "BAR0 ID reads 0x%x in D3hot", rd(NEURON_REG_ID));
+	CHECK(crd(0, NEURON_NOTIFIC_QUEUE_ENABLE) == 0xffffffff, "BAR0 core reads 0x%x",
+	      crd(0, NEURON_NOTIFIC_QUEUE_ENABLE));
+	CHECK(*(volatile uint32_t *)mem == 0xffffffff, "BAR4 reads 0x%x in D3hot",
+	      *(volatile uint32_t *)mem);
+	if (bar2)
+		CHECK(*(volatile uint32_t *)bar2 == 0xffffffff, "BAR2 reads 0x%x in D3hot",
+		      *(volatile uint32_t *)bar2);
+	wr(NEURON_REG_FAULT_MASK, NEURON_FAULT_DMA_ERROR);	/* dropped */
+	sleep_ms(30);
+	after = ring_count(ring, 64);
+	CHECK(before >= 1, "no record before D3hot");
+	CHECK(after == before, "%u records written in D3hot (had %u)", after - before, before);
+
+	cfg_wr16(pm + 4, pmcsr & ~3);		/* D0 */
+	CHECK((cfg_rd16(pm + 4) & 3) == 0, "PMCSR 0x%x, not D0", cfg_rd16(pm + 4));
+	CHECK(wait_ready(TIMEOUT_MS), "READY after D3hot -> D0");
+	CHECK(rd(NEURON_REG_ID) == NEURON_ID_MAGIC, "ID 0x%x in D0", rd(NEURON_REG_ID));
+	CHECK(rd(NEURON_REG_FAULT_MASK) == 0, "FAULT_MASK 0x%x: write in D3hot landed",
+	      rd(NEURON_REG_FAULT_MASK));
+	/* state lost, like a function reset */
+	CHECK(crd(0, NEURON_NOTIFIC_QUEUE_ENABLE) == 0, "QUEUE_ENABLE 0x%x",
+	      crd(0, NEURON_NOTIFIC_QUEUE_ENABLE));
+	CHECK(qrd(0, 1, NEURON_NQ_SIZE) == 0, "SIZE %u", qrd(0, 1, NEURON_NQ_SIZE));
+	CHECK(crd(0, NEURON_NOTIFIC_INTR_MASK) == 0, "INTR_MASK 0x%x",
+	      crd(0, NEURON_NOTIFIC_INTR_MASK));
+	CHECK(erd(0, NEURON_ENGINE_PE, NEURON_ENG_STATUS) == NEURON_ENGINE_IDLE,
+	      "engine state %u", erd(0, NEURON_ENGINE_PE, NEURON_ENG_STATUS));
+	CHECK(erd(0, NEURON_ENGINE_PE, NEURON_ENG_PROG_COUNT) == 0, "PROG_COUNT %u",
+	      erd(0, NEURON_ENGINE_PE, NEURON_ENG_PROG_COUNT));
+	sleep_ms(10);
+	CHECK(ring_count(ring, 64) == after, "the engine went on after D0");
+	/* D1 is not supported: the write leaves D0 */
+	cfg_wr16(pm + 4, (pmcsr & ~3) | 1);
+	CHECK((cfg_rd16(pm + 4) & 3) == 0, "PMCSR 0x%x after a D1 write", cfg_rd16(pm + 4));
+	bus_master(false);
 }
 
 /* ---- tests: fault injection (only with the matching device properties) -- */
@@ -1781,6 +1947,8 @@ static const struct {
 	{ "msix_edges", t_msix_edges },
 	{ "dev_status_reset", t_dev_status_reset },
 	{ "busy_cores", t_busy_cores, no_stuck_busy },
+	{ "flr", t_flr },
+	{ "pm_d3hot", t_pm_d3hot },
 	{ "fault_dma_error", t_fault_dma_error, has_fault_dma },
 	{ "fault_stuck_engine", t_fault_stuck_engine, has_stuck_engine },
 	{ "insn_delay", t_insn_delay, has_insn_delay },

@@ -263,8 +263,12 @@ struct NeuronTPBState {
     PCIDevice parent_obj;
 
     MemoryRegion mmio;                  /* BAR0 */
-    MemoryRegion mem;                   /* BAR4, device memory */
+    MemoryRegion bar4;                  /* BAR4: @mem under @mem_dead */
+    MemoryRegion mem;                   /* device memory */
     NeuronDevMem devmem;                /* the blocks' view of it */
+    MemoryRegion mem_dead;              /* all-ones over BAR4 while dead */
+    MemoryRegion msix_dead;             /* all-ones over BAR2 while dead */
+    uint8_t pm_cap;                     /* config offset of the PM cap */
 
     /* properties */
     uint32_t num_cores;
@@ -276,6 +280,7 @@ struct NeuronTPBState {
     uint64_t insn_delay_ns;
     uint32_t reset_latency_us;
     int32_t fault_stuck_busy;           /* core, -1 off */
+    bool vanished;                      /* run-time QOM property */
 
     uint32_t gen;                       /* enum neuron_gen */
     NeuronCore *cores;
