@@ -7,6 +7,8 @@
 # sources is a no-op. The configured build tree is kept too, so a changed device
 # model rebuilds incrementally (seconds).
 #
+# Concurrent runs (several worktrees) serialise on $cache/build.lock.
+#
 # Usage: build-qemu.sh            build if needed, print the binary's path last
 # Env:   NEURON_CACHE (default /var/cache/neuron)
 set -euo pipefail
@@ -27,6 +29,21 @@ if [ -x "$out/qemu-system-x86_64" ]; then
 fi
 
 mkdir -p "$cache"
+# One build at a time: worktrees share $src and its build tree, and the copy
+# below would otherwise mix one worktree's sources into another's build. The
+# lock is held (fd 9) until the script exits; whoever waited re-checks the
+# cache, since the build it waited for may have been this very key.
+exec 9>"$cache/build.lock"
+if ! flock -n 9; then
+	echo "build-qemu: waiting for another build ($cache/build.lock)" >&2
+	flock 9
+fi
+if [ -x "$out/qemu-system-x86_64" ]; then
+	echo "build-qemu: cached ($out)" >&2
+	echo "$out/qemu-system-x86_64"
+	exit 0
+fi
+
 if [ ! -f "$src/.neuron-unpacked" ]; then
 	echo "build-qemu: fetching Debian's qemu source" >&2
 	rm -rf "$src" "$cache/dl"

@@ -13,7 +13,8 @@
  *
  * Fault-injection tests run only when the guest command line says how the
  * device was configured: neuron.fault_dma_queue=N, neuron.stuck_engine=N,
- * neuron.insn_delay_ns=N.
+ * neuron.insn_delay_ns=N, neuron.stuck_busy=N. neuron.reset_latency_us=N
+ * tells the device's reset-latency-us (default 100).
  *
  * Build: gcc -static -O2 -Wall -I include -o devtest devtest.c
  */
@@ -53,8 +54,8 @@ static uint64_t mem_size;
 static char devdir[PATH_MAX];
 static int cfg_fd = -1;
 static unsigned int ncores, gen;
-static int fault_dma_queue = -1, stuck_engine = -1;
-static long insn_delay_ns = -1;
+static int fault_dma_queue = -1, stuck_engine = -1, stuck_busy = -1;
+static long insn_delay_ns = -1, reset_latency_us = 100;
 
 static int testno, npassed, nfailed;
 static int cur_fail;
@@ -295,12 +296,27 @@ static bool eng_wait(unsigned int c, unsigned int e, uint32_t state,
 	return erd(c, e, NEURON_ENG_STATUS) == state;
 }
 
+/* Waits until DEV_STATUS.READY: a reset completes asynchronously. */
+static bool wait_ready(unsigned int timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+
+	while (now_ms() < end) {
+		if (rd(NEURON_REG_DEV_STATUS) & NEURON_DEV_STATUS_READY)
+			return true;
+		sleep_ms(1);
+	}
+	return rd(NEURON_REG_DEV_STATUS) & NEURON_DEV_STATUS_READY;
+}
+
 /* Quiesces the device and puts every register the tests touch to default. */
 static void dev_reset(void)
 {
 	unsigned int c, e, i;
 
 	wr(NEURON_REG_RESET, 1);
+	if (!wait_ready(TIMEOUT_MS))
+		printf("# DEV_STATUS.READY did not come back after RESET\n");
 	wr(NEURON_REG_FAULT_MASK, 0);
 	wr(NEURON_REG_FAULT_STATUS, ~0u);
 	wr(NEURON_REG_THROTTLE_CTRL, 0);
@@ -964,6 +980,7 @@ static void t_global_reset(void)
 	wr(NEURON_REG_RESET, 1);
 	CHECK(erd(1, NEURON_ENGINE_SP, NEURON_ENG_STATUS) == NEURON_ENGINE_IDLE, "not idle");
 	CHECK(crd(1, NEURON_NOTIFIC_QUEUE_ENABLE) == 0, "queues still enabled");
+	CHECK(wait_ready(TIMEOUT_MS), "READY after RESET");
 	/* a queue with a bad SIZE refuses to enable */
 	qwr(1, 2, NEURON_NQ_SIZE, 100);
 	cwr(1, NEURON_NOTIFIC_QUEUE_ENABLE, 1u << 2);
@@ -1412,6 +1429,267 @@ static void t_msix_edges(void)
 	dev_reset();
 }
 
+/* ---- tests: reset, quiesce, FLR, power management ---------------------- */
+
+/* Config-space offset of capability @id, 0 if absent. */
+static unsigned int cfg_find_cap(unsigned int id)
+{
+	unsigned int cap = cfg_rd16(0x34) & 0xfc, guard = 0;
+
+	while (cap && guard++ < 48) {
+		if ((cfg_rd16(cap) & 0xff) == id)
+			return cap;
+		cap = (cfg_rd16(cap) >> 8) & 0xfc;
+	}
+	return 0;
+}
+
+/*
+ * RESET completes after reset-latency-us: until then DEV_STATUS reads 0 and
+ * a write to a core's registers is ignored; afterwards it reads
+ * READY | QUIESCED (0x3).
+ */
+static void t_dev_status_reset(void)
+{
+	uint32_t st0 = ~0u, st1 = ~0u, st, idle = stuck_busy < 0 ? 0x3 : 0x1;
+	uint64_t t0 = 0, waited = 0;
+	int tries;
+
+	dev_reset();
+	CHECK(rd(NEURON_REG_DEV_STATUS) == idle, "DEV_STATUS 0x%x before RESET",
+	      rd(NEURON_REG_DEV_STATUS));
+	/*
+	 * With the default 100 us a vCPU thread descheduled for that long
+	 * misses the window; a device that is not asynchronous never shows it.
+	 */
+	for (tries = 0; tries < 5; tries++) {
+		t0 = now_ms();
+		wr(NEURON_REG_RESET, 1);
+		st0 = rd(NEURON_REG_DEV_STATUS);
+		cwr(0, NEURON_NOTIFIC_INTR_MASK, 0x1ff);
+		st1 = rd(NEURON_REG_DEV_STATUS);
+		if (st0 == 0 && st1 == 0)
+			break;
+		wait_ready(TIMEOUT_MS);
+		cwr(0, NEURON_NOTIFIC_INTR_MASK, 0);
+	}
+	CHECK(st0 == 0, "DEV_STATUS 0x%x right after RESET", st0);
+	CHECK(st1 == 0, "DEV_STATUS 0x%x after a core write", st1);
+	while ((st = rd(NEURON_REG_DEV_STATUS)) == 0 && now_ms() < t0 + TIMEOUT_MS)
+		;
+	waited = now_ms() - t0;
+	CHECK(st != 0, "READY never came back");
+	sleep_ms(reset_latency_us / 1000 + 2);
+	CHECK(rd(NEURON_REG_DEV_STATUS) == idle, "DEV_STATUS 0x%x after %llu ms",
+	      rd(NEURON_REG_DEV_STATUS), (unsigned long long)waited);
+	CHECK(crd(0, NEURON_NOTIFIC_INTR_MASK) == 0,
+	      "INTR_MASK 0x%x: a write during the reset took effect",
+	      crd(0, NEURON_NOTIFIC_INTR_MASK));
+	/* a latency long enough to see: READY is not early */
+	if (reset_latency_us >= 10000)
+		CHECK(waited >= (uint64_t)reset_latency_us / 2000,
+		      "READY after %llu ms, latency %ld us",
+		      (unsigned long long)waited, reset_latency_us);
+	/* the global page stays writable during a reset */
+	wr(NEURON_REG_RESET, 1);
+	wr(NEURON_REG_FAULT_MASK, NEURON_FAULT_DMA_ERROR);
+	CHECK(rd(NEURON_REG_FAULT_MASK) == NEURON_FAULT_DMA_ERROR, "FAULT_MASK");
+	wr(NEURON_REG_FAULT_MASK, 0);
+	CHECK(wait_ready(TIMEOUT_MS), "READY");
+}
+
+/* BUSY_CORES: a core with an enabled queue or a running/waiting engine. */
+static void t_busy_cores(void)
+{
+	insn_t delay[2] = { I(NEURON_OP_DELAY, 0, 0, 2000000000u), I(NEURON_OP_HALT, 0, 0, 0) };
+	insn_t wait[2] = { I(NEURON_OP_WAIT_GE, 0, 7, 1), I(NEURON_OP_HALT, 0, 0, 0) };
+	struct nq n;
+
+	dev_reset();
+	CHECK(rd(NEURON_REG_BUSY_CORES) == 0x0, "BUSY_CORES 0x%x idle",
+	      rd(NEURON_REG_BUSY_CORES));
+	CHECK(rd(NEURON_REG_DEV_STATUS) == 0x3, "DEV_STATUS 0x%x idle",
+	      rd(NEURON_REG_DEV_STATUS));
+	nq_open(&n, 1, 4, 64, 0);
+	CHECK(rd(NEURON_REG_BUSY_CORES) == 0x2, "BUSY_CORES 0x%x, queue on core 1",
+	      rd(NEURON_REG_BUSY_CORES));
+	CHECK(rd(NEURON_REG_DEV_STATUS) == 0x1, "DEV_STATUS 0x%x, queue on core 1",
+	      rd(NEURON_REG_DEV_STATUS));
+	prog_start(0, NEURON_ENGINE_ACT, delay, 2);
+	CHECK(rd(NEURON_REG_BUSY_CORES) == 0x3, "BUSY_CORES 0x%x, + engine on core 0",
+	      rd(NEURON_REG_BUSY_CORES));
+	cwr(1, NEURON_NOTIFIC_QUEUE_ENABLE, 0);
+	CHECK(rd(NEURON_REG_BUSY_CORES) == 0x1, "BUSY_CORES 0x%x, engine on core 0",
+	      rd(NEURON_REG_BUSY_CORES));
+	CHECK(rd(NEURON_REG_DEV_STATUS) == 0x1, "DEV_STATUS 0x%x, engine running",
+	      rd(NEURON_REG_DEV_STATUS));
+	/* WAITING counts too */
+	prog_start(1, NEURON_ENGINE_POOL, wait, 2);
+	CHECK(eng_wait(1, NEURON_ENGINE_POOL, NEURON_ENGINE_WAITING, TIMEOUT_MS),
+	      "not WAITING");
+	CHECK(rd(NEURON_REG_BUSY_CORES) == 0x3, "BUSY_CORES 0x%x, + waiting engine",
+	      rd(NEURON_REG_BUSY_CORES));
+	wr(NEURON_REG_RESET, 1);
+	CHECK(wait_ready(TIMEOUT_MS), "READY after RESET");
+	CHECK(rd(NEURON_REG_BUSY_CORES) == 0x0, "BUSY_CORES 0x%x after RESET",
+	      rd(NEURON_REG_BUSY_CORES));
+	CHECK(rd(NEURON_REG_DEV_STATUS) == 0x3, "DEV_STATUS 0x%x after RESET",
+	      rd(NEURON_REG_DEV_STATUS));
+}
+
+/* Function Level Reset through sysfs: registers back to power-on values. */
+static void t_flr(void)
+{
+	insn_t delay[2] = { I(NEURON_OP_DELAY, 0, 0, 2000000000u), I(NEURON_OP_HALT, 0, 0, 0) };
+	char path[PATH_MAX + 32];
+	unsigned int exp = cfg_find_cap(0x10);
+	struct nq n;
+	FILE *f;
+	int ok;
+
+	CHECK(exp && (cfg_rd32(exp + 4) & (1u << 28)), "DEVCAP does not offer FLR");
+	/* the PCI core resets the function with FLR first */
+	snprintf(path, sizeof(path), "%s/reset_method", devdir);
+	f = fopen(path, "r");
+	if (f) {
+		char m[64] = "";
+
+		if (!fgets(m, sizeof(m), f))
+			m[0] = 0;
+		fclose(f);
+		CHECK(!strncmp(m, "flr", 3), "reset_method \"%.*s\"", (int)strcspn(m, "\n"), m);
+	}
+	dev_reset();
+	nq_open(&n, 1, 3, 256, 5);
+	cwr(1, NEURON_NOTIFIC_INTR_MASK, 0x1ff);
+	prog_start(0, NEURON_ENGINE_DVE, delay, 2);
+	CHECK(qrd(1, 3, NEURON_NQ_SIZE) == 256, "SIZE not programmed");
+
+	snprintf(path, sizeof(path), "%s/reset", devdir);
+	f = fopen(path, "w");
+	CHECK(f, "open %s: %s", path, strerror(errno));
+	if (!f)
+		return;
+	ok = fputs("1", f) >= 0;
+	ok &= fclose(f) == 0;
+	CHECK(ok, "write %s: %s", path, strerror(errno));
+	CHECK(wait_ready(TIMEOUT_MS), "READY after FLR: DEV_STATUS 0x%x",
+	      rd(NEURON_REG_DEV_STATUS));
+	CHECK(rd(NEURON_REG_ID) == NEURON_ID_MAGIC, "ID 0x%x after FLR", rd(NEURON_REG_ID));
+	CHECK(crd(1, NEURON_NOTIFIC_QUEUE_ENABLE) == 0, "QUEUE_ENABLE 0x%x",
+	      crd(1, NEURON_NOTIFIC_QUEUE_ENABLE));
+	CHECK(qrd(1, 3, NEURON_NQ_BASE_LO) == 0, "BASE_LO 0x%x", qrd(1, 3, NEURON_NQ_BASE_LO));
+	CHECK(qrd(1, 3, NEURON_NQ_SIZE) == 0, "SIZE %u", qrd(1, 3, NEURON_NQ_SIZE));
+	CHECK(qrd(1, 3, NEURON_NQ_CTRL) == 0, "CTRL 0x%x", qrd(1, 3, NEURON_NQ_CTRL));
+	CHECK(qrd(1, 3, NEURON_NQ_THRESHOLD) == 0, "THRESHOLD %u",
+	      qrd(1, 3, NEURON_NQ_THRESHOLD));
+	CHECK(crd(1, NEURON_NOTIFIC_INTR_MASK) == 0, "INTR_MASK 0x%x",
+	      crd(1, NEURON_NOTIFIC_INTR_MASK));
+	CHECK(crd(1, NEURON_NOTIFIC_SW_BACKPRESSURE) == 0x3ff, "SW_BACKPRESSURE 0x%x",
+	      crd(1, NEURON_NOTIFIC_SW_BACKPRESSURE));
+	CHECK(erd(0, NEURON_ENGINE_DVE, NEURON_ENG_STATUS) == NEURON_ENGINE_IDLE,
+	      "engine state %u", erd(0, NEURON_ENGINE_DVE, NEURON_ENG_STATUS));
+	CHECK(erd(0, NEURON_ENGINE_DVE, NEURON_ENG_PROG_COUNT) == 0, "PROG_COUNT %u",
+	      erd(0, NEURON_ENGINE_DVE, NEURON_ENG_PROG_COUNT));
+	CHECK(erd(0, NEURON_ENGINE_DVE, NEURON_ENG_SOFT_RESET_COUNTER) == 0,
+	      "SOFT_RESET_COUNTER %u", erd(0, NEURON_ENGINE_DVE, NEURON_ENG_SOFT_RESET_COUNTER));
+	if (stuck_busy < 0)
+		CHECK(rd(NEURON_REG_DEV_STATUS) == 0x3, "DEV_STATUS 0x%x after FLR",
+		      rd(NEURON_REG_DEV_STATUS));
+}
+
+/* Records with the phase bit in the first @n slots of a host ring. */
+static unsigned int ring_count(volatile uint8_t *ring, unsigned int n)
+{
+	unsigned int i, k = 0;
+	rec_t r;
+
+	for (i = 0; i < n; i++) {
+		vread(&r, ring + i * 16, 16);
+		k += rec_phase(&r);
+	}
+	return k;
+}
+
+/*
+ * PM: in D3hot every BAR reads all-ones and the engines stop (no DMA);
+ * back in D0 the function was reset (registers at power-on values).
+ */
+static void t_pm_d3hot(void)
+{
+	insn_t p[40];
+	unsigned int pm = cfg_find_cap(0x01), i, before, after;
+	volatile uint8_t *ring;
+	uint16_t pmcsr;
+
+	CHECK(pm, "no PM capability");
+	if (!pm || !dma_page_get()) {
+		CHECK(0, "no PM capability or DMA page");
+		return;
+	}
+	pmcsr = cfg_rd16(pm + 4);
+	CHECK((pmcsr & 3) == 0, "not in D0: PMCSR 0x%x", pmcsr);
+	CHECK(!(pmcsr & 0x8), "No_Soft_Reset set: PMCSR 0x%x", pmcsr);
+
+	/* a producer writing a host-memory ring every 2 ms */
+	for (i = 0; i < 40; i += 2) {
+		p[i] = NOTIFY(0, i / 2 + 1);
+		p[i + 1] = I(NEURON_OP_DELAY, 0, 0, 2000000);
+	}
+	ring = (volatile uint8_t *)dma_page + 2048;	/* 1 KiB ring, 64 entries */
+	vfill(ring, 0, 1024);
+	dev_reset();
+	bus_master(true);
+	qwr(0, 1, NEURON_NQ_BASE_LO, (uint32_t)(dma_phys + 2048));
+	qwr(0, 1, NEURON_NQ_BASE_HI, (uint32_t)((dma_phys + 2048) >> 32));
+	qwr(0, 1, NEURON_NQ_SIZE, 1024);
+	qwr(0, 1, NEURON_NQ_CTRL, 0);
+	cwr(0, NEURON_NOTIFIC_QUEUE_ENABLE, 1u << 1);
+	cwr(0, NEURON_NOTIFIC_INTR_MASK, 0x1ff);
+	prog_start(0, NEURON_ENGINE_PE, p, 40);
+	sleep_ms(10);
+
+	cfg_wr16(pm + 4, (pmcsr & ~3) | 3);	/* D3hot */
+	CHECK((cfg_rd16(pm + 4) & 3) == 3, "PMCSR 0x%x, not D3hot", cfg_rd16(pm + 4));
+	before = ring_count(ring, 64);
+	CHECK(rd(NEURON_REG_ID) == 0xffffffff, "BAR0 ID reads 0x%x in D3hot", rd(NEURON_REG_ID));
+	CHECK(crd(0, NEURON_NOTIFIC_QUEUE_ENABLE) == 0xffffffff, "BAR0 core reads 0x%x",
+	      crd(0, NEURON_NOTIFIC_QUEUE_ENABLE));
+	CHECK(*(volatile uint32_t *)mem == 0xffffffff, "BAR4 reads 0x%x in D3hot",
+	      *(volatile uint32_t *)mem);
+	if (bar2)
+		CHECK(*(volatile uint32_t *)bar2 == 0xffffffff, "BAR2 reads 0x%x in D3hot",
+		      *(volatile uint32_t *)bar2);
+	wr(NEURON_REG_FAULT_MASK, NEURON_FAULT_DMA_ERROR);	/* dropped */
+	sleep_ms(30);
+	after = ring_count(ring, 64);
+	CHECK(before >= 1, "no record before D3hot");
+	CHECK(after == before, "%u records written in D3hot (had %u)", after - before, before);
+
+	cfg_wr16(pm + 4, pmcsr & ~3);		/* D0 */
+	CHECK((cfg_rd16(pm + 4) & 3) == 0, "PMCSR 0x%x, not D0", cfg_rd16(pm + 4));
+	CHECK(wait_ready(TIMEOUT_MS), "READY after D3hot -> D0");
+	CHECK(rd(NEURON_REG_ID) == NEURON_ID_MAGIC, "ID 0x%x in D0", rd(NEURON_REG_ID));
+	CHECK(rd(NEURON_REG_FAULT_MASK) == 0, "FAULT_MASK 0x%x: write in D3hot landed",
+	      rd(NEURON_REG_FAULT_MASK));
+	/* state lost, like a function reset */
+	CHECK(crd(0, NEURON_NOTIFIC_QUEUE_ENABLE) == 0, "QUEUE_ENABLE 0x%x",
+	      crd(0, NEURON_NOTIFIC_QUEUE_ENABLE));
+	CHECK(qrd(0, 1, NEURON_NQ_SIZE) == 0, "SIZE %u", qrd(0, 1, NEURON_NQ_SIZE));
+	CHECK(crd(0, NEURON_NOTIFIC_INTR_MASK) == 0, "INTR_MASK 0x%x",
+	      crd(0, NEURON_NOTIFIC_INTR_MASK));
+	CHECK(erd(0, NEURON_ENGINE_PE, NEURON_ENG_STATUS) == NEURON_ENGINE_IDLE,
+	      "engine state %u", erd(0, NEURON_ENGINE_PE, NEURON_ENG_STATUS));
+	CHECK(erd(0, NEURON_ENGINE_PE, NEURON_ENG_PROG_COUNT) == 0, "PROG_COUNT %u",
+	      erd(0, NEURON_ENGINE_PE, NEURON_ENG_PROG_COUNT));
+	sleep_ms(10);
+	CHECK(ring_count(ring, 64) == after, "the engine went on after D0");
+	/* D1 is not supported: the write leaves D0 */
+	cfg_wr16(pm + 4, (pmcsr & ~3) | 1);
+	CHECK((cfg_rd16(pm + 4) & 3) == 0, "PMCSR 0x%x after a D1 write", cfg_rd16(pm + 4));
+	bus_master(false);
+}
+
 /* ---- tests: fault injection (only with the matching device properties) -- */
 
 static void t_fault_dma_error(void)
@@ -1490,6 +1768,29 @@ static void t_insn_delay(void)
 		CHECK(r[i].generic.timestamp - r[i - 1].generic.timestamp >=
 		      (uint64_t)insn_delay_ns * 1000, "gap before insn %u: %llu ps", i / 2,
 		      (unsigned long long)(r[i].generic.timestamp - r[i - 1].generic.timestamp));
+}
+
+/* fault-stuck-busy: that core's BUSY_CORES bit never clears, nor QUIESCED. */
+static void t_fault_stuck_busy(void)
+{
+	uint32_t bit;
+
+	if (stuck_busy < 0) {
+		return;
+	}
+	bit = 1u << stuck_busy;
+	dev_reset();
+	CHECK(rd(NEURON_REG_BUSY_CORES) == bit, "BUSY_CORES 0x%x idle, stuck core %d",
+	      rd(NEURON_REG_BUSY_CORES), stuck_busy);
+	CHECK(rd(NEURON_REG_DEV_STATUS) == 0x1, "DEV_STATUS 0x%x: QUIESCED with a stuck core",
+	      rd(NEURON_REG_DEV_STATUS));
+	wr(NEURON_REG_RESET, 1);
+	CHECK(wait_ready(TIMEOUT_MS), "READY after RESET");
+	sleep_ms(5);
+	CHECK(rd(NEURON_REG_BUSY_CORES) == bit, "BUSY_CORES 0x%x after RESET",
+	      rd(NEURON_REG_BUSY_CORES));
+	CHECK(rd(NEURON_REG_DEV_STATUS) == 0x1, "DEV_STATUS 0x%x after RESET",
+	      rd(NEURON_REG_DEV_STATUS));
 }
 
 /* ---- setup and runner --------------------------------------------------- */
@@ -1597,10 +1898,17 @@ static bool setup(void)
 	s = strstr(cmdline, "neuron.insn_delay_ns=");
 	if (s)
 		insn_delay_ns = atol(s + strlen("neuron.insn_delay_ns="));
+	s = strstr(cmdline, "neuron.stuck_busy=");
+	if (s)
+		stuck_busy = atoi(s + strlen("neuron.stuck_busy="));
+	s = strstr(cmdline, "neuron.reset_latency_us=");
+	if (s)
+		reset_latency_us = atol(s + strlen("neuron.reset_latency_us="));
 	printf("# cores %u gen %s mem %llu MiB fault_dma_queue %d stuck_engine %d "
-	       "insn_delay_ns %ld\n", ncores, gen == NEURON_GEN_SUNDA ? "sunda" : "cayman",
+	       "insn_delay_ns %ld stuck_busy %d reset_latency_us %ld\n", ncores,
+	       gen == NEURON_GEN_SUNDA ? "sunda" : "cayman",
 	       (unsigned long long)(mem_size >> 20), fault_dma_queue, stuck_engine,
-	       insn_delay_ns);
+	       insn_delay_ns, stuck_busy, reset_latency_us);
 	return true;
 }
 
@@ -1608,6 +1916,8 @@ static bool setup(void)
 static bool has_fault_dma(void) { return fault_dma_queue >= 0; }
 static bool has_stuck_engine(void) { return stuck_engine >= 0; }
 static bool has_insn_delay(void) { return insn_delay_ns > 0; }
+static bool has_stuck_busy(void) { return stuck_busy >= 0; }
+static bool no_stuck_busy(void) { return stuck_busy < 0; }
 
 static const struct {
 	const char *name;
@@ -1635,9 +1945,14 @@ static const struct {
 	{ "dge", t_dge },
 	{ "host_dma_ring", t_host_dma_ring },
 	{ "msix_edges", t_msix_edges },
+	{ "dev_status_reset", t_dev_status_reset },
+	{ "busy_cores", t_busy_cores, no_stuck_busy },
+	{ "flr", t_flr },
+	{ "pm_d3hot", t_pm_d3hot },
 	{ "fault_dma_error", t_fault_dma_error, has_fault_dma },
 	{ "fault_stuck_engine", t_fault_stuck_engine, has_stuck_engine },
 	{ "insn_delay", t_insn_delay, has_insn_delay },
+	{ "fault_stuck_busy", t_fault_stuck_busy, has_stuck_busy },
 };
 
 int main(void)

@@ -3,8 +3,9 @@
 # Runs devtest (devtest.c), the device model's own tests, in the VM against
 # the bare device (no driver), in two device configurations:
 #   A  defaults (gen=cayman, 2 cores)
-#   B  gen=sunda, a ring whose writes fail, a stuck engine and a slow
-#      producer (fault injection); the kernel command line tells devtest.
+#   B  gen=sunda, a ring whose writes fail, a stuck engine, a slow
+#      producer, a core that never quiesces (fault injection) and a 20 ms
+#      reset latency; the kernel command line tells devtest.
 # `make check` runs configuration A in its main VM and B with this script.
 #
 # Usage: run-devtest.sh [A|B ...]   (default: A B); exit 0 iff all passed.
@@ -28,7 +29,9 @@ for c in "${configs[@]}"; do
 	case $c in
 	A) dev="" append="" ;;
 	B) dev="gen=sunda,fault-dma-error-queue=18,fault-stuck-engine=9,insn-delay-ns=200000"
-	   append="neuron.fault_dma_queue=18 neuron.stuck_engine=9 neuron.insn_delay_ns=200000" ;;
+	   dev="$dev,fault-stuck-busy=1,reset-latency-us=20000"
+	   append="neuron.fault_dma_queue=18 neuron.stuck_engine=9 neuron.insn_delay_ns=200000"
+	   append="$append neuron.stuck_busy=1 neuron.reset_latency_us=20000" ;;
 	*) echo "run-devtest: unknown configuration $c" >&2; exit 2 ;;
 	esac
 	echo "run-devtest: configuration $c" >&2

@@ -16,13 +16,16 @@
  * "No backend" does nothing and continues (docs/hardware.md#dge-recovery). A
  * copy that is emitted is done in device memory and, with bit 1 set, announced
  * by a DGE_METADATA record (docs/hardware.md#rec-dge-metadata).
+ *
+ * A helper of the engine (neuron-tpb.h, "Call direction"): it checks and
+ * executes the descriptor it is given and says which record is owed; the
+ * engine makes the records and decides about halting.
  */
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "neuron-tpb.h"
 
-#define NEURON_DGE_BAD_BACKEND  0x4     /* structural info bit, after SRC/DST */
 #define NEURON_DGE_BACKEND_MAX  NEURON_DGE_BACKEND_RTL
 
 /* indirect_mode bits: 1 = gather (src indexed), 2 = scatter (dst indexed). */
@@ -57,10 +60,7 @@ static bool neuron_dge_reg_read_ok(unsigned int reg)
     return reg + 1 < NEURON_ENG_NUM_SREGS;
 }
 
-/*
- * has_valid_bound_check_reg (docs/hardware.md#dge-validity): all zero, or
- * enabled and readable
- */
+/* docs/hardware.md#dge-validity has_valid_bound_check_reg: all zero, or enabled and readable */
 static bool neuron_dge_bc_valid(struct neuron_isa_tpb_bound_check_reg bc)
 {
     return (!bc.bc_enabled && !bc.bc_reg && !bc.bc_disable_oob_error_notif) ||
@@ -79,7 +79,8 @@ static bool neuron_dge_idx_bc_valid(struct neuron_isa_tpb_bound_check_reg bc,
            (fl.idx_bound_is_err || !bc.bc_disable_oob_error_notif);
 }
 
-static bool neuron_dge_indexed(struct neuron_emu_dge_desc *d, unsigned int dir)
+static bool neuron_dge_indexed(const struct neuron_emu_dge_desc *d,
+                               unsigned int dir)
 {
     unsigned int bit = dir == NEURON_DGE_DIR_SRC ? NEURON_DGE_INDIRECT_GATHER
                                                  : NEURON_DGE_INDIRECT_SCATTER;
@@ -87,66 +88,70 @@ static bool neuron_dge_indexed(struct neuron_emu_dge_desc *d, unsigned int dir)
     return d->indirect.indirect_mode & bit;
 }
 
-/**
- * neuron_dge_decode_ok() - structural validity of the DGE descriptor at PC
- *
- * On failure the engine gets a SEQUENCER_FATAL record (info_kind
- * DGE_INVALID, info = bits SRC 1 / DST 2 / backend 4 that failed, direction
- * = the failing directions, bc_reg = the first failing one's) and halts.
- */
-bool neuron_dge_decode_ok(NeuronEngine *e)
+/* Log prefixed with the engine's core, index and PC (op->who). */
+static void G_GNUC_PRINTF(2, 3) neuron_dge_log(const NeuronDgeCopy *op,
+                                               const char *fmt, ...)
 {
-    struct neuron_emu_dge_desc d = e->insn.operand.dge;
+    g_autofree char *msg = NULL;
+    va_list ap;
+
+    if (!qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+        return;
+    }
+    va_start(ap, fmt);
+    msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    qemu_log_mask(LOG_GUEST_ERROR, "neuron-tpb: %s: %s\n", op->who, msg);
+}
+
+/**
+ * neuron_dge_check() - structural validity of DGE descriptor @d
+ * @bc_reg: set to the first failing direction's bc_reg
+ *
+ * Returns 0 if valid, else the failing bits: NEURON_DGE_DIR_SRC,
+ * NEURON_DGE_DIR_DST (BOUND_CHECK_REG or indirect flags) and
+ * NEURON_DGE_BAD_BACKEND. The engine makes that a SEQUENCER_FATAL
+ * (info_kind DGE_INVALID, info = the bits, direction = the failing
+ * directions) and halts.
+ */
+uint8_t neuron_dge_check(const struct neuron_emu_dge_desc *d,
+                         unsigned int *bc_reg)
+{
     uint8_t bad = 0;
-    unsigned int bc_reg = 0;
     bool ok;
 
-    ok = neuron_dge_indexed(&d, NEURON_DGE_DIR_SRC) ?
-         neuron_dge_idx_bc_valid(d.bc_src, d.indirect) :
-         neuron_dge_bc_valid(d.bc_src);
+    *bc_reg = 0;
+    ok = neuron_dge_indexed(d, NEURON_DGE_DIR_SRC) ?
+         neuron_dge_idx_bc_valid(d->bc_src, d->indirect) :
+         neuron_dge_bc_valid(d->bc_src);
     if (!ok) {
         bad |= NEURON_DGE_DIR_SRC;
-        bc_reg = d.bc_src.bc_reg;
+        *bc_reg = d->bc_src.bc_reg;
     }
-    ok = neuron_dge_indexed(&d, NEURON_DGE_DIR_DST) ?
-         neuron_dge_idx_bc_valid(d.bc_dst, d.indirect) :
-         neuron_dge_bc_valid(d.bc_dst);
+    ok = neuron_dge_indexed(d, NEURON_DGE_DIR_DST) ?
+         neuron_dge_idx_bc_valid(d->bc_dst, d->indirect) :
+         neuron_dge_bc_valid(d->bc_dst);
     if (!ok) {
         if (!bad) {
-            bc_reg = d.bc_dst.bc_reg;
+            *bc_reg = d->bc_dst.bc_reg;
         }
         bad |= NEURON_DGE_DIR_DST;
     }
-    if (d.backend > NEURON_DGE_BACKEND_MAX) {
+    if (d->backend > NEURON_DGE_BACKEND_MAX) {
         bad |= NEURON_DGE_BAD_BACKEND;
     }
-    if (!bad) {
-        return true;
-    }
-    neuron_engine_log(e, "DGE descriptor invalid:%s%s%s (bc_src 0x%02x "
-                      "bc_dst 0x%02x indirect 0x%02x backend %u): "
-                      "HandleIllegalInstr, SEQUENCER_FATAL, halted",
-                      (bad & NEURON_DGE_DIR_SRC) ? " src BOUND_CHECK_REG" : "",
-                      (bad & NEURON_DGE_DIR_DST) ? " dst BOUND_CHECK_REG" : "",
-                      (bad & NEURON_DGE_BAD_BACKEND) ? " backend" : "",
-                      e->insn.operand.raw[12], e->insn.operand.raw[13],
-                      e->insn.operand.raw[14], d.backend);
-    neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_DGE_INVALID, bad, bc_reg,
-                            bad & (NEURON_DGE_DIR_SRC | NEURON_DGE_DIR_DST));
-    return false;
+    return bad;
 }
 
 /* data_crc of INST_START: the source bytes, when they are in device memory. */
-uint16_t neuron_dge_input_crc(NeuronEngine *e)
+uint16_t neuron_dge_input_crc(const NeuronDevMem *m,
+                              const struct neuron_emu_dge_desc *d)
 {
-    NeuronTPBState *s = e->core->dev;
-    struct neuron_emu_dge_desc d = e->insn.operand.dge;
-
-    if (d.backend == NEURON_DGE_BACKEND_NONE || !d.length ||
-        !neuron_mem_range_ok(s, d.src, d.length)) {
+    if (d->backend == NEURON_DGE_BACKEND_NONE || !d->length ||
+        !neuron_mem_range_ok(m, d->src, d->length)) {
         return 0;
     }
-    return neuron_crc16(s->mem_ptr + d.src, d.length);
+    return neuron_crc16(m->ptr + d->src, d->length);
 }
 
 /*
@@ -154,7 +159,7 @@ uint16_t neuron_dge_input_crc(NeuronEngine *e)
  * limit). The address checked is the last byte the copy touches.
  * Returns true if the direction is out of bounds.
  */
-static bool neuron_dge_oob(NeuronEngine *e,
+static bool neuron_dge_oob(const NeuronDgeCopy *op,
                            struct neuron_isa_tpb_bound_check_reg bc,
                            uint32_t addr, uint32_t length, uint64_t *limit,
                            uint64_t *last)
@@ -162,48 +167,42 @@ static bool neuron_dge_oob(NeuronEngine *e,
     if (!bc.bc_enabled) {
         return false;
     }
-    *limit = e->sreg[bc.bc_reg] | (uint64_t)e->sreg[bc.bc_reg + 1] << 32;
+    *limit = op->sreg[bc.bc_reg] | (uint64_t)op->sreg[bc.bc_reg + 1] << 32;
     *last = (uint64_t)addr + (length ? length - 1 : 0);
     return *last > *limit;
 }
 
-/* Success-path "DGE packet notification" (docs/hardware.md#rec-dge-metadata) */
-static void neuron_dge_metadata_record(NeuronEngine *e)
-{
-    union neuron_isa_notification rec = { };
-
-    rec.dge_metadata.program_counter = e->pc & 0xfffff;
-    rec.dge_metadata.debug_hint = NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE;
-    rec.dge_metadata.dma_map = 0x1;     /* one emulated DMA engine, id 0 */
-    rec.dge_metadata.num_packets = 1;   /* one descriptor, one packet */
-    neuron_engine_set_pending(e, NEURON_CLASS_DGE, &rec,
-                              neuron_engine_notific_type(e->index,
-                                  NEURON_ENGINE_RECORD_EXPLICIT));
-}
-
 /**
- * neuron_dge_exec() - execute a structurally valid DGE_COPY
+ * neuron_dge_exec() - execute the structurally valid DGE_COPY @op
  *
- * Makes at most one record: the bounds error, a MEMORY_ERROR for a copy
- * outside device memory, or the DGE_METADATA success record.
+ * Sets @op->record to the one record owed (if any): the bounds error, a
+ * MEMORY_ERROR for a copy outside device memory, or the DGE_METADATA
+ * success record.
  */
-NeuronOpResult neuron_dge_exec(NeuronEngine *e)
+void neuron_dge_exec(NeuronDgeCopy *op)
 {
-    NeuronTPBState *s = e->core->dev;
-    struct neuron_emu_dge_desc d = e->insn.operand.dge;
-    bool notif = e->feature_flags & NEURON_FEATURE_DGE_PACKET_NOTIF;
+    const NeuronDevMem *m = op->mem;
+    const struct neuron_emu_dge_desc *d = &op->desc;
+    bool notif = op->packet_notif;
     uint64_t limit[2] = { 0, 0 }, last[2] = { 0, 0 };
     unsigned int oob = 0, report = 0, bc_reg = 0;
 
-    if (d.backend == NEURON_DGE_BACKEND_NONE) {
-        neuron_engine_log(e, "DGE: NO BACKEND FOUND, doing nothing");
-        return NEURON_OP_DONE;
+    op->record = NEURON_DGE_RECORD_NONE;
+    op->dirs = 0;
+    op->bc_reg = 0;
+    op->crc_out = 0;
+
+    if (d->backend == NEURON_DGE_BACKEND_NONE) {
+        neuron_dge_log(op, "DGE: NO BACKEND FOUND, doing nothing");
+        return;
     }
 
-    if (neuron_dge_oob(e, d.bc_src, d.src, d.length, &limit[0], &last[0])) {
+    if (neuron_dge_oob(op, d->bc_src, d->src, d->length, &limit[0],
+                       &last[0])) {
         oob |= NEURON_DGE_DIR_SRC;
     }
-    if (neuron_dge_oob(e, d.bc_dst, d.dst, d.length, &limit[1], &last[1])) {
+    if (neuron_dge_oob(op, d->bc_dst, d->dst, d->length, &limit[1],
+                       &last[1])) {
         oob |= NEURON_DGE_DIR_DST;
     }
     if (oob) {
@@ -213,55 +212,52 @@ NeuronOpResult neuron_dge_exec(NeuronEngine *e)
          * whatever the suppress bit says (docs/hardware.md#dge-indirect).
          */
         if ((oob & NEURON_DGE_DIR_SRC) &&
-            (!d.bc_src.bc_disable_oob_error_notif ||
-             (neuron_dge_indexed(&d, NEURON_DGE_DIR_SRC) &&
-              d.indirect.idx_bound_is_err))) {
+            (!d->bc_src.bc_disable_oob_error_notif ||
+             (neuron_dge_indexed(d, NEURON_DGE_DIR_SRC) &&
+              d->indirect.idx_bound_is_err))) {
             report |= NEURON_DGE_DIR_SRC;
-            bc_reg = d.bc_src.bc_reg;
+            bc_reg = d->bc_src.bc_reg;
         }
         if ((oob & NEURON_DGE_DIR_DST) &&
-            (!d.bc_dst.bc_disable_oob_error_notif ||
-             (neuron_dge_indexed(&d, NEURON_DGE_DIR_DST) &&
-              d.indirect.idx_bound_is_err))) {
+            (!d->bc_dst.bc_disable_oob_error_notif ||
+             (neuron_dge_indexed(d, NEURON_DGE_DIR_DST) &&
+              d->indirect.idx_bound_is_err))) {
             if (!report) {
-                bc_reg = d.bc_dst.bc_reg;
+                bc_reg = d->bc_dst.bc_reg;
             }
             report |= NEURON_DGE_DIR_DST;
         }
-        neuron_engine_log(e, "DGE: Failed bounds check (src %d 0x%" PRIx64
-                          "<=0x%" PRIx64 ", dst %d 0x%" PRIx64 "<=0x%" PRIx64
-                          "): descriptor not emitted, %s",
-                          !!(oob & NEURON_DGE_DIR_SRC), last[0], limit[0],
-                          !!(oob & NEURON_DGE_DIR_DST), last[1], limit[1],
-                          notif && report ? "error notification dispatched"
-                                          : "notification suppressed");
+        neuron_dge_log(op, "DGE: Failed bounds check (src %d 0x%" PRIx64
+                       "<=0x%" PRIx64 ", dst %d 0x%" PRIx64 "<=0x%" PRIx64
+                       "): descriptor not emitted, %s",
+                       !!(oob & NEURON_DGE_DIR_SRC), last[0], limit[0],
+                       !!(oob & NEURON_DGE_DIR_DST), last[1], limit[1],
+                       notif && report ? "error notification dispatched"
+                                       : "notification suppressed");
         if (notif && report) {
-            neuron_engine_error_record(e,
-                                       NEURON_ISA_TPB_ERROR_SEQUENCER_NONFATAL,
-                                       NEURON_ISA_SEQ_INFO_DGE_BOUNDS, report,
-                                       bc_reg, report);
+            op->record = NEURON_DGE_RECORD_BOUNDS;
+            op->dirs = report;
+            op->bc_reg = bc_reg;
         }
-        return NEURON_OP_DONE;
+        return;
     }
 
-    if (!neuron_mem_range_ok(s, d.src, d.length) ||
-        !neuron_mem_range_ok(s, d.dst, d.length)) {
+    if (!neuron_mem_range_ok(m, d->src, d->length) ||
+        !neuron_mem_range_ok(m, d->dst, d->length)) {
         /* Not a bounds-check failure: the bus itself rejects the access. */
-        neuron_engine_log(e, "DGE copy src 0x%x dst 0x%x length 0x%x leaves "
-                          "device memory: MEMORY_ERROR, descriptor not "
-                          "emitted", d.src, d.dst, d.length);
-        neuron_engine_error_record(e, NEURON_ISA_TPB_ERROR_MEMORY_ERROR,
-                                   NEURON_ISA_SEQ_INFO_OTHER, 0, 0, 0);
-        return NEURON_OP_DONE;
+        neuron_dge_log(op, "DGE copy src 0x%x dst 0x%x length 0x%x leaves "
+                       "device memory: MEMORY_ERROR, descriptor not "
+                       "emitted", d->src, d->dst, d->length);
+        op->record = NEURON_DGE_RECORD_MEMORY_ERROR;
+        return;
     }
 
-    memmove(s->mem_ptr + d.dst, s->mem_ptr + d.src, d.length);
-    memory_region_set_dirty(&s->mem, d.dst, d.length);
-    if (e->traced && d.length) {
-        e->crc_out = neuron_crc16(s->mem_ptr + d.dst, d.length);
+    memmove(m->ptr + d->dst, m->ptr + d->src, d->length);
+    memory_region_set_dirty(m->mr, d->dst, d->length);
+    if (op->want_crc && d->length) {
+        op->crc_out = neuron_crc16(m->ptr + d->dst, d->length);
     }
     if (notif) {
-        neuron_dge_metadata_record(e);
+        op->record = NEURON_DGE_RECORD_METADATA;
     }
-    return NEURON_OP_DONE;
 }

@@ -16,6 +16,11 @@
  * when woken it writes the parked record and moves on to the next step. So a
  * stalled instruction never repeats a side effect, and no record is lost or
  * written twice.
+ *
+ * Calls go down only (neuron-tpb.h, "Call direction"): records to NOTIFIC,
+ * updates to EVT_SEM, copies to the DGE helper; the throttle edge goes up
+ * as NEURON_UP_THROTTLE. neuron-tpb.c wakes engines with
+ * neuron_engine_wake_waiters() and neuron_engine_wake_queue().
  */
 
 #include "qemu/osdep.h"
@@ -31,11 +36,6 @@ static const char *const neuron_engine_names[NEURON_ENGINES_PER_CORE] = {
     "PE", "ACT", "POOL", "DVE", "SP",
 };
 
-static NeuronTPBState *neuron_engine_dev(NeuronEngine *e)
-{
-    return e->core->dev;
-}
-
 static int64_t neuron_now_ns(void)
 {
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -48,6 +48,15 @@ static bool neuron_engine_active(NeuronEngine *e)
            e->state == NEURON_ENGINE_WAITING;
 }
 
+/*
+ * Whether engine @e keeps its core from being quiesced: a program is in
+ * progress or a record is still owed to NOTIFIC (DEV_STATUS.QUIESCED).
+ */
+bool neuron_engine_busy(NeuronEngine *e)
+{
+    return neuron_engine_active(e) || e->has_pending;
+}
+
 /* Runs the engine soon (from the main loop) if it has work to do. */
 static void neuron_engine_kick(NeuronEngine *e)
 {
@@ -57,7 +66,7 @@ static void neuron_engine_kick(NeuronEngine *e)
 }
 
 /* Wakes the core's engines waiting on a semaphore or an event. */
-void neuron_core_wake_waiters(NeuronCore *c)
+void neuron_engine_wake_waiters(NeuronCore *c)
 {
     unsigned int i;
 
@@ -71,7 +80,7 @@ void neuron_core_wake_waiters(NeuronCore *c)
 }
 
 /* Wakes engines stalled on queue @q (any queue if @q < 0) to retry. */
-void neuron_core_wake_queue(NeuronCore *c, int q)
+void neuron_engine_wake_queue(NeuronCore *c, int q)
 {
     unsigned int i;
 
@@ -90,9 +99,9 @@ void neuron_core_wake_queue(NeuronCore *c, int q)
  * Sets the header's notific_type; NOTIFIC fills in phase, overflow and the
  * timestamp when it writes the record (neuron_notific_push()).
  */
-void neuron_engine_set_pending(NeuronEngine *e, unsigned int cls,
-                               union neuron_isa_notification *rec,
-                               uint8_t notific_type)
+static void neuron_engine_set_pending(NeuronEngine *e, unsigned int cls,
+                                      union neuron_isa_notification *rec,
+                                      uint8_t notific_type)
 {
     rec->bytes[NEURON_ISA_HEADER_OFFSET] = notific_type;
     e->pending = *rec;
@@ -164,9 +173,10 @@ static void neuron_engine_evtsem_update(NeuronEngine *e, unsigned int mode,
  * = PC, info} (docs/hardware.md#rec-seq-metadata), so the host can tell which
  * engine and instruction raised it on the shared errors queue.
  */
-void neuron_engine_error_record(NeuronEngine *e, uint8_t error_id,
-                                unsigned int info_kind, uint8_t info,
-                                unsigned int bc_reg, unsigned int direction)
+static void neuron_engine_error_record(NeuronEngine *e, uint8_t error_id,
+                                       unsigned int info_kind, uint8_t info,
+                                       unsigned int bc_reg,
+                                       unsigned int direction)
 {
     union neuron_isa_notification rec = { };
 
@@ -189,9 +199,9 @@ void neuron_engine_error_record(NeuronEngine *e, uint8_t error_id,
  * enters HALTED and raises intr_6. No completion follows: the host sees a
  * timeout (docs/hardware.md#timeout). Only CTRL.RESET leaves HALTED.
  */
-void neuron_engine_set_fatal(NeuronEngine *e, unsigned int info_kind,
-                             uint8_t info, unsigned int bc_reg,
-                             unsigned int direction)
+static void neuron_engine_set_fatal(NeuronEngine *e, unsigned int info_kind,
+                                    uint8_t info, unsigned int bc_reg,
+                                    unsigned int direction)
 {
     neuron_engine_error_record(e, NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL,
                                info_kind, info, bc_reg, direction);
@@ -202,11 +212,10 @@ void neuron_engine_set_fatal(NeuronEngine *e, unsigned int info_kind,
 /* THROTTLE: the edge, and with THROTTLE_CTRL armed an interrupt-form record. */
 static void neuron_engine_throttle(NeuronEngine *e, uint32_t level)
 {
-    NeuronTPBState *s = neuron_engine_dev(e);
     union neuron_isa_notification rec = { };
 
-    neuron_throttle_edge(s);
-    if (!(s->throttle_ctrl & 1)) {
+    neuron_core_up(e->core, NEURON_UP_THROTTLE, 0);
+    if (!e->core->cfg.throttle_armed) {
         return;
     }
     rec.interrupt.group = NEURON_ISA_INTERRUPT_GROUP_THROTTLE;
@@ -216,13 +225,21 @@ static void neuron_engine_throttle(NeuronEngine *e, uint32_t level)
                               NEURON_ISA_NOTIFICATION_TYPE_ERROR);
 }
 
+/* The log prefix naming engine @e and its PC, "core C engine E (NAME) pc P" */
+static void neuron_engine_who(NeuronEngine *e, char *buf, size_t len)
+{
+    snprintf(buf, len, "core %u engine %u (%s) pc %u", e->core->index,
+             e->index, neuron_engine_names[e->index], e->pc);
+}
+
 /**
  * neuron_engine_log() - LOG_GUEST_ERROR about engine @e's current instruction
  *
  * Prefixes the message with core, engine and PC, so every bad-input message
  * names where it happened.
  */
-void neuron_engine_log(NeuronEngine *e, const char *fmt, ...)
+static void G_GNUC_PRINTF(2, 3) neuron_engine_log(NeuronEngine *e,
+                                                  const char *fmt, ...)
 {
     g_autofree char *msg = NULL;
     va_list ap;
@@ -240,6 +257,34 @@ void neuron_engine_log(NeuronEngine *e, const char *fmt, ...)
 }
 
 /*
+ * DGE_COPY's structural checks (docs/hardware.md#dge-structural, #dge-indirect,
+ * #dge-validity, neuron-dge.c): on failure HandleIllegalInstr, i.e.
+ * SEQUENCER_FATAL with info_kind DGE_INVALID, info = the failing bits,
+ * direction = the failing directions.
+ */
+static bool neuron_engine_dge_decode_ok(NeuronEngine *e)
+{
+    const struct neuron_emu_dge_desc *d = &e->insn.operand.dge;
+    unsigned int bc_reg;
+    uint8_t bad = neuron_dge_check(d, &bc_reg);
+
+    if (!bad) {
+        return true;
+    }
+    neuron_engine_log(e, "DGE descriptor invalid:%s%s%s (bc_src 0x%02x "
+                      "bc_dst 0x%02x indirect 0x%02x backend %u): "
+                      "HandleIllegalInstr, SEQUENCER_FATAL, halted",
+                      (bad & NEURON_DGE_DIR_SRC) ? " src BOUND_CHECK_REG" : "",
+                      (bad & NEURON_DGE_DIR_DST) ? " dst BOUND_CHECK_REG" : "",
+                      (bad & NEURON_DGE_BAD_BACKEND) ? " backend" : "",
+                      e->insn.operand.raw[12], e->insn.operand.raw[13],
+                      e->insn.operand.raw[14], d->backend);
+    neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_DGE_INVALID, bad, bc_reg,
+                            bad & (NEURON_DGE_DIR_SRC | NEURON_DGE_DIR_DST));
+    return false;
+}
+
+/*
  * Rejects encodings the engine cannot execute: unknown opcode, nonzero
  * reserved fields, out-of-range modes or indices (docs/device-model.md:
  * SEQUENCER_FATAL, info_kind BAD_OPCODE, info = opcode). DGE_COPY has its
@@ -248,7 +293,6 @@ void neuron_engine_log(NeuronEngine *e, const char *fmt, ...)
  */
 static bool neuron_engine_decode_ok(NeuronEngine *e)
 {
-    NeuronTPBState *s = neuron_engine_dev(e);
     const struct neuron_emu_insn *in = &e->insn;
     uint32_t idx = in->operand.arg.idx;
     uint32_t value = in->operand.arg.value;
@@ -263,11 +307,10 @@ static bool neuron_engine_decode_ok(NeuronEngine *e)
     } else if (in->events.update_mode > NEURON_EVT_SEM_UPDATE_EVENT_CLEAR) {
         why = "EVENTS.update_mode out of range";
     } else if (in->opcode == NEURON_OP_DGE_COPY) {
-        if (s->gen == NEURON_GEN_SUNDA) {
-            why = "DGE_COPY is illegal on gen sunda "
-                  "(no DGE, docs/hardware.md#generations)";
+        if (e->core->cfg.gen == NEURON_GEN_SUNDA) {
+            why = "DGE_COPY is illegal on gen sunda (no DGE, docs/hardware.md#generations)";
         } else {
-            return neuron_dge_decode_ok(e);
+            return neuron_engine_dge_decode_ok(e);
         }
     } else if (in->operand.arg.reserved1 || in->operand.arg.reserved2) {
         why = "nonzero operand reserved field (reserved1 or reserved2)";
@@ -311,7 +354,7 @@ static bool neuron_engine_decode_ok(NeuronEngine *e)
 /* Reads the instruction at PC from device memory and checks it. */
 static bool neuron_engine_fetch(NeuronEngine *e)
 {
-    NeuronTPBState *s = neuron_engine_dev(e);
+    const NeuronDevMem *m = e->core->mem;
     uint64_t addr = e->prog_base + (uint64_t)e->pc * NEURON_EMU_INSN_BYTES;
 
     e->traced = false;
@@ -321,14 +364,14 @@ static bool neuron_engine_fetch(NeuronEngine *e)
     e->crc_out = 0;
 
     if (addr < e->prog_base ||
-        !neuron_mem_range_ok(s, addr, NEURON_EMU_INSN_BYTES)) {
+        !neuron_mem_range_ok(m, addr, NEURON_EMU_INSN_BYTES)) {
         memset(&e->insn, 0, sizeof(e->insn));
         neuron_engine_log(e, "instruction fetch outside device memory "
                           "(PROG_BASE + PC * 32): SEQUENCER_FATAL, halted");
         neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_EXCEPTION, 0, 0, 0);
         return false;
     }
-    memcpy(&e->insn, s->mem_ptr + addr, sizeof(e->insn));
+    memcpy(&e->insn, m->ptr + addr, sizeof(e->insn));
     return neuron_engine_decode_ok(e);
 }
 
@@ -340,18 +383,66 @@ static bool neuron_engine_wait_ready(NeuronEngine *e)
 
     switch (ev.wait_mode) {
     case NEURON_WAIT_SEM_GE:
-        return c->sem[ev.wait_idx] >= ev.semaphore_value;
+        return neuron_evtsem_sem(c, ev.wait_idx) >= ev.semaphore_value;
     case NEURON_WAIT_SEM_GE_AND_DEC:
-        if (c->sem[ev.wait_idx] < ev.semaphore_value) {
-            return false;
-        }
-        /* Atomic with the test: everything runs under the BQL. */
-        c->sem[ev.wait_idx] -= ev.semaphore_value;
-        return true;
+        return neuron_evtsem_try_dec(c, ev.wait_idx, ev.semaphore_value);
     case NEURON_WAIT_EVENT_SET:
-        return c->event[ev.wait_idx];
+        return neuron_evtsem_event(c, ev.wait_idx);
     default:
         return true;
+    }
+}
+
+/* Success-path "DGE packet notification" (docs/hardware.md#rec-dge-metadata). */
+static void neuron_engine_dge_metadata_record(NeuronEngine *e)
+{
+    union neuron_isa_notification rec = { };
+
+    rec.dge_metadata.program_counter = e->pc & NEURON_PC_RECORD_MASK;
+    rec.dge_metadata.debug_hint = NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE;
+    rec.dge_metadata.dma_map = 0x1;     /* one emulated DMA engine, id 0 */
+    rec.dge_metadata.num_packets = 1;   /* one descriptor, one packet */
+    neuron_engine_set_pending(e, NEURON_CLASS_DGE, &rec,
+                              neuron_engine_notific_type(e->index,
+                                  NEURON_ENGINE_RECORD_EXPLICIT));
+}
+
+/*
+ * DGE_COPY (decoded and structurally valid): the DGE helper copies and says
+ * which record is owed; at most one record, and the engine continues.
+ */
+static void neuron_engine_dge(NeuronEngine *e)
+{
+    char who[64] = "";
+    NeuronDgeCopy op = {
+        .mem = e->core->mem,
+        .desc = e->insn.operand.dge,
+        .sreg = e->sreg,
+        .packet_notif = e->feature_flags & NEURON_FEATURE_DGE_PACKET_NOTIF,
+        .want_crc = e->traced,
+        .who = who,
+    };
+
+    if (qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+        neuron_engine_who(e, who, sizeof(who));
+    }
+    neuron_dge_exec(&op);
+    e->crc_out = op.crc_out;
+    switch (op.record) {
+    case NEURON_DGE_RECORD_NONE:
+        break;
+    case NEURON_DGE_RECORD_BOUNDS:
+        neuron_engine_error_record(e, NEURON_ISA_TPB_ERROR_SEQUENCER_NONFATAL,
+                                   NEURON_ISA_SEQ_INFO_DGE_BOUNDS, op.dirs,
+                                   op.bc_reg, op.dirs);
+        break;
+    case NEURON_DGE_RECORD_MEMORY_ERROR:
+        neuron_engine_error_record(e, NEURON_ISA_TPB_ERROR_MEMORY_ERROR,
+                                   NEURON_ISA_SEQ_INFO_OTHER, 0, 0, 0);
+        break;
+    case NEURON_DGE_RECORD_METADATA:
+        neuron_engine_dge_metadata_record(e);
+        break;
     }
 }
 
@@ -385,13 +476,11 @@ static NeuronOpResult neuron_engine_op(NeuronEngine *e)
                                     value);
         return NEURON_OP_DONE;
     case NEURON_OP_WAIT_GE:
-        return c->sem[idx] >= value ? NEURON_OP_DONE : NEURON_OP_BLOCKED;
+        return neuron_evtsem_sem(c, idx) >= value ? NEURON_OP_DONE
+                                                  : NEURON_OP_BLOCKED;
     case NEURON_OP_WAIT_GE_AND_DEC:
-        if (c->sem[idx] < value) {
-            return NEURON_OP_BLOCKED;
-        }
-        c->sem[idx] -= value;
-        return NEURON_OP_DONE;
+        return neuron_evtsem_try_dec(c, idx, value) ? NEURON_OP_DONE
+                                                    : NEURON_OP_BLOCKED;
     case NEURON_OP_EVENT_SET:
         neuron_engine_evtsem_update(e, NEURON_EVT_SEM_UPDATE_EVENT_SET, idx, 0);
         return NEURON_OP_DONE;
@@ -403,7 +492,8 @@ static NeuronOpResult neuron_engine_op(NeuronEngine *e)
         e->sreg[idx] = value;
         return NEURON_OP_DONE;
     case NEURON_OP_DGE_COPY:
-        return neuron_dge_exec(e);
+        neuron_engine_dge(e);
+        return NEURON_OP_DONE;
     case NEURON_OP_FP_ERROR:
         /* Injected, non-fatal: report and go on (LAST_ERROR is for fatal). */
         neuron_engine_error_record(e, value, NEURON_ISA_SEQ_INFO_FP, idx, 0, 0);
@@ -435,13 +525,11 @@ static NeuronOpResult neuron_engine_op(NeuronEngine *e)
 static void neuron_engine_run(NeuronEngine *e)
 {
     NeuronCore *c = e->core;
-    NeuronTPBState *s = neuron_engine_dev(e);
     unsigned int retired = 0;
     struct neuron_emu_events ev;
     int q;
 
-    if (s->fault_stuck_engine ==
-        (int32_t)(c->index * NEURON_ENGINES_PER_CORE + e->index)) {
+    if (c->cfg.stuck_engine == (int)e->index) {
         return; /* fault injection: RUNNING forever, nothing retires */
     }
 
@@ -477,10 +565,11 @@ static void neuron_engine_run(NeuronEngine *e)
             break;
         case NEURON_STEP_INST_START:
             e->step = NEURON_STEP_OP;
-            if (c->trace_enable & BIT(e->index)) {
+            if (neuron_notific_traced(c, e->index)) {
                 e->traced = true;
                 if (e->insn.opcode == NEURON_OP_DGE_COPY) {
-                    e->crc_in = neuron_dge_input_crc(e);
+                    e->crc_in = neuron_dge_input_crc(c->mem,
+                                                     &e->insn.operand.dge);
                 }
                 neuron_engine_trace_record(e, NEURON_ENGINE_RECORD_INST_START,
                                            e->crc_in);
@@ -524,9 +613,9 @@ static void neuron_engine_run(NeuronEngine *e)
                 e->state = NEURON_ENGINE_IDLE;
                 return;
             }
-            if (s->insn_delay_ns) {
+            if (c->cfg.insn_delay_ns) {
                 /* Slow producer (fault injection): one instruction per tick. */
-                timer_mod(e->timer, neuron_now_ns() + s->insn_delay_ns);
+                timer_mod(e->timer, neuron_now_ns() + c->cfg.insn_delay_ns);
                 return;
             }
             if (++retired >= NEURON_ENGINE_BATCH) {
@@ -595,7 +684,7 @@ void neuron_engine_reset(NeuronEngine *e, bool power_on)
             others |= c->engine[i].stalled_queue == q;
         }
         if (!others) {
-            c->queue[q].stalled = false;
+            neuron_notific_unstall(c, q);
         }
     }
 
@@ -638,7 +727,6 @@ static void neuron_engine_ctrl(NeuronEngine *e, uint32_t val)
 /* neuron_engine_read() - register read at offset @off of engine @e */
 uint32_t neuron_engine_read(NeuronEngine *e, hwaddr off)
 {
-    NeuronTPBState *s = neuron_engine_dev(e);
 
     if (off >= NEURON_ENG_SREG(0) &&
         off < NEURON_ENG_SREG(NEURON_ENG_NUM_SREGS)) {
@@ -662,8 +750,8 @@ uint32_t neuron_engine_read(NeuronEngine *e, hwaddr off)
     case NEURON_ENG_EXEC_COUNT:
         return e->exec_count;
     case NEURON_ENG_FEATURE_FLAGS:
-        /* sunda has no NEURON_FEATURE_FLAGS (docs/hardware.md#generations) */
-        return s->gen == NEURON_GEN_SUNDA ? 0 : e->feature_flags;
+        /* docs/hardware.md#generations: sunda has no NEURON_FEATURE_FLAGS register */
+        return e->core->cfg.gen == NEURON_GEN_SUNDA ? 0 : e->feature_flags;
     case NEURON_ENG_LAST_ERROR:
         return e->last_error;
     default:
@@ -688,7 +776,6 @@ static bool neuron_engine_prog_writable(NeuronEngine *e, const char *name)
 /* neuron_engine_write() - register write at offset @off of engine @e */
 void neuron_engine_write(NeuronEngine *e, hwaddr off, uint32_t val)
 {
-    NeuronTPBState *s = neuron_engine_dev(e);
 
     if (off >= NEURON_ENG_SREG(0) &&
         off < NEURON_ENG_SREG(NEURON_ENG_NUM_SREGS)) {
@@ -715,10 +802,9 @@ void neuron_engine_write(NeuronEngine *e, hwaddr off, uint32_t val)
         }
         break;
     case NEURON_ENG_FEATURE_FLAGS:
-        if (s->gen == NEURON_GEN_SUNDA) {
+        if (e->core->cfg.gen == NEURON_GEN_SUNDA) {
             neuron_engine_log(e, "FEATURE_FLAGS write ignored: gen sunda has "
-                              "no feature-flag register "
-                              "(docs/hardware.md#generations)");
+                              "no feature-flag register (docs/hardware.md#generations)");
             break;
         }
         if (val & ~NEURON_FEATURE_MASK) {

@@ -6,7 +6,8 @@
  * index).
  *
  * Semaphore arithmetic is modulo 2^32 and comparisons are unsigned. Any
- * change, from the host or an engine, wakes the core's waiting engines.
+ * change, from the host or an engine, wakes the core's waiting engines: it
+ * is reported up as NEURON_UP_SEM_CHANGED (neuron-tpb.h, "Call direction").
  */
 
 #include "qemu/osdep.h"
@@ -61,8 +62,34 @@ uint32_t neuron_evtsem_apply(NeuronCore *c, unsigned int mode,
     default:
         g_assert_not_reached();
     }
-    neuron_core_wake_waiters(c);
+    neuron_core_up(c, NEURON_UP_SEM_CHANGED, 0);
     return ret;
+}
+
+/* Semaphore @idx (< NEURON_EVT_SEM_COUNT). */
+uint32_t neuron_evtsem_sem(NeuronCore *c, unsigned int idx)
+{
+    return c->sem[idx];
+}
+
+/* Whether event @idx (< NEURON_EVT_SEM_COUNT) is set. */
+bool neuron_evtsem_event(NeuronCore *c, unsigned int idx)
+{
+    return c->event[idx];
+}
+
+/*
+ * A consuming wait: if semaphore @idx >= @value, subtract @value and return
+ * true. Atomic with the test: everything runs under the BQL. It writes no
+ * record and wakes nobody (a decrement satisfies no waiter).
+ */
+bool neuron_evtsem_try_dec(NeuronCore *c, unsigned int idx, uint32_t value)
+{
+    if (c->sem[idx] < value) {
+        return false;
+    }
+    c->sem[idx] -= value;
+    return true;
 }
 
 /* neuron_evtsem_read() - read at offset @off of the EVT_SEM unit */

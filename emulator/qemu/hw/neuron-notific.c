@@ -14,6 +14,11 @@
  * Interrupt causes are tpb_notific_intr_0..8 (regs.h enum
  * neuron_notific_intr). INTR_STATUS is W1C; the core's MSI-X vector fires on
  * each 0 -> nonzero edge of INTR_STATUS & INTR_MASK.
+ *
+ * Called by neuron-tpb.c (registers, reset) and the engines (records). It
+ * calls nothing above it: the vector edge, device faults and "engines may
+ * retry" go up as NEURON_UP_IRQ, NEURON_UP_FAULT and NEURON_UP_QUEUE_ROOM
+ * (neuron-tpb.h, "Call direction").
  */
 
 #include "qemu/osdep.h"
@@ -79,7 +84,7 @@ void neuron_notific_raise(NeuronCore *c, unsigned int cause)
 
     c->intr_status |= BIT(cause);
     if (!was_pending && (c->intr_status & c->intr_mask)) {
-        neuron_msix_notify(c->dev, NEURON_MSIX_VEC_CORE(c->index));
+        neuron_core_up(c, NEURON_UP_IRQ, 0);
     }
 }
 
@@ -91,13 +96,11 @@ void neuron_notific_raise(NeuronCore *c, unsigned int cause)
  */
 static void neuron_notific_storm(NeuronCore *c)
 {
-    int32_t storm = c->dev->fault_intr_storm;
-    unsigned int cause;
+    int cause = c->cfg.intr_storm;
 
-    if (storm < 0 || storm / NEURON_NOTIFIC_INTR_BITS != (int32_t)c->index) {
+    if (cause < 0) {
         return;
     }
-    cause = storm % NEURON_NOTIFIC_INTR_BITS;
     if (!(c->intr_status & BIT(cause))) {
         neuron_notific_raise(c, cause);
     }
@@ -134,6 +137,27 @@ void neuron_notific_disable_all(NeuronCore *c)
 }
 
 /*
+ * An engine stalled on queue @q was reset and no other engine waits there:
+ * STATUS.STALLED clears.
+ */
+void neuron_notific_unstall(NeuronCore *c, unsigned int q)
+{
+    c->queue[q].stalled = false;
+}
+
+/* Whether any queue is enabled (the core is not quiesced, DEV_STATUS). */
+bool neuron_notific_busy(NeuronCore *c)
+{
+    return c->queue_enable != 0;
+}
+
+/* Whether TRACE_ENABLE brackets engine @engine's instructions. */
+bool neuron_notific_traced(NeuronCore *c, unsigned int engine)
+{
+    return c->trace_enable & BIT(engine);
+}
+
+/*
  * Stores @rec in slot @slot of queue @qi. Device-memory rings get the 12
  * bytes after the first word first and the word holding the header last, so
  * a consumer polling the phase bit never sees a torn record.
@@ -142,29 +166,27 @@ void neuron_notific_disable_all(NeuronCore *c)
 static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
                             const union neuron_isa_notification *rec)
 {
-    NeuronTPBState *s = c->dev;
     NeuronQueue *q = &c->queue[qi];
     uint64_t addr = q->base + (uint64_t)slot * NEURON_ISA_NOTIFICATION_NBYTES;
     uint32_t word0;
     uint8_t *p;
 
-    if (s->fault_dma_error_queue ==
-        (int32_t)(c->index * NEURON_NUM_SW_QUEUES + qi)) {
+    if (c->cfg.dma_error_queue == (int)qi) {
         return false;
     }
     if (!(q->ctrl & NEURON_NQ_CTRL_DEVICE_MEM)) {
-        return pci_dma_write(PCI_DEVICE(s), addr, rec->bytes,
+        return pci_dma_write(c->pdev, addr, rec->bytes,
                              NEURON_ISA_NOTIFICATION_NBYTES) == MEMTX_OK;
     }
 
     /* Range and 16-byte alignment were checked when the queue was enabled. */
-    p = s->mem_ptr + addr;
+    p = c->mem->ptr + addr;
     memcpy(&word0, rec->bytes, sizeof(word0));
     memcpy(p + sizeof(word0), rec->bytes + sizeof(word0),
            NEURON_ISA_NOTIFICATION_NBYTES - sizeof(word0));
     smp_wmb();      /* the body is visible before the phase bit flips */
     qatomic_set((uint32_t *)p, word0);
-    memory_region_set_dirty(&s->mem, addr, NEURON_ISA_NOTIFICATION_NBYTES);
+    memory_region_set_dirty(c->mem->mr, addr, NEURON_ISA_NOTIFICATION_NBYTES);
     return true;
 }
 
@@ -247,7 +269,7 @@ NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
         q->drop_count++;
         q->dma_error = true;
         neuron_notific_raise(c, NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR);
-        neuron_fault_raise(c->dev, NEURON_FAULT_DMA_ERROR);
+        neuron_core_up(c, NEURON_UP_FAULT, NEURON_FAULT_DMA_ERROR);
         return NEURON_PUSH_DROPPED;
     }
     q->dma_error = false;
@@ -288,12 +310,12 @@ static bool neuron_nq_config_ok(NeuronCore *c, unsigned int qi)
         return false;
     }
     if ((q->ctrl & NEURON_NQ_CTRL_DEVICE_MEM) &&
-        !neuron_mem_range_ok(c->dev, q->base, q->size)) {
+        !neuron_mem_range_ok(c->mem, q->base, q->size)) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "neuron-tpb: core %u queue %u: device-memory ring "
                       "BASE 0x%" PRIx64 " + SIZE 0x%x exceeds mem-size 0x%"
                       PRIx64 ": not enabled\n", c->index, qi, q->base,
-                      q->size, c->dev->mem_size);
+                      q->size, c->mem->size);
         return false;
     }
     return true;
@@ -341,7 +363,7 @@ static void neuron_notific_set_enable(NeuronCore *c, uint32_t val)
 
     for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
         if (off & BIT(qi)) {
-            neuron_core_wake_queue(c, qi);
+            neuron_core_up(c, NEURON_UP_QUEUE_ROOM, qi);
         }
     }
 }
@@ -375,7 +397,7 @@ static void neuron_nq_write_head(NeuronCore *c, unsigned int qi, uint32_t val)
     q->threshold_fired = false;
     if (q->tail - q->head < entries) {
         q->stalled = false;
-        neuron_core_wake_queue(c, qi);
+        neuron_core_up(c, NEURON_UP_QUEUE_ROOM, qi);
     }
 }
 
@@ -611,7 +633,7 @@ void neuron_notific_write(NeuronCore *c, hwaddr off, uint32_t val)
         was_pending = c->intr_status & c->intr_mask;
         c->intr_mask = val & NEURON_NOTIFIC_INTR_MASK_ALL;
         if (!was_pending && (c->intr_status & c->intr_mask)) {
-            neuron_msix_notify(c->dev, NEURON_MSIX_VEC_CORE(c->index));
+            neuron_core_up(c, NEURON_UP_IRQ, 0);
         }
         break;
     case NEURON_NOTIFIC_QUEUE_ENABLE:
@@ -621,11 +643,11 @@ void neuron_notific_write(NeuronCore *c, hwaddr off, uint32_t val)
         c->sw_backpressure = neuron_notific_queue_bits(c, "SW_BACKPRESSURE",
                                                        val);
         /* A stalled producer may now be allowed to drop or overwrite. */
-        neuron_core_wake_queue(c, -1);
+        neuron_core_up(c, NEURON_UP_QUEUE_ROOM, -1);
         break;
     case NEURON_NOTIFIC_IGNORE_FULL:
         c->ignore_full = neuron_notific_queue_bits(c, "IGNORE_FULL", val);
-        neuron_core_wake_queue(c, -1);
+        neuron_core_up(c, NEURON_UP_QUEUE_ROOM, -1);
         break;
     case NEURON_NOTIFIC_ROUTE:
         neuron_notific_check_route(c, val);

@@ -5,7 +5,9 @@
  * This file holds the PCI side: identity, the three BARs, MSI-X, the
  * properties, the global register page and the BAR0 dispatch to the per-core
  * blocks (NOTIFIC in neuron-notific.c, engines in neuron-engine.c, EVT_SEM in
- * neuron-evtsem.c). Behaviour contract: docs/device-model.md; register map:
+ * neuron-evtsem.c). It owns all the state and is the top of the call graph:
+ * the blocks report to it only through neuron_tpb_upcall() (neuron-tpb.h,
+ * "Call direction"). Behaviour contract: docs/device-model.md; register map:
  * include/neuron/regs.h.
  *
  * BAR0  1 MiB 64-bit MMIO: global page at 0, core c at 0x10000 * (c + 1).
@@ -13,6 +15,16 @@
  *       throttle edge, then device faults (docs/decisions.md#msix-vectors).
  * BAR4  device memory ("HBM"), 64-bit prefetchable RAM: rings with
  *       CTRL.DEVICE_MEM, engine programs, DGE buffers.
+ *
+ * Config space: MSI-X capability at 0x40, PCI power management (D0, D3hot)
+ * at 0x60, PCIe (with FLR) at 0x80, AER extended capability at 0x100.
+ *
+ * Resets (global RESET register, qdev reset, FLR, D3hot -> D0) stop the
+ * engines at once and complete after reset-latency-us of virtual time
+ * (DEV_STATUS.READY). In D3hot, or while the run-time property "vanished"
+ * is set, the function is "dead": every BAR reads all-ones and drops
+ * writes, and no engine runs, so there is no DMA and no MSI-X message.
+ * Vanished also makes config space read all-ones (fell off the bus).
  *
  * Locking: every entry point (MMIO, engine timers) runs under the BQL, so the
  * state needs no lock of its own.
@@ -25,8 +37,10 @@
 #include "qapi/error.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/pcie.h"
+#include "hw/pci/pcie_aer.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
+#include "qemu/range.h"
 #include "migration/vmstate.h"
 #include "neuron-tpb.h"
 
@@ -38,6 +52,10 @@
 #define NEURON_MEM_SIZE_MAX     (16 * GiB)
 #define NEURON_PCI_REVISION     1
 #define NEURON_PCIE_CAP_OFFSET  0x80
+#define NEURON_PM_CAP_OFFSET    0x60
+#define NEURON_AER_OFFSET       0x100
+#define NEURON_PM_D0            0
+#define NEURON_PM_D3HOT         3
 
 #define NEURON_FAULT_ALL \
     (NEURON_FAULT_DMA_ERROR | NEURON_FAULT_INTR_STORM)
@@ -48,16 +66,44 @@
 #define NEURON_ENGINE_STRIDE    (NEURON_ENGINE_BASE(1) - NEURON_ENGINE_BASE(0))
 #define NEURON_EVT_SEM_SPAN     (NEURON_EVT_SEM_DEC(NEURON_EVT_SEM_COUNT))
 
+/* Power state from PMCSR: NEURON_PM_D0 or NEURON_PM_D3HOT. */
+static unsigned int neuron_pm_state(NeuronTPBState *s)
+{
+    return pci_get_word(PCI_DEVICE(s)->config + s->pm_cap + PCI_PM_CTRL) &
+           PCI_PM_CTRL_STATE_MASK;
+}
+
+/*
+ * "Dead": vanished, or in D3hot. The BARs read all-ones and drop writes,
+ * engines are stopped, and no MSI-X message leaves the function.
+ */
+static bool neuron_dead(NeuronTPBState *s)
+{
+    return s->vanished || neuron_pm_state(s) == NEURON_PM_D3HOT;
+}
+
+/* Puts the all-ones overlays over BAR2 and BAR4 while the function is dead. */
+static void neuron_update_dead(NeuronTPBState *s)
+{
+    bool dead = neuron_dead(s);
+
+    memory_region_set_enabled(&s->mem_dead, dead);
+    memory_region_set_enabled(&s->msix_dead, dead);
+}
+
 /**
  * neuron_msix_notify() - send MSI-X vector @vector if the guest enabled MSI-X
  *
  * The function has no INTx: with MSI-X off, edges are only visible in the
  * status registers.
  */
-void neuron_msix_notify(NeuronTPBState *s, unsigned int vector)
+static void neuron_msix_notify(NeuronTPBState *s, unsigned int vector)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
 
+    if (neuron_dead(s)) {
+        return;
+    }
     if (msix_enabled(pdev)) {
         msix_notify(pdev, vector);
     }
@@ -69,7 +115,7 @@ void neuron_msix_notify(NeuronTPBState *s, unsigned int vector)
  * The fault vector fires when FAULT_STATUS & FAULT_MASK goes from 0 to
  * nonzero, the same edge rule as the NOTIFIC summary.
  */
-void neuron_fault_raise(NeuronTPBState *s, uint32_t bits)
+static void neuron_fault_raise(NeuronTPBState *s, uint32_t bits)
 {
     bool was_pending = s->fault_status & s->fault_mask;
 
@@ -86,19 +132,57 @@ void neuron_fault_raise(NeuronTPBState *s, uint32_t bits)
  * the driver-managed channel, docs/hardware.md#throttle); THROTTLE_STATUS
  * bit 0 records that one was seen until the host clears it.
  */
-void neuron_throttle_edge(NeuronTPBState *s)
+static void neuron_throttle_edge(NeuronTPBState *s)
 {
     s->throttle_status |= NEURON_THROTTLE_SEEN;
     neuron_msix_notify(s, NEURON_MSIX_VEC_THROTTLE(s->num_cores));
 }
 
-/* neuron_mem_range_ok() - whether [@off, @off + @len) lies in device memory */
-bool neuron_mem_range_ok(NeuronTPBState *s, uint64_t off, uint64_t len)
+/**
+ * neuron_tpb_upcall() - what a core's blocks report (enum NeuronUpcall)
+ *
+ * The only way up from neuron-engine.c, neuron-notific.c and
+ * neuron-evtsem.c; installed in every core at realize.
+ */
+static void neuron_tpb_upcall(void *opaque, NeuronCore *c, NeuronUpcall ev,
+                              int arg)
 {
-    return off <= s->mem_size && len <= s->mem_size - off;
+    NeuronTPBState *s = opaque;
+
+    switch (ev) {
+    case NEURON_UP_IRQ:
+        neuron_msix_notify(s, NEURON_MSIX_VEC_CORE(c->index));
+        break;
+    case NEURON_UP_FAULT:
+        neuron_fault_raise(s, arg);
+        break;
+    case NEURON_UP_THROTTLE:
+        neuron_throttle_edge(s);
+        break;
+    case NEURON_UP_SEM_CHANGED:
+        neuron_engine_wake_waiters(c);
+        break;
+    case NEURON_UP_QUEUE_ROOM:
+        neuron_engine_wake_queue(c, arg);
+        break;
+    }
 }
 
-/* Global RESET register: stop every engine, disable every queue. */
+/* THROTTLE_CTRL changed: the engines read it from their core's config. */
+static void neuron_set_throttle_ctrl(NeuronTPBState *s, uint32_t val)
+{
+    unsigned int c;
+
+    s->throttle_ctrl = val;
+    for (c = 0; c < s->num_cores; c++) {
+        s->cores[c].cfg.throttle_armed = val & NEURON_THROTTLE_ARMED;
+    }
+}
+
+/*
+ * Stop every engine, disable every queue (global RESET, entering D3hot,
+ * vanishing). Parked records are dropped with their programs.
+ */
 static void neuron_quiesce(NeuronTPBState *s)
 {
     unsigned int c, e;
@@ -111,6 +195,85 @@ static void neuron_quiesce(NeuronTPBState *s)
         }
         neuron_notific_disable_all(core);
     }
+}
+
+/* Everything of the function back to its power-on value (not config space). */
+static void neuron_power_on(NeuronTPBState *s)
+{
+    unsigned int c, e;
+
+    s->fault_status = 0;
+    s->fault_mask = 0;
+    s->throttle_status = 0;
+    neuron_set_throttle_ctrl(s, 0);
+    for (c = 0; c < s->num_cores; c++) {
+        NeuronCore *core = &s->cores[c];
+
+        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+            neuron_engine_reset(&core->engine[e], true);
+        }
+        neuron_notific_reset(core);
+        neuron_evtsem_reset(core);
+    }
+}
+
+/*
+ * A reset (of any kind) has stopped everything: the function is READY
+ * again reset-latency-us of virtual time later. Until then DEV_STATUS reads
+ * 0 and writes outside the global page are ignored.
+ */
+static void neuron_reset_begin(NeuronTPBState *s)
+{
+    if (!s->reset_latency_us) {
+        timer_del(s->reset_timer);
+        s->ready = true;
+        return;
+    }
+    s->ready = false;
+    timer_mod(s->reset_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              (int64_t)s->reset_latency_us * SCALE_US);
+}
+
+static void neuron_reset_done(void *opaque)
+{
+    NeuronTPBState *s = opaque;
+
+    s->ready = true;
+}
+
+/*
+ * Cores that are not quiesced: an engine RUNNING or WAITING or a record
+ * still owed, or a queue enabled; plus fault-stuck-busy's core for ever.
+ */
+static uint32_t neuron_busy_cores(NeuronTPBState *s)
+{
+    uint32_t busy = 0;
+    unsigned int c, e;
+
+    for (c = 0; c < s->num_cores; c++) {
+        NeuronCore *core = &s->cores[c];
+        bool b = neuron_notific_busy(core);
+
+        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+            b |= neuron_engine_busy(&core->engine[e]);
+        }
+        if (b) {
+            busy |= BIT(c);
+        }
+    }
+    if (s->fault_stuck_busy >= 0) {
+        busy |= BIT(s->fault_stuck_busy);
+    }
+    return busy;
+}
+
+static uint32_t neuron_dev_status(NeuronTPBState *s)
+{
+    if (!s->ready) {
+        return 0;
+    }
+    return NEURON_DEV_STATUS_READY |
+           (neuron_busy_cores(s) ? 0 : NEURON_DEV_STATUS_QUIESCED);
 }
 
 static uint32_t neuron_global_read(NeuronTPBState *s, hwaddr addr)
@@ -138,6 +301,10 @@ static uint32_t neuron_global_read(NeuronTPBState *s, hwaddr addr)
         return s->throttle_ctrl;
     case NEURON_REG_RESET:
         return 0;
+    case NEURON_REG_DEV_STATUS:
+        return neuron_dev_status(s);
+    case NEURON_REG_BUSY_CORES:
+        return neuron_busy_cores(s);
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "neuron-tpb: read of unknown global register 0x%"
@@ -157,6 +324,8 @@ static void neuron_global_write(NeuronTPBState *s, hwaddr addr, uint32_t val)
     case NEURON_REG_GEN:
     case NEURON_REG_MEM_SIZE_LO:
     case NEURON_REG_MEM_SIZE_HI:
+    case NEURON_REG_DEV_STATUS:
+    case NEURON_REG_BUSY_CORES:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "neuron-tpb: write 0x%x to read-only global register 0x%"
                       HWADDR_PRIx " ignored\n", val, addr);
@@ -185,7 +354,7 @@ static void neuron_global_write(NeuronTPBState *s, hwaddr addr, uint32_t val)
                           "neuron-tpb: THROTTLE_CTRL 0x%x has undefined bits\n",
                           val);
         }
-        s->throttle_ctrl = val & NEURON_THROTTLE_ARMED;
+        neuron_set_throttle_ctrl(s, val & NEURON_THROTTLE_ARMED);
         break;
     case NEURON_REG_RESET:
         if (val != NEURON_RESET_QUIESCE) {
@@ -194,6 +363,7 @@ static void neuron_global_write(NeuronTPBState *s, hwaddr addr, uint32_t val)
             break;
         }
         neuron_quiesce(s);
+        neuron_reset_begin(s);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -274,6 +444,9 @@ static uint64_t neuron_mmio_read(void *opaque, hwaddr addr, unsigned size)
     NeuronTPBState *s = opaque;
     NeuronCore *c;
 
+    if (neuron_dead(s)) {
+        return UINT32_MAX;
+    }
     if (addr < NEURON_CORE_BASE(0)) {
         return neuron_global_read(s, addr);
     }
@@ -293,8 +466,18 @@ static void neuron_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     NeuronTPBState *s = opaque;
     NeuronCore *c;
 
+    if (neuron_dead(s)) {
+        return;
+    }
     if (addr < NEURON_CORE_BASE(0)) {
         neuron_global_write(s, addr, val);
+        return;
+    }
+    if (!s->ready) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: write 0x%" PRIx64 " to 0x%" HWADDR_PRIx
+                      " ignored: reset in progress (DEV_STATUS.READY 0)\n",
+                      val, addr);
         return;
     }
     c = neuron_addr_core(s, addr);
@@ -322,6 +505,31 @@ static const MemoryRegionOps neuron_mmio_ops = {
     .impl = {
         .min_access_size = 4,
         .max_access_size = 4,
+    },
+};
+
+/* BAR2 and BAR4 of a dead function: reads all-ones, writes dropped. */
+static uint64_t neuron_dead_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return size == 8 ? UINT64_MAX : MAKE_64BIT_MASK(0, size * 8);
+}
+
+static void neuron_dead_write(void *opaque, hwaddr addr, uint64_t val,
+                              unsigned size)
+{
+}
+
+static const MemoryRegionOps neuron_dead_ops = {
+    .read = neuron_dead_read,
+    .write = neuron_dead_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
     },
 };
 
@@ -371,7 +579,122 @@ static bool neuron_check_props(NeuronTPBState *s, Error **errp)
                    NEURON_NOTIFIC_INTR_BITS);
         return false;
     }
+    if (s->fault_stuck_busy < -1 ||
+        s->fault_stuck_busy >= (int32_t)s->num_cores) {
+        error_setg(errp, "neuron-tpb: fault-stuck-busy=%d, must be -1 "
+                   "or a core", s->fault_stuck_busy);
+        return false;
+    }
     return true;
+}
+
+/*
+ * PCI power management: D0 and D3hot (PMC advertises neither D1 nor D2, nor
+ * PME), No_Soft_Reset 0, i.e. D3hot -> D0 loses the function's state.
+ * QEMU 7.2 has no generic PM support: the state lives in PMCSR only and
+ * neuron_config_write() acts on it.
+ */
+static int neuron_pm_init(NeuronTPBState *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    int pos = pci_add_capability(pdev, PCI_CAP_ID_PM, NEURON_PM_CAP_OFFSET,
+                                 PCI_PM_SIZEOF, errp);
+
+    if (pos < 0) {
+        return pos;
+    }
+    s->pm_cap = pos;
+    pci_set_word(pdev->config + pos + PCI_PM_PMC, PCI_PM_CAP_VER_1_2);
+    pci_set_word(pdev->config + pos + PCI_PM_CTRL, NEURON_PM_D0);
+    pci_set_word(pdev->wmask + pos + PCI_PM_CTRL, PCI_PM_CTRL_STATE_MASK);
+    return pos;
+}
+
+/*
+ * A PMCSR write moved the power state from @old. D1/D2 are not supported:
+ * the write leaves the state as it was. Entering D3hot stops the engines
+ * (like RESET); D3hot -> D0 is a function reset (state lost).
+ */
+static void neuron_pm_update(NeuronTPBState *s, unsigned int old)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint8_t *pmcsr = pdev->config + s->pm_cap + PCI_PM_CTRL;
+    unsigned int new = neuron_pm_state(s);
+
+    if (new == old) {
+        return;
+    }
+    if (new != NEURON_PM_D0 && new != NEURON_PM_D3HOT) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: PMCSR power state D%u not supported, "
+                      "stays D%u\n", new, old);
+        pci_word_test_and_clear_mask(pmcsr, PCI_PM_CTRL_STATE_MASK);
+        pci_word_test_and_set_mask(pmcsr, old);
+        return;
+    }
+    if (new == NEURON_PM_D3HOT) {
+        neuron_quiesce(s);
+    } else {
+        neuron_power_on(s);
+        neuron_reset_begin(s);
+    }
+    neuron_update_dead(s);
+}
+
+static uint32_t neuron_config_read(PCIDevice *pdev, uint32_t addr, int len)
+{
+    NeuronTPBState *s = NEURON_TPB(pdev);
+
+    if (s->vanished) {
+        return MAKE_64BIT_MASK(0, len * 8);
+    }
+    return pci_default_read_config(pdev, addr, len);
+}
+
+/*
+ * Config writes: PMCSR (power state), AER's status and log registers, and
+ * DEVCTL.BCR_FLR (pcie_cap_flr_write_config() resets the function through
+ * pci_device_reset(), hence neuron_tpb_reset()). A vanished function
+ * ignores them all.
+ */
+static void neuron_config_write(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                                int len)
+{
+    NeuronTPBState *s = NEURON_TPB(pdev);
+    unsigned int pm = neuron_pm_state(s);
+
+    if (s->vanished) {
+        return;
+    }
+    pci_default_write_config(pdev, addr, val, len);
+    if (ranges_overlap(addr, len, s->pm_cap + PCI_PM_CTRL, 2)) {
+        neuron_pm_update(s, pm);
+    }
+    if (ranges_overlap(addr, len, NEURON_AER_OFFSET, PCI_ERR_SIZEOF)) {
+        pcie_aer_write_config(pdev, addr, val, len);
+    }
+    pcie_cap_flr_write_config(pdev, addr, val, len);
+}
+
+/* What core @c's blocks need of the properties, per core. */
+static void neuron_core_config(NeuronTPBState *s, NeuronCore *c)
+{
+    int32_t dma = s->fault_dma_error_queue;
+    int32_t stuck = s->fault_stuck_engine;
+    int32_t storm = s->fault_intr_storm;
+
+    c->cfg.gen = s->gen;
+    c->cfg.dma_error_queue =
+        dma >= 0 && dma / NEURON_NUM_SW_QUEUES == (int32_t)c->index ?
+        dma % NEURON_NUM_SW_QUEUES : -1;
+    c->cfg.stuck_engine =
+        stuck >= 0 && stuck / NEURON_ENGINES_PER_CORE == (int32_t)c->index ?
+        stuck % NEURON_ENGINES_PER_CORE : -1;
+    c->cfg.intr_storm =
+        storm >= 0 && storm / NEURON_NOTIFIC_INTR_BITS == (int32_t)c->index ?
+        storm % NEURON_NOTIFIC_INTR_BITS : -1;
+    c->cfg.insn_delay_ns = s->insn_delay_ns;
+    c->cfg.throttle_armed = s->throttle_ctrl & NEURON_THROTTLE_ARMED;
 }
 
 static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
@@ -389,6 +712,15 @@ static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "neuron-tpb: cannot add the PCIe capability");
         return;
     }
+    pcie_cap_flr_init(pdev);
+    pcie_cap_deverr_init(pdev);
+    if (neuron_pm_init(s, errp) < 0) {
+        return;
+    }
+    if (pcie_aer_init(pdev, PCI_ERR_VER, NEURON_AER_OFFSET, PCI_ERR_SIZEOF,
+                      errp) < 0) {
+        return;
+    }
 
     memory_region_init_io(&s->mmio, OBJECT(s), &neuron_mmio_ops, s,
                           "neuron-tpb-regs", NEURON_BAR0_SIZE);
@@ -398,8 +730,15 @@ static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
 
     if (msix_init_exclusive_bar(pdev, NEURON_MSIX_VECTORS(s->num_cores),
                                 NEURON_BAR_MSIX, errp)) {
+        pcie_aer_exit(pdev);
         return;
     }
+    memory_region_init_io(&s->msix_dead, OBJECT(s), &neuron_dead_ops, s,
+                          "neuron-tpb-msix-dead",
+                          memory_region_size(&pdev->msix_exclusive_bar));
+    memory_region_set_enabled(&s->msix_dead, false);
+    memory_region_add_subregion_overlap(&pdev->msix_exclusive_bar, 0,
+                                        &s->msix_dead, 1);
     for (v = 0; v < NEURON_MSIX_VECTORS(s->num_cores); v++) {
         msix_vector_use(pdev, v);
     }
@@ -407,27 +746,44 @@ static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
     memory_region_init_ram(&s->mem, OBJECT(s), "neuron-tpb-mem", s->mem_size,
                            errp);
     if (*errp) {
+        memory_region_del_subregion(&pdev->msix_exclusive_bar, &s->msix_dead);
         msix_uninit_exclusive_bar(pdev);
+        pcie_aer_exit(pdev);
         return;
     }
-    s->mem_ptr = memory_region_get_ram_ptr(&s->mem);
+    s->devmem.mr = &s->mem;
+    s->devmem.ptr = memory_region_get_ram_ptr(&s->mem);
+    s->devmem.size = s->mem_size;
+    memory_region_init(&s->bar4, OBJECT(s), "neuron-tpb-bar4", s->mem_size);
+    memory_region_add_subregion(&s->bar4, 0, &s->mem);
+    memory_region_init_io(&s->mem_dead, OBJECT(s), &neuron_dead_ops, s,
+                          "neuron-tpb-mem-dead", s->mem_size);
+    memory_region_set_enabled(&s->mem_dead, false);
+    memory_region_add_subregion_overlap(&s->bar4, 0, &s->mem_dead, 1);
     pci_register_bar(pdev, NEURON_BAR_MEM,
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64 |
-                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->mem);
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->bar4);
+    s->reset_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, neuron_reset_done, s);
+    s->ready = true;
 
     s->cores = g_new0(NeuronCore, s->num_cores);
     for (c = 0; c < s->num_cores; c++) {
         NeuronCore *core = &s->cores[c];
 
-        core->dev = s;
         core->index = c;
+        core->pdev = pdev;
+        core->mem = &s->devmem;
+        core->up = neuron_tpb_upcall;
+        core->up_opaque = s;
+        neuron_core_config(s, core);
         neuron_notific_reset(core);
         neuron_evtsem_reset(core);
         for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
             neuron_engine_init(&core->engine[e], core, e);
         }
     }
+    neuron_update_dead(s);
 }
 
 static void neuron_tpb_exit(PCIDevice *pdev)
@@ -442,28 +798,56 @@ static void neuron_tpb_exit(PCIDevice *pdev)
     }
     g_free(s->cores);
     s->cores = NULL;
+    timer_free(s->reset_timer);
+    s->reset_timer = NULL;
+    memory_region_del_subregion(&pdev->msix_exclusive_bar, &s->msix_dead);
     msix_uninit_exclusive_bar(pdev);
+    pcie_aer_exit(pdev);
 }
 
-/* Device (PCI function) reset: everything back to power-on values. */
+/*
+ * Device (PCI function) reset, also FLR: everything back to power-on values,
+ * power state D0, and READY after reset-latency-us.
+ */
 static void neuron_tpb_reset(DeviceState *dev)
 {
     NeuronTPBState *s = NEURON_TPB(dev);
-    unsigned int c, e;
+    uint8_t *pmcsr = PCI_DEVICE(s)->config + s->pm_cap + PCI_PM_CTRL;
 
-    s->fault_status = 0;
-    s->fault_mask = 0;
-    s->throttle_status = 0;
-    s->throttle_ctrl = 0;
-    for (c = 0; c < s->num_cores; c++) {
-        NeuronCore *core = &s->cores[c];
+    pci_word_test_and_clear_mask(pmcsr, PCI_PM_CTRL_STATE_MASK);
+    neuron_power_on(s);
+    neuron_reset_begin(s);
+    neuron_update_dead(s);
+}
 
-        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
-            neuron_engine_reset(&core->engine[e], true);
-        }
-        neuron_notific_reset(core);
-        neuron_evtsem_reset(core);
+/*
+ * "vanished", settable at run time (qom-set): the function fell off the bus.
+ * Setting it stops everything; clearing it brings the function back as
+ * after a function reset.
+ */
+static bool neuron_get_vanished(Object *obj, Error **errp)
+{
+    return NEURON_TPB(obj)->vanished;
+}
+
+static void neuron_set_vanished(Object *obj, bool value, Error **errp)
+{
+    NeuronTPBState *s = NEURON_TPB(obj);
+
+    if (value == s->vanished) {
+        return;
     }
+    s->vanished = value;
+    if (!DEVICE(obj)->realized) {
+        return;
+    }
+    if (value) {
+        neuron_quiesce(s);
+    } else {
+        neuron_power_on(s);
+        neuron_reset_begin(s);
+    }
+    neuron_update_dead(s);
 }
 
 /*
@@ -486,6 +870,10 @@ static Property neuron_tpb_properties[] = {
     DEFINE_PROP_INT32("fault-intr-storm", NeuronTPBState,
                       fault_intr_storm, -1),
     DEFINE_PROP_UINT64("insn-delay-ns", NeuronTPBState, insn_delay_ns, 0),
+    DEFINE_PROP_UINT32("reset-latency-us", NeuronTPBState, reset_latency_us,
+                       100),
+    DEFINE_PROP_INT32("fault-stuck-busy", NeuronTPBState, fault_stuck_busy,
+                      -1),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -496,6 +884,8 @@ static void neuron_tpb_class_init(ObjectClass *klass, void *data)
 
     pc->realize = neuron_tpb_realize;
     pc->exit = neuron_tpb_exit;
+    pc->config_read = neuron_config_read;
+    pc->config_write = neuron_config_write;
     pc->vendor_id = NEURON_PCI_VENDOR_ID;
     pc->device_id = NEURON_PCI_DEVICE_ID;
     pc->class_id = NEURON_PCI_CLASS;
@@ -505,6 +895,11 @@ static void neuron_tpb_class_init(ObjectClass *klass, void *data)
     dc->reset = neuron_tpb_reset;
     dc->vmsd = &neuron_tpb_vmstate;
     device_class_set_props(dc, neuron_tpb_properties);
+    object_class_property_add_bool(klass, "vanished", neuron_get_vanished,
+                                   neuron_set_vanished);
+    object_class_property_set_description(klass, "vanished",
+        "the function fell off the bus: BARs and config space read "
+        "all-ones, no DMA, no MSI-X (settable at run time)");
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
 }
 

@@ -5,9 +5,31 @@
  * Register, record and instruction layouts are not defined here: they come
  * from the project's shared headers (include/neuron/), copied into QEMU's
  * include/neuron/ by emulator/qemu/build-qemu.sh. Behaviour follows
- * docs/device-model.md; docs/hardware.md says which of it is the real
- * hardware's (the notification path, the DGE error notifications) and which
- * is ours.
+ * docs/device-model.md; docs/hardware.md#host-paths (device-to-host
+ * notification path) and docs/hardware.md#dge (DGE error notifications) are the
+ * hardware spec.
+ *
+ * Call direction. Calls between the files go one way only, downward:
+ *
+ *   neuron-tpb.c      the PCI function: owns NeuronTPBState and the cores,
+ *        |            dispatches BAR0 to the blocks, global page, resets,
+ *        |            and handles the blocks' upcalls (below)
+ *        v
+ *   neuron-engine.c   engine registers, the instruction state machine
+ *        |
+ *        v
+ *   neuron-dge.c      DGE copy: a helper of the engine (device memory only)
+ *   neuron-notific.c  queues and interrupt causes: the engine pushes records
+ *   neuron-evtsem.c   semaphores and events: the engine applies updates
+ *
+ * neuron-tpb.c also calls NOTIFIC and EVT_SEM directly for their MMIO
+ * windows and resets. Below the blocks there are only the inline helpers of
+ * this header (device memory, upcall). A block never calls a function of a
+ * file above it and does not know NeuronTPBState: what it needs from the
+ * device (DMA master, device memory, configuration) is handed to its core
+ * at realize, and everything it reports upward goes through one narrow
+ * interface, neuron_core_up() with a NeuronUpcall, which neuron-tpb.c
+ * handles (sending MSI-X, latching faults, waking engines).
  */
 #ifndef HW_MISC_NEURON_TPB_H
 #define HW_MISC_NEURON_TPB_H
@@ -34,6 +56,66 @@ OBJECT_DECLARE_SIMPLE_TYPE(NeuronTPBState, NEURON_TPB)
 #define NEURON_LAST_ERROR_NONE          0xff
 
 typedef struct NeuronCore NeuronCore;
+
+/**
+ * struct NeuronDevMem - device memory (BAR4) as the blocks see it
+ * @mr:   the RAM region, for dirty tracking
+ * @ptr:  its host mapping
+ * @size: bytes (the mem-size property)
+ */
+typedef struct NeuronDevMem {
+    MemoryRegion *mr;
+    uint8_t *ptr;
+    uint64_t size;
+} NeuronDevMem;
+
+/* neuron_mem_range_ok() - whether [@off, @off + @len) lies in device memory */
+static inline bool neuron_mem_range_ok(const NeuronDevMem *m, uint64_t off,
+                                       uint64_t len)
+{
+    return off <= m->size && len <= m->size - off;
+}
+
+/*
+ * The upward interface: what a block reports to the device. neuron-tpb.c
+ * installs the handler in every core (NeuronCore.up) and decides what each
+ * event does; the blocks only say what happened.
+ */
+typedef enum NeuronUpcall {
+    NEURON_UP_IRQ,              /* the core's INTR_STATUS & INTR_MASK went
+                                   0 -> nonzero: send its MSI-X vector */
+    NEURON_UP_FAULT,            /* arg: NEURON_FAULT_* bits to latch */
+    NEURON_UP_THROTTLE,         /* an engine asserted the throttle edge */
+    NEURON_UP_SEM_CHANGED,      /* a semaphore or event changed: wake the
+                                   core's waiting engines */
+    NEURON_UP_QUEUE_ROOM,       /* arg: queue that has room again, was
+                                   disabled or changed policy (-1: any):
+                                   wake engines stalled on it */
+} NeuronUpcall;
+
+typedef void NeuronUpcallFn(void *opaque, NeuronCore *c, NeuronUpcall ev,
+                            int arg);
+
+/**
+ * struct NeuronCoreConfig - device configuration a core's blocks act on
+ * @gen:             enum neuron_gen
+ * @stuck_engine:    engine of this core that never retires (-1 none)
+ * @dma_error_queue: queue of this core whose ring writes fail (-1 none)
+ * @intr_storm:      tpb_notific_intr cause stuck asserted (-1 none)
+ * @insn_delay_ns:   virtual-time gap after every instruction (0 none)
+ * @throttle_armed:  THROTTLE_CTRL bit 0 (the global register, mirrored)
+ *
+ * Written by neuron-tpb.c only (from the properties at realize, the
+ * global page at run time); the blocks read it.
+ */
+typedef struct NeuronCoreConfig {
+    uint32_t gen;
+    int stuck_engine;
+    int dma_error_queue;
+    int intr_storm;
+    uint64_t insn_delay_ns;
+    bool throttle_armed;
+} NeuronCoreConfig;
 
 /**
  * struct NeuronQueue - one software notification queue
@@ -116,7 +198,7 @@ typedef struct NeuronEngine {
     uint32_t pc;                        /* current/next instruction index */
     uint32_t soft_reset_counter;        /* programs started */
     uint32_t exec_count;                /* instructions retired */
-    uint32_t feature_flags;             /* local reg 38 */
+    uint32_t feature_flags;             /* local reg 38 (docs/hardware.md#dge-feature-flags) */
     uint32_t last_error;                /* error_id of the last fatal error */
     uint32_t sreg[NEURON_ENG_NUM_SREGS]; /* $S registers */
 
@@ -137,14 +219,23 @@ typedef struct NeuronEngine {
 
 /**
  * struct NeuronCore - one TPB: NOTIFIC block, engines, EVT_SEM unit
+ * @pdev:               DMA master for host-memory rings
+ * @mem:                device memory
+ * @cfg:                configuration (struct NeuronCoreConfig)
+ * @up:                 upcall handler, with @up_opaque (neuron_core_up())
  * @ts_hi_latch:        TIMESTAMP_HI as latched by the last TIMESTAMP_LO read
  * @intr_status:        tpb_notific_intr_0..8, W1C
  * @intr_mask:          1 = the cause raises the core's MSI-X vector
  */
 struct NeuronCore {
-    NeuronTPBState *dev;
     unsigned int index;
+    PCIDevice *pdev;
+    const NeuronDevMem *mem;
+    NeuronCoreConfig cfg;
+    NeuronUpcallFn *up;
+    void *up_opaque;
 
+    /* NOTIFIC (neuron-notific.c) */
     uint32_t ts_hi_latch;
     uint32_t intr_status;
     uint32_t intr_mask;
@@ -156,18 +247,30 @@ struct NeuronCore {
     uint32_t threshold_status;
     NeuronQueue queue[NEURON_NUM_SW_QUEUES];
 
+    /* engines (neuron-engine.c) */
     NeuronEngine engine[NEURON_ENGINES_PER_CORE];
 
+    /* EVT_SEM (neuron-evtsem.c) */
     uint32_t sem[NEURON_EVT_SEM_COUNT];
     uint8_t event[NEURON_EVT_SEM_COUNT];
 };
+
+/* neuron_core_up() - report @ev (with @arg) to the device: the only way up */
+static inline void neuron_core_up(NeuronCore *c, NeuronUpcall ev, int arg)
+{
+    c->up(c->up_opaque, c, ev, arg);
+}
 
 struct NeuronTPBState {
     PCIDevice parent_obj;
 
     MemoryRegion mmio;                  /* BAR0 */
-    MemoryRegion mem;                   /* BAR4, device memory */
-    uint8_t *mem_ptr;
+    MemoryRegion bar4;                  /* BAR4: @mem under @mem_dead */
+    MemoryRegion mem;                   /* device memory */
+    NeuronDevMem devmem;                /* the blocks' view of it */
+    MemoryRegion mem_dead;              /* all-ones over BAR4 while dead */
+    MemoryRegion msix_dead;             /* all-ones over BAR2 while dead */
+    uint8_t pm_cap;                     /* config offset of the PM cap */
 
     /* properties */
     uint32_t num_cores;
@@ -177,9 +280,16 @@ struct NeuronTPBState {
     int32_t fault_stuck_engine;         /* core * 5 + engine, -1 off */
     int32_t fault_intr_storm;           /* core * 9 + intr cause, -1 off */
     uint64_t insn_delay_ns;
+    uint32_t reset_latency_us;
+    int32_t fault_stuck_busy;           /* core, -1 off */
+    bool vanished;                      /* run-time QOM property */
 
     uint32_t gen;                       /* enum neuron_gen */
     NeuronCore *cores;
+
+    /* reset in progress until reset_timer fires (DEV_STATUS.READY) */
+    QEMUTimer *reset_timer;
+    bool ready;
 
     /* global page */
     uint32_t fault_status;
@@ -188,13 +298,70 @@ struct NeuronTPBState {
     uint32_t throttle_ctrl;
 };
 
-/* neuron-tpb.c */
-void neuron_msix_notify(NeuronTPBState *s, unsigned int vector);
-void neuron_fault_raise(NeuronTPBState *s, uint32_t bits);
-void neuron_throttle_edge(NeuronTPBState *s);
-bool neuron_mem_range_ok(NeuronTPBState *s, uint64_t off, uint64_t len);
+/*
+ * Entry points, top to bottom. neuron-tpb.c has none: nothing calls up.
+ */
 
-/* neuron-notific.c */
+/* neuron-engine.c: called by neuron-tpb.c */
+void neuron_engine_init(NeuronEngine *e, NeuronCore *c, unsigned int index);
+void neuron_engine_finalize(NeuronEngine *e);
+void neuron_engine_reset(NeuronEngine *e, bool power_on);
+uint32_t neuron_engine_read(NeuronEngine *e, hwaddr off);
+void neuron_engine_write(NeuronEngine *e, hwaddr off, uint32_t val);
+void neuron_engine_wake_waiters(NeuronCore *c);
+void neuron_engine_wake_queue(NeuronCore *c, int q);
+bool neuron_engine_busy(NeuronEngine *e);
+
+/* neuron-dge.c: called by neuron-engine.c */
+
+/* Structural failure bits of neuron_dge_check(), after SRC 1 and DST 2. */
+#define NEURON_DGE_BAD_BACKEND  0x4
+
+/* The record a DGE_COPY asks its engine to write. */
+typedef enum NeuronDgeRecord {
+    NEURON_DGE_RECORD_NONE,
+    NEURON_DGE_RECORD_BOUNDS,           /* SEQUENCER_NONFATAL, DGE_BOUNDS */
+    NEURON_DGE_RECORD_MEMORY_ERROR,     /* MEMORY_ERROR, info_kind OTHER */
+    NEURON_DGE_RECORD_METADATA,         /* DGE_METADATA packet notification */
+} NeuronDgeRecord;
+
+/**
+ * struct NeuronDgeCopy - one DGE_COPY as the engine hands it to the DGE
+ * @mem:          device memory, where the copy happens
+ * @desc:         the (structurally valid) descriptor
+ * @sreg:         the engine's $S registers, for the bound limits
+ * @packet_notif: FEATURE_FLAGS DGE_PACKET_NOTIF
+ * @want_crc:     the instruction is traced: compute @crc_out
+ * @who:          log prefix naming core, engine and PC
+ *
+ * Results, filled by neuron_dge_exec():
+ * @record:       the record the engine is to write
+ * @dirs:         NEURON_DGE_RECORD_BOUNDS: the reported directions
+ * @bc_reg:       NEURON_DGE_RECORD_BOUNDS: the first reported one's bc_reg
+ * @crc_out:      data_crc of INST_END (the destination after the copy)
+ */
+typedef struct NeuronDgeCopy {
+    const NeuronDevMem *mem;
+    struct neuron_emu_dge_desc desc;
+    const uint32_t *sreg;
+    bool packet_notif;
+    bool want_crc;
+    const char *who;
+
+    NeuronDgeRecord record;
+    uint8_t dirs;
+    uint8_t bc_reg;
+    uint16_t crc_out;
+} NeuronDgeCopy;
+
+uint16_t neuron_crc16(const uint8_t *data, uint64_t len);
+uint8_t neuron_dge_check(const struct neuron_emu_dge_desc *d,
+                         unsigned int *bc_reg);
+uint16_t neuron_dge_input_crc(const NeuronDevMem *m,
+                              const struct neuron_emu_dge_desc *d);
+void neuron_dge_exec(NeuronDgeCopy *op);
+
+/* neuron-notific.c: called by neuron-tpb.c and neuron-engine.c */
 uint64_t neuron_timestamp_ps(void);
 void neuron_notific_reset(NeuronCore *c);
 void neuron_notific_disable_all(NeuronCore *c);
@@ -207,39 +374,19 @@ void neuron_notific_raise(NeuronCore *c, unsigned int cause);
 NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
                                      union neuron_isa_notification *rec,
                                      int *stall_queue);
+void neuron_notific_unstall(NeuronCore *c, unsigned int q);
+bool neuron_notific_traced(NeuronCore *c, unsigned int engine);
+bool neuron_notific_busy(NeuronCore *c);
 
-/* neuron-engine.c */
-void neuron_engine_init(NeuronEngine *e, NeuronCore *c, unsigned int index);
-void neuron_engine_finalize(NeuronEngine *e);
-void neuron_engine_reset(NeuronEngine *e, bool power_on);
-uint32_t neuron_engine_read(NeuronEngine *e, hwaddr off);
-void neuron_engine_write(NeuronEngine *e, hwaddr off, uint32_t val);
-void neuron_core_wake_waiters(NeuronCore *c);
-void neuron_core_wake_queue(NeuronCore *c, int q);
-void neuron_engine_log(NeuronEngine *e, const char *fmt, ...)
-    G_GNUC_PRINTF(2, 3);
-void neuron_engine_set_pending(NeuronEngine *e, unsigned int cls,
-                               union neuron_isa_notification *rec,
-                               uint8_t notific_type);
-void neuron_engine_error_record(NeuronEngine *e, uint8_t error_id,
-                                unsigned int info_kind, uint8_t info,
-                                unsigned int bc_reg, unsigned int direction);
-void neuron_engine_set_fatal(NeuronEngine *e, unsigned int info_kind,
-                             uint8_t info, unsigned int bc_reg,
-                             unsigned int direction);
-
-/* neuron-evtsem.c */
+/* neuron-evtsem.c: called by neuron-tpb.c and neuron-engine.c */
 void neuron_evtsem_reset(NeuronCore *c);
 uint32_t neuron_evtsem_read(NeuronCore *c, hwaddr off);
 void neuron_evtsem_write(NeuronCore *c, hwaddr off, uint32_t val);
 uint32_t neuron_evtsem_apply(NeuronCore *c, unsigned int mode,
                              unsigned int idx, uint32_t value);
 bool neuron_evtsem_is_event_mode(unsigned int mode);
-
-/* neuron-dge.c */
-uint16_t neuron_crc16(const uint8_t *data, uint64_t len);
-bool neuron_dge_decode_ok(NeuronEngine *e);
-uint16_t neuron_dge_input_crc(NeuronEngine *e);
-NeuronOpResult neuron_dge_exec(NeuronEngine *e);
+uint32_t neuron_evtsem_sem(NeuronCore *c, unsigned int idx);
+bool neuron_evtsem_event(NeuronCore *c, unsigned int idx);
+bool neuron_evtsem_try_dec(NeuronCore *c, unsigned int idx, uint32_t value);
 
 #endif /* HW_MISC_NEURON_TPB_H */
