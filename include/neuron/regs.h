@@ -48,7 +48,8 @@
 #define NEURON_REG_RESET	0x028	/* WO: 1 = quiesce: stop engines, disable queues */
 #define NEURON_REG_DEV_STATUS	0x02c	/* RO: NEURON_DEV_STATUS_* */
 #define NEURON_DEV_STATUS_READY		(1u << 0)	/* out of reset, registers usable */
-#define NEURON_DEV_STATUS_QUIESCED	(1u << 1)	/* no engine running or waiting, no queue enabled, no DMA in flight */
+/* QUIESCED: no engine running or waiting, no queue enabled, no DMA in flight */
+#define NEURON_DEV_STATUS_QUIESCED	(1u << 1)
 #define NEURON_REG_BUSY_CORES	0x030	/* RO: bit per core that keeps QUIESCED clear */
 
 /* Generations: docs/hardware.md#generations */
