@@ -3,7 +3,8 @@
 # `make check`: sets up the host, builds everything, runs every test and
 # prints one closing line "N passed, N failed" over all suites:
 #   1. libneuron's GoogleTest suite on the host (ctest), then the docs'
-#      citations and links (scripts/check-docs.sh, TAP)
+#      citations and links (scripts/check-docs.sh, TAP) and the ABI headers'
+#      hygiene (scripts/check-headers.sh, TAP)
 #   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
@@ -86,6 +87,13 @@ ts=$(date +%s)
 scripts/check-docs.sh >"$build/docs.log" 2>&1
 st=$?
 count_tap "docs ($(($(date +%s) - ts)) s)" "$build/docs.log" $st
+
+# the ABI headers: kernel-doc clean, the uapi header alone as C89, C11 and
+# C++20 and through the kernel's headers_install.sh, regs.h's assertions
+ts=$(date +%s)
+scripts/check-headers.sh >"$build/headers.log" 2>&1
+st=$?
+count_tap "headers ($(($(date +%s) - ts)) s)" "$build/headers.log" $st
 
 # figures, not tests: the drain benchmark's records/s and its ratios to
 # memcpy and to the runtime's reference drain (targets in bench_drain.cpp)

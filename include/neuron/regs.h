@@ -207,4 +207,41 @@ enum neuron_engine_state {
 #define NEURON_EVT_SEM_DEC(i)	(0x1c00 + (i) * 4)	/* WO: semaphore i -= v */
 #define NEURON_EVT_SEM_COUNT	256
 
+/*
+ * The map against the hardware description: each value below is a literal
+ * copied from it, not derived from the macros above, so an edit that moves a
+ * register away from the description fails to compile (in C and C++).
+ *   docs/hardware.md#nq-descriptor: queue descriptor i at 0x100 + i*0x28
+ *   docs/hardware.md#nq-descriptor, #nq-head-tail: HEAD (head_ptr) at +0x0c,
+ *     TAIL (tail_ptr) at +0x10 of the descriptor
+ *   docs/hardware.md#nq-mask: 10 SW queues, per-queue masks of 0x3ff
+ *   docs/hardware.md#evt-sem-windows: EVENT +0x0000, READ +0x1000,
+ *     SET +0x1400, INC +0x1800, DEC +0x1c00; entry i at +4*i
+ *   docs/hardware.md#dge-feature-flags: NEURON_FEATURE_FLAGS, local register 38
+ *   docs/hardware.md#intr-causes: nine causes, tpb_notific_intr_0..8
+ */
+#ifndef NEURON_STATIC_ASSERT
+#if defined(__cplusplus)
+#define NEURON_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define NEURON_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+#endif
+
+NEURON_STATIC_ASSERT(NEURON_NQ_DESC(0) == 0x100, "NQ descriptor 0 at 0x100");
+NEURON_STATIC_ASSERT(NEURON_NQ_DESC(1) == 0x128, "NQ descriptors 0x28 apart");
+NEURON_STATIC_ASSERT(NEURON_NQ_DESC(9) == 0x268, "NQ descriptor 9 at 0x268");
+NEURON_STATIC_ASSERT(NEURON_NQ_HEAD == 0x0c, "HEAD at descriptor +0x0c");
+NEURON_STATIC_ASSERT(NEURON_NQ_TAIL == 0x10, "TAIL at descriptor +0x10");
+NEURON_STATIC_ASSERT(NEURON_NUM_SW_QUEUES == 10, "10 SW queues");
+NEURON_STATIC_ASSERT(NEURON_SW_QUEUE_MASK == 0x3ff, "per-queue masks 0x3ff");
+NEURON_STATIC_ASSERT(NEURON_EVT_SEM_EVENT(0) == 0x0, "EVENT window at +0x0");
+NEURON_STATIC_ASSERT(NEURON_EVT_SEM_EVENT(1) == 0x4, "EVT_SEM entries 4 bytes apart");
+NEURON_STATIC_ASSERT(NEURON_EVT_SEM_READ(0) == 0x1000, "READ window at +0x1000");
+NEURON_STATIC_ASSERT(NEURON_EVT_SEM_SET(0) == 0x1400, "SET window at +0x1400");
+NEURON_STATIC_ASSERT(NEURON_EVT_SEM_INC(0) == 0x1800, "INC window at +0x1800");
+NEURON_STATIC_ASSERT(NEURON_EVT_SEM_DEC(0) == 0x1c00, "DEC window at +0x1c00");
+NEURON_STATIC_ASSERT(NEURON_LOCAL_REG_FEATURE_FLAGS == 38, "feature flags: local reg 38");
+NEURON_STATIC_ASSERT(NEURON_NOTIFIC_INTR_BITS == 9, "tpb_notific_intr_0..8");
+
 #endif /* NEURON_REGS_H */

@@ -40,15 +40,21 @@
 /**
  * struct neuron_device_info - NEURON_IOC_DEVICE_INFO (out)
  * @abi_version:	NEURON_ABI_VERSION
- * @vendor, @device:	PCI IDs
- * @num_cores:		TPBs (cores)
+ * @vendor:		PCI vendor ID of the function (NEURON_PCI_VENDOR_ID,
+ *			include/neuron/regs.h)
+ * @device:		PCI device ID of the function (NEURON_PCI_DEVICE_ID)
+ * @num_cores:		TPBs (cores); core indices run 0..num_cores - 1
  * @engines_per_core:	5: PE, ACT, POOL, DVE, SP
  * @queues_per_core:	10 software NQs per NOTIFIC block
  * @gen:		enum neuron_gen (include/neuron/regs.h)
  * @mem_size:		device memory (BAR4) bytes
- * @nq_size_min, @nq_size_max: ring size limits, bytes
+ * @nq_size_min:	smallest ring NEURON_IOC_NQ_INIT accepts, bytes
+ *			(NEURON_NQ_SIZE_MIN)
+ * @nq_size_max:	largest ring NEURON_IOC_NQ_INIT accepts, bytes
+ *			(NEURON_NQ_SIZE_MAX)
  * @max_program_insns:	instructions per NEURON_IOC_SUBMIT
  * @timestamp_inc_ps:	picoseconds per device timestamp tick
+ * @reserved:		zero on return; room for later fields
  */
 struct neuron_device_info {
 	__u32 abi_version;
@@ -82,6 +88,8 @@ struct neuron_device_info {
  * @ring_offset: out: mmap offset of the ring (read-only mapping, @size bytes)
  * @doorbell_offset: out: mmap offset of the queue's HEAD doorbell page
  *		(4096 bytes, HEAD register at +0, read/write)
+ * @reserved0:	in: must be zero (keeps @ring_offset 8-byte aligned)
+ * @reserved:	in: must be zero
  *
  * Allocates the ring, programs the queue descriptor and enables the queue.
  * The queue belongs to the calling file until NEURON_IOC_NQ_DESTROY or the
@@ -101,7 +109,12 @@ struct neuron_nq_init {
 };
 
 /**
- * struct neuron_nq_id - names a queue (NEURON_IOC_NQ_DESTROY)
+ * struct neuron_nq_id - names a queue (NEURON_IOC_NQ_DESTROY, in)
+ * @core:	core index, < num_cores
+ * @queue:	software NQ index, < queues_per_core
+ * @reserved:	must be zero
+ *
+ * Disables the queue and frees its ring.
  * Errors: -EINVAL (core/queue out of range), -ENOENT (no such queue made by
  * this file), -EBUSY (the ring is still mapped). A still-mapped doorbell
  * page does not block it; touching that page afterwards raises SIGBUS.
@@ -114,15 +127,22 @@ struct neuron_nq_id {
 
 /**
  * struct neuron_nq_info - NEURON_IOC_NQ_INFO (in: core, queue; out: the rest)
- * @head, @tail:	free-running record counts (slot = count % entries)
+ * @core:		in: core index, < num_cores
+ * @queue:		in: software NQ index, < queues_per_core
+ * @head:		HEAD: records the consumer has acknowledged, a
+ *			free-running count (slot = count % entries)
+ * @tail:		TAIL: records the device has written, a free-running
+ *			count; unread records = @tail - @head
  * @phase:		phase bit the next record will carry
  * @size:		ring bytes
  * @flags:		NEURON_NQ_F_* the queue was made with
- * @threshold:		records
+ * @threshold:		unread records that raise tpb_notific_intr_0; 0 = none
  * @overflow_count:	records overwritten unread (ignore-full), since
  *			NEURON_IOC_NQ_INIT
  * @drop_count:		records dropped (DMA error), since NEURON_IOC_NQ_INIT
  *			(records routed to a disabled queue are nobody's)
+ * @reserved:		in: must be zero
+ *
  * Errors: -EINVAL, -ENOENT (queue not initialised by this file).
  */
 struct neuron_nq_info {
@@ -145,10 +165,13 @@ struct neuron_nq_info {
 
 /**
  * struct neuron_submit - NEURON_IOC_SUBMIT (in)
- * @core, @engine:	which engine (enum neuron_engine)
+ * @core:		core index, < num_cores
+ * @engine:		engine of the core, enum neuron_engine
+ *			(include/neuron/notification.h), < engines_per_core
  * @count:		instructions, 1..NEURON_MAX_PROGRAM_INSNS
  * @flags:		NEURON_SUBMIT_F_*
  * @insns:		user pointer to @count struct neuron_emu_insn (32 bytes each)
+ * @reserved:		must be zero
  *
  * Copies the program to the engine's area of device memory and starts it;
  * returns once it is started, not finished (records tell that).
@@ -166,11 +189,15 @@ struct neuron_submit {
 
 /**
  * struct neuron_engine_status - NEURON_IOC_ENGINE_STATUS (in: core, engine)
+ * @core:		in: core index, < num_cores
+ * @engine:		in: enum neuron_engine, < engines_per_core
  * @state:		enum neuron_engine_state
  * @pc:			index of the next instruction
  * @soft_reset_counter:	programs started on this engine
  * @last_error:		error_id of the last fatal error, 0xff if none
  * @exec_count:		instructions retired since probe
+ * @reserved:		in: must be zero
+ *
  * Errors: -EINVAL.
  */
 struct neuron_engine_status {
@@ -186,6 +213,10 @@ struct neuron_engine_status {
 
 /**
  * struct neuron_engine_id - NEURON_IOC_ENGINE_RESET (in)
+ * @core:	core index, < num_cores
+ * @engine:	enum neuron_engine, < engines_per_core
+ * @reserved:	must be zero
+ *
  * Stops the engine and clears a fatal halt. Errors: -EINVAL.
  */
 struct neuron_engine_id {
@@ -201,6 +232,8 @@ struct neuron_engine_id {
  * @flags:	SET in: NEURON_FEATURE_* bits (include/neuron/regs.h) written to
  *		NEURON_FEATURE_FLAGS (local register 38) of every engine of the
  *		core; GET out: the value of the core's PE engine
+ * @reserved0:	in: must be zero
+ * @reserved:	in: must be zero
  *
  * The host owns the register (docs/hardware.md#dge-feature-flags: "NRT is
  * responsible for updating this"). Bit 1 gates every DGE packet notification,
@@ -221,10 +254,13 @@ struct neuron_feature_flags {
 
 /**
  * struct neuron_nq_eventfd - NEURON_IOC_NQ_EVENTFD (in)
- * @core, @queue: a queue made by this file
+ * @core:	core index of a queue made by this file, < num_cores
+ * @queue:	software NQ index of that queue, < queues_per_core
  * @fd:		an eventfd to signal (by 1) on every threshold interrupt of
  *		the queue (tpb_notific_intr_0 with its THRESHOLD_STATUS bit),
  *		or -1 to unbind. Rebinding replaces the previous eventfd.
+ * @reserved0:	must be zero
+ * @reserved:	must be zero
  *
  * Lets a reaper sleep on the ring instead of spinning
  * (docs/hardware.md#completion: the comp_efd chain;
@@ -249,7 +285,7 @@ enum neuron_evt_sem_op {
 	NEURON_SEM_DEC = 3,		/* semaphore -= value */
 	NEURON_EVENT_READ = 4,		/* value = event (0 or 1) */
 	NEURON_EVENT_SET = 5,		/* event = 1 */
-	NEURON_EVENT_CLEAR = 6,		/* event = 0 */
+	NEURON_EVENT_CLEAR = 6		/* event = 0 */
 };
 
 /**
@@ -258,6 +294,7 @@ enum neuron_evt_sem_op {
  * @index:	semaphore or event, 0..255
  * @op:		enum neuron_evt_sem_op
  * @value:	in: operand of SET/INC/DEC; out: value after the operation
+ * @reserved:	in: must be zero
  *
  * Host access to the core's EVT_SEM unit. Engines blocked in WAIT_GE or
  * WAIT_GE_AND_DEC on the semaphore are woken by the device.
@@ -276,6 +313,9 @@ struct neuron_evt_sem {
  * @enable:	1: arm throttle notifications (records to the throttle class
  *		queue, NUM4, docs/hardware.md#throttle), 0: disarm. The
  *		throttle MSI-X edge is counted either way.
+ * @reserved0:	must be zero
+ * @reserved:	must be zero
+ *
  * Errors: -EINVAL (enable not 0/1, reserved).
  */
 struct neuron_throttle {
@@ -300,7 +340,7 @@ enum neuron_edge {
 	NEURON_EDGE_THROTTLE = 1,	/* the throttle (HAM) vector */
 	NEURON_EDGE_FAULT = 2,		/* the device fault vector */
 	NEURON_EDGE_RESET = 3,		/* queues were torn down: enum neuron_reset_cause */
-	NEURON_EDGE_PCI_ERROR = 4,	/* AER reported an error: enum neuron_pci_error */
+	NEURON_EDGE_PCI_ERROR = 4	/* AER reported an error: enum neuron_pci_error */
 };
 
 /*
@@ -315,14 +355,14 @@ enum neuron_reset_cause {
 	NEURON_RESET_FLR = 2,		/* function reset (sysfs reset, FLR) */
 	NEURON_RESET_PCI_ERROR = 3,	/* AER recovery reset the link */
 	NEURON_RESET_SUSPEND = 4,	/* system suspend or hibernation */
-	NEURON_RESET_SHUTDOWN = 5,	/* system shutdown or kexec */
+	NEURON_RESET_SHUTDOWN = 5	/* system shutdown or kexec */
 };
 
 /* AER channel state (NEURON_EDGE_PCI_ERROR @cause) */
 enum neuron_pci_error {
 	NEURON_PCI_ERROR_NONFATAL = 1,	/* queues keep running, nothing lost */
 	NEURON_PCI_ERROR_FATAL = 2,	/* link frozen: a RESET event follows */
-	NEURON_PCI_ERROR_PERMANENT = 3,	/* the device is lost: removal follows */
+	NEURON_PCI_ERROR_PERMANENT = 3	/* the device is lost: removal follows */
 };
 
 /**
@@ -376,7 +416,7 @@ enum neuron_genl_cmd {
 	NEURON_CMD_GET_DEVICE,
 	NEURON_CMD_GET_NQ,
 	NEURON_CMD_EVENT,
-	__NEURON_CMD_MAX,
+	__NEURON_CMD_MAX
 };
 
 #define NEURON_CMD_MAX (__NEURON_CMD_MAX - 1)
@@ -409,7 +449,7 @@ enum neuron_genl_attr {
 	NEURON_A_INTR_COUNTS,
 	NEURON_A_THROTTLE_COUNT,	/* u64 */
 	NEURON_A_FAULT_COUNT,		/* u64 */
-	__NEURON_A_MAX,
+	__NEURON_A_MAX
 };
 
 #define NEURON_A_MAX (__NEURON_A_MAX - 1)
