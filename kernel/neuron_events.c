@@ -7,8 +7,9 @@
  * bound eventfds"; include/uapi/linux/neuron.h "Events",
  * NEURON_IOC_NQ_EVENTFD).
  *
- * Every edge the interrupt threads handle (neuron_irq.c) becomes one struct
- * neuron_event, handed to neuron_events_deliver(), which
+ * Every edge the interrupt threads handle (neuron_irq.c), and every reset
+ * the disable path reports (neuron_lifecycle.c), becomes one struct
+ * neuron_event, handed to neuron_events_broadcast(), which
  *  - appends it to the event queue of every open file: a ring of
  *    NEURON_EVENT_QUEUE_LEN events. A full ring keeps its oldest events and
  *    counts the new one as lost; the next event queued carries the count in
@@ -17,8 +18,8 @@
  *    whose THRESHOLD_STATUS bit the edge carried, so a reaper thread can
  *    sleep on the eventfd instead of spinning on the ring
  *    (docs/hardware.md#completion);
- *  - wakes &neuron_device.waitq (read() and poll()).
- * The generic netlink copy is sent by the caller (neuron_genl.c).
+ *  - wakes &neuron_device.waitq (read() and poll());
+ *  - then multicasts it on generic netlink (neuron_genl.c).
  *
  * All of it runs under &neuron_device.ev_lock, a spinlock: the interrupt
  * thread holds no other lock, and eventfd_signal() may be called with a

@@ -11,9 +11,9 @@
  *
  * Without arguments the groups come from the kernel command line
  * ("neuron_lifecycle=GROUP,...") or default to pinning and flr. aer and
- * surprise need the host side of selftests/vm/lane-lifecycle.sh: the test
- * prints "NEURON-HOTPLUG: <monitor command> :END" and the host sends the
- * command to the QEMU monitor.
+ * surprise need the host side of selftests/vm/lane-monitor.sh (lanes
+ * recovery and iommu): the test prints "NEURON-HOTPLUG: <monitor command>
+ * :END" and the host sends the command to the QEMU monitor.
  *
  * Expected values are worked out by hand from the test's own setup (a
  * 4 KiB ring holds 256 records; a program of 600 NOTIFYs fills it and
