@@ -107,9 +107,10 @@ lane_monitor() {
 # lane_relay PID SOCKET: while the VM PID runs, forward the guest's
 # "NEURON-HOTPLUG: <command> :END" console lines (in $log) to the QEMU
 # monitor, each once, in order. Only device_del, device_add, qom-set and
-# pcie_aer_inject_error are forwarded; a device_add that QEMU refuses because
-# the old device is not finalized yet ("Duplicate ID") is retried. Sets
-# $handled; the monitor's answers go to $log.host.
+# pcie_aer_inject_error are forwarded. A device_add waits until the old
+# device's RAM is gone, and is retried while QEMU refuses it because the old
+# device is not finalized yet ("Duplicate ID"). Sets $handled; the monitor's
+# answers go to $log.host.
 lane_relay() {
 	local vm=$1 sock=$2 req out try reqs
 	handled=0
@@ -120,6 +121,15 @@ lane_relay() {
 		while [ "$handled" -lt "${#reqs[@]}" ]; do
 			req=${reqs[$handled]}
 			handled=$((handled + 1))
+			# QEMU frees an unplugged device's RAM after an RCU grace
+			# period; adding its successor before that aborts QEMU
+			# ("RAMBlock ... already registered")
+			if [[ $req == device_add* ]]; then
+				for try in $(seq 1 50); do
+					lane_monitor "$sock" "info ramblock" | grep -q neuron-tpb-mem || break
+					sleep 0.2
+				done
+			fi
 			for try in $(seq 1 40); do
 				out=$(lane_monitor "$sock" "$req")
 				echo "[$(date +%T)] $req (try $try): ${out//$'\n'/ }" >>"$log.host"

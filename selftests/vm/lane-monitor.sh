@@ -22,7 +22,10 @@
 #
 # Usage: lane-monitor.sh --lane NAME [--qemu PATH] [--kernel PATH]
 #                        [--module PATH] [--payload DIR] [--log PATH]
-# or the environment: QEMU, KERNEL, MODULE, PAYLOAD, NEURON_VM_LOG.
+# or the environment: QEMU, KERNEL, MODULE, PAYLOAD, NEURON_VM_LOG; and
+# LANE_APPEND, more kernel command line (e.g. "loglevel=7" to see the PCI
+# core's informational messages, or "neuron_lifecycle=aer" to run one group:
+# the last word of a kind wins).
 # PAYLOAD is the main lane's payload directory (scripts/check.sh): its
 # guest-tests.sh runs the tests, which take their groups from the kernel
 # command line (neuron_robust=..., neuron_lifecycle=...). Builds nothing.
@@ -55,6 +58,8 @@ iommu-removal)
 *)	echo "lane-monitor: --lane hotplug|recovery|iommu|iommu-removal first" >&2
 	exit 2 ;;
 esac
+
+append="$append ${LANE_APPEND:-}"
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lane-lib.sh"

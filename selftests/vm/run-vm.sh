@@ -25,6 +25,9 @@
 #   --iommu            an Intel IOMMU (intel-iommu, no interrupt remapping),
 #                      enabled in the guest with strict invalidation
 # The device model's guest-error log goes to $NEURON_VM_LOG.qemu.
+# The root port's link runs at 5 GT/s: after a secondary bus reset (AER
+# recovery) Linux waits for Data Link Layer Link Active on faster links, and
+# QEMU 7.2's root port never reports it again, so the recovery would fail.
 # GUEST_SCRIPT is a path inside the guest (e.g. /opt/neuron/run-tests.sh).
 set -euo pipefail
 
@@ -129,7 +132,7 @@ timeout --foreground -k 5 "$timeout" "$qemu" \
 	-nographic -no-reboot -nic none -vga none \
 	-L /usr/share/seabios -L /usr/share/qemu \
 	"${iommu_args[@]}" \
-	-device pcie-root-port,id=rp1,slot=1 \
+	-device pcie-root-port,id=rp1,slot=1,x-speed=5 \
 	-device "neuron-tpb,id=neuron0,bus=rp1$device_opts" \
 	"${monitor_args[@]}" -d guest_errors -D "$log.qemu" \
 	-kernel "$kernel" -initrd "$work/initrd.gz" \

@@ -800,6 +800,14 @@ static void neuron_tpb_exit(PCIDevice *pdev)
     s->cores = NULL;
     timer_free(s->reset_timer);
     s->reset_timer = NULL;
+    /*
+     * A subregion holds a reference on its owner, and these are the
+     * device's own regions inside its own containers: left in place, they
+     * would keep the unplugged device (and its RAMBlock, whose name the
+     * next device in the slot needs) alive for ever.
+     */
+    memory_region_del_subregion(&s->bar4, &s->mem_dead);
+    memory_region_del_subregion(&s->bar4, &s->mem);
     memory_region_del_subregion(&pdev->msix_exclusive_bar, &s->msix_dead);
     msix_uninit_exclusive_bar(pdev);
     pcie_aer_exit(pdev);

@@ -440,7 +440,7 @@ TEST_F_TIMEOUT(surprise, vanish_then_unplug, 300)
 static const char *const groups_all[] = { "pinning", "flr", "aer", "surprise", "suspend" };
 static const char *const groups_default[] = { "pinning", "flr" };
 
-/* "neuron_lifecycle=GROUP,..." of /proc/cmdline, or NULL */
+/* the last "neuron_lifecycle=GROUP,..." of /proc/cmdline, or NULL */
 static char *cmdline_groups(void)
 {
 	static char buf[4096];
@@ -448,7 +448,10 @@ static char *cmdline_groups(void)
 
 	if (read_str("/proc/cmdline", buf, sizeof(buf)) < 0)
 		return NULL;
-	p = strstr(buf, "neuron_lifecycle=");
+	/* the last one wins, so a lane's choice can be overridden */
+	p = NULL;
+	for (char *q = buf; (q = strstr(q, "neuron_lifecycle=")); q++)
+		p = q;
 	if (!p)
 		return NULL;
 	p += strlen("neuron_lifecycle=");
