@@ -5,7 +5,9 @@
 # from linux-source-6.1 (KASAN, lockdep/PROVE_LOCKING, KFENCE, kmemleak,
 # DEBUG_ATOMIC_SLEEP; cached) with neuron.ko built against that tree in
 # build/kernel-debug/, and runs the main lane's payload (device-model tests,
-# every kselftest binary under build/selftests, guest-tests.sh) under a guest
+# every kselftest binary under build/selftests, guest-tests.sh; robust_test
+# and lifecycle_test also with their hot-unplug and surprise-removal groups,
+# whose monitor commands this script relays) under a guest
 # wrapper that then
 #   - triggers kmemleak scans after the module is unloaded and prints every
 #     suspected leak (debug.kmemleak_clean)
@@ -118,9 +120,25 @@ chmod +x "$payload/guest-debug.sh"
 
 echo "lane-debug: $dk/bzImage with $obj/kernel/neuron.ko" >&2
 # KASAN's shadow and quarantine want more than the default 512 MiB; KFENCE
-# samples an allocation every 10 ms instead of 100 ms
-NEURON_VM_LOG=$log exec "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
+# samples an allocation every 10 ms instead of 100 ms. Besides the main
+# lane's groups, the hot-unplug and true surprise removal (the device
+# vanishes, then device_del) run under every checker, driven from the host
+# through the QEMU monitor (lane_relay, lane-lib.sh).
+work=$(mktemp -d)
+vm=""
+trap '[ -n "$vm" ] && kill "$vm" 2>/dev/null; rm -rf "$work"' EXIT
+: >"$log.host"
+robust="mmap_abuse,access,removal,fuzz,hotplug"
+lifecycle="pinning,flr,surprise"
+NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
 	--module "$obj/kernel/neuron.ko" --payload "$payload" --memory 1024 \
-	--smp 2 --iommu \
-	--timeout 3000 --append "kfence.sample_interval=10" \
-	-- /opt/neuron/guest-debug.sh
+	--smp 2 --iommu --monitor "$work/monitor.sock" --timeout 3000 \
+	--append "kfence.sample_interval=10 neuron_robust=$robust neuron_lifecycle=$lifecycle" \
+	-- /opt/neuron/guest-debug.sh &
+vm=$!
+lane_relay "$vm" "$work/monitor.sock"
+set +e
+wait "$vm"
+status=$?
+vm=""
+exit $status
