@@ -2732,11 +2732,26 @@ int main(int argc, char **argv)
 		if (!keep)
 			f->tests = NULL;
 	}
-	/* --repeat: the same tests again, each run a full TAP plan of its own */
+	if (opt_repeat == 1)
+		return test_harness_run(argc, argv);
+	/*
+	 * --repeat: the same tests again, each run a full TAP plan of its own
+	 * in a child (test_harness_run() exits); fails if any run failed
+	 */
 	for (unsigned int r = 0; r < opt_repeat; r++) {
-		if (opt_repeat > 1)
-			ksft_print_msg("robust_test: run %u of %u\n", r + 1, opt_repeat);
-		ret |= test_harness_run(argc, argv);
+		int status = 0;
+		pid_t pid;
+
+		ksft_print_msg("robust_test: run %u of %u\n", r + 1, opt_repeat);
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			return KSFT_FAIL;
+		if (!pid)
+			exit(test_harness_run(argc, argv));
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != KSFT_PASS)
+			ret = KSFT_FAIL;
 	}
 	return ret;
 }
