@@ -472,7 +472,6 @@ static bool known_group(const char *g)
 int main(int argc, char **argv)
 {
 	const char *sel[16];
-	struct __fixture_metadata *f;
 	size_t nsel = 0;
 	char *words;
 
@@ -491,13 +490,6 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (f = __fixture_list; f; f = f->next) {
-		bool keep = false;
-
-		for (size_t i = 0; i < nsel; i++)
-			keep |= !strcmp(f->name, sel[i]);
-		if (!keep)
-			f->tests = NULL;
-	}
+	keep_groups(sel, nsel);
 	return test_harness_run(argc, argv);
 }

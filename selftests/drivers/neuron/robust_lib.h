@@ -391,4 +391,20 @@ static inline int device_works(unsigned int core, uint32_t flags)
 	return ret;
 }
 
+/*
+ * Drops the tests of every fixture (group) not named in @sel: the stock
+ * harness of linux-source-6.1 has no filter of its own.
+ */
+static inline void keep_groups(const char *const *sel, size_t nsel)
+{
+	for (struct __fixture_metadata *f = __fixture_list; f; f = f->next) {
+		bool keep = false;
+
+		for (size_t i = 0; i < nsel; i++)
+			keep |= !strcmp(f->name, sel[i]);
+		if (!keep)
+			f->tests = NULL;
+	}
+}
+
 #endif /* NEURON_ROBUST_LIB_H */

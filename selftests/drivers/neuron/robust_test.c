@@ -2699,7 +2699,6 @@ int main(int argc, char **argv)
 {
 	const char *sel[ARRAY_SIZE(groups_all)];
 	struct neuron_device_info info;
-	struct __fixture_metadata *f;
 	size_t nsel = 0;
 	char *words;
 	int fd, ret = 0;
@@ -2723,15 +2722,7 @@ int main(int argc, char **argv)
 	if (fd >= 0)
 		close(fd);
 
-	/* drop the tests of every group not chosen */
-	for (f = __fixture_list; f; f = f->next) {
-		bool keep = false;
-
-		for (size_t i = 0; i < nsel; i++)
-			keep |= !strcmp(f->name, sel[i]);
-		if (!keep)
-			f->tests = NULL;
-	}
+	keep_groups(sel, nsel);
 	if (opt_repeat == 1)
 		return test_harness_run(argc, argv);
 	/*
