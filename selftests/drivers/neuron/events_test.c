@@ -1833,6 +1833,7 @@ TEST(netlink_get_nq_dump)
 		(1 << NEURON_A_THRESHOLD_COUNT);
 	union neuron_isa_notification rec;
 	struct neuron_ring ring = { 0 };
+	struct neuron_event ev;
 	struct nl_nq_list l;
 	const struct nl_nq *q;
 	struct nl_req r;
@@ -1849,6 +1850,14 @@ TEST(netlink_get_nq_dump)
 	ASSERT_EQ(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 1, NEURON_ENGINE_ACT,
 							 NEURON_WAIT_MS));
 	ASSERT_EQ(0, neuron_ring_read(&ring, &rec, 1, NEURON_WAIT_MS));
+	/*
+	 * The interrupt thread counts the threshold hit before it queues the
+	 * edge's event, and with several CPUs it may run after the engine went
+	 * idle: wait for the event, then the count is in place.
+	 */
+	ASSERT_EQ(0, dev_wait_event(fd, 1, NEURON_EDGE_NOTIFIC,
+				    1u << NEURON_NOTIFIC_INTR_THRESHOLD, 1u << 2,
+				    &ev, NEURON_WAIT_MS));
 
 	for (int filtered = 0; filtered < 2; filtered++) {
 		memset(&l, 0, sizeof(l));
