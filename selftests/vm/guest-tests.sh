@@ -55,12 +55,14 @@ grep neuron /proc/interrupts | sed 's/^/# /'
 result $? "proc_interrupts_lists_vectors"
 [ -c /dev/neuron0 ]
 result $? "dev_node_exists"
-# behind an IOMMU (run-vm.sh --iommu) the function must sit in an IOMMU group
+# behind an IOMMU (run-vm.sh --iommu) the function must sit in an IOMMU
+# group that translates its DMA strictly (type "DMA", not the lazy "DMA-FQ")
 if grep -q 'intel_iommu=on' /proc/cmdline; then
 	bdf=$(basename "$(readlink -f /sys/class/neuron/neuron0/device)")
-	echo "# iommu group of $bdf: $(basename "$(readlink -f "/sys/bus/pci/devices/$bdf/iommu_group")")"
-	[ -e "/sys/bus/pci/devices/$bdf/iommu_group" ]
-	result $? "iommu_group"
+	grp=/sys/bus/pci/devices/$bdf/iommu_group
+	echo "# iommu group of $bdf: $(basename "$(readlink -f "$grp")"), type $(cat "$grp/type" 2>/dev/null)"
+	[ "$(cat "$grp/type" 2>/dev/null)" = DMA ]
+	result $? "iommu_group_strict"
 fi
 # iproute2 sees the generic netlink family: its operations and the events group
 genl ctrl get name neuron >/tmp/genl 2>&1

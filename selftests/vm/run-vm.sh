@@ -35,7 +35,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
 qemu="" kernel="" device_opts="" timeout=600 memory=512 monitor="" append=""
-smp=1 iommu_args=()
+smp=1 iommu_args=() iommu_append=""
 modules=() payloads=() bins=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
 	--iommu)
 		# before any other PCI device, so they sit behind it
 		iommu_args=(-device intel-iommu,intremap=off)
-		append="$append intel_iommu=on iommu.strict=1"
+		iommu_append="intel_iommu=on iommu.strict=1"
 		shift ;;
 	--) shift; break ;;
 	*) echo "run-vm: unknown option $1" >&2; exit 2 ;;
@@ -136,7 +136,7 @@ timeout --foreground -k 5 "$timeout" "$qemu" \
 	-device "neuron-tpb,id=neuron0,bus=rp1$device_opts" \
 	"${monitor_args[@]}" -d guest_errors -D "$log.qemu" \
 	-kernel "$kernel" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 quiet panic=-1 $append init=/init -- $cmdline_args" \
+	-append "console=ttyS0 quiet panic=-1 $iommu_append $append init=/init -- $cmdline_args" \
 	</dev/null 2>&1 | tee "$log"
 qemu_status=${PIPESTATUS[0]}
 set -e
