@@ -97,6 +97,17 @@ static int neuron_nq_alloc_ring(struct neuron_nq *nq)
 				    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!nq->pages)
 		return -ENOMEM;
+	/*
+	 * dma_alloc_pages() fails with NULL, never with a bad handle, but
+	 * DMA API debugging tracks its mapping like dma_map_page()'s and
+	 * wants it checked before it is unmapped.
+	 */
+	if (dma_mapping_error(&ndev->pdev->dev, nq->dma_addr)) {
+		dma_free_pages(&ndev->pdev->dev, nq->alloc_size, nq->pages,
+			       nq->dma_addr, DMA_FROM_DEVICE);
+		nq->pages = NULL;
+		return -ENOMEM;
+	}
 	memset(page_address(nq->pages), 0, nq->alloc_size);
 	return 0;
 }

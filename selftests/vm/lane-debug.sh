@@ -93,7 +93,8 @@ fi
 
 # any report of the kernel's checkers anywhere in the log
 pat='BUG:|WARNING:|KASAN|KFENCE|kfence:.*(fault|invalid|corrupted)|Oops|general protection|UBSAN'
-pat="$pat|DMA-API"
+# a DMA API debug report names the driver and the device
+pat="$pat|DMA-API: [^ ]+ [^ ]+: "
 pat="$pat|possible circular locking|possible recursive locking|inconsistent lock state"
 pat="$pat|suspicious RCU usage|lock held when returning|DEBUG_LOCKS_WARN_ON"
 pat="$pat|sleeping function called from invalid context|scheduling while atomic"
