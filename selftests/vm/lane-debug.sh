@@ -132,9 +132,7 @@ vm=""
 trap '[ -n "$vm" ] && kill "$vm" 2>/dev/null; rm -rf "$work"' EXIT
 : >"$log.host"
 robust="mmap_abuse,access,removal,fuzz,hotplug"
-# 2,000 pinning rounds: a leak of the rings would still be 31 MiB, twice
-# the test's bound, at a fifth of the time under KASAN
-lifecycle="pinning,--rounds=2000,flr,surprise"
+lifecycle="pinning,flr,surprise"
 NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
 	--module "$obj/kernel/neuron.ko" --payload "$payload" --memory 1024 \
 	--smp 2 --iommu --monitor "$work/monitor.sock" --timeout 3000 \

@@ -16,8 +16,8 @@
 #             interrupts; then device_del), on 2 vCPUs
 #   iommu     the guest behind an Intel IOMMU (intel_iommu=on
 #             iommu.strict=1), 2 vCPUs: robust_test "mmap_abuse", "removal",
-#             "hotplug", "reload", "fuzz" and lifecycle_test "pinning",
-#             "flr", "surprise"
+#             "hotplug", "reload", "fuzz" and lifecycle_test "pinning"
+#             (10,000 rounds), "flr", "surprise"
 #   iommu-removal  behind the IOMMU, robust_test "removal" 10 times in a row
 #
 # Usage: lane-monitor.sh --lane NAME [--qemu PATH] [--kernel PATH]
@@ -49,7 +49,7 @@ recovery)
 iommu)
 	vm_opts=(--smp 2 --iommu)
 	append="neuron_robust=mmap_abuse,removal,hotplug,reload,fuzz,$mod"
-	append="$append neuron_lifecycle=pinning,flr,surprise"
+	append="$append neuron_lifecycle=pinning,--rounds=10000,flr,surprise"
 	tests="robust_test lifecycle_test" ;;
 iommu-removal)
 	vm_opts=(--smp 2 --iommu)
