@@ -22,6 +22,26 @@
  *   -EINVAL  a reserved field or unknown flag is nonzero, or a field is out
  *            of range (the kernel log names the field at debug level:
  *            enable with dyndbg="module neuron +p")
+ *   -EBADF   the file was opened read-only: such a file may only call
+ *            NEURON_IOC_DEVICE_INFO and NEURON_IOC_ENGINE_STATUS (mmap gets
+ *            -EACCES, read() and poll() -EBADF)
+ *   -EPERM   the call names a core another open file owns, or (THROTTLE)
+ *            the caller lacks CAP_SYS_ADMIN
+ *
+ * Tenancy (docs/decisions.md#tenancy): every core (TPB) belongs to at most
+ * one open file at a time. A file acquires cores with
+ * NEURON_IOC_CORE_ACQUIRE, or implicitly by the first call that needs
+ * ownership of a core nobody owns: NQ_INIT, SUBMIT, ENGINE_RESET, a
+ * FEATURE_FLAGS set, an EVT_SEM write. The owner alone makes queues,
+ * submits, resets engines, writes semaphores, events and feature flags on
+ * its cores; any other file gets -EPERM. Ownership ends with
+ * NEURON_IOC_CORE_RELEASE or the release of the owning file (also after
+ * kill -9): its engines are stopped, its queues and device memory freed,
+ * and the cores are free at once. DEVICE_INFO, ENGINE_STATUS and semaphore
+ * or event reads stay open to every writable file; sysfs core_owners shows
+ * each core's owner (PID and command). Device memory is allocated per file
+ * (NEURON_IOC_MEM_ALLOC) and a program may only name memory its file
+ * allocated (SUBMIT: -EACCES).
  */
 #ifndef _UAPI_LINUX_NEURON_H
 #define _UAPI_LINUX_NEURON_H
@@ -54,6 +74,9 @@
  *			(NEURON_NQ_SIZE_MAX)
  * @max_program_insns:	instructions per NEURON_IOC_SUBMIT
  * @timestamp_inc_ps:	picoseconds per device timestamp tick
+ * @mem_alloc_limit:	device memory offsets [0, @mem_alloc_limit) may be
+ *			allocated with NEURON_IOC_MEM_ALLOC; above it lie the
+ *			driver's rings and the engines' program areas
  * @reserved:		zero on return; room for later fields
  */
 struct neuron_device_info {
@@ -69,7 +92,8 @@ struct neuron_device_info {
 	__u32 nq_size_max;
 	__u32 max_program_insns;
 	__u32 timestamp_inc_ps;
-	__u64 reserved[4];
+	__u64 mem_alloc_limit;
+	__u64 reserved[3];
 };
 
 /* NEURON_IOC_NQ_INIT flags */
@@ -94,7 +118,9 @@ struct neuron_device_info {
  * Allocates the ring, programs the queue descriptor and enables the queue.
  * The queue belongs to the calling file until NEURON_IOC_NQ_DESTROY or the
  * file's release. Errors: -EINVAL (a field out of range), -EBUSY (queue
- * already initialised, by this or another file), -ENOMEM (no ring memory).
+ * already initialised, by this or another file), -ENOMEM (no ring memory,
+ * or the caller's memory cgroup is at its limit), -EPERM (another file owns
+ * the core).
  */
 struct neuron_nq_init {
 	__u32 core;
@@ -175,8 +201,12 @@ struct neuron_nq_info {
  *
  * Copies the program to the engine's area of device memory and starts it;
  * returns once it is started, not finished (records tell that).
+ * Every DGE_COPY must read and write only device memory this file
+ * allocated (NEURON_IOC_MEM_ALLOC): otherwise nothing runs.
  * Errors: -EINVAL, -EFAULT, -EBUSY (engine running or waiting),
- * -EIO (engine halted on a fatal error: reset it first).
+ * -EIO (engine halted on a fatal error: reset it first), -EPERM (another
+ * file owns the core), -EACCES (a DGE_COPY names memory this file did not
+ * allocate; the kernel log names the instruction index).
  */
 struct neuron_submit {
 	__u32 core;
@@ -217,7 +247,8 @@ struct neuron_engine_status {
  * @engine:	enum neuron_engine, < engines_per_core
  * @reserved:	must be zero
  *
- * Stops the engine and clears a fatal halt. Errors: -EINVAL.
+ * Stops the engine and clears a fatal halt. Errors: -EINVAL, -EPERM (another
+ * file owns the core).
  */
 struct neuron_engine_id {
 	__u32 core;
@@ -239,7 +270,8 @@ struct neuron_engine_id {
  * responsible for updating this"). Bit 1 gates every DGE packet notification,
  * success and error (docs/hardware.md#rec-dge-metadata, #dge-gating).
  * Errors: -EINVAL (core, op, unknown bits), -EOPNOTSUPP (generation sunda has
- * no feature-flag register, docs/hardware.md#generations).
+ * no feature-flag register, docs/hardware.md#generations), -EPERM (SET:
+ * another file owns the core).
  */
 struct neuron_feature_flags {
 	__u32 core;
@@ -298,7 +330,8 @@ enum neuron_evt_sem_op {
  *
  * Host access to the core's EVT_SEM unit. Engines blocked in WAIT_GE or
  * WAIT_GE_AND_DEC on the semaphore are woken by the device.
- * Errors: -EINVAL (core, index, op, reserved).
+ * Errors: -EINVAL (core, index, op, reserved), -EPERM (SET, INC, DEC,
+ * EVENT_SET, EVENT_CLEAR: another file owns the core).
  */
 struct neuron_evt_sem {
 	__u32 core;
@@ -316,11 +349,81 @@ struct neuron_evt_sem {
  * @reserved0:	must be zero
  * @reserved:	must be zero
  *
- * Errors: -EINVAL (enable not 0/1, reserved).
+ * Arming is device-wide (the throttle class queue of every core), so it
+ * needs CAP_SYS_ADMIN. Errors: -EINVAL (enable not 0/1, reserved), -EPERM
+ * (no CAP_SYS_ADMIN).
  */
 struct neuron_throttle {
 	__u32 enable;
 	__u32 reserved0;
+	__u64 reserved;
+};
+
+/**
+ * struct neuron_cores - NEURON_IOC_CORE_ACQUIRE, NEURON_IOC_CORE_RELEASE
+ * @cores:	in: bit c names core c; bits at or above num_cores must be
+ *		zero. 0 acquires or releases nothing (a query of @owned).
+ * @owned:	out: the cores this file owns after the call
+ * @reserved:	in: must be zero
+ *
+ * ACQUIRE takes every named core or none: cores this file already owns
+ * are fine. Errors: -EINVAL (a bit >= num_cores, reserved), -EBUSY (a named
+ * core is owned by another open file; nothing was acquired).
+ *
+ * RELEASE gives the named cores up: the engines of each are reset first,
+ * so no program of this file keeps running there. Errors: -EINVAL, -EPERM
+ * (a named core is not owned by this file), -EBUSY (this file still has a
+ * queue on a named core: NEURON_IOC_NQ_DESTROY it first; nothing was
+ * released).
+ */
+struct neuron_cores {
+	__u64 cores;
+	__u64 owned;
+	__u64 reserved;
+};
+
+/* NEURON_IOC_MEM_ALLOC flags */
+#define NEURON_MEM_F_FIXED	(1u << 0) /* place at @offset exactly, never elsewhere */
+#define NEURON_MEM_F_ALL	NEURON_MEM_F_FIXED
+#define NEURON_MEM_ALIGN	4096	/* offsets and sizes are multiples of this */
+
+/**
+ * struct neuron_mem_alloc - NEURON_IOC_MEM_ALLOC (in/out)
+ * @size:	in: bytes of device memory, 1..mem_alloc_limit; rounded up to
+ *		NEURON_MEM_ALIGN
+ * @offset:	in (NEURON_MEM_F_FIXED): the BAR4 offset wanted, a multiple
+ *		of NEURON_MEM_ALIGN, else must be zero; out: the BAR4 offset of
+ *		the allocation
+ * @flags:	in: NEURON_MEM_F_*
+ * @reserved0:	in: must be zero
+ * @reserved:	in: must be zero
+ *
+ * Allocates device memory for the calling file: DGE_COPY instructions it
+ * submits may read and write it (docs/decisions.md#tenancy). The memory is
+ * not cleared. It is freed by NEURON_IOC_MEM_FREE or the file's release.
+ * Errors: -EINVAL (size 0 or above mem_alloc_limit, offset misaligned or
+ * beyond the limit, flags, reserved), -ENOMEM (no free range of that size),
+ * -EBUSY (NEURON_MEM_F_FIXED: part of the range is allocated already).
+ */
+struct neuron_mem_alloc {
+	__u64 size;
+	__u64 offset;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved;
+};
+
+/**
+ * struct neuron_mem_free - NEURON_IOC_MEM_FREE (in)
+ * @offset:	BAR4 offset NEURON_IOC_MEM_ALLOC returned to this file
+ * @reserved:	must be zero
+ *
+ * Frees the allocation. A program still running may still touch it; reset
+ * the engines first. Errors: -EINVAL (reserved), -ENOENT (no allocation of
+ * this file starts at @offset).
+ */
+struct neuron_mem_free {
+	__u64 offset;
 	__u64 reserved;
 };
 
@@ -332,6 +435,13 @@ struct neuron_throttle {
  * full the oldest are kept and the count of dropped events is reported in
  * @lost of the next event read. read() with a buffer smaller than one event
  * fails with -EINVAL.
+ *
+ * Which edges a file sees (docs/decisions.md#tenancy): NOTIFIC edges of the
+ * cores it owns, and every THROTTLE, FAULT, RESET and PCI_ERROR edge. A file
+ * opened by a process with CAP_SYS_ADMIN sees every edge. The event queue is
+ * allocated, and charged to the caller's memory cgroup, when the file first
+ * acquires a core or first calls read() or poll(); a file that does neither
+ * costs the interrupt threads nothing.
  */
 #define NEURON_EVENT_QUEUE_LEN	256
 
@@ -401,9 +511,12 @@ struct neuron_event {
  *                          attributes and per-core edge counters
  *   NEURON_CMD_GET_NQ      dump (NEURON_A_DEVICE optional filter): one message
  *                          per live queue: core, queue, head, tail, phase,
- *                          size, flags, overflow/drop/threshold counts
+ *                          size, flags, overflow/drop/threshold counts.
+ *                          Needs CAP_NET_ADMIN (every tenant's queues); a
+ *                          tenant reads its own with NEURON_IOC_NQ_INFO
  *   NEURON_CMD_EVENT       multicast on group NEURON_GENL_MCGRP_EVENTS: the
- *                          fields of struct neuron_event as attributes
+ *                          fields of struct neuron_event as attributes;
+ *                          joining the group needs CAP_NET_ADMIN
  * Bad requests get -EINVAL/-ENODEV with an extended ack naming the attribute.
  * No message carries a kernel or physical address.
  */
@@ -465,5 +578,9 @@ enum neuron_genl_attr {
 #define NEURON_IOC_NQ_EVENTFD	_IOW(NEURON_IOCTL_MAGIC, 0x08, struct neuron_nq_eventfd)
 #define NEURON_IOC_EVT_SEM	_IOWR(NEURON_IOCTL_MAGIC, 0x09, struct neuron_evt_sem)
 #define NEURON_IOC_THROTTLE	_IOW(NEURON_IOCTL_MAGIC, 0x0a, struct neuron_throttle)
+#define NEURON_IOC_CORE_ACQUIRE	_IOWR(NEURON_IOCTL_MAGIC, 0x0b, struct neuron_cores)
+#define NEURON_IOC_CORE_RELEASE	_IOWR(NEURON_IOCTL_MAGIC, 0x0c, struct neuron_cores)
+#define NEURON_IOC_MEM_ALLOC	_IOWR(NEURON_IOCTL_MAGIC, 0x0d, struct neuron_mem_alloc)
+#define NEURON_IOC_MEM_FREE	_IOW(NEURON_IOCTL_MAGIC, 0x0e, struct neuron_mem_free)
 
 #endif /* _UAPI_LINUX_NEURON_H */
