@@ -34,7 +34,9 @@ TEST(device_info)
 	EXPECT_EQ(NEURON_NQ_SIZE_MAX, info.nq_size_max);
 	EXPECT_EQ(NEURON_MAX_PROGRAM_INSNS, info.max_program_insns);
 	EXPECT_EQ(1000, info.timestamp_inc_ps);
-	for (int i = 0; i < 4; i++)
+	/* docs/decisions.md#device-memory: tenants get [0, mem_size / 2) */
+	EXPECT_EQ(32ull << 20, info.mem_alloc_limit);
+	for (int i = 0; i < 3; i++)
 		EXPECT_EQ(0, info.reserved[i]);
 	close(fd);
 }
@@ -155,15 +157,22 @@ TEST_F(nq, init_bad_inputs)
 TEST_F(nq, double_init_is_ebusy)
 {
 	int other = neuron_open();
+	struct neuron_cores cores = { .cores = 1u << CORE };
 
 	ASSERT_LE(0, other);
 	ASSERT_EQ(0, neuron_nq_create(self->fd, CORE, 2, 4096, 0, NULL));
 	EXPECT_EQ(-EBUSY, neuron_nq_create(self->fd, CORE, 2, 4096, 0, NULL));
-	/* another file may neither take nor destroy it */
-	EXPECT_EQ(-EBUSY, neuron_nq_create(other, CORE, 2, 4096, 0, NULL));
+	/*
+	 * the first queue made the core this file's (docs/decisions.md#tenancy):
+	 * another file may neither take the queue nor destroy it
+	 */
+	EXPECT_EQ(-EPERM, neuron_nq_create(other, CORE, 2, 4096, 0, NULL));
 	EXPECT_EQ(-ENOENT, neuron_nq_destroy(other, CORE, 2));
+	EXPECT_EQ(-EBUSY, neuron_ioctl(self->fd, NEURON_IOC_CORE_RELEASE, &cores));
 	EXPECT_EQ(0, neuron_nq_destroy(self->fd, CORE, 2));
-	/* once destroyed it is free for anyone */
+	EXPECT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_CORE_RELEASE, &cores));
+	EXPECT_EQ(0, cores.owned);
+	/* once destroyed and the core released it is free for anyone */
 	EXPECT_EQ(0, neuron_nq_create(other, CORE, 2, 4096, 0, NULL));
 	close(other);
 }
