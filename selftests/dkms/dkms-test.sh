@@ -240,10 +240,16 @@ gid=$(cut -d: -f3 $u/group)
 printf '%s\n' 'root:x:0:0:root:/:/bin/sh' 'nmember:x:1000:1000::/:/bin/sh' \
 	'nother:x:1001:1001::/:/bin/sh' >/etc/passwd
 sed 's/^/# group: /' /etc/group
+# in the foreground with its log on stderr (as a daemon it logs nowhere we
+# can read), then wait for its control socket before the uevent it must see
 ln -s /bin/udevadm /bin/systemd-udevd
-/bin/systemd-udevd --daemon >/tmp/udevd.log 2>&1
-udevadm control --ping --timeout=10
-result $? udevd_running
+SYSTEMD_LOG_TARGET=console /bin/systemd-udevd >/tmp/udevd.log 2>&1 &
+st=1
+for i in $(seq 1 50); do
+	udevadm control --ping --timeout=1 2>/dev/null && { st=0; break; }
+	sleep 0.2
+done
+result $st udevd_running
 insmod /lib/neuron/neuron.ko
 result $? insmod
 udevadm settle --timeout=30
