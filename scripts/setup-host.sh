@@ -18,8 +18,9 @@ STAMP_PKGS=(
 	cmake g++ libgtest-dev libgmock-dev libbenchmark-dev libmnl-dev
 	nlohmann-json3-dev libcli11-dev libfmt-dev
 	# DKMS packaging and static analysis (sparse for C=1; checkpatch.pl
-	# comes from linux-source-6.1)
-	dkms sparse
+	# comes from linux-source-6.1); udev: the DKMS test applies the
+	# device-node rule (udev/60-neuron.rules) with the host's udevd in the VM
+	dkms sparse udev
 	# the 6.12 headers' BTF step for modules (pahole), and the debug-lane
 	# kernel build from linux-source-6.1 (objtool needs libelf)
 	dwarves libelf-dev bc xz-utils
