@@ -286,6 +286,83 @@ Status Device::throttle(bool enable) const {
   return {};
 }
 
+Result<std::uint64_t> Device::acquire_cores(std::uint64_t cores) const {
+  neuron_cores a{};
+  a.cores = cores;
+  if (xioctl(fd(), NEURON_IOC_CORE_ACQUIRE, &a) < 0)
+    return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_CORE_ACQUIRE cores=0x{:x} ({})", cores,
+                                                           cores ? core_list_text(cores) : "none: query")));
+  return a.owned;
+}
+
+Result<std::uint64_t> Device::release_cores(std::uint64_t cores) const {
+  neuron_cores a{};
+  a.cores = cores;
+  if (xioctl(fd(), NEURON_IOC_CORE_RELEASE, &a) < 0)
+    return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_CORE_RELEASE cores=0x{:x} ({})", cores,
+                                                           cores ? core_list_text(cores) : "none")));
+  return a.owned;
+}
+
+namespace {
+
+int mem_free_ioctl(int fd, std::uint64_t offset) noexcept {
+  neuron_mem_free a{};
+  a.offset = offset;
+  return xioctl(fd, NEURON_IOC_MEM_FREE, &a);
+}
+
+}  // namespace
+
+Result<std::uint64_t> Device::mem_alloc(std::uint64_t size, std::optional<std::uint64_t> fixed_offset) const {
+  neuron_mem_alloc a{};
+  a.size = size;
+  if (fixed_offset) {
+    a.flags = NEURON_MEM_F_FIXED;
+    a.offset = *fixed_offset;
+  }
+  if (xioctl(fd(), NEURON_IOC_MEM_ALLOC, &a) < 0)
+    return unexpected(Error::from_errno(
+        errno, fixed_offset ? fmt::format("NEURON_IOC_MEM_ALLOC size=0x{:x} offset=0x{:x} flags=FIXED", size, *fixed_offset)
+                            : fmt::format("NEURON_IOC_MEM_ALLOC size=0x{:x}", size)));
+  return a.offset;
+}
+
+Status Device::mem_free(std::uint64_t offset) const {
+  if (mem_free_ioctl(fd(), offset) < 0)
+    return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_MEM_FREE offset=0x{:x}", offset)));
+  return {};
+}
+
+Result<std::vector<CoreOwner>> Device::core_owners(const std::string& sysfs_class) const {
+  const auto idx = index();
+  if (!idx)
+    return unexpected(errc::invalid_argument,
+                      fmt::format("core owners of {}: the path does not end in the device number", path_));
+  return read_core_owners(fmt::format("{}/neuron{}/core_owners", sysfs_class, *idx));
+}
+
+// ------------------------------------------------------------------ DeviceMemory
+Result<DeviceMemory> DeviceMemory::allocate(const Device& dev, std::uint64_t size,
+                                            std::optional<std::uint64_t> fixed_offset) {
+  auto fd = dev.dup_fd();
+  if (!fd) return unexpected(std::move(fd).error());
+  auto off = dev.mem_alloc(size, fixed_offset);
+  if (!off) return unexpected(std::move(off).error());
+  DeviceMemory m;
+  m.fd_ = std::move(fd).value();
+  m.offset_ = *off;
+  m.size_ = (size + NEURON_MEM_ALIGN - 1) / NEURON_MEM_ALIGN * NEURON_MEM_ALIGN;
+  m.live_ = true;
+  return m;
+}
+
+void DeviceMemory::reset() noexcept {
+  if (live_ && fd_) (void)mem_free_ioctl(fd_.get(), offset_);
+  live_ = false;
+  fd_.reset();
+}
+
 std::optional<std::uint32_t> Device::index() const noexcept {
   std::size_t i = path_.size();
   while (i > 0 && path_[i - 1] >= '0' && path_[i - 1] <= '9') --i;

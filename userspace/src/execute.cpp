@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 namespace neuron {
@@ -61,6 +63,137 @@ Status DeviceTarget::submit(unsigned core, unsigned engine, std::span<const Inst
 
 Result<EngineStatus> DeviceTarget::engine_status(unsigned core, unsigned engine) {
   return dev_.engine_status(core, engine);
+}
+
+Status DeviceTarget::engine_reset(unsigned core, unsigned engine) { return dev_.engine_reset(core, engine); }
+
+Result<DeviceInfo> DeviceTarget::info() { return dev_.info(); }
+
+Result<std::uint64_t> DeviceTarget::acquire_cores(std::uint64_t cores) { return dev_.acquire_cores(cores); }
+
+Result<std::uint64_t> DeviceTarget::release_cores(std::uint64_t cores) { return dev_.release_cores(cores); }
+
+Result<std::vector<CoreOwner>> DeviceTarget::core_owners() { return dev_.core_owners(); }
+
+Status DeviceTarget::mem_alloc_fixed(std::uint64_t offset, std::uint64_t size) {
+  auto r = dev_.mem_alloc(size, offset);
+  if (!r) return unexpected(std::move(r).error());
+  return {};
+}
+
+Status DeviceTarget::mem_free(std::uint64_t offset) { return dev_.mem_free(offset); }
+
+// ------------------------------------------------------------------ ProgramClaim
+namespace {
+
+// EBUSY from CORE_ACQUIRE: say which process owns which of the wanted cores.
+Error busy_error(ExecTarget& t, std::uint64_t wanted, Error e) {
+  if (e.code != std::errc::device_or_resource_busy) return e;
+  auto owners = t.core_owners();
+  std::string who;
+  if (owners)
+    for (const auto& o : *owners) {
+      if (o.core >= kMaxCores || !(wanted >> o.core & 1) || o.is_free()) continue;
+      who += fmt::format("{}core {} is owned by {}: {}", who.empty() ? "" : "; ", o.core,
+                         o.pid == static_cast<int>(::getpid()) ? "another open file of this process"
+                                                               : "another process",
+                         owner_text(o));
+    }
+  if (who.empty())
+    who = owners ? std::string("another open file owns one of them (no longer listed in core_owners)")
+                 : "another open file owns one of them (" + owners.error().message() + ")";
+  e.what += ": " + who + "; wait for it to finish, or pick other cores (--cores, NEURON_VISIBLE_CORES)";
+  return e;
+}
+
+// The first DGE_COPY range inside `span`, for messages.
+std::string range_in(const MemRange& span, const std::vector<DgeRange>& ranges, const Program& p) {
+  for (const auto& r : ranges)
+    if (r.range.offset >= span.offset && r.range.end() <= span.end()) return describe(r, p);
+  return fmt::format("{}: DGE_COPY", p.name);
+}
+
+}  // namespace
+
+Result<ProgramClaim> ProgramClaim::make(ExecTarget& t, const Program& p, const Options& opt) {
+  auto info = t.info();
+  if (!info) return unexpected(std::move(info).error());
+  auto visible = visible_cores(opt.cores, info->num_cores);
+  if (!visible) return unexpected(std::move(visible).error());
+  if (auto s = check_program_cores(p, *visible); !s) return unexpected(std::move(s).error());
+
+  ProgramClaim c;
+  c.target_ = &t;
+  for (const auto& e : p.engines) {
+    c.cores_ |= std::uint64_t{1} << e.core;
+    c.engines_.emplace_back(e.core, e.engine);
+  }
+  auto before = t.acquire_cores(0);
+  if (!before && before.error().code == std::errc::inappropriate_io_control_operation)
+    return c;  // a driver without core ownership or a memory allocator
+  if (!before) return unexpected(std::move(before).error());
+  if (c.cores_ & ~*before) {
+    auto after = t.acquire_cores(c.cores_);
+    if (!after) return unexpected(busy_error(t, c.cores_ & ~*before, std::move(after).error()));
+    c.acquired_ = c.cores_ & ~*before;
+  }
+
+  if (!opt.allocate_memory) return c;
+  const auto ranges = dge_ranges(p);
+  const auto spans = program_memory(p);
+  for (const auto& r : ranges)
+    if (r.range.end() > info->mem_alloc_limit)
+      return unexpected(errc::invalid_argument,
+                        fmt::format("{} reaches past the device memory programs may use, [0, 0x{:x}) "
+                                    "(mem_alloc_limit; above it lie the driver's rings and program areas)",
+                                    describe(r, p), info->mem_alloc_limit));
+  for (const auto& span : spans) {
+    if (auto s = t.mem_alloc_fixed(span.offset, span.size); !s) {
+      Error e = std::move(s).error();
+      if (e.code == std::errc::device_or_resource_busy)
+        e.what = fmt::format("{}: device memory [0x{:x}, 0x{:x}) is allocated already, by another process or "
+                             "by this open file ({}; if you allocated it yourself, set "
+                             "ExecOptions::allocate_memory = false)",
+                             range_in(span, ranges, p), span.offset, span.end(), e.what);
+      return unexpected(std::move(e));  // c gives back what it took
+    }
+    c.memory_.push_back(span);
+  }
+  return c;
+}
+
+ProgramClaim& ProgramClaim::operator=(ProgramClaim&& o) noexcept {
+  if (this != &o) {
+    reset();
+    target_ = std::exchange(o.target_, nullptr);
+    engines_ = std::move(o.engines_);
+    cores_ = std::exchange(o.cores_, 0);
+    acquired_ = std::exchange(o.acquired_, 0);
+    memory_ = std::move(o.memory_);
+    o.engines_.clear();
+    o.memory_.clear();
+  }
+  return *this;
+}
+
+void ProgramClaim::reset() noexcept {
+  ExecTarget* t = std::exchange(target_, nullptr);
+  if (!t) return;
+  try {
+    // No engine of the program may still run in memory about to be freed.
+    if (!memory_.empty())
+      for (const auto& [core, engine] : engines_) {
+        auto st = t->engine_status(core, engine);
+        if (st && (st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING))
+          (void)t->engine_reset(core, engine);
+      }
+    if (acquired_) (void)t->release_cores(acquired_);
+    for (const auto& m : memory_) (void)t->mem_free(m.offset);
+  } catch (...) {  // an allocation failure while giving back: the file's release frees the rest
+  }
+  engines_.clear();
+  memory_.clear();
+  cores_ = acquired_ = 0;
 }
 
 // ------------------------------------------------------------------ execute
@@ -151,6 +284,12 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
     plans.push_back(std::move(p));
   }
   const auto cores = program.cores();
+
+  // Tenancy: the visible cores, then the cores and device memory the program needs.
+  auto claim = ProgramClaim::make(target, program, {opt.cores, opt.allocate_memory});
+  if (!claim) return fail(std::move(claim).error());
+  res.cores_acquired = claim->acquired();
+  res.memory = claim->memory();
 
   // Queues (threshold + eventfd each) and the device's event stream.
   std::vector<std::unique_ptr<ReapQueue>> queues;

@@ -129,6 +129,48 @@ TEST(Device, NewIoctlsFailWithWhatWasAsked) {
   EXPECT_THAT(d->throttle(true).error().message(), HasSubstr("NEURON_IOC_THROTTLE enable=1"));
 }
 
+TEST(Device, TenancyIoctlsFailWithWhatWasAsked) {
+  auto d = Device::open("/dev/null");
+  ASSERT_TRUE(d);
+  auto a = d->acquire_cores(0xb);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, std::errc::inappropriate_io_control_operation);
+  EXPECT_THAT(a.error().message(), HasSubstr("NEURON_IOC_CORE_ACQUIRE cores=0xb (0-1,3)"));
+  EXPECT_THAT(d->acquire_cores(0).error().message(), HasSubstr("NEURON_IOC_CORE_ACQUIRE cores=0x0 (none: query)"));
+  EXPECT_THAT(d->release_cores(0x4).error().message(), HasSubstr("NEURON_IOC_CORE_RELEASE cores=0x4 (2)"));
+  EXPECT_THAT(d->mem_alloc(0x1800).error().message(), HasSubstr("NEURON_IOC_MEM_ALLOC size=0x1800:"));
+  EXPECT_THAT(d->mem_alloc(0x1000, 0x8000).error().message(),
+              HasSubstr("NEURON_IOC_MEM_ALLOC size=0x1000 offset=0x8000 flags=FIXED"));
+  EXPECT_THAT(d->mem_free(0x8000).error().message(), HasSubstr("NEURON_IOC_MEM_FREE offset=0x8000"));
+  auto m = DeviceMemory::allocate(*d, 100, 0x2000);
+  ASSERT_FALSE(m);
+  EXPECT_THAT(m.error().message(), HasSubstr("NEURON_IOC_MEM_ALLOC size=0x64 offset=0x2000 flags=FIXED"));
+  DeviceMemory none;
+  EXPECT_FALSE(none);
+  none.reset();  // nothing to free
+  auto o = d->core_owners();
+  ASSERT_FALSE(o);  // /dev/null has no device number
+  EXPECT_THAT(o.error().message(), HasSubstr("core owners of /dev/null"));
+}
+
+TEST(Device, CoreOwnersComeFromSysfs) {
+  const auto dir = std::filesystem::temp_directory_path() / ("neuron-sysfs-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "neuron3");
+  std::ofstream(dir / "neuron3" / "core_owners") << "0 - -\n1 99 job\n";
+  const auto node = dir / "neuron3-node";
+  std::filesystem::create_directories(node);
+  std::ofstream(node / "neuron3") << "";
+  auto d = Device::open((node / "neuron3").string());
+  ASSERT_TRUE(d) << d.error().message();
+  auto o = d->core_owners(dir.string());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(o) << o.error().message();
+  ASSERT_EQ(o->size(), 2u);
+  EXPECT_TRUE((*o)[0].is_free());
+  EXPECT_EQ((*o)[1].pid, 99);
+  EXPECT_EQ((*o)[1].comm, "job");
+}
+
 TEST(Device, ReadEventsAndEventStream) {
   auto d = Device::open("/dev/null");
   ASSERT_TRUE(d);

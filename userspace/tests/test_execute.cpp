@@ -7,7 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -23,6 +27,20 @@ namespace {
 
 class FakeTarget : public ExecTarget {
  public:
+  // Tenancy as the driver keeps it (include/uapi/linux/neuron.h "Tenancy"):
+  // a core belongs to one file (implicitly taken by NQ_INIT and SUBMIT), and
+  // SUBMIT refuses (EACCES) a DGE_COPY range outside one of this file's
+  // allocations.
+  unsigned num_cores = 4;
+  std::uint64_t mem_alloc_limit = 0x100000;
+  bool no_tenancy = false;     // CORE_ACQUIRE: ENOTTY, a driver without ownership
+  std::uint64_t owned = 0;     // cores this file owns
+  std::uint64_t others = 0;    // cores another open file owns
+  std::string owners_text;     // sysfs core_owners; "" = made from owned/others
+  std::map<std::uint64_t, std::uint64_t> mem;  // this file's allocations: offset -> size
+  std::vector<MemRange> foreign_mem;           // other files' allocations
+  std::vector<std::string> log;                // the tenancy calls, engine resets, queue inits and submits in order
+
   bool fail_open = false;
   bool stuck = false;  // engines never finish
   bool fail_features = false;
@@ -39,6 +57,8 @@ class FakeTarget : public ExecTarget {
   Result<std::unique_ptr<ReapQueue>> open_queue(unsigned core, unsigned queue,
                                                 const NotificationQueue::Options& o) override {
     if (fail_open && queue == 2) return unexpected(Error::from_errno(EBUSY, "NEURON_IOC_NQ_INIT core=0 queue=2"));
+    if (auto s = own(core); !s) return unexpected(std::move(s).error());
+    log.push_back(fmt::format("nq_init {}.{}", core, queue));
     auto q = std::make_unique<FakeQueue>(core, queue, o.size / 16, o.threshold);
     queues_[{core, queue}] = q.get();
     opened.emplace_back(core, queue);
@@ -57,6 +77,15 @@ class FakeTarget : public ExecTarget {
     return {};
   }
   Status submit(unsigned core, unsigned engine, std::span<const Instruction> insns, std::uint32_t flags) override {
+    if (auto s = own(core); !s) return s;
+    for (std::uint32_t pc = 0; pc < insns.size(); ++pc) {
+      const auto& d = insns[pc].operand.dge;
+      const std::uint64_t len = std::max<std::uint32_t>(d.length, 1);
+      if (insns[pc].opcode == NEURON_OP_DGE_COPY && (!allocated(d.src, len) || !allocated(d.dst, len)))
+        return unexpected(Error::from_errno(EACCES, fmt::format("NEURON_IOC_SUBMIT core={} engine={} (pc {})", core,
+                                                                engine, pc)));
+    }
+    log.push_back(fmt::format("submit {}.{}", core, engine));
     submitted.emplace_back(insns.begin(), insns.end());
     const bool trace = flags & NEURON_SUBMIT_F_TRACE;
     std::uint32_t st = stuck ? NEURON_ENGINE_RUNNING : NEURON_ENGINE_IDLE;
@@ -100,12 +129,86 @@ class FakeTarget : public ExecTarget {
     EngineStatus s{};
     s.core = core;
     s.engine = engine;
-    s.state = state.at({core, engine});
+    const auto it = state.find({core, engine});
+    s.state = it == state.end() ? std::uint32_t{NEURON_ENGINE_IDLE} : it->second;
     return s;
+  }
+  Status engine_reset(unsigned core, unsigned engine) override {
+    log.push_back(fmt::format("reset {}.{}", core, engine));
+    state[{core, engine}] = NEURON_ENGINE_IDLE;
+    return {};
+  }
+  Result<DeviceInfo> info() override {
+    DeviceInfo i{};
+    i.num_cores = num_cores;
+    i.engines_per_core = 5;
+    i.mem_alloc_limit = no_tenancy ? 0 : mem_alloc_limit;
+    return i;
+  }
+  Result<std::uint64_t> acquire_cores(std::uint64_t cores) override {
+    if (no_tenancy) return unexpected(Error::from_errno(ENOTTY, "NEURON_IOC_CORE_ACQUIRE"));
+    if (cores & others)
+      return unexpected(Error::from_errno(EBUSY, fmt::format("NEURON_IOC_CORE_ACQUIRE cores=0x{:x}", cores)));
+    if (cores) log.push_back(fmt::format("acquire 0x{:x}", cores));
+    return owned |= cores;
+  }
+  Result<std::uint64_t> release_cores(std::uint64_t cores) override {
+    if (cores & ~owned)
+      return unexpected(Error::from_errno(EPERM, fmt::format("NEURON_IOC_CORE_RELEASE cores=0x{:x}", cores)));
+    log.push_back(fmt::format("release 0x{:x}", cores));
+    for (auto& [key, st] : state)
+      if (cores >> key.first & 1) st = NEURON_ENGINE_IDLE;  // the driver resets the engines
+    return owned &= ~cores;
+  }
+  Result<std::vector<CoreOwner>> core_owners() override {
+    std::string text = owners_text;
+    for (unsigned c = 0; text.empty() && c < num_cores; ++c) {
+      if (owned >> c & 1) text += fmt::format("{} {} neuron_tests\n", c, ::getpid());
+      else if (others >> c & 1) text += fmt::format("{} 4242 other\n", c);
+      else text += fmt::format("{} - -\n", c);
+    }
+    return parse_core_owners(text);
+  }
+  Status mem_alloc_fixed(std::uint64_t offset, std::uint64_t size) override {
+    const std::string what = fmt::format("NEURON_IOC_MEM_ALLOC size=0x{:x} offset=0x{:x} flags=FIXED", size, offset);
+    if (offset % NEURON_MEM_ALIGN || offset + size > mem_alloc_limit) return unexpected(Error::from_errno(EINVAL, what));
+    const auto overlaps = [&](std::uint64_t o, std::uint64_t n) { return offset < o + n && o < offset + size; };
+    for (const auto& [o, n] : mem)
+      if (overlaps(o, n)) return unexpected(Error::from_errno(EBUSY, what));
+    for (const auto& r : foreign_mem)
+      if (overlaps(r.offset, r.size)) return unexpected(Error::from_errno(EBUSY, what));
+    mem[offset] = size;
+    log.push_back(fmt::format("alloc 0x{:x}+0x{:x}", offset, size));
+    return {};
+  }
+  Status mem_free(std::uint64_t offset) override {
+    if (!mem.erase(offset))
+      return unexpected(Error::from_errno(ENOENT, fmt::format("NEURON_IOC_MEM_FREE offset=0x{:x}", offset)));
+    log.push_back(fmt::format("free 0x{:x}", offset));
+    return {};
+  }
+  /// Index of the first log entry starting with `prefix`, or log.size().
+  std::size_t first(std::string_view prefix) const {
+    for (std::size_t i = 0; i < log.size(); ++i)
+      if (log[i].rfind(prefix, 0) == 0) return i;
+    return log.size();
   }
   FakeQueue& queue(unsigned core, unsigned q) { return *queues_.at({core, q}); }
 
  private:
+  // The implicit acquisition of NQ_INIT and SUBMIT.
+  Status own(unsigned core) {
+    if (others >> core & 1) return unexpected(Error::from_errno(EPERM, fmt::format("core {} is not ours", core)));
+    if (!no_tenancy) owned |= std::uint64_t{1} << core;
+    return {};
+  }
+  // Inside one allocation of this file (the driver's SUBMIT check).
+  bool allocated(std::uint64_t addr, std::uint64_t len) const {
+    if (no_tenancy) return true;
+    for (const auto& [o, n] : mem)
+      if (addr >= o && addr + len <= o + n) return true;
+    return false;
+  }
   static std::uint32_t word0(std::uint32_t pc, std::uint32_t hint, std::uint32_t type) {
     return pc | ((hint & 0xf) << 20) | (type << 24);
   }
@@ -329,6 +432,178 @@ TEST(Execute, MultiCoreProgramsOpenQueuesOnEachCore) {
   EXPECT_EQ(r.status, ExecStatus::Ok);
   EXPECT_EQ(t.opened.size(), 12u);
   EXPECT_EQ(r.records.size(), 4u);
+}
+
+// ------------------------------------------------------------------ tenancy
+
+TEST(ExecuteTenancy, AcquiresTheProgramsCoresBeforeAnyQueueAndReleasesThem) {
+  FakeTarget t;
+  auto r = execute(t, prog("[pe]\nnop\n[core2.act]\nnop\n"), fast());
+  ASSERT_EQ(r.status, ExecStatus::Ok) << (r.error ? r.error->message() : "");
+  ASSERT_FALSE(t.log.empty());
+  EXPECT_EQ(t.log.front(), "acquire 0x5");
+  EXPECT_LT(t.first("acquire"), t.first("nq_init"));
+  EXPECT_EQ(t.log.back(), "release 0x5");
+  EXPECT_EQ(r.cores_acquired, 0x5u);
+  EXPECT_EQ(t.owned, 0u);
+}
+
+TEST(ExecuteTenancy, CoresOwnedBeforeStayOwned) {
+  FakeTarget t;
+  t.owned = 0x1;
+  auto r = execute(t, prog("[pe]\nnop\n[core1.pe]\nnop\n"), fast());
+  ASSERT_EQ(r.status, ExecStatus::Ok);
+  EXPECT_EQ(t.log.front(), "acquire 0x3");  // all or nothing: core 0 is ours already
+  EXPECT_EQ(t.log.back(), "release 0x2");   // only what execute() took
+  EXPECT_EQ(t.owned, 0x1u);
+  FakeTarget u;
+  u.owned = 0x1;
+  r = execute(u, prog("[pe]\nnop\n"), fast());
+  ASSERT_EQ(r.status, ExecStatus::Ok);
+  EXPECT_EQ(u.first("acquire"), u.log.size());
+  EXPECT_EQ(u.first("release"), u.log.size());
+  EXPECT_EQ(u.owned, 0x1u);
+}
+
+TEST(ExecuteTenancy, ACoreAnotherProcessOwnsIsNamedWithItsPidAndCommand) {
+  FakeTarget t;
+  t.others = 0x2;
+  t.owners_text = "0 - -\n1 4242 train.py\n2 - -\n3 - -\n";
+  auto r = execute(t, prog("[pe]\nnop\n[core1.pe]\nnop\n"), fast());
+  ASSERT_EQ(r.status, ExecStatus::Failure);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, std::errc::device_or_resource_busy);
+  EXPECT_THAT(r.error->message(), ::testing::HasSubstr("core 1 is owned by another process: PID 4242 (train.py)"));
+  EXPECT_TRUE(t.opened.empty());
+  EXPECT_EQ(t.owned, 0u);
+  // the owner may be another open file of this very process
+  t.owners_text = fmt::format("0 - -\n1 {} me\n", ::getpid());
+  r = execute(t, prog("[core1.pe]\nnop\n"), fast());
+  EXPECT_THAT(r.error->message(), ::testing::HasSubstr("core 1 is owned by another open file of this process"));
+}
+
+TEST(ExecuteTenancy, VisibleCoresRefuseAProgramOnAnotherCore) {
+  FakeTarget t;
+  auto o = fast();
+  o.cores = CoreList{"1-3", "--cores"};
+  auto r = execute(t, prog("[pe]\nnop\n"), o);
+  ASSERT_EQ(r.status, ExecStatus::Failure);
+  EXPECT_THAT(r.error->message(),
+              ::testing::HasSubstr("t.nq:2: [core0.pe] uses core 0, which is not among the visible cores 1-3 "
+                                   "(--cores 1-3)"));
+  EXPECT_TRUE(t.log.empty());  // nothing acquired, no queue
+  o.cores = CoreList{"0-4", "--cores"};
+  r = execute(t, prog("[pe]\nnop\n"), o);
+  ASSERT_EQ(r.status, ExecStatus::Failure);
+  EXPECT_THAT(r.error->message(), ::testing::HasSubstr("--cores '0-4': '0-4': core 4 does not exist"));
+  o.cores = CoreList{"1", "--cores"};
+  r = execute(t, prog("[core1.pe]\nnop\n"), o);
+  EXPECT_EQ(r.status, ExecStatus::Ok);
+}
+
+TEST(ExecuteTenancy, TheEnvironmentVariableLimitsTheCoresUnlessOverridden) {
+  const char* old = std::getenv(kVisibleCoresEnv);
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  ::setenv(kVisibleCoresEnv, "0", 1);
+  FakeTarget t;
+  auto r = execute(t, prog("[core1.pe]\nnop\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Failure);
+  EXPECT_THAT(r.error ? r.error->message() : "", ::testing::HasSubstr("(NEURON_VISIBLE_CORES=0)"));
+  auto o = fast();
+  o.cores = CoreList{"1", "--cores"};
+  r = execute(t, prog("[core1.pe]\nnop\n"), o);
+  EXPECT_EQ(r.status, ExecStatus::Ok);
+  if (saved) ::setenv(kVisibleCoresEnv, saved->c_str(), 1);
+  else ::unsetenv(kVisibleCoresEnv);
+}
+
+TEST(ExecuteTenancy, DgeMemoryIsAllocatedFixedBeforeSubmitAndFreedAfter) {
+  FakeTarget t;
+  auto r = execute(t,
+                   prog("[pool]\ndge src=0x100 dst=0x1000 len=0x800\nhalt\n[act]\ndge src=0x8000 dst=0x9ff0 "
+                        "len=0x10\n"),
+                   fast());
+  ASSERT_EQ(r.status, ExecStatus::Ok) << (r.error ? r.error->message() : "");
+  EXPECT_EQ(r.memory, (std::vector<MemRange>{{0, 0x2000}, {0x8000, 0x2000}}));
+  const auto a0 = t.first("alloc 0x0+0x2000"), a1 = t.first("alloc 0x8000+0x2000");
+  ASSERT_LT(a0, t.log.size());
+  ASSERT_LT(a1, t.log.size());
+  EXPECT_LT(a1, t.first("submit"));
+  EXPECT_LT(t.first("acquire"), a0);
+  EXPECT_LT(t.first("free 0x0"), t.log.size());
+  EXPECT_LT(t.first("free 0x8000"), t.log.size());
+  EXPECT_TRUE(t.mem.empty());
+  // without the allocation the (fake) driver refuses the program
+  auto o = fast();
+  o.allocate_memory = false;
+  r = execute(t, prog("[pool]\ndge src=0x100 dst=0x1000 len=0x800\n"), o);
+  ASSERT_EQ(r.status, ExecStatus::Failure);
+  EXPECT_EQ(r.error->code, std::errc::permission_denied);
+}
+
+TEST(ExecuteTenancy, MemoryAnotherFileHoldsIsNamedAndEverythingIsGivenBack) {
+  FakeTarget t;
+  t.foreign_mem = {{0x9000, 0x1000}};
+  auto r = execute(t, prog("[pool]\ndge src=0x100 dst=0x200 len=0x10\ndge src=0x8800 dst=0x9800 len=0x10\n"),
+                   fast());
+  ASSERT_EQ(r.status, ExecStatus::Failure);
+  EXPECT_EQ(r.error->code, std::errc::device_or_resource_busy);
+  EXPECT_THAT(r.error->message(),
+              ::testing::HasSubstr("t.nq:3: DGE_COPY source [0x8800, +0x10) (POOL on core 0, pc 1): device memory "
+                                   "[0x8000, 0xa000) is allocated already"));
+  EXPECT_TRUE(t.mem.empty());  // the first span was freed again
+  EXPECT_EQ(t.owned, 0u);      // and the core released
+  EXPECT_TRUE(t.opened.empty());
+}
+
+TEST(ExecuteTenancy, MemoryBeyondTheAllocatableLimitIsRefusedBeforeAnyIoctl) {
+  FakeTarget t;
+  auto r = execute(t, prog("[pool]\ndge src=0x100 dst=0xfff00 len=0x200\n"), fast());
+  ASSERT_EQ(r.status, ExecStatus::Failure);
+  EXPECT_THAT(r.error->message(),
+              ::testing::HasSubstr("t.nq:2: DGE_COPY destination [0xfff00, +0x200) (POOL on core 0, pc 0) reaches "
+                                   "past the device memory programs may use, [0, 0x100000)"));
+  EXPECT_EQ(t.first("alloc"), t.log.size());
+}
+
+TEST(ExecuteTenancy, ATimedOutEngineIsResetBeforeItsMemoryIsFreed) {
+  FakeTarget t;
+  t.stuck = true;
+  t.owned = 0x1;  // not released by execute(): it must reset the engine itself
+  auto r = execute(t, prog("[pool]\ndge src=0x100 dst=0x1000 len=0x10\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Timeout);
+  ASSERT_EQ(r.engines.size(), 1u);
+  EXPECT_EQ(r.engines[0].state, static_cast<std::uint32_t>(NEURON_ENGINE_RUNNING));  // as it was at the end
+  const auto reset = t.first("reset 0.2");
+  ASSERT_LT(reset, t.log.size());
+  EXPECT_LT(reset, t.first("free 0x0"));
+  EXPECT_EQ(t.owned, 0x1u);
+}
+
+TEST(ExecuteTenancy, ADriverWithoutOwnershipRunsAsBefore) {
+  FakeTarget t;
+  t.no_tenancy = true;
+  auto r = execute(t, prog("[pool]\ndge src=0x100 dst=0x1000 len=0x10\nhalt\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Ok) << (r.error ? r.error->message() : "");
+  EXPECT_EQ(t.first("alloc"), t.log.size());
+  EXPECT_EQ(t.first("acquire"), t.log.size());
+}
+
+TEST(ExecuteTenancy, ClaimIsMovableAndGivesBackOnce) {
+  FakeTarget t;
+  const auto p = prog("[pool]\ndge src=0x100 dst=0x1000 len=0x10\n");
+  {
+    auto c = ProgramClaim::make(t, p, {});
+    ASSERT_TRUE(c) << c.error().message();
+    EXPECT_EQ(c->cores(), 0x1u);
+    EXPECT_EQ(c->acquired(), 0x1u);
+    ProgramClaim moved = std::move(c).value();
+    EXPECT_EQ(moved.memory(), (std::vector<MemRange>{{0, 0x2000}}));
+    EXPECT_EQ(t.owned, 0x1u);
+  }
+  EXPECT_EQ(t.owned, 0u);
+  EXPECT_TRUE(t.mem.empty());
+  EXPECT_EQ(std::count(t.log.begin(), t.log.end(), "release 0x1"), 1);
 }
 
 TEST(Perfetto, SlicesFromStartEndPairs) {

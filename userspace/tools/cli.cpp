@@ -7,6 +7,14 @@
 
 namespace neuron::cli {
 
+void add_global_options(CLI::App& app, GlobalArgs& g) {
+  app.add_option_function<std::string>(
+      "--cores", [&g](const std::string& v) { g.cores = v; },
+      "Cores the program commands (run, submit, trace, monitor) may use, e.g. 0-1,3; overrides "
+      "NEURON_VISIBLE_CORES")
+      ->type_name("LIST");
+}
+
 CLI::Option* add_device_option(CLI::App& sub, std::string& device) {
   return sub.add_option("--device,-d", device, "Device node")->capture_default_str();
 }

@@ -9,8 +9,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "libneuron/tenancy.hpp"
 
 namespace CLI {
 class App;
@@ -25,6 +29,22 @@ struct Command {
   std::function<int()> run;  // returns the exit status (kExitOk, kExitError, kExitStatus)
 };
 using Commands = std::vector<Command>;
+
+/// Options of neuron-nq itself, given before or after the subcommand.
+struct GlobalArgs {
+  std::optional<std::string> cores;  // --cores LIST: overrides NEURON_VISIBLE_CORES
+  /// --cores as libneuron takes it (nullopt: NEURON_VISIBLE_CORES decides).
+  [[nodiscard]] std::optional<CoreList> core_list() const {
+    if (!cores) return std::nullopt;
+    return CoreList{*cores, "--cores"};
+  }
+};
+/// Shared by main() (which fills it while parsing) and the commands.
+using Globals = std::shared_ptr<const GlobalArgs>;
+
+/// Add --cores to the app (main() sets app.fallthrough() first, so it may
+/// also follow the subcommand).
+void add_global_options(CLI::App& app, GlobalArgs& g);
 
 /// Options of the commands that address one device: info, reset, features, stats.
 struct DeviceArgs {
@@ -45,6 +65,7 @@ struct RunArgs {
   bool stop_on_fatal = false;
   std::string features;  // "" = the program's directive, if any
   std::string perfetto;
+  std::optional<CoreList> cores;  // the global --cores, set when the command runs
 };
 
 /// Options of monitor.
@@ -71,10 +92,10 @@ CLI::Option* add_device_option(CLI::App& sub, std::string& device);
 /// list, info (cmd_info.cpp).
 void add_info_commands(CLI::App& app, Commands& out);
 /// asm, run, submit, trace (cmd_run.cpp).
-void add_run_commands(CLI::App& app, Commands& out);
+void add_run_commands(CLI::App& app, Commands& out, const Globals& g);
 /// reset, features (cmd_engine.cpp).
 void add_engine_commands(CLI::App& app, Commands& out);
 /// monitor, stats (cmd_monitor.cpp).
-void add_monitor_commands(CLI::App& app, Commands& out);
+void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g);
 
 }  // namespace neuron::cli

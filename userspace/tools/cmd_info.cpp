@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // neuron-nq list and info: the devices present, and one device's
-// parameters, feature flags and engine states (text or JSON).
+// parameters, core owners (sysfs core_owners: PID and command), feature
+// flags and engine states (text or JSON).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -26,7 +27,24 @@ nlohmann::json info_json(const DeviceInfo& i) {
           {"nq_size_min", i.nq_size_min},
           {"nq_size_max", i.nq_size_max},
           {"max_program_insns", i.max_program_insns},
-          {"timestamp_inc_ps", i.timestamp_inc_ps}};
+          {"timestamp_inc_ps", i.timestamp_inc_ps},
+          {"mem_alloc_limit", i.mem_alloc_limit}};
+}
+
+nlohmann::json owner_json(const CoreOwner& o) {
+  nlohmann::json j = {{"core", o.core}, {"pid", nullptr}, {"comm", nullptr}};
+  if (!o.is_free()) {
+    j["pid"] = *o.pid;
+    j["comm"] = o.comm;
+  }
+  return j;
+}
+
+/// "0 free, 1 PID 1234 (python3)".
+std::string owners_line(const std::vector<CoreOwner>& owners) {
+  std::string s;
+  for (const auto& o : owners) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", o.core, owner_text(o));
+  return s;
 }
 
 int cmd_list() {
@@ -49,6 +67,8 @@ int cmd_list() {
     fmt::print("{}: {:04x}:{:04x} {} cores x {} engines, {} queues/core, gen {}, {} MiB device memory\n", path,
                info->vendor, info->device, info->num_cores, info->engines_per_core, info->queues_per_core,
                gen_name(info->gen), info->mem_size >> 20);
+    auto owners = dev->core_owners();
+    fmt::print("  core owners: {}\n", owners ? owners_line(*owners) : "unknown (" + owners.error().message() + ")");
   }
   return kExitOk;
 }
@@ -62,6 +82,12 @@ int cmd_info(const std::string& path, bool json) {
   j["path"] = path;
   j["engines"] = nlohmann::json::array();
   j["features"] = nlohmann::json::array();
+  auto owners = dev->core_owners();
+  j["owners"] = nlohmann::json::array();
+  if (owners)
+    for (const auto& o : *owners) j["owners"].push_back(owner_json(o));
+  else
+    j["owners_error"] = owners.error().message();
   if (!json) {
     fmt::print("{}\n  PCI {:04x}:{:04x}, ABI {}, gen {}\n  {} cores, {} engines/core, {} queues/core\n", path,
                info->vendor, info->device, info->abi_version, gen_name(info->gen), info->num_cores,
@@ -69,8 +95,13 @@ int cmd_info(const std::string& path, bool json) {
     fmt::print("  device memory {} MiB; queue sizes {}..{} bytes; {} instructions per submit; timestamp {} ps/tick\n",
                info->mem_size >> 20, info->nq_size_min, info->nq_size_max, info->max_program_insns,
                info->timestamp_inc_ps);
+    fmt::print("  programs may allocate device memory [0, 0x{:x}) (mem_alloc_limit)\n", info->mem_alloc_limit);
+    if (!owners) fmt::print("  core owners: unknown ({})\n", owners.error().message());
   }
   for (unsigned c = 0; c < info->num_cores; ++c) {
+    if (!json && owners)
+      for (const auto& o : *owners)
+        if (o.core == c) fmt::print("  core {} owner: {}\n", c, owner_text(o));
     auto f = dev->feature_flags(c);
     if (f) j["features"].push_back({{"core", c}, {"flags", *f}});
     else j["features"].push_back({{"core", c}, {"error", f.error().message()}});
@@ -98,11 +129,11 @@ int cmd_info(const std::string& path, bool json) {
 }  // namespace
 
 void add_info_commands(CLI::App& app, Commands& out) {
-  auto* list = app.add_subcommand("list", "List /dev/neuron* devices");
+  auto* list = app.add_subcommand("list", "List /dev/neuron* devices and who owns each core");
   out.push_back({list, [] { return cmd_list(); }});
 
   auto a = std::make_shared<DeviceArgs>();
-  auto* info = app.add_subcommand("info", "Show a device, its feature flags and the state of its engines");
+  auto* info = app.add_subcommand("info", "Show a device, who owns each core, its feature flags and its engines' state");
   add_device_option(*info, a->device);
   info->add_flag("--json", a->json, "JSON output");
   out.push_back({info, [a] { return cmd_info(a->device, a->json); }});

@@ -84,6 +84,17 @@ int cmd_monitor(const MonitorArgs& a) {
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
   const auto dev_index = dev->index();
+  {  // the monitor's own core counts as used: it must be visible too
+    auto info = dev->info();
+    if (!info) return fail(info.error());
+    auto visible = visible_cores(a.run.cores, info->num_cores);
+    if (!visible) return fail(visible.error());
+    if (a.core >= kMaxCores || !(visible->mask >> a.core & 1))
+      return fail(Error::make(make_error_code(errc::invalid_argument),
+                              fmt::format("--core {} is not among the visible cores {} ({})", a.core,
+                                          core_list_text(visible->mask),
+                                          visible->source.empty() ? "every core of the device" : visible->source)));
+  }
 
   std::optional<EventMonitor> mon;
   if (!a.no_events) {
@@ -128,11 +139,14 @@ int cmd_monitor(const MonitorArgs& a) {
   if (!reaper) return fail(reaper.error());
 
   Program prog;
+  std::optional<StartedProgram> started;  // holds the program's cores and memory while we monitor
   if (!a.run.file.empty()) {
     auto p = load_program(a.run.file, a.run.features);
     if (!p) return print_parse_or_device_error(p.error());
     prog = std::move(p).value();
-    if (auto s = start_program(*dev, prog, !a.run.no_trace); !s) return fail(s.error());
+    auto s = start_program(*dev, prog, !a.run.no_trace, a.run.cores);
+    if (!s) return fail(s.error());
+    started = std::move(s).value();
   }
 
   Merger merger;
@@ -293,7 +307,7 @@ int cmd_stats(const DeviceArgs& a) {
 
 }  // namespace
 
-void add_monitor_commands(CLI::App& app, Commands& out) {
+void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g) {
   auto ma = std::make_shared<MonitorArgs>();
   auto* monitor = app.add_subcommand(
       "monitor", "Live stream of ring records (drains the queues it makes) and interrupt edges (netlink), in time order");
@@ -310,7 +324,10 @@ void add_monitor_commands(CLI::App& app, Commands& out) {
   monitor->add_option("--run", ma->run.file, "Start this program once the queues are ready");
   monitor->add_option("--features", ma->run.features, "NEURON_FEATURE_FLAGS for --run");
   monitor->add_flag("--no-trace", ma->run.no_trace, "Start --run without tracing");
-  out.push_back({monitor, [ma] { return check_and_monitor(*ma); }});
+  out.push_back({monitor, [ma, g] {
+                   ma->run.cores = g->core_list();
+                   return check_and_monitor(*ma);
+                 }});
 
   auto sa = std::make_shared<DeviceArgs>();
   auto* stats = app.add_subcommand("stats", "Per queue: records, overflows, drops, edges; per core: edges by cause");

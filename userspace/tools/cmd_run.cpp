@@ -2,7 +2,9 @@
 //
 // neuron-nq asm, run, submit and trace: assemble a program; run it and print
 // every record with a summary (text or JSON); start it without waiting; run
-// it and write a Perfetto/Chrome trace of its instructions.
+// it and write a Perfetto/Chrome trace of its instructions. Each claims the
+// program's cores and device memory first (libneuron's ProgramClaim), within
+// the global --cores or NEURON_VISIBLE_CORES.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -45,6 +47,7 @@ Result<Ran> run_program(const RunArgs& a, bool trace) {
   o.queue_size = 4096;
   o.queues = 6;
   o.halt_ends_wait = a.stop_on_fatal;
+  o.cores = a.cores;
   Progress progress(!a.json || !::isatty(STDOUT_FILENO));
   o.progress = [&](const ExecProgress& p) {
     if (p.elapsed > std::chrono::milliseconds(500))
@@ -191,20 +194,46 @@ int cmd_trace(const RunArgs& a) {
   return res->result.status == ExecStatus::Ok ? kExitOk : kExitStatus;
 }
 
+// A program runs only while the open file that owns its cores lives (the
+// driver stops its engines when the file closes), so submit holds the device
+// until the engines stop, polling ENGINE_STATUS; it reads no records.
 int cmd_submit(const RunArgs& a) {
   auto prog = load_program(a.file, a.features);
   if (!prog) return print_parse_or_device_error(prog.error());
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
-  if (auto s = start_program(*dev, *prog, !a.no_trace); !s) return fail(s.error());
-  fmt::print("{}: started {} engine(s){}; the records go to whoever holds the queues (e.g. neuron-nq monitor)\n",
-             a.file, prog->engines.size(), prog->features ? ", feature flags " + features_text(*prog->features) : "");
-  return kExitOk;
+  auto started = start_program(*dev, *prog, !a.no_trace, a.cores);
+  if (!started) return fail(started.error());
+  fmt::print("{}: started {} engine(s){}; waiting up to {} ms for them to stop (no records are read: "
+             "`neuron-nq run` or `monitor --run` show them)\n",
+             a.file, prog->engines.size(), prog->features ? ", feature flags " + features_text(*prog->features) : "",
+             a.timeout_ms);
+  std::fflush(stdout);
+  const std::int64_t deadline = monotonic_ns() + std::int64_t{a.timeout_ms} * 1'000'000;
+  for (;;) {
+    std::string busy, halted;
+    for (const auto& e : prog->engines) {
+      auto st = dev->engine_status(e.core, e.engine);
+      if (!st) return fail(st.error());
+      const std::string name = fmt::format(" core {} {}", e.core, engine_name(e.engine));
+      if (st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING) busy += name;
+      if (st->state == NEURON_ENGINE_HALTED) halted += name;
+    }
+    if (busy.empty()) {
+      fmt::print("{}: every engine stopped{}\n", a.file, halted.empty() ? "" : "; HALTED (fatal):" + halted);
+      return halted.empty() ? kExitOk : kExitStatus;
+    }
+    if (monotonic_ns() >= deadline) {
+      fmt::print("{}: still running or waiting after {} ms:{}; reset now\n", a.file, a.timeout_ms, busy);
+      return kExitStatus;  // `started` resets them
+    }
+    ::usleep(10'000);
+  }
 }
 
 }  // namespace
 
-void add_run_commands(CLI::App& app, Commands& out) {
+void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   auto asm_file = std::make_shared<std::string>();
   auto* asmc = app.add_subcommand("asm", "Assemble a program and print its listing (no device needed)");
   asmc->add_option("FILE", *asm_file, "Program file (docs/program-syntax.md)")->required();
@@ -222,15 +251,24 @@ void add_run_commands(CLI::App& app, Commands& out) {
                   "overrides the program's `features` directive");
   run->add_flag("--stop-on-fatal", ra->stop_on_fatal,
                 "Stop waiting when an engine reports a fatal error (status COMPLETED_WITH_ERR instead of TIMEOUT)");
-  out.push_back({run, [ra] { return cmd_run(*ra); }});
+  out.push_back({run, [ra, g] {
+                   ra->cores = g->core_list();
+                   return cmd_run(*ra);
+                 }});
 
   auto sa = std::make_shared<RunArgs>();
-  auto* submit = app.add_subcommand("submit", "Start a program and return (records go to the queues' owner)");
+  auto* submit = app.add_subcommand(
+      "submit", "Start a program and wait for its engines to stop, reading no records (the cores stay ours meanwhile)");
   submit->add_option("FILE", sa->file, "Program file")->required();
   add_device_option(*submit, sa->device);
   submit->add_flag("--no-trace", sa->no_trace, "Submit without tracing");
   submit->add_option("--features", sa->features, "NEURON_FEATURE_FLAGS to set first, e.g. 0x2");
-  out.push_back({submit, [sa] { return cmd_submit(*sa); }});
+  submit->add_option("--timeout", sa->timeout_ms, "Milliseconds to wait for the engines to stop; then they are reset")
+      ->capture_default_str();
+  out.push_back({submit, [sa, g] {
+                   sa->cores = g->core_list();
+                   return cmd_submit(*sa);
+                 }});
 
   auto ta = std::make_shared<RunArgs>();
   auto* trace = app.add_subcommand("trace", "Run a program and write a Perfetto/Chrome trace of its instructions");
@@ -239,7 +277,10 @@ void add_run_commands(CLI::App& app, Commands& out) {
   add_device_option(*trace, ta->device);
   trace->add_option("--timeout", ta->timeout_ms, "Milliseconds to wait for the engines")->capture_default_str();
   trace->add_option("--features", ta->features, "NEURON_FEATURE_FLAGS for the program's cores");
-  out.push_back({trace, [ta] { return cmd_trace(*ta); }});
+  out.push_back({trace, [ta, g] {
+                   ta->cores = g->core_list();
+                   return cmd_trace(*ta);
+                 }});
 }
 
 }  // namespace neuron::cli

@@ -8,16 +8,20 @@
 //   neuron-nq info     [--device /dev/neuron0] [--json]
 //   neuron-nq asm      FILE                      assemble and print the listing
 //   neuron-nq run      FILE [--device D] [--timeout MS] [--json] [--no-trace] [--features V] [--stop-on-fatal]
-//   neuron-nq submit   FILE [--device D] [--no-trace] [--features V]   start it, do not wait
+//   neuron-nq submit   FILE [--device D] [--no-trace] [--features V] [--timeout MS]   no records
 //   neuron-nq trace    FILE --perfetto OUT.json [--device D] [--timeout MS]
 //   neuron-nq reset    --core C --engine E [--device D]
 //   neuron-nq features [--core C] [--set V] [--device D]
 //   neuron-nq monitor  [--core N] [--queue Q]... [--json] [--count N] [--duration S] [--run FILE] ...
 //   neuron-nq stats    [--device D] [--json]
+//   neuron-nq --cores LIST ...   the cores run, submit, trace and monitor may
+//                                use (overrides NEURON_VISIBLE_CORES)
 //
 // Exit status: 0 success (run: status OK), 1 usage or device error,
 // 3 run finished with a non-OK status.
 #include <CLI/CLI.hpp>
+
+#include <memory>
 
 #include "cli.hpp"
 #include "output.hpp"
@@ -26,12 +30,15 @@ int main(int argc, char** argv) {
   namespace nc = neuron::cli;
   CLI::App app{"neuron-nq: Neuron notification queues — list devices, run programs, show the records"};
   app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand too (set before adding them)
+  auto globals = std::make_shared<nc::GlobalArgs>();
+  nc::add_global_options(app, *globals);
 
   nc::Commands commands;
-  nc::add_info_commands(app, commands);     // list, info
-  nc::add_run_commands(app, commands);      // asm, run, submit, trace
-  nc::add_engine_commands(app, commands);   // reset, features
-  nc::add_monitor_commands(app, commands);  // monitor, stats
+  nc::add_info_commands(app, commands);              // list, info
+  nc::add_run_commands(app, commands, globals);      // asm, run, submit, trace
+  nc::add_engine_commands(app, commands);            // reset, features
+  nc::add_monitor_commands(app, commands, globals);  // monitor, stats
 
   CLI11_PARSE(app, argc, argv);
 

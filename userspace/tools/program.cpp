@@ -30,13 +30,19 @@ Result<Program> load_program(const std::string& file, const std::string& feature
   return prog;
 }
 
-Status start_program(const Device& dev, const Program& prog, bool trace) {
+Result<StartedProgram> start_program(const Device& dev, const Program& prog, bool trace,
+                                     const std::optional<CoreList>& cores) {
+  StartedProgram started{std::make_unique<DeviceTarget>(dev), {}};
+  auto claim = ProgramClaim::make(*started.target, prog, {cores, true});
+  if (!claim) return unexpected(std::move(claim).error());
+  started.claim = std::move(claim).value();
   if (prog.features)
     for (unsigned core : prog.cores())
-      if (auto s = dev.set_feature_flags(core, *prog.features); !s) return s;
+      if (auto s = dev.set_feature_flags(core, *prog.features); !s) return unexpected(std::move(s).error());
   for (const auto& e : prog.engines)
-    if (auto s = dev.submit(e.core, e.engine, e.insns, trace ? NEURON_SUBMIT_F_TRACE : 0u); !s) return s;
-  return {};
+    if (auto s = dev.submit(e.core, e.engine, e.insns, trace ? NEURON_SUBMIT_F_TRACE : 0u); !s)
+      return unexpected(std::move(s).error());
+  return started;
 }
 
 }  // namespace neuron::cli

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -21,9 +22,20 @@ std::optional<std::uint32_t> parse_u32(const std::string& s);
 /// open), invalid_argument when `features` is not a number.
 Result<Program> load_program(const std::string& file, const std::string& features);
 
-/// Set the program's feature flags (if any) on its cores and submit every
-/// engine's instructions, with NEURON_SUBMIT_F_TRACE when `trace`. Does not
-/// wait. Errors: the first failing ioctl's.
-Status start_program(const Device& dev, const Program& prog, bool trace);
+/// A started program and what it holds: its cores and device memory
+/// (ProgramClaim) until destroyed, when engines of it still running are
+/// reset (the driver stops them when the file closes anyway).
+struct StartedProgram {
+  std::unique_ptr<DeviceTarget> target;  // declared first: the claim goes first
+  ProgramClaim claim;
+};
+
+/// Claim what the program needs (its cores, checked against `cores` or
+/// NEURON_VISIBLE_CORES; the device memory its DGE_COPY instructions name),
+/// set its feature flags (if any) on its cores and submit every engine's
+/// instructions, with NEURON_SUBMIT_F_TRACE when `trace`. Does not wait.
+/// Errors: the claim's or the first failing ioctl's.
+Result<StartedProgram> start_program(const Device& dev, const Program& prog, bool trace,
+                                     const std::optional<CoreList>& cores);
 
 }  // namespace neuron::cli

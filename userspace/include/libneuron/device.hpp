@@ -14,6 +14,7 @@
 #include "libneuron/decode.hpp"
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
+#include "libneuron/tenancy.hpp"
 #include "neuron/emu_isa.h"
 #include "neuron/regs.h"
 #include "uapi/linux/neuron.h"
@@ -157,6 +158,29 @@ class Device {
   /// (records to NUM4, docs/hardware.md#throttle). The throttle edge is counted
   /// either way.
   [[nodiscard]] Status throttle(bool enable) const;
+  /// NEURON_IOC_CORE_ACQUIRE: take every core of `cores` (bit c = core c) for
+  /// this open file, or none; cores it owns already are fine, 0 only asks.
+  /// Returns the cores the file owns afterwards. EBUSY: another open file
+  /// owns one of them (core_owners() says which process). Ownership is also
+  /// taken implicitly by the first NQ_INIT, SUBMIT, ENGINE_RESET, feature
+  /// flag or EVT_SEM write on a free core, and ends with the file.
+  [[nodiscard]] Result<std::uint64_t> acquire_cores(std::uint64_t cores) const;
+  /// NEURON_IOC_CORE_RELEASE: give `cores` up (the driver resets the engines
+  /// this file started there); returns the cores still owned. EPERM: a core
+  /// is not this file's; EBUSY: this file still has a queue on one.
+  [[nodiscard]] Result<std::uint64_t> release_cores(std::uint64_t cores) const;
+  /// NEURON_IOC_MEM_ALLOC: `size` bytes of device memory (rounded up to
+  /// NEURON_MEM_ALIGN) for this file; with `fixed_offset`
+  /// (NEURON_MEM_F_FIXED) exactly there or not at all (EBUSY: part of it is
+  /// allocated). Returns the BAR4 offset. DeviceMemory frees it for you.
+  [[nodiscard]] Result<std::uint64_t> mem_alloc(std::uint64_t size,
+                                                std::optional<std::uint64_t> fixed_offset = std::nullopt) const;
+  /// NEURON_IOC_MEM_FREE of an allocation mem_alloc() returned. ENOENT: none
+  /// of this file starts there.
+  [[nodiscard]] Status mem_free(std::uint64_t offset) const;
+  /// sysfs `<sysfs_class>/neuronN/core_owners` of this device: who owns
+  /// each core (errc::invalid_argument when the path has no index N).
+  [[nodiscard]] Result<std::vector<CoreOwner>> core_owners(const std::string& sysfs_class = "/sys/class/neuron") const;
   /// read() events queued on this open file (see neuron::read_events). The
   /// descriptor is blocking: with several readers of one Device, use an
   /// EventStream each instead.
@@ -174,6 +198,46 @@ class Device {
   Device(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
   UniqueFd fd_;
   std::string path_;
+};
+
+/// One device-memory allocation, from NEURON_IOC_MEM_ALLOC to
+/// NEURON_IOC_MEM_FREE (in the destructor). DGE_COPY instructions that this
+/// open file submits may read and write it. It keeps its own descriptor of the
+/// device's open file, so it may outlive the Device object it was made from.
+/// Free it only once no program of the file still runs there (reset engines).
+class DeviceMemory {
+ public:
+  DeviceMemory() = default;
+  /// See Device::mem_alloc().
+  static Result<DeviceMemory> allocate(const Device& dev, std::uint64_t size,
+                                       std::optional<std::uint64_t> fixed_offset = std::nullopt);
+  DeviceMemory(DeviceMemory&& o) noexcept
+      : fd_(std::move(o.fd_)), offset_(o.offset_), size_(o.size_), live_(std::exchange(o.live_, false)) {}
+  DeviceMemory& operator=(DeviceMemory&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::move(o.fd_);
+      offset_ = o.offset_;
+      size_ = o.size_;
+      live_ = std::exchange(o.live_, false);
+    }
+    return *this;
+  }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  ~DeviceMemory() { reset(); }
+  /// BAR4 offset of the allocation.
+  [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
+  /// Bytes, rounded up to NEURON_MEM_ALIGN as the driver allocates them.
+  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+  explicit operator bool() const noexcept { return live_; }
+  /// NEURON_IOC_MEM_FREE now (errors ignored: the file's release frees it anyway).
+  void reset() noexcept;
+
+ private:
+  UniqueFd fd_;
+  std::uint64_t offset_ = 0, size_ = 0;
+  bool live_ = false;
 };
 
 /// One notification queue, from NQ_INIT to NQ_DESTROY: the ring mapped

@@ -19,6 +19,16 @@
 //   COMPLETED_WITH_ERR    all completed but an error record arrived (first_error)
 //   FAILURE               an ioctl/mmap/thread failed (error)
 //
+// Tenancy (include/uapi/linux/neuron.h "Tenancy"; ProgramClaim below): before
+// it makes a queue, execute() checks the program's cores against the visible
+// ones (ExecOptions::cores, else NEURON_VISIBLE_CORES, else all), acquires
+// them (NEURON_IOC_CORE_ACQUIRE; EBUSY names the owning process from sysfs
+// core_owners) and allocates the device memory every DGE_COPY names
+// (NEURON_IOC_MEM_ALLOC, NEURON_MEM_F_FIXED, ranges merged into 4096-byte
+// spans). When it returns, an engine of the program still running or waiting
+// (TIMEOUT) is reset, the cores it acquired are released and the memory is
+// freed. Cores the file owned before stay owned.
+//
 // What "completed" means for an engine: its completion record arrived.
 //   * With tracing (the default) that is the INST_END of an instruction after
 //     which the engine stops: a HALT, or the last instruction. The engine
@@ -47,6 +57,7 @@
 #include "libneuron/reaper.hpp"
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
+#include "libneuron/tenancy.hpp"
 
 namespace neuron {
 
@@ -101,6 +112,13 @@ struct ExecOptions {
   /// Called every progress_interval while waiting (on the calling thread).
   std::function<void(const ExecProgress&)> progress;
   std::chrono::milliseconds progress_interval{250};
+  /// Cores the program may use, in NEURON_VISIBLE_CORES syntax, which it
+  /// overrides ({"0-1,3", "--cores"}: the source names it in errors).
+  /// nullopt: the variable's value if set, else every core.
+  std::optional<CoreList> cores;
+  /// Allocate the device memory the program's DGE_COPY instructions name
+  /// (NEURON_MEM_F_FIXED). false if the caller allocated it on this file.
+  bool allocate_memory = true;
 };
 
 struct ExecResult {
@@ -115,6 +133,8 @@ struct ExecResult {
   bool overflow_seen = false;
   std::optional<Event> overflow_event;          ///< the SW_OVERFLOW edge, if that is how it was seen
   std::optional<std::uint32_t> features;        ///< feature flags execute() set, if it did
+  std::uint64_t cores_acquired = 0;             ///< cores execute() acquired (and released at the end)
+  std::vector<MemRange> memory;                 ///< device memory it allocated for the program (and freed)
   Reaper::Stats reaper;                         ///< what the reap thread did
   std::chrono::nanoseconds elapsed{0};
 };
@@ -132,6 +152,19 @@ class ExecTarget {
   virtual Status set_feature_flags(unsigned core, std::uint32_t flags) = 0;
   virtual Status submit(unsigned core, unsigned engine, std::span<const Instruction> insns, std::uint32_t flags) = 0;
   virtual Result<EngineStatus> engine_status(unsigned core, unsigned engine) = 0;
+  virtual Status engine_reset(unsigned core, unsigned engine) = 0;
+  virtual Result<DeviceInfo> info() = 0;
+  /// NEURON_IOC_CORE_ACQUIRE: the cores owned afterwards (0 asks only).
+  /// ENOTTY: the driver has no core ownership (then nothing is claimed).
+  virtual Result<std::uint64_t> acquire_cores(std::uint64_t cores) = 0;
+  /// NEURON_IOC_CORE_RELEASE: the cores still owned.
+  virtual Result<std::uint64_t> release_cores(std::uint64_t cores) = 0;
+  /// sysfs core_owners, to name who holds a busy core.
+  virtual Result<std::vector<CoreOwner>> core_owners() = 0;
+  /// NEURON_IOC_MEM_ALLOC with NEURON_MEM_F_FIXED at `offset`.
+  virtual Status mem_alloc_fixed(std::uint64_t offset, std::uint64_t size) = 0;
+  /// NEURON_IOC_MEM_FREE.
+  virtual Status mem_free(std::uint64_t offset) = 0;
 };
 
 /// ExecTarget over a Device: NotificationQueues and an EventStream, with RAII.
@@ -144,9 +177,56 @@ class DeviceTarget final : public ExecTarget {
   Status set_feature_flags(unsigned core, std::uint32_t flags) override;
   Status submit(unsigned core, unsigned engine, std::span<const Instruction> insns, std::uint32_t flags) override;
   Result<EngineStatus> engine_status(unsigned core, unsigned engine) override;
+  Status engine_reset(unsigned core, unsigned engine) override;
+  Result<DeviceInfo> info() override;
+  Result<std::uint64_t> acquire_cores(std::uint64_t cores) override;
+  Result<std::uint64_t> release_cores(std::uint64_t cores) override;
+  Result<std::vector<CoreOwner>> core_owners() override;
+  Status mem_alloc_fixed(std::uint64_t offset, std::uint64_t size) override;
+  Status mem_free(std::uint64_t offset) override;
 
  private:
   const Device& dev_;
+};
+
+/// What a program needs from the device besides its engines, held for as long
+/// as the claim lives: its cores (acquired if this file did not own them) and
+/// the device memory its DGE_COPY instructions name (allocated with
+/// NEURON_MEM_F_FIXED at the spans program_memory() gives). make() checks
+/// the program's cores against the visible ones first. The destructor resets
+/// the program's engines still RUNNING or WAITING if it holds memory (so none
+/// touches freed memory), releases the cores it acquired (the driver resets
+/// their engines), then frees the memory. The target must outlive the claim.
+/// A driver without tenancy (CORE_ACQUIRE: ENOTTY, mem_alloc_limit 0) gets
+/// the visibility check only.
+class ProgramClaim {
+ public:
+  struct Options {
+    std::optional<CoreList> cores;  ///< as ExecOptions::cores
+    bool allocate_memory = true;    ///< as ExecOptions::allocate_memory
+  };
+  ProgramClaim() = default;
+  static Result<ProgramClaim> make(ExecTarget& target, const Program& program, const Options& opt);
+  ProgramClaim(ProgramClaim&& o) noexcept { *this = std::move(o); }
+  ProgramClaim& operator=(ProgramClaim&& o) noexcept;
+  ProgramClaim(const ProgramClaim&) = delete;
+  ProgramClaim& operator=(const ProgramClaim&) = delete;
+  ~ProgramClaim() { reset(); }
+
+  /// The program's cores (a mask).
+  [[nodiscard]] std::uint64_t cores() const noexcept { return cores_; }
+  /// The cores this claim acquired (and will release).
+  [[nodiscard]] std::uint64_t acquired() const noexcept { return acquired_; }
+  /// The device memory it allocated.
+  [[nodiscard]] const std::vector<MemRange>& memory() const noexcept { return memory_; }
+  /// Give everything back now (see the class comment).
+  void reset() noexcept;
+
+ private:
+  ExecTarget* target_ = nullptr;
+  std::vector<std::pair<unsigned, unsigned>> engines_;  // (core, engine)
+  std::uint64_t cores_ = 0, acquired_ = 0;
+  std::vector<MemRange> memory_;
 };
 
 /// The instructions after which an engine stops: every HALT and the last one.

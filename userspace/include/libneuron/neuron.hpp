@@ -13,3 +13,4 @@
 #include "libneuron/record.hpp"
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
+#include "libneuron/tenancy.hpp"
