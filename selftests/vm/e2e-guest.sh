@@ -70,12 +70,17 @@ result $? "e2e.monitor_json_overflow_edges_and_records"
 awk -F'"time_ns":' '{ split($2, a, ","); t = a[1] + 0; if (NR > 1 && t < last) bad++; last = t } END { exit bad > 0 }' /tmp/mon2.json
 result $? "e2e.monitor_lines_in_time_order"
 
-# ---- neuron-nq stats while a monitor holds queues 1 and 3 of core 0
-$nq monitor --duration 4 --queue 1 --queue 3 >/tmp/mon3.out 2>&1 &
+# ---- neuron-nq stats while a monitor holds queues 1 and 3 of core 0 and
+# runs a program there; core 0 is the monitor's (docs/decisions.md#tenancy),
+# so another process's submit to it is refused and names the owner
+$nq monitor --duration 4 --queue 1 --queue 3 --run $ex/hello.nq >/tmp/mon3.out 2>&1 &
 mpid=$!
-sleep 1
-$nq submit $ex/hello.nq | comment
-sleep 1
+sleep 2
+$nq submit $ex/hello.nq >/tmp/submit.out 2>&1
+st=$?
+comment /tmp/submit.out
+[ $st -ne 0 ] && grep -q "core 0 is owned by another process: PID $mpid" /tmp/submit.out
+result $? "e2e.submit_to_owned_core_names_owner"
 $nq stats >/tmp/stats.out 2>&1
 st=$?
 comment /tmp/stats.out
