@@ -31,11 +31,13 @@
  *                        inside have left. No user copy is done while it
  *                        is held.
  *   neuron_device.lock   mutex: the queue table, queue registers, engine
- *                        submitters, the list of open files. Taken inside
+ *                        submitters, core owners, device-memory
+ *                        allocations, the list of open files. Taken inside
  *                        mmap_lock by the fault handler; user mappings are
  *                        zapped (unmap_mapping_range()) while it is held.
  *   neuron_device.ev_lock spinlock: the event subscribers (open files),
- *                        their event queues and the eventfds bound to
+ *                        their event queues, the owner each core's
+ *                        NOTIFIC edges go to, and the eventfds bound to
  *                        queues. Taken by the interrupt threads, read(),
  *                        poll() and, nested inside &neuron_device.lock,
  *                        by queue teardown. Never held across a user copy
@@ -65,6 +67,7 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/rwsem.h>
+#include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -112,6 +115,9 @@ struct neuron_feature_flags;
 struct neuron_nq_eventfd;
 struct neuron_evt_sem;
 struct neuron_throttle;
+struct neuron_cores;
+struct neuron_mem_alloc;
+struct neuron_mem_free;
 struct neuron_event;
 struct eventfd_ctx;
 struct poll_table_struct;
@@ -134,7 +140,7 @@ struct poll_table_struct;
  * @pages:	host ring: the first of its physically contiguous pages, from
  *		dma_alloc_pages() (charged to the caller's memory cgroup)
  * @dma_addr:	host ring: bus (IOVA) address programmed into BASE
- * @mem_off:	device ring: BAR4 offset (from the ring pool)
+ * @mem_off:	device ring: BAR4 offset (neuron_mem_ring_alloc())
  */
 struct neuron_nq {
 	struct neuron_device *ndev;
@@ -150,7 +156,7 @@ struct neuron_nq {
 	u32 drop_base;
 	struct page *pages;
 	dma_addr_t dma_addr;
-	unsigned long mem_off;
+	u64 mem_off;
 };
 
 /**
@@ -183,7 +189,9 @@ struct neuron_vector {
  * @mem_size:	device memory bytes (NEURON_REG_MEM_SIZE_*)
  * @prog_base:	BAR4 offset of the first engine program area
  * @timestamp_inc_ps: NEURON_NOTIFIC_TIMESTAMP_INC of core 0
- * @ring_pool:	allocator of device-memory rings (BAR4 offsets), or NULL
+ * @mem_pool:	allocator of device memory below @prog_base: tenants'
+ *		allocations and device-memory rings (neuron_mem.c), or NULL
+ * @mem_limit:	tenants may allocate BAR4 offsets [0, @mem_limit)
  * @published:	open() and netlink may find the device (neuron_device.c)
  * @rwsem:	guards @dead and @offline, see the locking notes above
  * @dead:	set once by remove(); afterwards every call returns -ENODEV
@@ -195,9 +203,11 @@ struct neuron_vector {
  * @nq_seq:	serial number of the last queue made
  * @reset_count: per enum neuron_reset_cause: times the queues were torn down
  * @reset_lost:	records unread in rings torn down by those resets
- * @lock:	queue table, queue/engine registers, @eng_owner, @files
+ * @lock:	queue table, queue/engine registers, @owner, @eng_owner,
+ *		@files and their device-memory allocations
  * @files:	open struct neuron_file, for zapping their mappings
  * @nq:		live queues by [core][queue]
+ * @owner:	per core: the file that owns it, or NULL (neuron_owner.c)
  * @eng_owner:	the file that last submitted to [core][engine], or NULL
  * @nvec:	MSI-X vectors allocated
  * @vec:	per-vector state
@@ -220,8 +230,14 @@ struct neuron_vector {
  *		any more
  * @storm_work:	re-enables the masked causes after a hold-off
  * @waitq:	woken by every interrupt edge and by remove() (read(), poll())
- * @ev_lock:	guards @ev_files, every file's event queue and @nq_efd
- * @ev_files:	open files receiving events (struct neuron_file.ev_node)
+ * @ev_lock:	guards the lists and counters below, every file's event
+ *		queue and @nq_efd
+ * @ev_files:	subscribed files that see their own cores' NOTIFIC edges
+ *		and every other edge (struct neuron_file.ev_node)
+ * @ev_watchers: subscribed files that see every edge (CAP_SYS_ADMIN)
+ * @ev_owner:	per core: the owner its NOTIFIC edges go to, or NULL
+ * @ev_edges:	edges delivered to files (sysfs event_fanout)
+ * @ev_copies:	events queued for files by those edges
  * @nq_efd:	per [core][queue]: eventfd signalled on the queue's threshold
  *		interrupt (NEURON_IOC_NQ_EVENTFD), holding a reference, or NULL
  */
@@ -240,7 +256,8 @@ struct neuron_device {
 	u64 mem_size;
 	u64 prog_base;
 	u32 timestamp_inc_ps;
-	struct gen_pool *ring_pool;
+	struct gen_pool *mem_pool;
+	u64 mem_limit;
 
 	bool published;
 
@@ -256,6 +273,7 @@ struct neuron_device {
 	struct mutex lock;		/* queue and engine state */
 	struct list_head files;
 	struct neuron_nq *nq[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
+	struct neuron_file *owner[NEURON_MAX_CORES];
 	struct neuron_file *eng_owner[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 
 	int nvec;
@@ -279,6 +297,10 @@ struct neuron_device {
 
 	spinlock_t ev_lock;		/* event queues, bound eventfds */
 	struct list_head ev_files;
+	struct list_head ev_watchers;
+	struct neuron_file *ev_owner[NEURON_MAX_CORES];
+	u64 ev_edges;
+	u64 ev_copies;
 	struct eventfd_ctx *nq_efd[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 };
 
@@ -287,8 +309,11 @@ struct neuron_device {
  * @ndev:	device; the file holds a reference on it
  * @filp:	the VFS file, for its address_space when zapping mappings
  * @node:	in &neuron_device.files, under &neuron_device.lock
- * @ev_node:	in &neuron_device.ev_files, under &neuron_device.ev_lock
- * @ev_buf:	the file's event queue, NEURON_EVENT_QUEUE_LEN events
+ * @ev_node:	in &neuron_device.ev_files or ev_watchers once subscribed,
+ *		under &neuron_device.ev_lock
+ * @ev_watch:	opened with CAP_SYS_ADMIN: sees every edge
+ * @ev_buf:	the file's event queue, NEURON_EVENT_QUEUE_LEN events, or
+ *		NULL until the file subscribes (neuron_events_subscribe())
  * @ev_head:	free-running index of the oldest queued event (ev_lock)
  * @ev_tail:	free-running index of the next free slot (ev_lock)
  * @ev_lost:	events dropped since the last one queued (ev_lock)
@@ -296,12 +321,18 @@ struct neuron_device {
  * @reset_gen:	&neuron_device.reset_gen when the file was opened
  * @ring_maps:	per [core][queue]: VMAs of this file mapping that queue's
  *		ring (NEURON_IOC_NQ_DESTROY refuses while nonzero)
+ * @cores:	bit per core this file owns (&neuron_device.lock)
+ * @owner_pid:	thread group that first acquired a core, for core_owners
+ * @owner_comm:	its command name then
+ * @mem_blocks:	the file's device-memory allocations (neuron_mem.c),
+ *		under &neuron_device.lock
  */
 struct neuron_file {
 	struct neuron_device *ndev;
 	struct file *filp;
 	struct list_head node;
 	struct list_head ev_node;
+	bool ev_watch;
 	struct neuron_event *ev_buf;
 	u32 ev_head;
 	u32 ev_tail;
@@ -309,6 +340,10 @@ struct neuron_file {
 	struct mutex ev_read_lock;	/* readers of this file */
 	u32 reset_gen;
 	atomic_t ring_maps[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
+	u64 cores;
+	struct pid *owner_pid;
+	char owner_comm[TASK_COMM_LEN];
+	struct list_head mem_blocks;
 };
 
 /* ---- register access ---------------------------------------------------- */
@@ -438,8 +473,6 @@ int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
 			      const struct neuron_throttle *arg);
 
 /* ---- neuron_nq.c -------------------------------------------------------- */
-int neuron_nq_pool_init(struct neuron_device *ndev);
-void neuron_nq_pool_fini(struct neuron_device *ndev);
 u32 neuron_nq_stop_all(struct neuron_device *ndev, bool hw_ok, u64 *unread);
 int neuron_nq_ioctl_init(struct neuron_file *nfile,
 			 struct neuron_nq_init *arg);
@@ -466,14 +499,39 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 			      const struct neuron_engine_id *arg);
 int neuron_engine_ioctl_feature_flags(struct neuron_file *nfile,
 				      struct neuron_feature_flags *arg);
-void neuron_engine_release_file(struct neuron_file *nfile);
 void neuron_engine_stop_all(struct neuron_device *ndev, bool hw_ok);
 
 /* ---- neuron_evtsem.c ---------------------------------------------------- */
 int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg);
 
+/* ---- neuron_owner.c ----------------------------------------------------- */
+int neuron_owner_claim(struct neuron_file *nfile, u32 core);
+int neuron_owner_ioctl_acquire(struct neuron_file *nfile,
+			       struct neuron_cores *arg);
+int neuron_owner_ioctl_release(struct neuron_file *nfile,
+			       struct neuron_cores *arg);
+void neuron_owner_release_file(struct neuron_file *nfile);
+void neuron_owner_forget_all(struct neuron_device *ndev);
+
+/* ---- neuron_mem.c ------------------------------------------------------- */
+int neuron_mem_init(struct neuron_device *ndev);
+void neuron_mem_fini(struct neuron_device *ndev);
+int neuron_mem_ring_alloc(struct neuron_device *ndev, u64 size, u64 *off);
+void neuron_mem_ring_free(struct neuron_device *ndev, u64 off, u64 size);
+int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
+			   struct neuron_mem_alloc *arg);
+int neuron_mem_ioctl_free(struct neuron_file *nfile,
+			  const struct neuron_mem_free *arg);
+int neuron_mem_check_program(struct neuron_file *nfile,
+			     const struct neuron_emu_insn *insns, u32 count);
+void neuron_mem_release_file(struct neuron_file *nfile, bool hw_live);
+void neuron_mem_forget_all(struct neuron_device *ndev);
+
 /* ---- neuron_events.c ---------------------------------------------------- */
 int neuron_events_open(struct neuron_file *nfile);
+int neuron_events_subscribe(struct neuron_file *nfile);
+void neuron_events_set_owner(struct neuron_device *ndev, u32 core,
+			     struct neuron_file *nfile);
 void neuron_events_release(struct neuron_file *nfile);
 ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
 			   loff_t *ppos);
@@ -507,6 +565,7 @@ bool neuron_hw_gone(struct neuron_device *ndev);
 int neuron_hw_reset(struct neuron_device *ndev);
 int neuron_hw_wait_quiesced(struct neuron_device *ndev);
 int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue);
+void neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine);
 
 /* ---- neuron_uapi.c ------------------------------------------------------ */
 int neuron_bad_field(struct neuron_device *ndev, const char *cmd,

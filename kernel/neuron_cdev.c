@@ -71,6 +71,7 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 	info->nq_size_max = NEURON_NQ_SIZE_MAX;
 	info->max_program_insns = NEURON_MAX_PROGRAM_INSNS;
 	info->timestamp_inc_ps = ndev->timestamp_inc_ps;
+	info->mem_alloc_limit = ndev->mem_limit;
 	neuron_exit(ndev);
 	return 0;
 }
@@ -87,6 +88,9 @@ union neuron_ioctl_arg {
 	struct neuron_nq_eventfd nq_eventfd;
 	struct neuron_evt_sem evt_sem;
 	struct neuron_throttle throttle;
+	struct neuron_cores cores;
+	struct neuron_mem_alloc mem_alloc;
+	struct neuron_mem_free mem_free;
 };
 
 /**
@@ -95,9 +99,13 @@ union neuron_ioctl_arg {
  * @cmd: NEURON_IOC_* (include/uapi/linux/neuron.h)
  * @arg: user pointer to the command's structure
  *
+ * A file opened without write access may only call DEVICE_INFO and
+ * ENGINE_STATUS (docs/decisions.md#tenancy).
+ *
  * Return: 0 or the command's error (see each neuron_*_ioctl_* function and
- * the UAPI header); -ENOTTY for an unknown command, -EFAULT for a bad
- * pointer, -ENODEV once the device is removed.
+ * the UAPI header); -ENOTTY for an unknown command, -EBADF for any other
+ * command on a file opened read-only, -EFAULT for a bad pointer, -ENODEV
+ * once the device is removed.
  */
 static long neuron_ioctl(struct file *filp, unsigned int cmd,
 			 unsigned long arg)
@@ -109,18 +117,25 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
 	int ret;
 
 	switch (cmd) {
-	case NEURON_IOC_DEVICE_INFO:
 	case NEURON_IOC_NQ_INIT:
 	case NEURON_IOC_NQ_DESTROY:
 	case NEURON_IOC_NQ_INFO:
 	case NEURON_IOC_SUBMIT:
-	case NEURON_IOC_ENGINE_STATUS:
 	case NEURON_IOC_ENGINE_RESET:
 	case NEURON_IOC_FEATURE_FLAGS:
 	case NEURON_IOC_NQ_EVENTFD:
 	case NEURON_IOC_EVT_SEM:
 	case NEURON_IOC_THROTTLE:
+	case NEURON_IOC_CORE_ACQUIRE:
+	case NEURON_IOC_CORE_RELEASE:
+	case NEURON_IOC_MEM_ALLOC:
+	case NEURON_IOC_MEM_FREE:
+		if (!(filp->f_mode & FMODE_WRITE))
+			return -EBADF;
 		break;
+	case NEURON_IOC_DEVICE_INFO:
+	case NEURON_IOC_ENGINE_STATUS:
+		break;	/* open to a file opened read-only */
 	default:
 		return -ENOTTY;
 	}
@@ -163,6 +178,18 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
 	case NEURON_IOC_EVT_SEM:
 		ret = neuron_evtsem_ioctl(nfile, &karg.evt_sem);
 		break;
+	case NEURON_IOC_CORE_ACQUIRE:
+		ret = neuron_owner_ioctl_acquire(nfile, &karg.cores);
+		break;
+	case NEURON_IOC_CORE_RELEASE:
+		ret = neuron_owner_ioctl_release(nfile, &karg.cores);
+		break;
+	case NEURON_IOC_MEM_ALLOC:
+		ret = neuron_mem_ioctl_alloc(nfile, &karg.mem_alloc);
+		break;
+	case NEURON_IOC_MEM_FREE:
+		ret = neuron_mem_ioctl_free(nfile, &karg.mem_free);
+		break;
 	default: /* NEURON_IOC_THROTTLE */
 		ret = neuron_irq_ioctl_throttle(nfile, &karg.throttle);
 		break;
@@ -182,6 +209,12 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
 			};
 
 			neuron_nq_ioctl_destroy(nfile, &nq_id);
+		} else if (cmd == NEURON_IOC_MEM_ALLOC) {
+			struct neuron_mem_free mem_free = {
+				.offset = karg.mem_alloc.offset,
+			};
+
+			neuron_mem_ioctl_free(nfile, &mem_free);
 		}
 		return -EFAULT;
 	}
@@ -193,7 +226,8 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
  * @inode: the character device inode
  * @filp: the new file
  *
- * Subscribes the file to interrupt-edge events (neuron_events.c).
+ * A file opened with CAP_SYS_ADMIN is subscribed to every interrupt-edge
+ * event at once (neuron_events.c); others subscribe when they need to.
  *
  * Return: 0; -ENODEV if the device is gone or going; -ENOMEM.
  */
@@ -214,6 +248,7 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	}
 	nfile->ndev = ndev;
 	nfile->filp = filp;
+	INIT_LIST_HEAD(&nfile->mem_blocks);
 
 	ret = neuron_enter(ndev);
 	if (ret)
@@ -246,9 +281,11 @@ err_put:
  *
  * docs/decisions.md#arch-driver: "NQs belong to the file that made them and are
  * torn down when it is released". The VFS calls this only once no VMA maps the
- * file any more. First the engines this file submitted to are reset (so none
- * keeps writing records), then each queue it owns is disabled, the disable
- * flushed with a register read, its eventfd unbound and its ring freed.
+ * file any more (after kill -9, once the process's memory is torn down).
+ * First the engines this file submitted to are reset (so none keeps writing
+ * records) and its cores freed (docs/decisions.md#tenancy), then each queue
+ * it owns is disabled, the disable flushed with a register read, its
+ * eventfd unbound and its ring freed, and its device memory is freed.
  * After remove(), or while a reset keeps the device offline, the disable
  * path (neuron_lifecycle.c) has already done all of that. Last,
  * the file's event queue is unsubscribed and freed.
@@ -260,17 +297,22 @@ static int neuron_release(struct inode *inode, struct file *filp)
 	struct neuron_file *nfile = filp->private_data;
 	struct neuron_device *ndev = nfile->ndev;
 
+	bool live;
+
 	down_read(&ndev->rwsem);
 	mutex_lock(&ndev->lock);
 	list_del(&nfile->node);
-	if (!ndev->dead && !ndev->offline) {
-		neuron_engine_release_file(nfile);
+	live = !ndev->dead && !ndev->offline;
+	if (live) {
+		neuron_owner_release_file(nfile);
 		neuron_nq_release_file(nfile);
 	}
+	neuron_mem_release_file(nfile, live);
 	mutex_unlock(&ndev->lock);
 	up_read(&ndev->rwsem);
 
 	neuron_events_release(nfile);
+	put_pid(nfile->owner_pid);
 	kfree(nfile);
 	neuron_device_put(ndev);
 	return 0;

@@ -73,4 +73,15 @@ static inline struct nlattr **neuron_genl_dump_attrs(struct netlink_callback *cb
 #endif
 }
 
+/*
+ * Multicast groups gained capability flags in 6.6 (and Debian's 6.1 has
+ * them backported). Without them any user may join a group: the events
+ * group is then as open as before tenancy (docs/decisions.md#tenancy).
+ */
+#ifdef NEURON_HAVE_GENL_MCAST_CAP
+#define NEURON_GENL_MCAST_ADMIN	GENL_MCAST_CAP_NET_ADMIN
+#else
+#define NEURON_GENL_MCAST_ADMIN	0
+#endif
+
 #endif /* NEURON_COMPAT_H */

@@ -11,10 +11,11 @@
  * program area in device memory: core c engine e at prog_base +
  * (c * 5 + e) * 64 KiB, prog_base = mem_size - cores * 5 * 64 KiB. SUBMIT
  * copies the program there, points PROG_BASE/PROG_COUNT at it, sets the
- * engine's TRACE_ENABLE bit as asked, and writes CTRL.START. The driver
- * remembers which file submitted last to each engine, and resets those
- * engines when that file is released so none keeps producing records into
- * rings that are about to be freed.
+ * engine's TRACE_ENABLE bit as asked, and writes CTRL.START. Only the
+ * core's owner may (neuron_owner.c). The driver remembers which file
+ * submitted last to each engine, and the ownership code resets those
+ * engines when that file gives the core up or is released, so none keeps
+ * producing records into rings that are about to be freed.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -44,15 +45,6 @@ static u64 neuron_engine_prog_off(struct neuron_device *ndev, u32 core,
 	       NEURON_PROG_AREA_SIZE;
 }
 
-/* Stop an engine, clear a fatal halt (CTRL.RESET), flush the write. */
-static void neuron_engine_hw_reset(struct neuron_device *ndev, u32 core,
-				   u32 engine)
-{
-	neuron_wr(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_CTRL),
-		  NEURON_ENG_CTRL_RESET);
-	neuron_rd(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_STATUS));
-}
-
 /**
  * neuron_engine_ioctl_submit() - NEURON_IOC_SUBMIT: load and start a program
  * @nfile: the caller's file (recorded as the engine's submitter)
@@ -66,14 +58,19 @@ static void neuron_engine_hw_reset(struct neuron_device *ndev, u32 core,
  * the engine's program area, programs PROG_BASE (a BAR4 offset) and
  * PROG_COUNT, sets or clears the engine's TRACE_ENABLE bit and writes
  * CTRL.START. Returns once the engine is started; completion is reported
- * by records, not by this call (docs/hardware.md#host-paths, #host-drain). The
- * instructions are not interpreted here: the device halts the engine on a bad
- * one (docs/device-model.md). docs/decisions.md#arch-device, #arch-driver.
+ * by records, not by this call (docs/hardware.md#host-paths, #host-drain).
+ * The instructions are not interpreted here, except that every DGE_COPY
+ * must stay inside device memory the file allocated (neuron_mem.c): the
+ * device halts the engine on a bad one (docs/device-model.md).
+ * docs/decisions.md#arch-device, #arch-driver, #tenancy.
  *
  * Return: 0; -EINVAL (core/engine/count out of range, unknown flag,
- * reserved nonzero); -EFAULT (@insns unreadable); -ENOMEM; -EBUSY (the
- * engine is RUNNING or WAITING); -EIO (the engine is HALTED on a fatal
- * error: NEURON_IOC_ENGINE_RESET it first); -ENODEV (device removed).
+ * reserved nonzero); -EFAULT (@insns unreadable); -ENOMEM; -EPERM (another
+ * file owns the core); -EACCES (a DGE_COPY names memory the file did not
+ * allocate; nothing was started); -EBUSY (the engine is RUNNING or
+ * WAITING); -EIO (the engine is HALTED on a fatal error:
+ * NEURON_IOC_ENGINE_RESET it first; or a stale file); -ENODEV (device
+ * removed).
  */
 int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 			       const struct neuron_submit *arg)
@@ -108,6 +105,12 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	if (ret)
 		goto out_free;
 	mutex_lock(&ndev->lock);
+	ret = neuron_owner_claim(nfile, c);
+	if (ret)
+		goto out_unlock;
+	ret = neuron_mem_check_program(nfile, prog, arg->count);
+	if (ret)
+		goto out_unlock;
 
 	state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
 	switch (state) {
@@ -203,9 +206,11 @@ int neuron_engine_ioctl_status(struct neuron_file *nfile,
  *
  * Writes CTRL.RESET: the engine stops, a fatal halt is cleared, state IDLE,
  * PC 0; semaphores, $S and FEATURE_FLAGS are kept (docs/device-model.md).
- * Any file may reset any engine. docs/decisions.md#arch-driver.
+ * Only the core's owner may (docs/decisions.md#tenancy); a free core
+ * becomes the caller's. docs/decisions.md#arch-driver.
  *
- * Return: 0; -EINVAL (core/engine out of range, reserved nonzero);
+ * Return: 0; -EINVAL (core/engine out of range, reserved nonzero); -EPERM
+ * (another file owns the core); -EIO (stale file, device offline);
  * -ENODEV (device removed).
  */
 int neuron_engine_ioctl_reset(struct neuron_file *nfile,
@@ -225,11 +230,14 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);
-	neuron_engine_hw_reset(ndev, arg->core, arg->engine);
-	ndev->eng_owner[arg->core][arg->engine] = NULL;
+	ret = neuron_owner_claim(nfile, arg->core);
+	if (!ret) {
+		neuron_hw_engine_reset(ndev, arg->core, arg->engine);
+		ndev->eng_owner[arg->core][arg->engine] = NULL;
+	}
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
-	return 0;
+	return ret;
 }
 
 /**
@@ -250,9 +258,13 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
  * such register (docs/hardware.md#generations). docs/decisions.md#arch-driver
  * "feature flags get/set".
  *
+ * SET needs ownership of the core (docs/decisions.md#tenancy); a free core
+ * becomes the caller's. GET is open to every writable file.
+ *
  * Return: 0; -EINVAL (core out of range, unknown op, a flag outside
  * NEURON_FEATURE_MASK, reserved nonzero); -EOPNOTSUPP (generation sunda);
- * -ENODEV (device removed).
+ * -EPERM (SET: another file owns the core); -EIO (stale file, device
+ * offline); -ENODEV (device removed).
  */
 int neuron_engine_ioctl_feature_flags(struct neuron_file *nfile,
 				      struct neuron_feature_flags *arg)
@@ -279,6 +291,9 @@ int neuron_engine_ioctl_feature_flags(struct neuron_file *nfile,
 		return ret;
 	mutex_lock(&ndev->lock);
 	if (arg->op == NEURON_FEATURE_OP_SET) {
+		ret = neuron_owner_claim(nfile, c);
+		if (ret)
+			goto out_unlock;
 		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
 			neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_FEATURE_FLAGS),
 				  arg->flags);
@@ -286,32 +301,10 @@ int neuron_engine_ioctl_feature_flags(struct neuron_file *nfile,
 	/* also flushes the posted writes of SET */
 	arg->flags = neuron_rd(ndev, NEURON_ENG_REG(c, NEURON_ENGINE_PE,
 						    NEURON_ENG_FEATURE_FLAGS));
+out_unlock:
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
-	return 0;
-}
-
-/**
- * neuron_engine_release_file() - reset the engines a closing file started
- * @nfile: the file being released
- *
- * Called with &neuron_device.lock held on a live device, before the file's
- * queues are torn down, so no engine it started writes records any more.
- */
-void neuron_engine_release_file(struct neuron_file *nfile)
-{
-	struct neuron_device *ndev = nfile->ndev;
-	u32 c, e;
-
-	lockdep_assert_held(&ndev->lock);
-	for (c = 0; c < ndev->num_cores; c++) {
-		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
-			if (ndev->eng_owner[c][e] != nfile)
-				continue;
-			neuron_engine_hw_reset(ndev, c, e);
-			ndev->eng_owner[c][e] = NULL;
-		}
-	}
+	return ret;
 }
 
 /**

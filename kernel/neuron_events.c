@@ -10,10 +10,15 @@
  * Every edge the interrupt threads handle (neuron_irq.c), and every reset
  * the disable path reports (neuron_lifecycle.c), becomes one struct
  * neuron_event, handed to neuron_events_broadcast(), which
- *  - appends it to the event queue of every open file: a ring of
- *    NEURON_EVENT_QUEUE_LEN events. A full ring keeps its oldest events and
- *    counts the new one as lost; the next event queued carries the count in
- *    @lost ("events this file dropped just before this one");
+ *  - appends it to the event queue of the files that see it: a ring of
+ *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC edge goes to the owner of its
+ *    core and to the watchers (files opened with CAP_SYS_ADMIN); any other
+ *    edge to every subscribed file (docs/decisions.md#tenancy). So the
+ *    per-edge cost of the hot NOTIFIC path is one copy plus one per
+ *    watcher, whatever other tenants open; sysfs event_fanout counts edges
+ *    and copies. A full ring keeps its oldest events and counts the new one
+ *    as lost; the next event queued carries the count in @lost ("events
+ *    this file dropped just before this one");
  *  - for a NOTIFIC edge, signals (adds 1 to) the eventfd bound to each queue
  *    whose THRESHOLD_STATUS bit the edge carried, so a reaper thread can
  *    sleep on the eventfd instead of spinning on the ring
@@ -27,6 +32,7 @@
  * that is dropped when the binding is replaced or removed, when the queue is
  * torn down (destroy, release of the owning file, remove()).
  */
+#include <linux/capability.h>
 #include <linux/eventfd.h>
 #include <linux/fs.h>
 #include <linux/ktime.h>
@@ -45,33 +51,76 @@
 #define NEURON_EV_MASK	(NEURON_EVENT_QUEUE_LEN - 1)
 
 /**
- * neuron_events_open() - give a new file its event queue and subscribe it
- * @nfile: the file being opened; @ndev set
+ * neuron_events_open() - prepare a new file for events
+ * @nfile: the file being opened; @ndev and @filp set
  *
- * Events of edges handled from now on are queued for the file.
+ * A file opened with CAP_SYS_ADMIN watches every edge and is subscribed at
+ * once; any other file is subscribed by neuron_events_subscribe() when it
+ * first acquires a core or calls read() or poll() (docs/decisions.md#tenancy).
  *
  * Return: 0 or -ENOMEM.
  */
 int neuron_events_open(struct neuron_file *nfile)
 {
-	struct neuron_device *ndev = nfile->ndev;
-
 	BUILD_BUG_ON(!is_power_of_2(NEURON_EVENT_QUEUE_LEN));
-	nfile->ev_buf = kvcalloc(NEURON_EVENT_QUEUE_LEN, sizeof(*nfile->ev_buf),
-				 GFP_KERNEL_ACCOUNT);
-	if (!nfile->ev_buf)
-		return -ENOMEM;
 	mutex_init(&nfile->ev_read_lock);
+	INIT_LIST_HEAD(&nfile->ev_node);
+	nfile->ev_watch = file_ns_capable(nfile->filp, &init_user_ns,
+					  CAP_SYS_ADMIN);
+	return nfile->ev_watch ? neuron_events_subscribe(nfile) : 0;
+}
 
+/**
+ * neuron_events_subscribe() - give a file its event queue, once
+ * @nfile: the file
+ *
+ * Allocates the queue, charged to the caller's memory cgroup, and adds the
+ * file to the device's watchers (CAP_SYS_ADMIN at open) or subscribers.
+ * Edges handled from then on are queued for it. Idempotent. May be called
+ * with &neuron_device.lock held.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int neuron_events_subscribe(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_event *buf;
+
+	if (READ_ONCE(nfile->ev_buf))
+		return 0;
+	buf = kvcalloc(NEURON_EVENT_QUEUE_LEN, sizeof(*buf),
+		       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	if (!buf)
+		return -ENOMEM;
 	spin_lock(&ndev->ev_lock);
-	list_add_tail(&nfile->ev_node, &ndev->ev_files);
+	if (!nfile->ev_buf) {
+		nfile->ev_buf = buf;
+		list_add_tail(&nfile->ev_node, nfile->ev_watch ?
+			      &ndev->ev_watchers : &ndev->ev_files);
+		buf = NULL;
+	}
 	spin_unlock(&ndev->ev_lock);
+	kvfree(buf);
 	return 0;
 }
 
 /**
+ * neuron_events_set_owner() - route a core's NOTIFIC edges to one file
+ * @ndev: device
+ * @core: core index
+ * @nfile: the core's new owner, subscribed; NULL when the core is freed
+ */
+void neuron_events_set_owner(struct neuron_device *ndev, u32 core,
+			     struct neuron_file *nfile)
+{
+	spin_lock(&ndev->ev_lock);
+	ndev->ev_owner[core] = nfile;
+	spin_unlock(&ndev->ev_lock);
+}
+
+/**
  * neuron_events_release() - unsubscribe a closing file, free its queue
- * @nfile: the file, subscribed by neuron_events_open()
+ * @nfile: the file; its cores were freed already
  *
  * After this no interrupt thread touches the file's queue (the thread
  * walks the subscribers under &neuron_device.ev_lock).
@@ -100,6 +149,7 @@ static void neuron_events_push(struct neuron_file *nfile,
 			nfile->ev_lost++;
 		return;
 	}
+	nfile->ndev->ev_copies++;
 	slot = &nfile->ev_buf[nfile->ev_tail & NEURON_EV_MASK];
 	*slot = *ev;
 	slot->lost = nfile->ev_lost;
@@ -122,9 +172,16 @@ static void neuron_events_deliver(struct neuron_device *ndev,
 	unsigned int q;
 
 	spin_lock(&ndev->ev_lock);
-	list_for_each_entry(nfile, &ndev->ev_files, ev_node)
+	ndev->ev_edges++;
+	list_for_each_entry(nfile, &ndev->ev_watchers, ev_node)
 		neuron_events_push(nfile, ev);
-	if (ev->edge == NEURON_EDGE_NOTIFIC && ev->core < ndev->num_cores) {
+	if (ev->edge != NEURON_EDGE_NOTIFIC) {
+		list_for_each_entry(nfile, &ndev->ev_files, ev_node)
+			neuron_events_push(nfile, ev);
+	} else if (ev->core < ndev->num_cores) {
+		nfile = ndev->ev_owner[ev->core];
+		if (nfile && !nfile->ev_watch)
+			neuron_events_push(nfile, ev);
 		for_each_set_bit(q, &queues, NEURON_NUM_SW_QUEUES) {
 			struct eventfd_ctx *ctx = ndev->nq_efd[ev->core][q];
 
@@ -216,8 +273,11 @@ static bool neuron_events_dead(struct neuron_device *ndev)
  * the call fails with -ENODEV. No lock but the file's ev_read_lock is held
  * across the copy to user memory.
  *
- * Return: bytes read (a multiple of sizeof(struct neuron_event)); -EINVAL
- * (@len smaller than one event); -EAGAIN (O_NONBLOCK and nothing queued, or
+ * The first read() subscribes the file (neuron_events_subscribe()).
+ *
+ * Return: bytes read (a multiple of sizeof(struct neuron_event)); -EBADF
+ * (file opened read-only); -EINVAL (@len smaller than one event); -ENOMEM
+ * (no event queue); -EAGAIN (O_NONBLOCK and nothing queued, or
  * another read() of the file in progress); -ERESTARTSYS (a signal while
  * waiting); -EFAULT (@buf unwritable and nothing copied); -ENODEV (device
  * removed and nothing queued).
@@ -231,8 +291,13 @@ ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
 	size_t done = 0;
 	ssize_t ret;
 
+	if (!(filp->f_mode & FMODE_WRITE))
+		return -EBADF;
 	if (len < sizeof(ev))
 		return -EINVAL;
+	ret = neuron_events_subscribe(nfile);
+	if (ret)
+		return ret;
 	if (filp->f_flags & O_NONBLOCK) {
 		if (!mutex_trylock(&nfile->ev_read_lock))
 			return -EAGAIN;
@@ -281,8 +346,11 @@ out:
  * @filp: the open file
  * @wait: poll table
  *
+ * The first poll() subscribes the file (neuron_events_subscribe()).
+ *
  * Return: EPOLLIN | EPOLLRDNORM when an event is queued (UAPI "Events");
- * EPOLLHUP | EPOLLERR once the device was removed.
+ * EPOLLHUP | EPOLLERR once the device was removed; EPOLLERR for a file
+ * opened read-only or when the event queue cannot be allocated.
  */
 __poll_t neuron_events_poll(struct file *filp, struct poll_table_struct *wait)
 {
@@ -290,6 +358,8 @@ __poll_t neuron_events_poll(struct file *filp, struct poll_table_struct *wait)
 	struct neuron_device *ndev = nfile->ndev;
 	__poll_t mask = 0;
 
+	if (!(filp->f_mode & FMODE_WRITE) || neuron_events_subscribe(nfile))
+		return EPOLLERR;
 	poll_wait(filp, &ndev->waitq, wait);
 	if (neuron_events_pending(nfile))
 		mask |= EPOLLIN | EPOLLRDNORM;

@@ -30,11 +30,14 @@
  *
  * The operations of one core are serialised under &neuron_device.lock, so
  * the value returned is the result of this call unless an engine updated
- * the entry in between (engines are not stopped). Any file may use any
- * core's unit, as engines of different files synchronise through it.
+ * the entry in between (engines are not stopped). Reads are open to every
+ * writable file; a write (SET, INC, DEC, EVENT_SET, EVENT_CLEAR) needs
+ * ownership of the core, and a free core becomes the caller's
+ * (docs/decisions.md#tenancy).
  *
  * Return: 0; -EINVAL (core, index or op out of range, reserved nonzero);
- * -ENODEV (device removed).
+ * -EPERM (a write on a core another file owns); -EIO (stale file, device
+ * offline); -ENODEV (device removed).
  */
 int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg)
 {
@@ -84,11 +87,16 @@ int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg)
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);
-	if (write)
+	if (write) {
+		ret = neuron_owner_claim(nfile, c);
+		if (ret)
+			goto out_unlock;
 		neuron_wr(ndev, NEURON_EVT_SEM_REG(c, wr_reg), wr_val);
+	}
 	/* the read also flushes the posted write */
 	arg->value = neuron_rd(ndev, NEURON_EVT_SEM_REG(c, rd_reg));
+out_unlock:
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
-	return 0;
+	return ret;
 }

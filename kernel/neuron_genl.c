@@ -369,11 +369,17 @@ static const struct genl_ops neuron_genl_ops[] = {
 		.dumpit = neuron_genl_get_nq_dumpit,
 		.policy = neuron_genl_policy,
 		.maxattr = NEURON_A_DEVICE,
+		/* every tenant's queues: docs/decisions.md#tenancy */
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 
 static const struct genl_multicast_group neuron_genl_mcgrps[] = {
-	[NEURON_GENL_MCGRP_EVENTS_IDX] = { .name = NEURON_GENL_MCGRP_EVENTS },
+	[NEURON_GENL_MCGRP_EVENTS_IDX] = {
+		.name = NEURON_GENL_MCGRP_EVENTS,
+		/* every tenant's edges: docs/decisions.md#tenancy */
+		.flags = NEURON_GENL_MCAST_ADMIN,
+	},
 };
 
 static struct genl_family neuron_genl_family __ro_after_init = {

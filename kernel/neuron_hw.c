@@ -126,3 +126,20 @@ int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue)
 			core, queue, NEURON_HW_TIMEOUT_MS);
 	return ret;
 }
+
+/**
+ * neuron_hw_engine_reset() - stop one engine and clear a fatal halt
+ * @ndev: device, live
+ * @core: core index, < num_cores
+ * @engine: enum neuron_engine, < NEURON_ENGINES_PER_CORE
+ *
+ * Writes CTRL.RESET and flushes it with a read of the engine's status:
+ * the engine is IDLE with PC 0 when this returns; semaphores, $S and
+ * FEATURE_FLAGS are kept (docs/device-model.md "Engines").
+ */
+void neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine)
+{
+	neuron_wr(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_CTRL),
+		  NEURON_ENG_CTRL_RESET);
+	neuron_rd(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_STATUS));
+}

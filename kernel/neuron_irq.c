@@ -446,10 +446,12 @@ void neuron_irq_fini(struct neuron_device *ndev)
  * THROTTLE to the throttle class queue, NUM4 by default
  * (docs/hardware.md#throttle, #nq-routing; docs/device-model.md). The throttle
  * edge itself is handled and counted either way. The setting is device-wide
- * and stays until changed (it does not belong to the file).
+ * and stays until changed (it does not belong to the file), so it needs
+ * CAP_SYS_ADMIN (docs/decisions.md#tenancy).
  *
- * Return: 0; -EINVAL (@enable not 0 or 1, reserved nonzero); -ENODEV
- * (device removed).
+ * Return: 0; -EINVAL (@enable not 0 or 1, reserved nonzero); -EPERM (no
+ * CAP_SYS_ADMIN); -EIO (stale file, device offline); -ENODEV (device
+ * removed).
  */
 int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
 			      const struct neuron_throttle *arg)
@@ -462,6 +464,8 @@ int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
 		return neuron_bad_field(ndev, cmd, "enable");
 	if (arg->reserved0 || arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
 
 	ret = neuron_enter_file(nfile);
 	if (ret)

@@ -18,7 +18,8 @@
  *  3. zap every user mapping of every file (later accesses: SIGBUS);
  *  4. clear bus mastering, so not even a device that failed to quiesce can
  *     write host memory any more, then mask and free the MSI-X vectors;
- *  5. free every queue and its ring (all DMA memory of the device);
+ *  5. free every queue and its ring (all DMA memory of the device) and
+ *     every device-memory allocation, and forget the cores' owners;
  *  6. report one NEURON_EDGE_RESET event naming the cause, the number of
  *     queues torn down and the records they held unread.
  *
@@ -108,6 +109,7 @@ void neuron_dev_disable(struct neuron_device *ndev,
 
 	mutex_lock(&ndev->lock);
 	neuron_engine_stop_all(ndev, hw_ok);
+	neuron_owner_forget_all(ndev);
 	queues = neuron_nq_stop_all(ndev, hw_ok, &unread);
 	if (hw_ok)
 		neuron_hw_wait_quiesced(ndev);
@@ -122,6 +124,7 @@ void neuron_dev_disable(struct neuron_device *ndev,
 
 	mutex_lock(&ndev->lock);
 	neuron_nq_teardown_all(ndev);
+	neuron_mem_forget_all(ndev);
 	ndev->reset_count[cause]++;
 	ndev->reset_lost += unread;
 	mutex_unlock(&ndev->lock);

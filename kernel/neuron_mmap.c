@@ -186,7 +186,8 @@ static const struct vm_operations_struct neuron_vm_ops = {
  * No page is mapped here; each is inserted when first touched.
  *
  * Return: 0; -EINVAL (unknown cookie, a queue of another file, wrong
- * length, not MAP_SHARED); -EACCES (PROT_WRITE on a ring, PROT_EXEC);
+ * length, not MAP_SHARED); -EACCES (PROT_WRITE on a ring, PROT_EXEC, a
+ * file opened read-only);
  * -ENODEV (device removed); -EIO (device offline, or the file is stale
  * after a reset).
  */
@@ -203,6 +204,9 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 	unsigned long want;
 	int ret;
 
+	/* a read-only file owns no queue (docs/decisions.md#tenancy) */
+	if (!(filp->f_mode & FMODE_WRITE))
+		return -EACCES;
 	if ((type != NEURON_COOKIE_RING && type != NEURON_COOKIE_DOORBELL) ||
 	    (pgoff & NEURON_COOKIE_PAGE_MASK))
 		return neuron_bad_field(ndev, "mmap", "offset");

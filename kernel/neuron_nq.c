@@ -24,7 +24,6 @@
  * nothing the driver allocated outlives the bound device (neuron.h).
  */
 #include <linux/dma-mapping.h>
-#include <linux/genalloc.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 
@@ -32,69 +31,29 @@
 
 #include "neuron.h"
 
-/**
- * neuron_nq_pool_init() - create the device-ring allocator
- * @ndev: device, geometry known
- *
- * The pool covers BAR4 [mem_size / 2, prog_base) in BAR4 offsets (never 0,
- * so gen_pool_alloc()'s 0 means failure), allocated in pages. A device too
- * small for it gets no pool and NEURON_NQ_F_DEVICE_MEM fails with -ENOMEM.
- *
- * Return: 0 or -ENOMEM.
- */
-int neuron_nq_pool_init(struct neuron_device *ndev)
-{
-	unsigned long start = PAGE_ALIGN(ndev->mem_size / 2);
-	unsigned long end = ndev->prog_base & PAGE_MASK;
-	int nid = dev_to_node(&ndev->pdev->dev);
-
-	if (end <= start)
-		return 0;
-	ndev->ring_pool = gen_pool_create(PAGE_SHIFT, nid);
-	if (!ndev->ring_pool)
-		return -ENOMEM;
-	if (gen_pool_add(ndev->ring_pool, start, end - start, nid)) {
-		gen_pool_destroy(ndev->ring_pool);
-		ndev->ring_pool = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/**
- * neuron_nq_pool_fini() - destroy the device-ring allocator
- * @ndev: device, from its final release: every ring was freed
- */
-void neuron_nq_pool_fini(struct neuron_device *ndev)
-{
-	if (ndev->ring_pool)
-		gen_pool_destroy(ndev->ring_pool);
-	ndev->ring_pool = NULL;
-}
-
 /*
  * Allocate and zero a ring: stale records must not look fresh (phase).
  * Host rings are physically contiguous pages from dma_alloc_pages(): the
  * device gets one bus range (an IOVA with an IOMMU), and the fault handler
  * inserts the pages by PFN (neuron_mmap.c). They are charged to the
- * caller's memory cgroup. Device rings come from the BAR4 pool.
+ * caller's memory cgroup; __GFP_RETRY_MAYFAIL makes a cgroup at its limit
+ * fail the call with -ENOMEM rather than invoke its OOM killer. Device
+ * rings come from the ring part of device memory (neuron_mem.c).
  */
 static int neuron_nq_alloc_ring(struct neuron_nq *nq)
 {
 	struct neuron_device *ndev = nq->ndev;
 
 	if (nq->flags & NEURON_NQ_F_DEVICE_MEM) {
-		if (!ndev->ring_pool)
-			return -ENOMEM;
-		nq->mem_off = gen_pool_alloc(ndev->ring_pool, nq->alloc_size);
-		if (!nq->mem_off)
+		if (neuron_mem_ring_alloc(ndev, nq->alloc_size, &nq->mem_off))
 			return -ENOMEM;
 		memset_io(ndev->mem + nq->mem_off, 0, nq->alloc_size);
 		return 0;
 	}
 	nq->pages = dma_alloc_pages(&ndev->pdev->dev, nq->alloc_size,
 				    &nq->dma_addr, DMA_FROM_DEVICE,
-				    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+				    GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+				    __GFP_NOWARN);
 	if (!nq->pages)
 		return -ENOMEM;
 	/*
@@ -119,8 +78,7 @@ static void neuron_nq_free_ring(struct neuron_nq *nq)
 
 	if (nq->flags & NEURON_NQ_F_DEVICE_MEM) {
 		if (nq->mem_off)
-			gen_pool_free(ndev->ring_pool, nq->mem_off,
-				      nq->alloc_size);
+			neuron_mem_ring_free(ndev, nq->mem_off, nq->alloc_size);
 		nq->mem_off = 0;
 	} else if (nq->pages) {
 		dma_free_pages(&ndev->pdev->dev, nq->alloc_size, nq->pages,
@@ -243,9 +201,11 @@ static struct neuron_nq *neuron_nq_find(struct neuron_file *nfile, u32 core,
  * docs/decisions.md#arch-driver "NQ init".
  *
  * Return: 0; -EINVAL (a field out of range, a reserved field or unknown
- * flag set); -EBUSY (the queue is already initialised, by this or another
- * file); -ENOMEM (no host DMA memory, or no room in the device-ring pool);
- * -ENODEV (device removed).
+ * flag set); -EPERM (another file owns the core; otherwise the core is now
+ * the caller's, docs/decisions.md#tenancy); -EBUSY (the queue is already
+ * initialised by this file); -ENOMEM (no host DMA memory, the caller's
+ * memory cgroup is at its limit, or no room for a device ring); -EIO
+ * (stale file, device offline); -ENODEV (device removed).
  */
 int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 {
@@ -285,6 +245,9 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 	if (ret)
 		goto err_free;
 	mutex_lock(&ndev->lock);
+	ret = neuron_owner_claim(nfile, nq->core);
+	if (ret)
+		goto err_unlock;
 	if (ndev->nq[nq->core][nq->queue]) {
 		ret = -EBUSY;
 		goto err_unlock;

@@ -12,11 +12,11 @@
  *   map BAR0, check ID/version/geometry    (devres: unmap, release, disable)
  *   map BAR4                               (devres)
  *   64-bit DMA mask                        -
- *   device-ring pool                       pool destroyed
+ *   device-memory allocator                allocator destroyed
  *   instance number reserved               instance number freed (last)
  *   enable: reset, wait READY, bus         disable: quiesce, zap mappings,
  *     master on, vectors                     bus master off, vectors freed,
- *                                            every ring freed
+ *                                            every ring and allocation freed
  *   /dev/neuronN published                 /dev/neuronN unpublished (first)
  *
  * So no DMA memory, vector or mapping outlives the bound device; what
@@ -185,6 +185,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_waitqueue_head(&ndev->waitq);
 	spin_lock_init(&ndev->ev_lock);
 	INIT_LIST_HEAD(&ndev->ev_files);
+	INIT_LIST_HEAD(&ndev->ev_watchers);
 
 	ret = neuron_pci_map(ndev);
 	if (ret)
@@ -199,7 +200,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_put;
 	}
 
-	ret = neuron_nq_pool_init(ndev);
+	ret = neuron_mem_init(ndev);
 	if (ret)
 		goto err_put;
 	ret = neuron_id_alloc(ndev);
@@ -232,7 +233,7 @@ err_disable:
 err_id:
 	neuron_id_free(ndev);
 err_pool:
-	neuron_nq_pool_fini(ndev);
+	neuron_mem_fini(ndev);
 err_put:
 	/* The devres actions (unmap, release, disable) run after this. */
 	neuron_device_put(ndev);
@@ -258,7 +259,7 @@ static void neuron_remove(struct pci_dev *pdev)
 
 	neuron_cdev_unregister(ndev);
 	neuron_dev_disable(ndev, NEURON_RESET_REMOVE, true);
-	neuron_nq_pool_fini(ndev);
+	neuron_mem_fini(ndev);
 	pci_set_drvdata(pdev, NULL);
 	neuron_id_free(ndev);
 	neuron_device_put(ndev);

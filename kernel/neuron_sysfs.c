@@ -26,12 +26,21 @@
  *                 cause ("remove", "flr", "pci_error", "suspend",
  *                 "shutdown"), then "records_lost <n>": records the
  *                 consumers had not read when their rings went
+ *   core_owners   one line per core: "<c> <pid> <comm>" for a core an open
+ *                 file owns (the thread group that first acquired a core
+ *                 through that file, its PID as the reader's PID namespace
+ *                 sees it, 0 if invisible there), "<c> - -" for a free one
+ *                 (docs/decisions.md#tenancy)
+ *   event_fanout  "edges <n>": edges handed to open files' event queues;
+ *                 "copies <n>": events queued by them. copies / edges is
+ *                 the per-edge fan-out cost (neuron_events.c)
  *
  * The counters count since probe (docs/decisions.md#arch-driver "count every
  * edge").
  */
 #include <linux/device.h>
 #include <linux/log2.h>
+#include <linux/pid.h>
 #include <linux/sysfs.h>
 
 #include "neuron.h"
@@ -192,6 +201,43 @@ static ssize_t reset_counts_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(reset_counts);
 
+static ssize_t core_owners_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	int len = 0;
+	u32 c;
+
+	mutex_lock(&ndev->lock);
+	for (c = 0; c < ndev->num_cores; c++) {
+		struct neuron_file *owner = ndev->owner[c];
+
+		if (owner)
+			len += sysfs_emit_at(buf, len, "%u %d %s\n", c,
+					     pid_vnr(owner->owner_pid),
+					     owner->owner_comm);
+		else
+			len += sysfs_emit_at(buf, len, "%u - -\n", c);
+	}
+	mutex_unlock(&ndev->lock);
+	return len;
+}
+static DEVICE_ATTR_RO(core_owners);
+
+static ssize_t event_fanout_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u64 edges, copies;
+
+	spin_lock(&ndev->ev_lock);
+	edges = ndev->ev_edges;
+	copies = ndev->ev_copies;
+	spin_unlock(&ndev->ev_lock);
+	return sysfs_emit(buf, "edges %llu\ncopies %llu\n", edges, copies);
+}
+static DEVICE_ATTR_RO(event_fanout);
+
 static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
 	&dev_attr_intr_counts.attr,
@@ -200,6 +246,8 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_fault_counts.attr,
 	&dev_attr_intr_storms.attr,
 	&dev_attr_reset_counts.attr,
+	&dev_attr_core_owners.attr,
+	&dev_attr_event_fanout.attr,
 	NULL,
 };
 

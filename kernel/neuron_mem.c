@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device memory (BAR4): the one allocator behind NEURON_IOC_MEM_ALLOC and
+ * the device-memory rings, and the check that keeps every program inside
+ * the memory its file allocated (docs/decisions.md#tenancy,
+ * docs/decisions.md#arch-driver "device memory layout").
+ *
+ *   [0, mem_limit)          tenants' allocations (NEURON_IOC_MEM_ALLOC)
+ *   [mem_limit, prog_base)  device-memory rings (neuron_nq.c)
+ *   [prog_base, mem_size)   the engines' program areas (neuron_engine.c)
+ *
+ * One gen_pool covers [0, prog_base) in NEURON_MEM_ALIGN units; each kind
+ * of allocation searches only its own part. Pool addresses are offsets
+ * plus NEURON_MEM_ALIGN, because gen_pool_alloc() returns 0 for failure
+ * and offset 0 is a valid allocation. Each file keeps a list of its
+ * allocations under &neuron_device.lock; SUBMIT refuses a program whose
+ * DGE_COPY reads or writes anything outside them, so no tenant's program
+ * can touch another's memory, a ring or a program area.
+ */
+#include <linux/genalloc.h>
+#include <linux/list.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+
+#include <uapi/linux/neuron.h>
+
+#include "neuron.h"
+
+#define NEURON_MEM_BIAS		NEURON_MEM_ALIGN
+
+/**
+ * struct neuron_mem_block - one NEURON_IOC_MEM_ALLOC allocation of a file
+ * @node:	in &neuron_file.mem_blocks, under &neuron_device.lock
+ * @off:	BAR4 offset
+ * @size:	bytes, a multiple of NEURON_MEM_ALIGN
+ */
+struct neuron_mem_block {
+	struct list_head node;
+	u64 off;
+	u64 size;
+};
+
+/* A part of the pool, in BAR4 offsets: [lo, hi). */
+struct neuron_mem_span {
+	u64 lo;
+	u64 hi;
+};
+
+/*
+ * gen_pool algorithm: first fit inside the span @data names. @start_addr
+ * is the chunk's pool address (NEURON_MEM_BIAS: offset 0); returning
+ * @size tells gen_pool that nothing fits.
+ */
+static unsigned long neuron_mem_algo_span(unsigned long *map,
+					  unsigned long size,
+					  unsigned long start, unsigned int nr,
+					  void *data, struct gen_pool *pool,
+					  unsigned long start_addr)
+{
+	const struct neuron_mem_span *span = data;
+	int order = pool->min_alloc_order;
+	unsigned long lo = span->lo >> order, hi = min(size, span->hi >> order);
+	unsigned long bit;
+
+	bit = bitmap_find_next_zero_area(map, hi, max(start, lo), nr, 0);
+	return bit + nr <= hi ? bit : size;
+}
+
+/**
+ * neuron_mem_init() - create the device-memory allocator
+ * @ndev: device, geometry (mem_size, prog_base) known
+ *
+ * Half of the memory below the program areas is for tenants
+ * (&neuron_device.mem_limit), the rest for device-memory rings.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int neuron_mem_init(struct neuron_device *ndev)
+{
+	u64 end = round_down(ndev->prog_base, NEURON_MEM_ALIGN);
+	int nid = dev_to_node(&ndev->pdev->dev);
+
+	ndev->mem_limit = min(round_down(ndev->mem_size / 2, NEURON_MEM_ALIGN),
+			      end);
+	if (!end)
+		return 0;
+	ndev->mem_pool = gen_pool_create(ilog2(NEURON_MEM_ALIGN), nid);
+	if (!ndev->mem_pool)
+		return -ENOMEM;
+	if (gen_pool_add(ndev->mem_pool, NEURON_MEM_BIAS, end, nid)) {
+		gen_pool_destroy(ndev->mem_pool);
+		ndev->mem_pool = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * neuron_mem_fini() - destroy the device-memory allocator
+ * @ndev: device, from remove(): every ring and allocation was freed by
+ *	the disable path
+ */
+void neuron_mem_fini(struct neuron_device *ndev)
+{
+	if (ndev->mem_pool)
+		gen_pool_destroy(ndev->mem_pool);
+	ndev->mem_pool = NULL;
+}
+
+static int neuron_mem_take(struct neuron_device *ndev, u64 size,
+			   genpool_algo_t algo, void *data, u64 *off)
+{
+	unsigned long addr;
+
+	if (!ndev->mem_pool)
+		return -ENOMEM;
+	addr = gen_pool_alloc_algo(ndev->mem_pool, size, algo, data);
+	if (!addr)
+		return -ENOMEM;
+	*off = addr - NEURON_MEM_BIAS;
+	return 0;
+}
+
+static void neuron_mem_give(struct neuron_device *ndev, u64 off, u64 size)
+{
+	gen_pool_free(ndev->mem_pool, off + NEURON_MEM_BIAS, size);
+}
+
+/**
+ * neuron_mem_ring_alloc() - device memory for a ring
+ * @ndev: device
+ * @size: bytes, a multiple of NEURON_MEM_ALIGN
+ * @off: out: BAR4 offset, in [mem_limit, prog_base)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int neuron_mem_ring_alloc(struct neuron_device *ndev, u64 size, u64 *off)
+{
+	struct neuron_mem_span span = {
+		.lo = ndev->mem_limit,
+		.hi = round_down(ndev->prog_base, NEURON_MEM_ALIGN),
+	};
+
+	return neuron_mem_take(ndev, size, neuron_mem_algo_span, &span, off);
+}
+
+/**
+ * neuron_mem_ring_free() - give a ring's device memory back
+ * @ndev: device
+ * @off: what neuron_mem_ring_alloc() returned
+ * @size: the size it was given
+ */
+void neuron_mem_ring_free(struct neuron_device *ndev, u64 off, u64 size)
+{
+	neuron_mem_give(ndev, off, size);
+}
+
+/* The caller's allocation starting at @off, or NULL. */
+static struct neuron_mem_block *neuron_mem_find(struct neuron_file *nfile,
+						u64 off)
+{
+	struct neuron_mem_block *blk;
+
+	list_for_each_entry(blk, &nfile->mem_blocks, node)
+		if (blk->off == off)
+			return blk;
+	return NULL;
+}
+
+/* Whether an allocation of the caller holds [addr, addr + len). */
+static bool neuron_mem_owned(struct neuron_file *nfile, u64 addr, u64 len)
+{
+	struct neuron_mem_block *blk;
+
+	list_for_each_entry(blk, &nfile->mem_blocks, node)
+		if (addr >= blk->off && addr + len <= blk->off + blk->size)
+			return true;
+	return false;
+}
+
+/**
+ * neuron_mem_ioctl_alloc() - NEURON_IOC_MEM_ALLOC
+ * @nfile: the caller's file
+ * @arg: in: @size (bytes, 1..mem_limit, rounded up to NEURON_MEM_ALIGN),
+ *	@flags (NEURON_MEM_F_FIXED), @offset (FIXED: the wanted BAR4 offset,
+ *	NEURON_MEM_ALIGN-aligned; else zero), reserved zero; out: @offset
+ *
+ * The allocation belongs to the file until NEURON_IOC_MEM_FREE or its
+ * release (docs/decisions.md#tenancy). Its bookkeeping is charged to the
+ * caller's memory cgroup.
+ *
+ * Return: 0; -EINVAL (size, offset, flags or reserved); -ENOMEM (no free
+ * range, or no memory for the bookkeeping); -EBUSY (FIXED: the range is
+ * partly allocated); -EIO (stale file or device offline); -ENODEV.
+ */
+int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
+			   struct neuron_mem_alloc *arg)
+{
+	static const char cmd[] = "MEM_ALLOC";
+	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_mem_span span = { .hi = ndev->mem_limit };
+	struct genpool_data_fixed fixed = { .offset = arg->offset };
+	bool is_fixed = arg->flags & NEURON_MEM_F_FIXED;
+	struct neuron_mem_block *blk;
+	u64 size;
+	int ret;
+
+	if (!arg->size || arg->size > ndev->mem_limit)
+		return neuron_bad_field(ndev, cmd, "size");
+	size = round_up(arg->size, NEURON_MEM_ALIGN);
+	if (arg->flags & ~NEURON_MEM_F_ALL)
+		return neuron_bad_field(ndev, cmd, "flags");
+	if (is_fixed ? (!IS_ALIGNED(arg->offset, NEURON_MEM_ALIGN) ||
+			arg->offset > ndev->mem_limit - size) : arg->offset)
+		return neuron_bad_field(ndev, cmd, "offset");
+	if (arg->reserved0 || arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	blk = kzalloc(sizeof(*blk), GFP_KERNEL_ACCOUNT);
+	if (!blk)
+		return -ENOMEM;
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		goto out_free;
+	mutex_lock(&ndev->lock);
+	if (is_fixed)
+		ret = neuron_mem_take(ndev, size, gen_pool_fixed_alloc, &fixed,
+				      &blk->off);
+	else
+		ret = neuron_mem_take(ndev, size, neuron_mem_algo_span, &span,
+				      &blk->off);
+	if (!ret) {
+		blk->size = size;
+		list_add_tail(&blk->node, &nfile->mem_blocks);
+		arg->offset = blk->off;
+		blk = NULL;
+	} else if (is_fixed) {
+		ret = -EBUSY;
+	}
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+out_free:
+	kfree(blk);
+	return ret;
+}
+
+/**
+ * neuron_mem_ioctl_free() - NEURON_IOC_MEM_FREE
+ * @nfile: the caller's file
+ * @arg: @offset, as NEURON_IOC_MEM_ALLOC returned it; @reserved zero
+ *
+ * Return: 0; -EINVAL (reserved); -ENOENT (no allocation of this file
+ * starts at @offset); -EIO (stale file or device offline); -ENODEV.
+ */
+int neuron_mem_ioctl_free(struct neuron_file *nfile,
+			  const struct neuron_mem_free *arg)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_mem_block *blk;
+	int ret;
+
+	if (arg->reserved)
+		return neuron_bad_field(ndev, "MEM_FREE", "reserved");
+
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	blk = neuron_mem_find(nfile, arg->offset);
+	if (blk) {
+		list_del(&blk->node);
+		neuron_mem_give(ndev, blk->off, blk->size);
+	} else {
+		ret = -ENOENT;
+	}
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	kfree(blk);
+	return ret;
+}
+
+/**
+ * neuron_mem_check_program() - refuse a program that leaves its memory
+ * @nfile: the submitting file
+ * @insns: the program, @count struct neuron_emu_insn (kernel copy)
+ * @count: instructions
+ *
+ * Every DGE_COPY's source and destination range, [addr, addr + length)
+ * with a length of 0 taken as 1 byte, must lie inside one allocation of
+ * @nfile (docs/decisions.md#tenancy). Gather and scatter descriptors name
+ * the same ranges. Called with &neuron_device.lock held.
+ *
+ * Return: 0, or -EACCES naming the first bad instruction in the log.
+ */
+int neuron_mem_check_program(struct neuron_file *nfile,
+			     const struct neuron_emu_insn *insns, u32 count)
+{
+	u32 i;
+
+	lockdep_assert_held(&nfile->ndev->lock);
+	for (i = 0; i < count; i++) {
+		const struct neuron_emu_dge_desc *d = &insns[i].operand.dge;
+		u64 len = max_t(u64, d->length, 1);
+		const char *bad = NULL;
+
+		if (insns[i].opcode != NEURON_OP_DGE_COPY)
+			continue;
+		if (!neuron_mem_owned(nfile, d->src, len))
+			bad = "source";
+		else if (!neuron_mem_owned(nfile, d->dst, len))
+			bad = "destination";
+		if (bad) {
+			dev_info_ratelimited(&nfile->ndev->pdev->dev,
+					     "SUBMIT: instruction %u: DGE_COPY %s [%#llx, +%#llx) is not memory pid %d (%s) allocated\n",
+					     i, bad,
+					     bad[0] == 's' ? (u64)d->src : (u64)d->dst,
+					     len, task_tgid_nr(current),
+					     current->comm);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
+/**
+ * neuron_mem_release_file() - free every allocation of a closing file
+ * @nfile: the file being released
+ * @hw_live: the device is neither dead nor offline: give the ranges back
+ *	to the pool (otherwise neuron_mem_forget_all() did already)
+ *
+ * Called with &neuron_device.lock held.
+ */
+void neuron_mem_release_file(struct neuron_file *nfile, bool hw_live)
+{
+	struct neuron_mem_block *blk, *tmp;
+
+	list_for_each_entry_safe(blk, tmp, &nfile->mem_blocks, node) {
+		list_del(&blk->node);
+		if (hw_live)
+			neuron_mem_give(nfile->ndev, blk->off, blk->size);
+		kfree(blk);
+	}
+}
+
+/**
+ * neuron_mem_forget_all() - free every file's allocations
+ * @ndev: device, in the disable path with &neuron_device.lock held and the
+ *	engines stopped; the files open now are stale
+ */
+void neuron_mem_forget_all(struct neuron_device *ndev)
+{
+	struct neuron_file *nfile;
+
+	lockdep_assert_held(&ndev->lock);
+	list_for_each_entry(nfile, &ndev->files, node)
+		neuron_mem_release_file(nfile, true);
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Core ownership (docs/decisions.md#tenancy; include/uapi/linux/neuron.h
+ * "Tenancy", NEURON_IOC_CORE_ACQUIRE/RELEASE).
+ *
+ * Every core (TPB) belongs to at most one open file: &neuron_device.owner
+ * names it, &neuron_file.cores is the same fact seen from the file, both
+ * under &neuron_device.lock. A file acquires a core explicitly, or
+ * implicitly through the first call that needs ownership of a free core
+ * (neuron_owner_claim(), called by the queue, engine and EVT_SEM handlers).
+ * The owner alone may change anything on its cores; the engines it started
+ * are reset when it gives a core up. sysfs core_owners prints the table
+ * (neuron_sysfs.c). The first acquisition subscribes the
+ * file to events (neuron_events.c), so its NOTIFIC edges reach it.
+ */
+#include <linux/pid.h>
+#include <linux/sched.h>
+
+#include <uapi/linux/neuron.h>
+
+#include "neuron.h"
+
+/* Give @nfile core @c, which nobody owns; &neuron_device.lock held. */
+static int neuron_owner_take(struct neuron_file *nfile, u32 c)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	int ret;
+
+	ret = neuron_events_subscribe(nfile);
+	if (ret)
+		return ret;
+	if (!nfile->cores) {
+		put_pid(nfile->owner_pid);
+		nfile->owner_pid = get_task_pid(current, PIDTYPE_TGID);
+		get_task_comm(nfile->owner_comm, current);
+	}
+	ndev->owner[c] = nfile;
+	neuron_events_set_owner(ndev, c, nfile);
+	nfile->cores |= BIT_ULL(c);
+	return 0;
+}
+
+/* Take core @c from @nfile, resetting the engines it started there. */
+static void neuron_owner_drop(struct neuron_file *nfile, u32 c)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	u32 e;
+
+	for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+		if (ndev->eng_owner[c][e] != nfile)
+			continue;
+		neuron_hw_engine_reset(ndev, c, e);
+		ndev->eng_owner[c][e] = NULL;
+	}
+	ndev->owner[c] = NULL;
+	neuron_events_set_owner(ndev, c, NULL);
+	nfile->cores &= ~BIT_ULL(c);
+}
+
+/**
+ * neuron_owner_claim() - check, or implicitly take, ownership of a core
+ * @nfile: the caller's file
+ * @core: core index, < num_cores
+ *
+ * Called with &neuron_device.lock held by every handler that changes
+ * something on a core (docs/decisions.md#tenancy "implicit acquisition").
+ *
+ * Return: 0 if @nfile owns @core, now or already; -EPERM if another file
+ * owns it; -ENOMEM (the file's event queue could not be allocated).
+ */
+int neuron_owner_claim(struct neuron_file *nfile, u32 core)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_file *owner;
+
+	lockdep_assert_held(&ndev->lock);
+	owner = ndev->owner[core];
+	if (owner == nfile)
+		return 0;
+	if (owner) {
+		dev_dbg_ratelimited(&ndev->pdev->dev, "core %u is owned by pid %d (%s); refused pid %d (%s)\n",
+				    core, pid_nr(owner->owner_pid),
+				    owner->owner_comm, task_tgid_nr(current),
+				    current->comm);
+		return -EPERM;
+	}
+	return neuron_owner_take(nfile, core);
+}
+
+/* Validate a core mask: no bit at or above num_cores, reserved zero. */
+static int neuron_owner_check(struct neuron_device *ndev, const char *cmd,
+			      const struct neuron_cores *arg)
+{
+	if (arg->cores & ~GENMASK_ULL(ndev->num_cores - 1, 0))
+		return neuron_bad_field(ndev, cmd, "cores");
+	if (arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+	return 0;
+}
+
+/**
+ * neuron_owner_ioctl_acquire() - NEURON_IOC_CORE_ACQUIRE
+ * @nfile: the caller's file
+ * @arg: in: @cores, a mask of core indices (< num_cores), @reserved zero;
+ *	out: @owned, the cores the file owns afterwards
+ *
+ * All or nothing: if any named core belongs to another file, none is
+ * taken. docs/decisions.md#tenancy.
+ *
+ * Return: 0; -EINVAL (a bit >= num_cores, reserved nonzero); -EBUSY (a
+ * named core is owned by another file); -ENOMEM (event queue); -EIO (stale
+ * file or device offline); -ENODEV (device removed).
+ */
+int neuron_owner_ioctl_acquire(struct neuron_file *nfile,
+			       struct neuron_cores *arg)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	unsigned long want;
+	unsigned int c;
+	int ret;
+
+	ret = neuron_owner_check(ndev, "CORE_ACQUIRE", arg);
+	if (ret)
+		return ret;
+	want = arg->cores;
+
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	for_each_set_bit(c, &want, NEURON_MAX_CORES) {
+		if (ndev->owner[c] && ndev->owner[c] != nfile) {
+			ret = -EBUSY;
+			goto out;
+		}
+	}
+	for_each_set_bit(c, &want, NEURON_MAX_CORES) {
+		if (ndev->owner[c])
+			continue;
+		ret = neuron_owner_take(nfile, c);
+		if (ret)	/* only the first take allocates */
+			goto out;
+	}
+out:
+	arg->owned = nfile->cores;
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
+
+/**
+ * neuron_owner_ioctl_release() - NEURON_IOC_CORE_RELEASE
+ * @nfile: the caller's file
+ * @arg: in: @cores, a mask of cores this file owns, @reserved zero; out:
+ *	@owned, the cores the file still owns
+ *
+ * Resets the engines the file started on each named core, then frees the
+ * cores. All or nothing, like acquisition. docs/decisions.md#tenancy.
+ *
+ * Return: 0; -EINVAL (a bit >= num_cores, reserved nonzero); -EPERM (a
+ * named core is not owned by this file); -EBUSY (the file has a queue on a
+ * named core); -EIO (stale file or device offline); -ENODEV (device
+ * removed).
+ */
+int neuron_owner_ioctl_release(struct neuron_file *nfile,
+			       struct neuron_cores *arg)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	unsigned long want;
+	unsigned int c, q;
+	int ret;
+
+	ret = neuron_owner_check(ndev, "CORE_RELEASE", arg);
+	if (ret)
+		return ret;
+	want = arg->cores;
+
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	for_each_set_bit(c, &want, NEURON_MAX_CORES) {
+		if (ndev->owner[c] != nfile) {
+			ret = -EPERM;
+			goto out;
+		}
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++) {
+			if (ndev->nq[c][q]) {
+				ret = -EBUSY;
+				goto out;
+			}
+		}
+	}
+	for_each_set_bit(c, &want, NEURON_MAX_CORES)
+		neuron_owner_drop(nfile, c);
+out:
+	arg->owned = nfile->cores;
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
+
+/**
+ * neuron_owner_release_file() - free every core of a closing file
+ * @nfile: the file being released
+ *
+ * Called with &neuron_device.lock held on a live device, before the file's
+ * queues are torn down: the engines it started stop first.
+ */
+void neuron_owner_release_file(struct neuron_file *nfile)
+{
+	unsigned long cores = nfile->cores;
+	unsigned int c;
+
+	lockdep_assert_held(&nfile->ndev->lock);
+	for_each_set_bit(c, &cores, NEURON_MAX_CORES)
+		neuron_owner_drop(nfile, c);
+}
+
+/**
+ * neuron_owner_forget_all() - free every core of every file
+ * @ndev: device, in the disable path with &neuron_device.lock held; the
+ *	engines are stopped already
+ *
+ * The files open now are stale (docs/decisions.md#reset-and-recovery):
+ * a file opened after the reset may acquire the cores.
+ */
+void neuron_owner_forget_all(struct neuron_device *ndev)
+{
+	u32 c;
+
+	lockdep_assert_held(&ndev->lock);
+	for (c = 0; c < NEURON_MAX_CORES; c++) {
+		if (ndev->owner[c])
+			ndev->owner[c]->cores = 0;
+		ndev->owner[c] = NULL;
+		neuron_events_set_owner(ndev, c, NULL);
+	}
+}
