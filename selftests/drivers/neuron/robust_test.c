@@ -807,11 +807,15 @@ static int nobody_reads_everything(struct secrets *s)
 	if (neuron_ring_map(fd, &h, &hr) || neuron_ring_map(fd, &d, &dr))
 		return 33;
 
-	/* netlink: join the events first */
+	/*
+	 * netlink: the events group needs CAP_NET_ADMIN
+	 * (docs/decisions.md#tenancy): nobody's join is refused
+	 */
 	if (nlc_open(&nl))
 		return 34;
 	grp = (int)nl.events_grp;
-	if (!grp || setsockopt(nl.fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)))
+	if (!grp || !setsockopt(nl.fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)) ||
+	    errno != EPERM)
 		return 35;
 
 	/* records, and edges: a HEAD write past TAIL is rejected (intr_7) */
@@ -867,8 +871,9 @@ static int nobody_reads_everything(struct secrets *s)
 		if (nlc_send(&nl, nl.family, NLM_F_DUMP, NEURON_CMD_GET_DEVICE, NULL, 0) ||
 		    nlc_answer(&nl, check_attrs, s))
 			return 42;
+		/* every tenant's queues: CAP_NET_ADMIN only */
 		if (nlc_send(&nl, nl.family, NLM_F_DUMP, NEURON_CMD_GET_NQ, NULL, 0) ||
-		    nlc_answer(&nl, check_attrs, s))
+		    nlc_answer(&nl, check_attrs, s) != -EPERM)
 			return 43;
 	}
 	close(nl.fd);
@@ -1603,22 +1608,31 @@ ROBUST_FIXTURE(fuzz)
 #define FZ_MAPS		4
 #define FZ_ERRNOS	140
 
+/*
+ * EPERM: a core another file owns (the threads' files compete for the two
+ * cores), or THROTTLE without CAP_SYS_ADMIN; EACCES: a DGE_COPY naming
+ * memory the file did not allocate (docs/decisions.md#tenancy).
+ */
 static const struct fz_cmd {
 	unsigned long cmd;
 	const char *name;
-	int errs[4];		/* documented errnos beyond EINVAL/EFAULT */
+	int errs[6];		/* documented errnos beyond EINVAL/EFAULT */
 } fz_cmds[] = {
 	{ NEURON_IOC_DEVICE_INFO, "DEVICE_INFO", { 0 } },
-	{ NEURON_IOC_NQ_INIT, "NQ_INIT", { EBUSY, ENOMEM } },
+	{ NEURON_IOC_NQ_INIT, "NQ_INIT", { EBUSY, ENOMEM, EPERM } },
 	{ NEURON_IOC_NQ_DESTROY, "NQ_DESTROY", { ENOENT, EBUSY } },
 	{ NEURON_IOC_NQ_INFO, "NQ_INFO", { ENOENT } },
-	{ NEURON_IOC_SUBMIT, "SUBMIT", { EBUSY, EIO, ENOMEM } },
+	{ NEURON_IOC_SUBMIT, "SUBMIT", { EBUSY, EIO, ENOMEM, EPERM, EACCES } },
 	{ NEURON_IOC_ENGINE_STATUS, "ENGINE_STATUS", { 0 } },
-	{ NEURON_IOC_ENGINE_RESET, "ENGINE_RESET", { 0 } },
-	{ NEURON_IOC_FEATURE_FLAGS, "FEATURE_FLAGS", { EOPNOTSUPP } },
+	{ NEURON_IOC_ENGINE_RESET, "ENGINE_RESET", { EPERM } },
+	{ NEURON_IOC_FEATURE_FLAGS, "FEATURE_FLAGS", { EOPNOTSUPP, EPERM } },
 	{ NEURON_IOC_NQ_EVENTFD, "NQ_EVENTFD", { ENOENT, EBADF } },
-	{ NEURON_IOC_EVT_SEM, "EVT_SEM", { 0 } },
-	{ NEURON_IOC_THROTTLE, "THROTTLE", { 0 } },
+	{ NEURON_IOC_EVT_SEM, "EVT_SEM", { EPERM } },
+	{ NEURON_IOC_THROTTLE, "THROTTLE", { EPERM } },
+	{ NEURON_IOC_CORE_ACQUIRE, "CORE_ACQUIRE", { EBUSY } },
+	{ NEURON_IOC_CORE_RELEASE, "CORE_RELEASE", { EPERM, EBUSY } },
+	{ NEURON_IOC_MEM_ALLOC, "MEM_ALLOC", { ENOMEM, EBUSY } },
+	{ NEURON_IOC_MEM_FREE, "MEM_FREE", { ENOENT } },
 };
 
 struct fz_map {
@@ -1637,6 +1651,8 @@ struct fz {
 	struct fz_map maps[FZ_MAPS];
 	uint64_t cookies[8];
 	uint32_t cookie_len[8];
+	uint64_t mem[4];	/* offsets MEM_ALLOC returned, for MEM_FREE */
+	bool no_core;		/* an unprivileged file that must never own a core */
 	/* results */
 	uint64_t ioctls, ok, real, mutated, random_cmd, bad_ptr;
 	uint64_t errs[FZ_ERRNOS];
@@ -1659,7 +1675,7 @@ static bool fz_allowed(int ci, int err)
 		return err == ENOTTY;
 	if (err == EINVAL || err == EFAULT)
 		return true;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < (int)ARRAY_SIZE(fz_cmds[ci].errs); i++)
 		if (fz_cmds[ci].errs[i] && fz_cmds[ci].errs[i] == err)
 			return true;
 	return false;
@@ -1738,6 +1754,13 @@ static void fz_plausible(struct fz *z, int ci, void *arg, size_t size)
 			in->operand.arg.value = (q >> 40) % 16;
 			if (in->opcode == NEURON_OP_DELAY)
 				in->operand.arg.value = (q >> 40) % 100000;
+			if (in->opcode == NEURON_OP_DGE_COPY) {
+				in->operand.dge.src = (uint32_t)z->mem[(q >> 32) % 4] +
+						      (q >> 34) % 64;
+				in->operand.dge.dst = (uint32_t)z->mem[(q >> 36) % 4];
+				in->operand.dge.length = (q >> 40) % 8 ? 64 : (uint32_t)(q >> 44);
+				in->operand.dge.backend = (q >> 52) % 3;
+			}
 			if (!((q >> 56) % 8)) {
 				in->events.wait_mode = (q >> 58) % 5;
 				in->events.update_mode = (q >> 60) % 7;
@@ -1791,6 +1814,41 @@ static void fz_plausible(struct fz *z, int ci, void *arg, size_t size)
 			a->reserved = 1;
 		break;
 	}
+	case 11: case 12: {	/* CORE_ACQUIRE, CORE_RELEASE */
+		struct neuron_cores *a = arg;
+
+		a->cores = (r >> 8) % 8 ? (r >> 12) % 5 : rnd(&z->rng);
+		a->owned = rnd(&z->rng);	/* out only */
+		if (!((r >> 20) % 10))
+			a->reserved = 1;
+		break;
+	}
+	case 13: {	/* MEM_ALLOC */
+		struct neuron_mem_alloc *a = arg;
+		static const uint64_t msz[] = { 0, 1, 4096, 4097, 65536, 1u << 20,
+						32u << 20, (32u << 20) + 1, 1ull << 40 };
+
+		a->size = (r >> 8) % 8 ? msz[(r >> 12) % ARRAY_SIZE(msz)] : rnd(&z->rng);
+		a->flags = (r >> 16) % 7 ? (uint32_t)((r >> 20) % 2) : (uint32_t)(r >> 24);
+		if (a->flags & NEURON_MEM_F_FIXED)
+			a->offset = (r >> 32) % 4 ? ((r >> 36) % 10000) * PAGE :
+				    rnd(&z->rng);
+		else if (!((r >> 32) % 10))
+			a->offset = PAGE;
+		if (!((r >> 40) % 10))
+			a->reserved0 = 1;
+		if (!((r >> 44) % 10))
+			a->reserved = 1;
+		break;
+	}
+	case 14: {	/* MEM_FREE */
+		struct neuron_mem_free *a = arg;
+
+		a->offset = (r >> 8) % 4 ? z->mem[(r >> 12) % 4] : ((r >> 16) % 10000) * PAGE;
+		if (!((r >> 32) % 10))
+			a->reserved = 1;
+		break;
+	}
 	default:
 		break;
 	}
@@ -1812,6 +1870,32 @@ static void fz_note_queue(struct fz *z, const struct neuron_nq_init *a)
 	z->cookie_len[slot + 1] = PAGE;
 }
 
+/*
+ * For the unprivileged variant: did a successful call change or take a
+ * core? @u is the argument if it was ours (NULL: a bad pointer, which
+ * cannot have succeeded for these commands).
+ */
+static bool fz_changed_a_core(unsigned long cmd, const void *u)
+{
+	const struct neuron_feature_flags *ff = u;
+	const struct neuron_evt_sem *sem = u;
+	const struct neuron_cores *co = u;
+
+	switch (cmd) {
+	case NEURON_IOC_NQ_INIT: case NEURON_IOC_SUBMIT: case NEURON_IOC_ENGINE_RESET:
+	case NEURON_IOC_THROTTLE:
+		return true;
+	case NEURON_IOC_FEATURE_FLAGS:
+		return !u || ff->op != NEURON_FEATURE_OP_GET;
+	case NEURON_IOC_EVT_SEM:
+		return !u || (sem->op != NEURON_SEM_READ && sem->op != NEURON_EVENT_READ);
+	case NEURON_IOC_CORE_ACQUIRE: case NEURON_IOC_CORE_RELEASE:
+		return !u || co->owned;
+	default:
+		return false;
+	}
+}
+
 static void fz_one_ioctl(struct fz *z)
 {
 	union {
@@ -1819,6 +1903,10 @@ static void fz_one_ioctl(struct fz *z)
 		struct neuron_nq_init ni;
 		struct neuron_submit su;
 		struct neuron_engine_status es;
+		struct neuron_feature_flags ff;
+		struct neuron_evt_sem sem;
+		struct neuron_cores co;
+		struct neuron_mem_alloc ma;
 		uint8_t raw[256];
 	} u;
 	uint64_t r = rnd(&z->rng);
@@ -1895,6 +1983,11 @@ static void fz_one_ioctl(struct fz *z)
 			fz_unexpected(z, "unknown cmd %#lx succeeded", cmd);
 		else if (cmd == NEURON_IOC_NQ_INIT && arg == &u)
 			fz_note_queue(z, &u.ni);
+		else if (cmd == NEURON_IOC_MEM_ALLOC && arg == &u)
+			z->mem[rnd(&z->rng) % 4] = u.ma.offset;
+		if (z->no_core && fz_changed_a_core(cmd, arg == &u ? &u : NULL))
+			fz_unexpected(z, "%s succeeded for a file that owns no core",
+				      fz_cmds[ci].name);
 		return;
 	}
 	if (err >= 0 && err < FZ_ERRNOS)
@@ -1988,6 +2081,42 @@ static void *fz_thread(void *arg)
 	return NULL;
 }
 
+/* A fuzzing thread's files, eventfd, pipe, arena and program buffer. */
+static int fz_thread_init(struct fz *z, int i, uint64_t seed, uint64_t target, int shared)
+{
+	z->idx = i;
+	z->rng = seed + 0x1000193ull * (i + 1);
+	z->target = target;
+	z->shared_fd = shared;
+	z->own_fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	z->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (z->own_fd < 0 || z->efd < 0 || pipe(z->pipefd))
+		return -1;
+	z->arena = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (z->arena == MAP_FAILED)
+		return -1;
+	memset(z->arena + 2 * PAGE, 0x5a, PAGE);
+	if (mprotect(z->arena + PAGE, PAGE, PROT_NONE) ||
+	    mprotect(z->arena + 2 * PAGE, PAGE, PROT_READ))
+		return -1;
+	z->insns = calloc(NEURON_MAX_PROGRAM_INSNS + 64, sizeof(*z->insns));
+	return z->insns ? 0 : -1;
+}
+
+static void fz_thread_fini(struct fz *z)
+{
+	for (int m = 0; m < FZ_MAPS; m++)
+		if (z->maps[m].addr)
+			munmap(z->maps[m].addr, z->maps[m].len);
+	close(z->own_fd);
+	close(z->efd);
+	close(z->pipefd[0]);
+	close(z->pipefd[1]);
+	free(z->insns);
+	munmap(z->arena, 3 * PAGE);
+}
+
 /* Puts the device-wide state the fuzzer may have changed back to reset. */
 static int fz_restore(void)
 {
@@ -2044,22 +2173,7 @@ TEST_F_TIMEOUT(fuzz, ioctl_threads, 300)
 		       "%u ioctls over %d threads\n", seed, seed, opt_calls, FZ_THREADS);
 	memset(z, 0, sizeof(z));
 	for (int i = 0; i < FZ_THREADS; i++) {
-		z[i].idx = i;
-		z[i].rng = seed + 0x1000193ull * (i + 1);
-		z[i].target = opt_calls / FZ_THREADS;
-		z[i].shared_fd = shared;
-		z[i].own_fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-		ASSERT_LE(0, z[i].own_fd);
-		z[i].efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		ASSERT_EQ(0, pipe(z[i].pipefd));
-		z[i].arena = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		ASSERT_NE(MAP_FAILED, z[i].arena);
-		memset(z[i].arena + 2 * PAGE, 0x5a, PAGE);
-		ASSERT_EQ(0, mprotect(z[i].arena + PAGE, PAGE, PROT_NONE));
-		ASSERT_EQ(0, mprotect(z[i].arena + 2 * PAGE, PAGE, PROT_READ));
-		z[i].insns = calloc(NEURON_MAX_PROGRAM_INSNS + 64, sizeof(*z[i].insns));
-		ASSERT_NE(NULL, z[i].insns);
+		ASSERT_EQ(0, fz_thread_init(&z[i], i, seed, opt_calls / FZ_THREADS, shared));
 	}
 	t0 = neuron_now_ms();
 	for (int i = 0; i < FZ_THREADS; i++) {
@@ -2082,15 +2196,7 @@ TEST_F_TIMEOUT(fuzz, ioctl_threads, 300)
 		for (int e = 0; e < FZ_ERRNOS; e++)
 			errs[e] += z[i].errs[e];
 		EXPECT_EQ(0, z[i].unexpected) TH_LOG("thread %d: %s", i, z[i].first_unexpected);
-		for (int m = 0; m < FZ_MAPS; m++)
-			if (z[i].maps[m].addr)
-				munmap(z[i].maps[m].addr, z[i].maps[m].len);
-		close(z[i].own_fd);
-		close(z[i].efd);
-		close(z[i].pipefd[0]);
-		close(z[i].pipefd[1]);
-		free(z[i].insns);
-		munmap(z[i].arena, 3 * PAGE);
+		fz_thread_fini(&z[i]);
 	}
 	close(shared);
 	EXPECT_LE(100000, tot);
@@ -2114,6 +2220,178 @@ TEST_F_TIMEOUT(fuzz, ioctl_threads, 300)
 		       errs[EINVAL], errs[ENOTTY], errs[EFAULT], errs[EBUSY], errs[ENOENT],
 		       tot - ok - errs[EINVAL] - errs[ENOTTY] - errs[EFAULT] - errs[EBUSY] -
 		       errs[ENOENT], real, bad_ptr, mutated, rnd_cmd, other, unexpected);
+}
+
+/* What an owner can see of its cores: compared before and after a fuzz. */
+struct fz_owner_state {
+	uint32_t sem[2][NEURON_EVT_SEM_COUNT], event[2][NEURON_EVT_SEM_COUNT];
+	uint32_t features[2];
+	struct neuron_engine_status st[2][NEURON_ENGINES_PER_CORE];
+	struct neuron_nq_info nq[2];
+	char queue_enable[256];
+};
+
+static int fz_owner_state(int fd, struct fz_owner_state *o)
+{
+	int ret = 0;
+
+	memset(o, 0, sizeof(*o));
+	for (uint32_t c = 0; c < 2; c++) {
+		struct neuron_feature_flags ff = { .core = c, .op = NEURON_FEATURE_OP_GET };
+
+		for (uint32_t i = 0; i < NEURON_EVT_SEM_COUNT; i++) {
+			struct neuron_evt_sem s = { .core = c, .index = i, .op = NEURON_SEM_READ };
+			struct neuron_evt_sem e = { .core = c, .index = i, .op = NEURON_EVENT_READ };
+
+			ret |= neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &s);
+			ret |= neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &e);
+			o->sem[c][i] = s.value;
+			o->event[c][i] = e.value;
+		}
+		if (neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff) != feature_flags_errno())
+			ret = -1;
+		o->features[c] = ff.flags;
+		for (uint32_t e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+			ret |= neuron_engine_status(fd, c, e, &o->st[c][e]);
+		o->nq[c] = (struct neuron_nq_info){ .core = c, .queue = 1 };
+		ret |= neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &o->nq[c]);
+	}
+	if (neuron_sysfs_read("queue_enable", o->queue_enable, sizeof(o->queue_enable)) < 0)
+		ret = -1;
+	return ret;
+}
+
+/* Totals of the unprivileged child, in shared memory. */
+struct fz_child_sum {
+	int setup;
+	uint64_t ioctls, ok, eperm, unexpected;
+	char first[200];
+};
+
+static int fz_unprivileged_child(struct fz_child_sum *sum, uint64_t seed, uint64_t calls)
+{
+	static struct fz z[FZ_THREADS];
+	int shared;
+
+	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+		return 100;
+	shared = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (shared < 0)
+		return 101;
+	memset(z, 0, sizeof(z));
+	for (int i = 0; i < FZ_THREADS; i++) {
+		if (fz_thread_init(&z[i], i, seed, calls / FZ_THREADS, shared))
+			return 102;
+		z[i].no_core = true;
+	}
+	for (int i = 0; i < FZ_THREADS; i++)
+		if (pthread_create(&z[i].tid, NULL, fz_thread, &z[i]))
+			return 103;
+	for (int i = 0; i < FZ_THREADS; i++)
+		if (join_guarded(z[i].tid, 280000))
+			return 104;
+	for (int i = 0; i < FZ_THREADS; i++) {
+		sum->ioctls += z[i].ioctls;
+		sum->ok += z[i].ok;
+		sum->eperm += z[i].errs[EPERM];
+		if (z[i].unexpected && !sum->unexpected)
+			memcpy(sum->first, z[i].first_unexpected, sizeof(sum->first));
+		sum->unexpected += z[i].unexpected;
+		fz_thread_fini(&z[i]);
+	}
+	close(shared);
+	return 0;
+}
+
+/*
+ * The fuzzer as an unprivileged uid whose files own no core, while a root
+ * file owns both cores with queues, device memory, semaphores, events and
+ * feature flags set: every result is documented, no call that changes or
+ * takes a core succeeds, and the owner's state is untouched afterwards
+ * (every semaphore and event, feature flags, engine status, queue info,
+ * queue_enable); its records still flow.
+ */
+TEST_F_TIMEOUT(fuzz, unprivileged_no_core, 300)
+{
+	uint64_t seed = opt_seed ? opt_seed : (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
+	struct fz_child_sum *sum = mmap(NULL, sizeof(*sum), PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	static struct fz_owner_state before, after;
+	struct neuron_nq_init h, d;
+	struct neuron_ring hr, dr;
+	struct neuron_cores co = { .cores = 3 };
+	struct neuron_mem_alloc ma = { .size = 16 * PAGE, .offset = 0x100000,
+				       .flags = NEURON_MEM_F_FIXED };
+	int own = neuron_open(), other, status;
+	struct stat st;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, sum);
+	ASSERT_LE(0, own);
+	ASSERT_EQ(0, neuron_ioctl(own, NEURON_IOC_CORE_ACQUIRE, &co));
+	ASSERT_EQ(3, co.owned);
+	ASSERT_EQ(0, neuron_ioctl(own, NEURON_IOC_MEM_ALLOC, &ma));
+	ASSERT_EQ(0, neuron_nq_create(own, 0, 1, 4096, 0, &h));
+	ASSERT_EQ(0, neuron_nq_create(own, 1, 1, 4096, NEURON_NQ_F_DEVICE_MEM, &d));
+	ASSERT_EQ(0, neuron_ring_map(own, &h, &hr));
+	ASSERT_EQ(0, neuron_ring_map(own, &d, &dr));
+	for (uint32_t c = 0; c < 2; c++) {
+		struct neuron_evt_sem s = { .core = c, .index = 5 + c, .op = NEURON_SEM_SET,
+					    .value = 0x55 + c };
+		struct neuron_evt_sem e = { .core = c, .index = 3, .op = NEURON_EVENT_SET };
+		struct neuron_feature_flags ff = { .core = c, .op = NEURON_FEATURE_OP_SET,
+						   .flags = 5 };
+
+		ASSERT_EQ(0, neuron_ioctl(own, NEURON_IOC_EVT_SEM, &s));
+		ASSERT_EQ(0, neuron_ioctl(own, NEURON_IOC_EVT_SEM, &e));
+		ASSERT_EQ(feature_flags_errno(), neuron_ioctl(own, NEURON_IOC_FEATURE_FLAGS, &ff));
+	}
+	ASSERT_EQ(0, run_notify(own, &hr, 0, NEURON_ENGINE_PE, 8, 0x700));
+	ASSERT_EQ(0, run_notify(own, &dr, 1, NEURON_ENGINE_PE, 8, 0x700));
+	ASSERT_EQ(0, fz_owner_state(own, &before));
+
+	ASSERT_EQ(0, stat(NEURON_DEV, &st));
+	ASSERT_EQ(0, chmod(NEURON_DEV, 0666));
+	ksft_print_msg("fuzz: unprivileged, seed %#" PRIx64 ", %u ioctls\n", seed, opt_calls / 3);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(fz_unprivileged_child(sum, seed, opt_calls / 3));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, chmod(NEURON_DEV, st.st_mode & 07777));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the unprivileged child failed at step %d",
+						 WEXITSTATUS(status));
+	EXPECT_EQ(0, sum->unexpected) TH_LOG("%s", sum->first);
+	EXPECT_LE(opt_calls / 3 - FZ_THREADS, sum->ioctls);
+	EXPECT_LT(0, sum->eperm);
+
+	/* the owner's state, exactly as it was */
+	ASSERT_EQ(0, fz_owner_state(own, &after));
+	EXPECT_EQ(0, memcmp(before.sem, after.sem, sizeof(before.sem))) TH_LOG("a semaphore");
+	EXPECT_EQ(0, memcmp(before.event, after.event, sizeof(before.event))) TH_LOG("an event");
+	EXPECT_EQ(before.features[0], after.features[0]);
+	EXPECT_EQ(before.features[1], after.features[1]);
+	EXPECT_EQ(0, memcmp(before.st, after.st, sizeof(before.st))) TH_LOG("engine status");
+	EXPECT_EQ(0, memcmp(before.nq, after.nq, sizeof(before.nq))) TH_LOG("queue info");
+	EXPECT_STREQ(before.queue_enable, after.queue_enable);
+	co.cores = 0;
+	EXPECT_EQ(0, neuron_ioctl(own, NEURON_IOC_CORE_ACQUIRE, &co));
+	EXPECT_EQ(3, co.owned);
+	other = neuron_open();
+	ASSERT_LE(0, other);
+	EXPECT_EQ(-EBUSY, neuron_ioctl(other, NEURON_IOC_MEM_ALLOC, &ma)) TH_LOG("memory kept");
+	close(other);
+	EXPECT_EQ(0, run_notify(own, &hr, 0, NEURON_ENGINE_PE, 8, 0x800));
+	EXPECT_EQ(0, run_notify(own, &dr, 1, NEURON_ENGINE_PE, 8, 0x800));
+	neuron_ring_unmap(&hr);
+	neuron_ring_unmap(&dr);
+	close(own);
+	EXPECT_EQ(0, fz_restore());
+	ksft_print_msg("robust: fuzz_unprivileged ioctls=%" PRIu64 " ok=%" PRIu64 " eperm=%" PRIu64
+		       " unexpected=%" PRIu64 " owner_state_changed=0\n", sum->ioctls, sum->ok,
+		       sum->eperm, sum->unexpected);
+	munmap(sum, sizeof(*sum));
 }
 
 /* ==== device faults (fault-injection properties of the lane's VM) =========== */
