@@ -523,7 +523,8 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 int neuron_mem_ioctl_free(struct neuron_file *nfile,
 			  const struct neuron_mem_free *arg);
 int neuron_mem_check_program(struct neuron_file *nfile,
-			     const struct neuron_emu_insn *insns, u32 count);
+			     const struct neuron_emu_insn *insns, u32 count,
+			     u64 prog_off);
 void neuron_mem_release_file(struct neuron_file *nfile, bool hw_live);
 void neuron_mem_forget_all(struct neuron_device *ndev);
 

@@ -108,7 +108,8 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	ret = neuron_owner_claim(nfile, c);
 	if (ret)
 		goto out_unlock;
-	ret = neuron_mem_check_program(nfile, prog, arg->count);
+	ret = neuron_mem_check_program(nfile, prog, arg->count,
+				       neuron_engine_prog_off(ndev, c, e));
 	if (ret)
 		goto out_unlock;
 

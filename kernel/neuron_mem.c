@@ -286,16 +286,24 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
  * @insns: the program, @count struct neuron_emu_insn (kernel copy)
  * @count: instructions
  *
+ * @prog_off: BAR4 offset the program is loaded at (its engine's area)
+ *
  * Every DGE_COPY's source and destination range, [addr, addr + length)
  * with a length of 0 taken as 1 byte, must lie inside one allocation of
- * @nfile (docs/decisions.md#tenancy). Gather and scatter descriptors name
- * the same ranges. Called with &neuron_device.lock held.
+ * @nfile (docs/decisions.md#tenancy). A source may also lie inside the
+ * program itself, [@prog_off, @prog_off + @count * 32): those are the
+ * caller's own bytes, and the only way a program can bring constants
+ * into device memory (device memory is not mapped to userspace). Gather
+ * and scatter descriptors name the same ranges. Called with
+ * &neuron_device.lock held.
  *
  * Return: 0, or -EACCES naming the first bad instruction in the log.
  */
 int neuron_mem_check_program(struct neuron_file *nfile,
-			     const struct neuron_emu_insn *insns, u32 count)
+			     const struct neuron_emu_insn *insns, u32 count,
+			     u64 prog_off)
 {
+	u64 prog_end = prog_off + (u64)count * NEURON_EMU_INSN_BYTES;
 	u32 i;
 
 	lockdep_assert_held(&nfile->ndev->lock);
@@ -306,7 +314,8 @@ int neuron_mem_check_program(struct neuron_file *nfile,
 
 		if (insns[i].opcode != NEURON_OP_DGE_COPY)
 			continue;
-		if (!neuron_mem_owned(nfile, d->src, len))
+		if (!neuron_mem_owned(nfile, d->src, len) &&
+		    !(d->src >= prog_off && d->src + len <= prog_end))
 			bad = "source";
 		else if (!neuron_mem_owned(nfile, d->dst, len))
 			bad = "destination";

@@ -13,8 +13,9 @@
  *  - the structural leg (docs/hardware.md#dge-structural, #dge-indirect,
  *    #dge-validity): SEQUENCER_FATAL, engine HALTED, no completion (timeout),
  *    SUBMIT -EIO, reset, a new program works;
- *  - "no backend", the wide-offset limit register, a copy leaving device
- *    memory, the block_id of every engine;
+ *  - "no backend", the wide-offset limit register, the block_id of every
+ *    engine; a copy leaving device memory or the file's allocations is
+ *    refused by SUBMIT (-EACCES, docs/decisions.md#tenancy);
  *  - NEURON_IOC_FEATURE_FLAGS: round trip and bad inputs;
  *  - generation sunda (docs/hardware.md#generations): no feature-flag register
  *    (-EOPNOTSUPP) and DGE_COPY is an illegal instruction.
@@ -56,10 +57,15 @@
 #define CORE		0
 #define ENGINE		NEURON_ENGINE_POOL	/* the DGE's natural engine */
 
-/* Data regions: BAR4 offsets in the free low half of device memory. */
+/*
+ * Data regions: BAR4 offsets below mem_alloc_limit, each a page the test's
+ * file allocates there (NEURON_MEM_F_FIXED): SUBMIT refuses a DGE_COPY
+ * naming memory the file did not allocate (docs/decisions.md#tenancy).
+ */
 #define REG_S		0x100000u	/* source */
 #define REG_D		0x200000u	/* destination */
 #define REG_T		0x300000u	/* probe scratch */
+#define REG_BYTES	4096u
 #define LEN		64u
 
 /* $S registers holding the bound limits (the high half in reg + 1). */
@@ -235,7 +241,15 @@ static void env_setup(struct __test_metadata *_metadata, struct dge_env *env)
 	env->fd = neuron_open();
 	ASSERT_LE(0, env->fd) TH_LOG("open %s: %s", NEURON_DEV, strerror(errno));
 	ASSERT_EQ(0, neuron_ioctl(env->fd, NEURON_IOC_DEVICE_INFO, &env->info));
-	ASSERT_LE(REG_T + LEN, env->info.mem_size / 2);
+	ASSERT_LE(REG_T + REG_BYTES, env->info.mem_alloc_limit);
+	for (uint32_t r = REG_S; r <= REG_T; r += REG_D - REG_S) {
+		struct neuron_mem_alloc m = {
+			.size = REG_BYTES, .offset = r, .flags = NEURON_MEM_F_FIXED,
+		};
+
+		ASSERT_EQ(0, neuron_ioctl(env->fd, NEURON_IOC_MEM_ALLOC, &m))
+			TH_LOG("device memory at %#x", r);
+	}
 	/* a previous test's failure must not leave an engine halted */
 	for (id.engine = 0; id.engine < NEURON_ENGINES_PER_CORE; id.engine++) {
 		ASSERT_EQ(0, neuron_ioctl(env->fd, NEURON_IOC_ENGINE_RESET, &id));
@@ -278,7 +292,9 @@ static int get_features(int fd, __u32 core, __u32 *flags)
  * BAR4 offset of an engine's program area. This is the driver's layout
  * (kernel/neuron.h: prog_base = mem_size - cores * 5 * 64 KiB, core c engine
  * e at prog_base + (c * 5 + e) * 64 KiB), not UAPI: every use is checked by
- * the seed copies' CRCs, so a change of layout fails loudly here.
+ * the seed copies' CRCs, so a change of layout fails loudly here. The
+ * seeds read only the submitted program's own instructions, which SUBMIT
+ * allows (a DGE_COPY source inside the program itself).
  */
 static uint32_t prog_area(const struct dge_env *env, unsigned int core,
 			  unsigned int engine)
@@ -1016,36 +1032,56 @@ TEST_F(dge, every_engine)
 }
 
 /*
- * A copy that leaves device memory with the bounds checks off is not a DGE
- * bounds failure: MEMORY_ERROR (0x04), info_kind OTHER, not gated by the
- * feature flag; not emitted; the engine goes on (contract, DGE step 4).
+ * A copy that leaves device memory (or the file's memory): the device would
+ * report MEMORY_ERROR (docs/device-model.md, DGE step 4), but since tenancy
+ * (docs/decisions.md#tenancy) SUBMIT refuses such a program with -EACCES
+ * before anything runs, so the device's check is no longer reachable from
+ * userspace. Each copy is refused as the second instruction of a program
+ * whose first is a good copy: no instruction retires, no program starts,
+ * no record arrives, on either feature setting.
  */
 TEST_F(dge, copy_outside_device_memory)
 {
 	struct dge_env *env = &self->env;
 	uint32_t top = (uint32_t)env->info.mem_size;
+	const uint32_t bad[][2] = {
+		{ top - 16, REG_T },			/* source leaves BAR4 */
+		{ REG_S, 0xfffffff0u },			/* destination far beyond */
+		{ REG_S + REG_BYTES - 16, REG_T },	/* source leaves its page */
+		{ REG_S, REG_D + REG_BYTES - 16 },	/* destination leaves its page */
+	};
 	struct neuron_emu_insn prog[4] = {
-		copy(top - 16, REG_T, LEN),
-		copy(REG_S, 0xfffffff0u, LEN),
-		notify(0, 0),
+		copy(REG_S, REG_T, LEN), copy(0, 0, 0), notify(0, 0),
 		neuron_insn(NEURON_OP_HALT, 0),
 	};
-	int start[4] = { ANY, ANY, 0, 0 }, end[4] = { 0, 0, 0, 0 };
-	struct neuron_engine_status st;
+	struct neuron_engine_status before, st;
 	static struct collected c;
 	const __u32 feats[2] = { FEAT_OFF, FEAT_ON };
 
+	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &before));
 	for (int f = 0; f < 2; f++) {
 		ASSERT_EQ(0, set_features(env->fd, CORE, feats[f]));
-		ASSERT_EQ(NEURON_ENGINE_IDLE, run(_metadata, env, ENGINE, prog, 4, &c, &st));
-		check_trace(_metadata, &c, ENGINE, 4, start, end, &st, "outside memory");
-		ASSERT_EQ(2, c.n[Q_ERR]) TH_LOG("features 0x%x", feats[f]);
-		for (int i = 0; i < 2; i++)
-			check_tpb_error(_metadata, &c.q[Q_ERR][i], ERR_MEMORY, KIND_OTHER, 0, 0,
-					ENGINE, i, 0, "MEMORY_ERROR");
-		EXPECT_EQ(1, c.n[Q_EXPL]);
-		EXPECT_EQ(0, c.n[Q_DGE]);
+		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+			prog[1] = copy(bad[i][0], bad[i][1], LEN);
+			EXPECT_EQ(-EACCES, neuron_submit(env->fd, CORE, ENGINE, prog, 4,
+							 NEURON_SUBMIT_F_TRACE))
+				TH_LOG("copy %#x -> %#x", bad[i][0], bad[i][1]);
+		}
 	}
+	usleep(100 * 1000);
+	collect(env, &c);
+	for (int q = 0; q < NQ; q++) {
+		EXPECT_EQ(0, c.n[q]) TH_LOG("queue %u", hw_queue[q]);
+	}
+	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &st));
+	EXPECT_EQ(before.soft_reset_counter, st.soft_reset_counter);
+	EXPECT_EQ(before.exec_count, st.exec_count);
+	EXPECT_EQ(NEURON_ENGINE_IDLE, st.state);
+	/* the same program inside the file's memory runs */
+	prog[1] = copy(REG_S, REG_D, LEN);
+	ASSERT_EQ(NEURON_ENGINE_IDLE, run(_metadata, env, ENGINE, prog, 4, &c, &st));
+	EXPECT_EQ(1, c.n[Q_EXPL]);
+	EXPECT_EQ(0, c.n[Q_ERR]);
 }
 
 /*

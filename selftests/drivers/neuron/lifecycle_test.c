@@ -135,6 +135,9 @@ static void expect_stale(struct __test_metadata *_metadata,
 	struct neuron_nq_info info = { .core = 0, .queue = 1 };
 	struct neuron_engine_status st = { .core = 0, .engine = NEURON_ENGINE_PE };
 	struct neuron_emu_insn prog[1];
+	struct neuron_cores cores = { .cores = 1 };
+	struct neuron_mem_alloc ma = { .size = 4096 };
+	struct neuron_mem_free mf = { .offset = 0 };
 	uint32_t v;
 
 	EXPECT_EQ(0, neuron_ioctl(lq->fd, NEURON_IOC_DEVICE_INFO, &dinfo));
@@ -143,6 +146,11 @@ static void expect_stale(struct __test_metadata *_metadata,
 	notify_prog(prog, 1, 7);
 	EXPECT_EQ(-EIO, neuron_submit(lq->fd, 0, NEURON_ENGINE_ACT, prog, 1, 0));
 	EXPECT_EQ(-EIO, neuron_nq_create(lq->fd, 0, 2, LC_RING_BYTES, 0, NULL));
+	/* the reset forgot the file's cores and memory (docs/decisions.md#tenancy) */
+	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_CORE_ACQUIRE, &cores));
+	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_CORE_RELEASE, &cores));
+	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_MEM_ALLOC, &ma));
+	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_MEM_FREE, &mf));
 	EXPECT_EQ(SIGBUS, probe_read(lq->ring.slots, &v));
 	EXPECT_EQ(SIGBUS, probe_write(lq->ring.doorbell, 1));
 }

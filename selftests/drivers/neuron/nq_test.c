@@ -36,7 +36,7 @@ TEST(device_info)
 	EXPECT_EQ(1000, info.timestamp_inc_ps);
 	/* docs/decisions.md#device-memory: tenants get [0, mem_size / 2) */
 	EXPECT_EQ(32ull << 20, info.mem_alloc_limit);
-	for (int i = 0; i < 3; i++)
+	for (size_t i = 0; i < sizeof(info.reserved) / sizeof(info.reserved[0]); i++)
 		EXPECT_EQ(0, info.reserved[i]);
 	close(fd);
 }
@@ -170,6 +170,8 @@ TEST_F(nq, double_init_is_ebusy)
 	EXPECT_EQ(-ENOENT, neuron_nq_destroy(other, CORE, 2));
 	EXPECT_EQ(-EBUSY, neuron_ioctl(self->fd, NEURON_IOC_CORE_RELEASE, &cores));
 	EXPECT_EQ(0, neuron_nq_destroy(self->fd, CORE, 2));
+	/* destroying the queue leaves the core this file's */
+	EXPECT_EQ(-EPERM, neuron_nq_create(other, CORE, 2, 4096, 0, NULL));
 	EXPECT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_CORE_RELEASE, &cores));
 	EXPECT_EQ(0, cores.owned);
 	/* once destroyed and the core released it is free for anyone */

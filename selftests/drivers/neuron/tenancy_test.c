@@ -1,0 +1,1261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kselftests of tenancy (issue 10, docs/decisions.md#tenancy): a core
+ * belongs to one open file, device memory to the file that allocated it,
+ * and every cross-tenant action is refused with its documented errno.
+ *
+ * The binary runs as root and forks tenants that drop to two unprivileged
+ * uids (TENANT_A, TENANT_B), reaching /dev/neuron0 through the group
+ * TENANT_GID (the node is made root:TENANT_GID 0660 for the run and put
+ * back afterwards). Children write every check they make into a shared
+ * page as (what, want, got); the parent asserts them one by one, so a
+ * failure names the call. Groups:
+ *
+ *   cross_tenant	B attacks A's core, queues, mappings, engines,
+ *			semaphores, events, feature flags and device memory
+ *			(DGE_COPY), dumps queues and joins "events" over
+ *			netlink, while A runs a record stream whose every
+ *			record is checked: 0 lost, 0 altered
+ *   kill9		an owner with live queues, running and waiting
+ *			engines and mappings is killed: time until the other
+ *			uid's CORE_ACQUIRE succeeds (< 1 s), then it runs
+ *			programs on the freed cores
+ *   read_only		an O_RDONLY file reads DEVICE_INFO and ENGINE_STATUS
+ *			and nothing else (-EBADF, mmap -EACCES)
+ *   records		records stay with their tenant: B's programs on its
+ *			core never reach A's rings; events by owner
+ *   memcg		a process in a memory cgroup of 64 MiB cannot make
+ *			the driver allocate past it: NQ_INIT -ENOMEM, the
+ *			cgroup's counter carries the rings
+ *   core_ioctls	CORE_ACQUIRE/RELEASE and MEM_ALLOC/FREE inputs
+ *
+ * Expected values are the UAPI's (include/uapi/linux/neuron.h: the
+ * "Tenancy" paragraph and each Errors: line), written here as literals.
+ */
+#define _GNU_SOURCE
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "neuron_lib.h"
+#include "kselftest_harness.h"
+#include "robust_lib.h"
+#include "genl_lib.h"
+
+#define TENANT_A	1001
+#define TENANT_B	1002
+#define TENANT_GID	1000
+
+/* Device memory each tenant allocates (BAR4 offsets, below mem_alloc_limit). */
+#define MEM_A		0x100000u
+#define MEM_B		0x200000u
+#define MEM_LEN		0x10000u
+
+#define EXPL_QUEUE	1	/* EXPLICIT records' queue (default ROUTE) */
+#define STREAM_BATCH	256	/* NOTIFYs per program of the stream */
+#define STREAM_RING	(1u << 16)
+
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+#define CGROUP_DIR	CGROUP_ROOT "/neuron_tenancy"
+#define MIB		(1024ull * 1024)
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/* ---- checks made by children, asserted by the parent ------------------ */
+
+#define MAX_CHECKS	160
+
+struct check {
+	char what[80];
+	long long want, got;
+	int kind;		/* 0: want == got, 1: got <= want, 2: got >= want */
+};
+
+struct shared {
+	/* handshakes */
+	volatile int a_ready, b_ready, attack_done, parent_done, killed;
+	volatile int in_cgroup;
+	/* A's queue cookies and pid, for the attacker */
+	uint64_t a_ring, a_db;
+	/* stream figures */
+	uint64_t stream_records, stream_lost, stream_altered, stream_batches;
+	uint64_t attacks;
+	/* kill9 */
+	uint64_t t_kill_us, t_free_us;
+	/* memcg */
+	int rings, ring_err;
+	long long mc_base, mc_before, mc_after[24], mc_closed, mc_max, mc_peak;
+	/* the checks */
+	int n;
+	struct check c[MAX_CHECKS];
+};
+
+static struct shared *sh;
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void chk_kind(int kind, long long want, long long got, const char *fmt, ...)
+{
+	struct check *c;
+	va_list ap;
+	int i = __atomic_fetch_add(&sh->n, 1, __ATOMIC_RELAXED);
+
+	if (i >= MAX_CHECKS)
+		return;
+	c = &sh->c[i];
+	va_start(ap, fmt);
+	vsnprintf(c->what, sizeof(c->what), fmt, ap);
+	va_end(ap);
+	c->want = want;
+	c->got = got;
+	c->kind = kind;
+}
+
+#define chk(want, got, ...)	chk_kind(0, (want), (got), __VA_ARGS__)
+#define chk_le(max, got, ...)	chk_kind(1, (max), (got), __VA_ARGS__)
+#define chk_ge(min, got, ...)	chk_kind(2, (min), (got), __VA_ARGS__)
+
+/* Asserts every check the children recorded, then forgets them. */
+static void assert_checks(struct __test_metadata *_metadata, int min_checks)
+{
+	int n = sh->n < MAX_CHECKS ? sh->n : MAX_CHECKS;
+
+	EXPECT_GE(MAX_CHECKS, sh->n) TH_LOG("more checks than MAX_CHECKS");
+	EXPECT_LE(min_checks, n) TH_LOG("a child stopped early: %d checks", n);
+	for (int i = 0; i < n; i++) {
+		const struct check *c = &sh->c[i];
+
+		if (c->kind == 0) {
+			EXPECT_EQ(c->want, c->got) TH_LOG("%s", c->what);
+		} else if (c->kind == 1) {
+			EXPECT_GE(c->want, c->got) TH_LOG("%s (at most)", c->what);
+		} else {
+			EXPECT_LE(c->want, c->got) TH_LOG("%s (at least)", c->what);
+		}
+	}
+	sh->n = 0;
+}
+
+static void wait_flag(volatile int *flag, unsigned int ms)
+{
+	uint64_t deadline = neuron_now_ms() + ms;
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && neuron_now_ms() < deadline)
+		usleep(1000);
+}
+
+static void set_flag(volatile int *flag)
+{
+	__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+}
+
+/* ---- tenants ------------------------------------------------------------ */
+
+/* Drops to @uid (0: stays root) with the device group as a supplementary group. */
+static int become(uid_t uid)
+{
+	gid_t grp = TENANT_GID;
+
+	if (!uid)
+		return 0;
+	if (setgroups(1, &grp) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		return -errno;
+	return 0;
+}
+
+/* Forks a tenant running @fn as @uid; its exit status is fn's return. */
+static pid_t spawn(uid_t uid, int (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	if (become(uid)) {
+		chk(0, -errno, "setresuid(%u)", uid);
+		_exit(100);
+	}
+	_exit(fn(arg));
+}
+
+/* Exit status of @pid, 128 + signal if killed, -1 if waitpid failed. */
+static int reap(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+static int cores_ioctl(int fd, unsigned long cmd, __u64 cores, __u64 *owned)
+{
+	struct neuron_cores c = { .cores = cores, .owned = 0xdead };
+	int ret = neuron_ioctl(fd, cmd, &c);
+
+	if (owned)
+		*owned = c.owned;
+	return ret;
+}
+
+static int mem_alloc(int fd, __u64 offset, __u64 size, __u32 flags, __u64 *out)
+{
+	struct neuron_mem_alloc m = { .size = size, .offset = offset, .flags = flags };
+	int ret = neuron_ioctl(fd, NEURON_IOC_MEM_ALLOC, &m);
+
+	if (out)
+		*out = m.offset;
+	return ret;
+}
+
+static int mem_free(int fd, __u64 offset)
+{
+	struct neuron_mem_free m = { .offset = offset };
+
+	return neuron_ioctl(fd, NEURON_IOC_MEM_FREE, &m);
+}
+
+static int evt_sem(int fd, __u32 core, __u32 index, __u32 op, __u32 *value)
+{
+	struct neuron_evt_sem s = { .core = core, .index = index, .op = op,
+				    .value = value ? *value : 0 };
+	int ret = neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &s);
+
+	if (value)
+		*value = s.value;
+	return ret;
+}
+
+static int features(int fd, __u32 core, __u32 op, __u32 *flags)
+{
+	struct neuron_feature_flags f = { .core = core, .op = op, .flags = *flags };
+	int ret = neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &f);
+
+	*flags = f.flags;
+	return ret;
+}
+
+static int engine_reset(int fd, __u32 core, __u32 engine)
+{
+	struct neuron_engine_id id = { .core = core, .engine = engine };
+
+	return neuron_ioctl(fd, NEURON_IOC_ENGINE_RESET, &id);
+}
+
+static struct neuron_emu_insn dge_copy(uint32_t src, uint32_t dst, uint32_t len)
+{
+	struct neuron_emu_insn in = neuron_insn(NEURON_OP_DGE_COPY, 0);
+
+	in.operand.dge.src = src;
+	in.operand.dge.dst = dst;
+	in.operand.dge.length = len;
+	in.operand.dge.backend = NEURON_DGE_BACKEND_POOL;
+	return in;
+}
+
+static int try_mmap(int fd, uint64_t off, size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)off);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	munmap(p, len);
+	return 0;
+}
+
+/* sysfs core_owners line of @core, newline stripped, into @line. */
+static int core_owner_line(unsigned int core, char *line, size_t len)
+{
+	char buf[512], want[16], *p, *nl;
+
+	if (neuron_sysfs_read("core_owners", buf, sizeof(buf)) < 0)
+		return -errno;
+	snprintf(want, sizeof(want), "%u ", core);
+	for (p = buf; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = 0;
+		if (!strncmp(p, want, strlen(want))) {
+			snprintf(line, len, "%.100s", p);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static void expect_owner(struct __test_metadata *_metadata, unsigned int core, pid_t pid)
+{
+	char line[128], want[128];
+
+	if (pid)
+		snprintf(want, sizeof(want), "%u %d tenancy_test", core, pid);
+	else
+		snprintf(want, sizeof(want), "%u - -", core);
+	ASSERT_EQ(0, core_owner_line(core, line, sizeof(line)));
+	EXPECT_STREQ(want, line);
+}
+
+/* ---- fixture: the device node for the tenants, a kernel-log cursor ------ */
+
+FIXTURE(ten)
+{
+	int kmsg;
+	struct stat node;
+};
+
+FIXTURE_SETUP(ten)
+{
+	ASSERT_EQ(0, stat(NEURON_DEV, &self->node));
+	ASSERT_EQ(0, chown(NEURON_DEV, 0, TENANT_GID));
+	ASSERT_EQ(0, chmod(NEURON_DEV, 0660));
+	memset(sh, 0, sizeof(*sh));
+	self->kmsg = kmsg_open();
+	ASSERT_LE(0, self->kmsg);
+}
+
+FIXTURE_TEARDOWN(ten)
+{
+	EXPECT_EQ(0, chown(NEURON_DEV, self->node.st_uid, self->node.st_gid));
+	EXPECT_EQ(0, chmod(NEURON_DEV, self->node.st_mode & 07777));
+	EXPECT_EQ(0, kmsg_bad_lines(self->kmsg)) TH_LOG("the kernel logged a problem");
+	close(self->kmsg);
+	/* whatever happened, every core is free again */
+	for (unsigned int c = 0; c < 2; c++)
+		expect_owner(_metadata, c, 0);
+}
+
+/* ==== cross_tenant ========================================================= */
+
+/* The 4-bit debug_hint of stream record @seq: a check on its ext hint. */
+static uint16_t stream_hint(uint32_t seq)
+{
+	return (uint16_t)((seq * 7 + (seq >> 4) + 3) & 0xf);
+}
+
+/*
+ * Tenant A: owns core 0 and MEM_A, streams STREAM_BATCH NOTIFYs per
+ * program on PE into its queue 1 and checks every record (type, pc,
+ * debug_hint, debug_hint_extended, soft_reset_counter) until B is done.
+ */
+static int victim(void *arg)
+{
+	uint8_t expl = neuron_engine_notific_type(NEURON_ENGINE_PE, NEURON_ENGINE_RECORD_EXPLICIT);
+	static struct neuron_emu_insn prog[STREAM_BATCH + 1];
+	struct neuron_nq_info info = { .core = 0, .queue = EXPL_QUEUE };
+	struct neuron_engine_status st0, st;
+	struct neuron_nq_init init;
+	struct neuron_ring ring = { 0 };
+	uint32_t seq = 0, v;
+	__u32 ff = NEURON_FEATURE_DGE_PACKET_NOTIF;
+	__u64 owned, off;
+	int fd = neuron_open(), final = 0;
+
+	if (fd < 0)
+		return 10;
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1, &owned), "A: CORE_ACQUIRE core 0");
+	chk(1, owned, "A: owned after CORE_ACQUIRE");
+	chk(0, mem_alloc(fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, &off), "A: MEM_ALLOC fixed");
+	chk(MEM_A, off, "A: MEM_ALLOC offset");
+	if (neuron_nq_create(fd, 0, EXPL_QUEUE, STREAM_RING, 0, &init) ||
+	    neuron_ring_map(fd, &init, &ring))
+		return 11;
+	/* state B will try to change */
+	v = 0x1234;
+	chk(0, evt_sem(fd, 0, 5, NEURON_SEM_SET, &v), "A: SEM_SET");
+	chk(0, evt_sem(fd, 0, 7, NEURON_EVENT_SET, NULL), "A: EVENT_SET");
+	chk(0, features(fd, 0, NEURON_FEATURE_OP_SET, &ff), "A: FEATURE_FLAGS set");
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st0), "A: ENGINE_STATUS");
+	sh->a_ring = init.ring_offset;
+	sh->a_db = init.doorbell_offset;
+
+	for (;;) {
+		uint32_t first = seq;
+
+		for (unsigned int i = 0; i < STREAM_BATCH; i++, seq++) {
+			prog[i] = neuron_insn(NEURON_OP_NOTIFY, stream_hint(seq));
+			prog[i].operand.arg.debug_hint_extended = (uint16_t)seq;
+		}
+		prog[STREAM_BATCH] = neuron_insn(NEURON_OP_HALT, 0);
+		if (neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, STREAM_BATCH + 1, 0))
+			return 12;
+		set_flag(&sh->a_ready);
+		for (unsigned int i = 0; i < STREAM_BATCH; i++) {
+			union neuron_isa_notification r;
+			uint32_t s = first + i;
+
+			if (neuron_ring_read(&ring, &r, 1, NEURON_WAIT_MS)) {
+				sh->stream_lost += STREAM_BATCH - i;
+				break;
+			}
+			sh->stream_records++;
+			if (neuron_rec_type(&r) != expl ||
+			    r.explicit_notif.program_counter != i ||
+			    r.explicit_notif.debug_hint != stream_hint(s) ||
+			    r.explicit_notif.debug_hint_extended != (uint16_t)s)
+				sh->stream_altered++;
+		}
+		if (neuron_engine_wait(fd, 0, NEURON_ENGINE_PE, NEURON_WAIT_MS) !=
+		    NEURON_ENGINE_IDLE)
+			return 13;
+		sh->stream_batches++;
+		if (final)
+			break;
+		if (__atomic_load_n(&sh->attack_done, __ATOMIC_ACQUIRE))
+			final = 1;	/* one more program after the attacks */
+		if (sh->stream_batches > 400)
+			return 14;
+	}
+	/* the engine ran every program of A and nothing else: one start each */
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st), "A: ENGINE_STATUS");
+	chk(st0.last_error, st.last_error, "A: PE last_error untouched");
+	chk(st0.soft_reset_counter + sh->stream_batches, st.soft_reset_counter,
+	    "A: PE started A's programs only");
+	chk(0, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &info), "A: NQ_INFO");
+	chk(seq, info.tail, "A: queue tail = records streamed");
+	chk(0, info.overflow_count, "A: overflow_count");
+	chk(0, info.drop_count, "A: drop_count");
+	chk(0, evt_sem(fd, 0, 5, NEURON_SEM_READ, &v), "A: SEM_READ");
+	chk(0x1234, v, "A: semaphore 5 untouched");
+	chk(0, evt_sem(fd, 0, 7, NEURON_EVENT_READ, &v), "A: EVENT_READ");
+	chk(1, v, "A: event 7 untouched");
+	ff = 0;
+	chk(0, features(fd, 0, NEURON_FEATURE_OP_GET, &ff), "A: FEATURE_FLAGS get");
+	chk(NEURON_FEATURE_DGE_PACKET_NOTIF, ff, "A: feature flags untouched");
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 0, &owned), "A: ownership query");
+	chk(1, owned, "A: still owns core 0 only");
+	wait_flag(&sh->parent_done, NEURON_WAIT_MS);
+	neuron_ring_unmap(&ring);
+	close(fd);
+	return 0;
+}
+
+/* B's netlink attempts: dump of every queue and the events group. */
+static void attack_netlink(void)
+{
+	struct nlc nl;
+	int grp, ret;
+
+	ret = nlc_open(&nl);
+	chk(0, ret, "B: resolve the genl family");
+	if (ret)
+		return;
+	ret = nlc_send(&nl, nl.family, NLM_F_DUMP, NEURON_CMD_GET_NQ, NULL, 0);
+	if (!ret)
+		ret = nlc_answer(&nl, NULL, NULL);
+	chk(-EPERM, ret, "B: genl GET_NQ dump without CAP_NET_ADMIN");
+	grp = (int)nl.events_grp;
+	chk_ge(1, grp, "B: events group id");
+	ret = setsockopt(nl.fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp));
+	chk(-EPERM, ret ? -errno : 0, "B: join genl group events without CAP_NET_ADMIN");
+	ret = nlc_send(&nl, nl.family, NLM_F_DUMP, NEURON_CMD_GET_DEVICE, NULL, 0);
+	if (!ret)
+		ret = nlc_answer(&nl, NULL, NULL);
+	chk(0, ret, "B: genl GET_DEVICE dump stays open");
+	close(nl.fd);
+	sh->attacks += 2;
+}
+
+/* B's DGE_COPY attempts from its own core 1: A's memory, the driver's. */
+static void attack_dge(int fd, const struct neuron_device_info *info)
+{
+	const uint32_t lim = (uint32_t)info->mem_alloc_limit;
+	const struct {
+		const char *what;
+		uint32_t src, dst, len;
+	} bad[] = {
+		{ "source in A's memory", MEM_A, MEM_B, 64 },
+		{ "destination in A's memory", MEM_B, MEM_A + 0x100, 64 },
+		{ "destination in A's memory, length 0", MEM_B, MEM_A, 0 },
+		{ "source from free memory into A's", MEM_A - 32, MEM_B, 64 },
+		{ "source past the end of B's allocation", MEM_B + MEM_LEN - 32, MEM_B, 64 },
+		{ "destination at mem_alloc_limit (rings)", MEM_B, lim, 64 },
+		{ "source at the top of memory (programs)", (uint32_t)info->mem_size - 64,
+		  MEM_B, 64 },
+		{ "source in memory nobody allocated", MEM_B + 2 * MEM_LEN, MEM_B, 64 },
+	};
+	struct neuron_engine_status before, after;
+	struct neuron_emu_insn prog[6];
+
+	/* the control: a copy inside B's own allocation runs */
+	prog[0] = dge_copy(MEM_B, MEM_B + 0x1000, 64);
+	prog[1] = neuron_insn(NEURON_OP_HALT, 0);
+	chk(0, neuron_submit(fd, 1, NEURON_ENGINE_POOL, prog, 2, 0),
+	    "B: DGE_COPY inside its own memory");
+	chk(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 1, NEURON_ENGINE_POOL, NEURON_WAIT_MS),
+	    "B: own copy ran");
+	chk(0, neuron_engine_status(fd, 1, NEURON_ENGINE_POOL, &before), "B: ENGINE_STATUS");
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		/* the bad copy after good instructions: refused as a whole */
+		prog[0] = neuron_insn(NEURON_OP_NOP, 0);
+		prog[1] = dge_copy(MEM_B, MEM_B + 0x2000, 128);
+		prog[2] = neuron_insn(NEURON_OP_NOP, 0);
+		prog[3] = dge_copy(bad[i].src, bad[i].dst, bad[i].len);
+		prog[4] = neuron_insn(NEURON_OP_HALT, 0);
+		chk(-EACCES, neuron_submit(fd, 1, NEURON_ENGINE_POOL, prog, 5, 0),
+		    "B: DGE_COPY %s", bad[i].what);
+		sh->attacks++;
+	}
+	/* nothing ran: no start, no instruction retired */
+	chk(0, neuron_engine_status(fd, 1, NEURON_ENGINE_POOL, &after), "B: ENGINE_STATUS");
+	chk(before.soft_reset_counter, after.soft_reset_counter,
+	    "B: refused programs started nothing");
+	chk(before.exec_count, after.exec_count, "B: refused programs retired nothing");
+}
+
+/* Tenant B: owns core 1 and MEM_B; every attempt on A's things is refused. */
+static int attacker(void *arg)
+{
+	struct neuron_emu_insn prog[2] = { notify_insn(0xbad), neuron_insn(NEURON_OP_HALT, 0) };
+	struct neuron_nq_info ni = { .core = 0, .queue = EXPL_QUEUE };
+	struct neuron_nq_eventfd ne = { .core = 0, .queue = EXPL_QUEUE, .fd = -1 };
+	struct neuron_throttle th = { .enable = 1 };
+	struct neuron_device_info info;
+	struct neuron_engine_status st;
+	static const __u32 sem_writes[] = {
+		NEURON_SEM_SET, NEURON_SEM_INC, NEURON_SEM_DEC, NEURON_EVENT_SET,
+		NEURON_EVENT_CLEAR,
+	};
+	__u64 owned, off;
+	__u32 v, ff;
+	int fd = neuron_open();
+
+	if (fd < 0)
+		return 20;
+	chk(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info), "B: DEVICE_INFO");
+	chk_ge(MEM_B + 3 * MEM_LEN, info.mem_alloc_limit, "B: mem_alloc_limit");
+	chk_le(info.mem_size, info.mem_alloc_limit, "B: mem_alloc_limit within memory");
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 2, &owned), "B: CORE_ACQUIRE core 1");
+	chk(2, owned, "B: owned");
+	chk(0, mem_alloc(fd, MEM_B, MEM_LEN, NEURON_MEM_F_FIXED, &off), "B: MEM_ALLOC fixed");
+	wait_flag(&sh->a_ready, NEURON_WAIT_MS);
+	chk(1, sh->a_ready, "B: A started its stream");
+
+	/* ownership */
+	chk(-EBUSY, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1, &owned), "B: CORE_ACQUIRE A's core");
+	chk(-EBUSY, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 3, &owned),
+	    "B: CORE_ACQUIRE both cores");
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 0, &owned), "B: ownership query");
+	chk(2, owned, "B: all-or-nothing: still core 1 only");
+	chk(-EPERM, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 1, NULL), "B: CORE_RELEASE A's core");
+	/* mappings */
+	chk(-EINVAL, try_mmap(fd, sh->a_ring, STREAM_RING, PROT_READ), "B: mmap A's ring cookie");
+	chk(-EINVAL, try_mmap(fd, sh->a_db, PAGE, PROT_READ | PROT_WRITE),
+	    "B: mmap A's doorbell cookie");
+	/* queues */
+	chk(-EPERM, neuron_nq_create(fd, 0, 2, 4096, 0, NULL), "B: NQ_INIT on A's core");
+	chk(-EPERM, neuron_nq_create(fd, 0, 9, 4096, NEURON_NQ_F_DEVICE_MEM, NULL),
+	    "B: NQ_INIT device ring on A's core");
+	chk(-ENOENT, neuron_nq_destroy(fd, 0, EXPL_QUEUE), "B: NQ_DESTROY A's queue");
+	chk(-ENOENT, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &ni), "B: NQ_INFO A's queue");
+	chk(-ENOENT, neuron_ioctl(fd, NEURON_IOC_NQ_EVENTFD, &ne), "B: NQ_EVENTFD A's queue");
+	/* engines */
+	chk(-EPERM, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, 2, 0), "B: SUBMIT to A's busy PE");
+	chk(-EPERM, neuron_submit(fd, 0, NEURON_ENGINE_ACT, prog, 2, 0), "B: SUBMIT to A's idle ACT");
+	for (__u32 e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+		chk(-EPERM, engine_reset(fd, 0, e), "B: ENGINE_RESET A's engine %u", e);
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st), "B: ENGINE_STATUS of A's PE");
+	/* semaphores, events */
+	for (size_t i = 0; i < ARRAY_SIZE(sem_writes); i++) {
+		v = 1;
+		chk(-EPERM, evt_sem(fd, 0, i < 3 ? 5 : 7, sem_writes[i], &v),
+		    "B: EVT_SEM op %u on A's core", sem_writes[i]);
+	}
+	chk(0, evt_sem(fd, 0, 5, NEURON_SEM_READ, &v), "B: SEM_READ of A's core");
+	chk(0x1234, v, "B: reads A's semaphore");
+	chk(0, evt_sem(fd, 0, 7, NEURON_EVENT_READ, &v), "B: EVENT_READ of A's core");
+	/* feature flags, throttle */
+	ff = 0;
+	chk(-EPERM, features(fd, 0, NEURON_FEATURE_OP_SET, &ff), "B: FEATURE_FLAGS set on A's core");
+	chk(0, features(fd, 0, NEURON_FEATURE_OP_GET, &ff), "B: FEATURE_FLAGS get on A's core");
+	chk(-EPERM, neuron_ioctl(fd, NEURON_IOC_THROTTLE, &th), "B: THROTTLE without CAP_SYS_ADMIN");
+	/* device memory */
+	chk(-EBUSY, mem_alloc(fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, NULL),
+	    "B: MEM_ALLOC fixed on A's memory");
+	chk(-EBUSY, mem_alloc(fd, MEM_A + MEM_LEN - PAGE, 2 * PAGE, NEURON_MEM_F_FIXED, NULL),
+	    "B: MEM_ALLOC fixed overlapping A's end");
+	chk(-ENOENT, mem_free(fd, MEM_A), "B: MEM_FREE A's memory");
+	sh->attacks += 26;
+	attack_dge(fd, &info);
+	attack_netlink();
+	/* B's own core still works for B */
+	chk(0, engine_reset(fd, 1, NEURON_ENGINE_PE), "B: ENGINE_RESET its own engine");
+	set_flag(&sh->attack_done);
+	wait_flag(&sh->parent_done, 2 * NEURON_WAIT_MS);
+	close(fd);
+	return 0;
+}
+
+/*
+ * Every cross-tenant attempt of the issue, each with its documented errno,
+ * while the victim's stream goes on: 0 records lost, 0 altered.
+ */
+TEST_F_TIMEOUT(ten, cross_tenant, 300)
+{
+	pid_t a, b;
+
+	a = spawn(TENANT_A, victim, NULL);
+	ASSERT_LT(0, a);
+	b = spawn(TENANT_B, attacker, NULL);
+	ASSERT_LT(0, b);
+	wait_flag(&sh->attack_done, 4 * NEURON_WAIT_MS);
+	EXPECT_EQ(1, sh->attack_done) TH_LOG("the attacker did not finish");
+	/* both still open: the owners are named in sysfs */
+	expect_owner(_metadata, 0, a);
+	expect_owner(_metadata, 1, b);
+	set_flag(&sh->parent_done);
+	EXPECT_EQ(0, reap(b)) TH_LOG("attacker");
+	EXPECT_EQ(0, reap(a)) TH_LOG("victim");
+	assert_checks(_metadata, 70);
+	EXPECT_LE(2, sh->stream_batches);
+	EXPECT_EQ(sh->stream_batches * STREAM_BATCH, sh->stream_records);
+	EXPECT_EQ(0, sh->stream_lost);
+	EXPECT_EQ(0, sh->stream_altered);
+	ksft_print_msg("tenancy: cross_tenant attempts=%" PRIu64 " stream_programs=%" PRIu64
+		       " records=%" PRIu64 " lost=%" PRIu64 " altered=%" PRIu64 "\n",
+		       sh->attacks, sh->stream_batches, sh->stream_records, sh->stream_lost,
+		       sh->stream_altered);
+}
+
+/* ==== kill9 ================================================================ */
+
+/*
+ * The owner: both cores, device memory, a host ring on core 0 and a device
+ * ring on core 1, both mapped; PE of core 0 busy in a long DELAY, ACT of
+ * core 1 waiting on a semaphore nobody raises. Then it waits to be killed.
+ */
+static int doomed_owner(void *arg)
+{
+	struct neuron_emu_insn delay[2], wait[2];
+	struct neuron_nq_init h, d;
+	struct neuron_ring hr, dr;
+	int fd = neuron_open();
+
+	if (fd < 0)
+		return 30;
+	if (cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 3, NULL) ||
+	    mem_alloc(fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, NULL))
+		return 31;
+	if (neuron_nq_create(fd, 0, EXPL_QUEUE, 4096, 0, &h) ||
+	    neuron_nq_create(fd, 1, EXPL_QUEUE, 4096, NEURON_NQ_F_DEVICE_MEM, &d) ||
+	    neuron_ring_map(fd, &h, &hr) || neuron_ring_map(fd, &d, &dr))
+		return 32;
+	if (run_notify(fd, &hr, 0, NEURON_ENGINE_SP, 8, 0x100) ||
+	    run_notify(fd, &dr, 1, NEURON_ENGINE_SP, 8, 0x100))
+		return 33;
+	delay[0] = neuron_insn(NEURON_OP_DELAY, 0);
+	delay[0].operand.arg.value = 4000000000u;	/* 4 s of device time */
+	delay[1] = neuron_insn(NEURON_OP_HALT, 0);
+	wait[0] = neuron_insn(NEURON_OP_WAIT_GE, 0);
+	wait[0].operand.arg.idx = 9;
+	wait[0].operand.arg.value = 1000;
+	wait[1] = neuron_insn(NEURON_OP_HALT, 0);
+	if (neuron_submit(fd, 0, NEURON_ENGINE_PE, delay, 2, 0) ||
+	    neuron_submit(fd, 1, NEURON_ENGINE_ACT, wait, 2, 0))
+		return 34;
+	set_flag(&sh->a_ready);
+	for (;;)
+		pause();
+}
+
+/* The heir: polls CORE_ACQUIRE every 2 ms once the owner is killed. */
+static int heir(void *arg)
+{
+	struct neuron_nq_init h, d;
+	struct neuron_ring hr, dr;
+	struct neuron_engine_status st;
+	uint64_t deadline;
+	__u64 owned = 0;
+	int fd = neuron_open(), ret;
+
+	if (fd < 0)
+		return 40;
+	wait_flag(&sh->a_ready, 2 * NEURON_WAIT_MS);
+	chk(-EBUSY, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1, NULL),
+	    "heir: CORE_ACQUIRE while the owner lives");
+	chk(-EPERM, neuron_nq_create(fd, 0, 2, 4096, 0, NULL), "heir: NQ_INIT while the owner lives");
+	set_flag(&sh->b_ready);
+	wait_flag(&sh->killed, 2 * NEURON_WAIT_MS);
+	deadline = now_us() + 10 * 1000000ull;
+	for (;;) {
+		ret = cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 3, &owned);
+		if (!ret || ret != -EBUSY || now_us() > deadline)
+			break;
+		usleep(2000);
+	}
+	sh->t_free_us = now_us();
+	chk(0, ret, "heir: CORE_ACQUIRE after the kill");
+	chk(3, owned, "heir: owns both cores");
+	/* the engines were stopped, the memory freed, the queues destroyed */
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st), "heir: ENGINE_STATUS");
+	chk(NEURON_ENGINE_IDLE, st.state, "heir: the killed owner's DELAY was stopped");
+	chk(0, neuron_engine_status(fd, 1, NEURON_ENGINE_ACT, &st), "heir: ENGINE_STATUS");
+	chk(NEURON_ENGINE_IDLE, st.state, "heir: the killed owner's WAIT_GE was stopped");
+	chk(0, mem_alloc(fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, NULL),
+	    "heir: MEM_ALLOC of the killed owner's memory");
+	chk(0, neuron_nq_create(fd, 0, EXPL_QUEUE, 4096, 0, &h), "heir: NQ_INIT its queue (host)");
+	chk(0, neuron_nq_create(fd, 1, EXPL_QUEUE, 4096, NEURON_NQ_F_DEVICE_MEM, &d),
+	    "heir: NQ_INIT its queue (device)");
+	if (neuron_ring_map(fd, &h, &hr) || neuron_ring_map(fd, &d, &dr))
+		return 41;
+	chk(0, run_notify(fd, &hr, 0, NEURON_ENGINE_PE, 32, 0x2000), "heir: program on core 0");
+	chk(0, run_notify(fd, &dr, 1, NEURON_ENGINE_ACT, 32, 0x3000), "heir: program on core 1");
+	neuron_ring_unmap(&hr);
+	neuron_ring_unmap(&dr);
+	close(fd);
+	return 0;
+}
+
+TEST_F_TIMEOUT(ten, kill9, 200)
+{
+	struct neuron_engine_status st;
+	pid_t owner, next;
+	double ms;
+	int fd = neuron_open();
+
+	ASSERT_LE(0, fd);
+	owner = spawn(TENANT_A, doomed_owner, NULL);
+	ASSERT_LT(0, owner);
+	next = spawn(TENANT_B, heir, NULL);
+	ASSERT_LT(0, next);
+	wait_flag(&sh->b_ready, 4 * NEURON_WAIT_MS);
+	ASSERT_EQ(1, sh->b_ready);
+	/* the owner's engines are busy, its name is on both cores */
+	ASSERT_EQ(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st));
+	EXPECT_EQ(NEURON_ENGINE_RUNNING, st.state);
+	ASSERT_EQ(0, neuron_engine_status(fd, 1, NEURON_ENGINE_ACT, &st));
+	EXPECT_EQ(NEURON_ENGINE_WAITING, st.state);
+	expect_owner(_metadata, 0, owner);
+	expect_owner(_metadata, 1, owner);
+
+	sh->t_kill_us = now_us();
+	ASSERT_EQ(0, kill(owner, SIGKILL));
+	set_flag(&sh->killed);
+	EXPECT_EQ(128 + SIGKILL, reap(owner));
+	EXPECT_EQ(0, reap(next)) TH_LOG("heir");
+	close(fd);
+	assert_checks(_metadata, 13);
+	ms = (double)(sh->t_free_us - sh->t_kill_us) / 1000.0;
+	EXPECT_GT(1000.0, ms) TH_LOG("cores free %.1f ms after kill -9", ms);
+	ksft_print_msg("tenancy: kill9 cores_free_after_ms=%.1f\n", ms);
+}
+
+/* ==== read_only ============================================================= */
+
+static int read_only_file(void *arg)
+{
+	struct neuron_emu_insn prog[1] = { neuron_insn(NEURON_OP_HALT, 0) };
+	struct neuron_nq_id id = { .core = 0, .queue = 1 };
+	struct neuron_nq_info ni = { .core = 0, .queue = 1 };
+	struct neuron_nq_eventfd ne = { .core = 0, .queue = 1, .fd = -1 };
+	struct neuron_throttle th = { .enable = 0 };
+	struct neuron_device_info info;
+	struct neuron_engine_status st;
+	struct neuron_event ev;
+	struct pollfd p;
+	const char *who = getuid() ? "uid" : "root";
+	__u32 v = 0;
+	int fd = open(NEURON_DEV, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rw;
+
+	if (fd < 0)
+		return 50;
+	chk(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info), "%s O_RDONLY: DEVICE_INFO", who);
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st), "%s O_RDONLY: ENGINE_STATUS", who);
+	chk(-EBADF, neuron_nq_create(fd, 0, 1, 4096, 0, NULL), "%s O_RDONLY: NQ_INIT", who);
+	chk(-EBADF, neuron_ioctl(fd, NEURON_IOC_NQ_DESTROY, &id), "%s O_RDONLY: NQ_DESTROY", who);
+	chk(-EBADF, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &ni), "%s O_RDONLY: NQ_INFO", who);
+	chk(-EBADF, neuron_submit(fd, 0, 0, prog, 1, 0), "%s O_RDONLY: SUBMIT", who);
+	chk(-EBADF, engine_reset(fd, 0, 0), "%s O_RDONLY: ENGINE_RESET", who);
+	chk(-EBADF, features(fd, 0, NEURON_FEATURE_OP_GET, &v), "%s O_RDONLY: FEATURE_FLAGS get", who);
+	chk(-EBADF, features(fd, 0, NEURON_FEATURE_OP_SET, &v), "%s O_RDONLY: FEATURE_FLAGS set", who);
+	chk(-EBADF, neuron_ioctl(fd, NEURON_IOC_NQ_EVENTFD, &ne), "%s O_RDONLY: NQ_EVENTFD", who);
+	chk(-EBADF, evt_sem(fd, 0, 1, NEURON_SEM_READ, &v), "%s O_RDONLY: SEM_READ", who);
+	chk(-EBADF, evt_sem(fd, 0, 1, NEURON_SEM_INC, &v), "%s O_RDONLY: SEM_INC", who);
+	chk(-EBADF, neuron_ioctl(fd, NEURON_IOC_THROTTLE, &th), "%s O_RDONLY: THROTTLE", who);
+	chk(-EBADF, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1, NULL), "%s O_RDONLY: CORE_ACQUIRE", who);
+	chk(-EBADF, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 1, NULL), "%s O_RDONLY: CORE_RELEASE", who);
+	chk(-EBADF, mem_alloc(fd, 0, PAGE, 0, NULL), "%s O_RDONLY: MEM_ALLOC", who);
+	chk(-EBADF, mem_free(fd, 0), "%s O_RDONLY: MEM_FREE", who);
+	chk(-EBADF, read(fd, &ev, sizeof(ev)) < 0 ? -errno : 0, "%s O_RDONLY: read()", who);
+	chk(-EACCES, try_mmap(fd, cookie(1, 0, 1), PAGE, PROT_READ), "%s O_RDONLY: mmap", who);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	chk(1, poll(&p, 1, 0), "%s O_RDONLY: poll() returns at once", who);
+	chk(POLLERR, p.revents & (POLLERR | POLLIN), "%s O_RDONLY: poll() revents", who);
+	/* it took no core: a writable file of the same process gets both */
+	rw = neuron_open();
+	chk(0, cores_ioctl(rw, NEURON_IOC_CORE_ACQUIRE, 3, NULL),
+	    "%s: CORE_ACQUIRE beside the read-only file", who);
+	close(rw);
+	close(fd);
+	return 0;
+}
+
+TEST_F(ten, read_only)
+{
+	pid_t pid = spawn(TENANT_A, read_only_file, NULL);
+
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(0, reap(pid));
+	pid = spawn(0, read_only_file, NULL);
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(0, reap(pid));
+	assert_checks(_metadata, 2 * 22);
+}
+
+/* ==== records ============================================================== */
+
+#define HINT_A	0xa
+#define HINT_B	0xb
+
+struct tenant_rings {
+	int fd;
+	unsigned int core;
+	struct neuron_ring ring[NEURON_NUM_SW_QUEUES];
+};
+
+static int rings_open(struct tenant_rings *t, unsigned int core)
+{
+	struct neuron_nq_init init;
+
+	t->fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	t->core = core;
+	if (t->fd < 0)
+		return -1;
+	for (unsigned int q = 0; q < NEURON_NUM_SW_QUEUES; q++)
+		if (neuron_nq_create(t->fd, core, q, 4096, 0, &init) ||
+		    neuron_ring_map(t->fd, &init, &t->ring[q]))
+			return -2;
+	return 0;
+}
+
+/*
+ * Drains every ring; counts records whose debug_hint is @hint and those
+ * with another one (every record the programs here make carries it).
+ */
+static void rings_drain(struct tenant_rings *t, unsigned int hint, unsigned int *mine,
+			unsigned int *foreign)
+{
+	union neuron_isa_notification r;
+
+	*mine = *foreign = 0;
+	for (unsigned int q = 0; q < NEURON_NUM_SW_QUEUES; q++)
+		while (neuron_ring_pop(&t->ring[q], &r)) {
+			if (r.explicit_notif.debug_hint == hint)
+				(*mine)++;
+			else
+				(*foreign)++;
+		}
+}
+
+/* A traced program on every engine: per engine n NOTIFYs and a HALT. */
+static int rings_run(struct tenant_rings *t, unsigned int hint, uint16_t ext, unsigned int n)
+{
+	struct neuron_emu_insn prog[16];
+
+	for (unsigned int i = 0; i < n; i++) {
+		prog[i] = neuron_insn(NEURON_OP_NOTIFY, (uint16_t)hint);
+		prog[i].operand.arg.debug_hint_extended = (uint16_t)(ext + i);
+	}
+	prog[n] = neuron_insn(NEURON_OP_HALT, (uint16_t)hint);
+	for (unsigned int e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+		if (neuron_submit(t->fd, t->core, e, prog, n + 1, NEURON_SUBMIT_F_TRACE))
+			return -1;
+		if (neuron_engine_wait(t->fd, t->core, e, NEURON_WAIT_MS) != NEURON_ENGINE_IDLE)
+			return -2;
+	}
+	return 0;
+}
+
+/* Reads every queued event; counts the NOTIFIC ones per core (0, 1). */
+static void notific_count(int fd, int n[2])
+{
+	struct neuron_event ev[32];
+	ssize_t got;
+
+	n[0] = n[1] = 0;
+	while ((got = read(fd, ev, sizeof(ev))) > 0)
+		for (size_t i = 0; i < (size_t)got / sizeof(ev[0]); i++)
+			if (ev[i].edge == NEURON_EDGE_NOTIFIC && ev[i].core < 2)
+				n[ev[i].core]++;
+}
+
+static int notific_events(int fd, unsigned int core)
+{
+	int n[2];
+
+	notific_count(fd, n);
+	return n[core];
+}
+
+static int tenant_a_rings(void *arg)
+{
+	struct tenant_rings t;
+	unsigned int mine, foreign;
+
+	if (rings_open(&t, 0))
+		return 60;
+	set_flag(&sh->a_ready);
+	wait_flag(&sh->b_ready, 4 * NEURON_WAIT_MS);
+	chk(1, sh->b_ready, "A: B ran its programs");
+	usleep(100 * 1000);
+	rings_drain(&t, HINT_A, &mine, &foreign);
+	chk(0, mine + foreign, "A: records in A's rings before A ran anything");
+	chk(0, notific_events(t.fd, 1), "A: NOTIFIC events of B's core seen by A");
+	chk(0, rings_run(&t, HINT_A, 0xa000, 1), "A: its own programs");
+	usleep(100 * 1000);
+	rings_drain(&t, HINT_A, &mine, &foreign);
+	/* per engine: 2 instructions traced (4) and one EXPLICIT */
+	chk(5 * NEURON_ENGINES_PER_CORE, mine, "A: its own records");
+	chk(0, foreign, "A: records of B in A's rings");
+	/* an edge of its own core is A's: a HEAD write past TAIL (intr_7) */
+	*t.ring[EXPL_QUEUE].doorbell = t.ring[EXPL_QUEUE].head + 100000;
+	usleep(300 * 1000);
+	chk_ge(1, notific_events(t.fd, 0), "A: NOTIFIC events of its own core");
+	set_flag(&sh->attack_done);
+	wait_flag(&sh->parent_done, 2 * NEURON_WAIT_MS);
+	close(t.fd);
+	return 0;
+}
+
+static int tenant_b_rings(void *arg)
+{
+	struct tenant_rings t;
+	unsigned int mine, foreign;
+
+	wait_flag(&sh->a_ready, 2 * NEURON_WAIT_MS);
+	if (rings_open(&t, 1))
+		return 70;
+	chk(-EPERM, neuron_nq_create(t.fd, 0, 0, 4096, 0, NULL), "B: NQ_INIT on A's core");
+	chk(0, rings_run(&t, HINT_B, 0xb000, 8), "B: its programs");
+	usleep(100 * 1000);
+	rings_drain(&t, HINT_B, &mine, &foreign);
+	/* per engine: 9 instructions traced (18) and 8 EXPLICIT */
+	chk(26 * NEURON_ENGINES_PER_CORE, mine, "B: its own records");
+	chk(0, foreign, "B: records of A in B's rings");
+	/* an edge on B's core that A must not see */
+	*t.ring[EXPL_QUEUE].doorbell = t.ring[EXPL_QUEUE].head + 100000;
+	usleep(300 * 1000);
+	chk_ge(1, notific_events(t.fd, 1), "B: NOTIFIC events of its own core");
+	set_flag(&sh->b_ready);
+	wait_flag(&sh->parent_done, 4 * NEURON_WAIT_MS);
+	close(t.fd);
+	return 0;
+}
+
+/*
+ * Records stay with their tenant: A has all ten queues of core 0, B all
+ * ten of core 1 and runs traced programs on every engine; none of B's
+ * records reaches A's rings, A's own do. Events: A sees NOTIFIC edges of
+ * its core only, root's file sees B's too.
+ */
+TEST_F_TIMEOUT(ten, records, 200)
+{
+	struct pollfd p;
+	pid_t a, b;
+	int n[2], root = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+
+	ASSERT_LE(0, root);
+	p = (struct pollfd){ .fd = root, .events = POLLIN };
+	poll(&p, 1, 0);		/* allocates root's event queue */
+	a = spawn(TENANT_A, tenant_a_rings, NULL);
+	ASSERT_LT(0, a);
+	b = spawn(TENANT_B, tenant_b_rings, NULL);
+	ASSERT_LT(0, b);
+	wait_flag(&sh->attack_done, 6 * NEURON_WAIT_MS);
+	notific_count(root, n);
+	EXPECT_LE(1, n[1]) TH_LOG("root (CAP_SYS_ADMIN) sees B's edges");
+	EXPECT_LE(1, n[0]) TH_LOG("root (CAP_SYS_ADMIN) sees A's edges");
+	set_flag(&sh->parent_done);
+	EXPECT_EQ(0, reap(a));
+	EXPECT_EQ(0, reap(b));
+	close(root);
+	assert_checks(_metadata, 11);
+}
+
+/* ==== core_ioctls =========================================================== */
+
+TEST_F(ten, core_ioctls)
+{
+	struct neuron_device_info info;
+	struct neuron_cores c;
+	struct neuron_emu_insn halt = neuron_insn(NEURON_OP_HALT, 0);
+	struct neuron_mem_free mf = { .offset = MEM_A, .reserved = 1 };
+	struct neuron_mem_alloc m;
+	__u64 owned, off, off2;
+	__u32 v = 0;
+	int fd = neuron_open(), other = neuron_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info));
+	EXPECT_EQ(32ull << 20, info.mem_alloc_limit);	/* mem_size / 2 of the VM's 64 MiB */
+	EXPECT_EQ(0, info.mem_alloc_limit % NEURON_MEM_ALIGN);
+
+	/* CORE_ACQUIRE / RELEASE inputs */
+	EXPECT_EQ(-EINVAL, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 4, NULL));
+	EXPECT_EQ(-EINVAL, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1ull << 63, NULL));
+	EXPECT_EQ(-EINVAL, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 4, NULL));
+	c = (struct neuron_cores){ .cores = 1, .reserved = 1 };
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, &c));
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_CORE_RELEASE, &c));
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 0, &owned));
+	EXPECT_EQ(0, owned);
+	EXPECT_EQ(-EPERM, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 1, NULL));
+
+	/* acquire twice is fine; the other file is refused; release frees */
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1, &owned));
+	EXPECT_EQ(1, owned);
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1, &owned));
+	EXPECT_EQ(-EBUSY, cores_ioctl(other, NEURON_IOC_CORE_ACQUIRE, 3, NULL));
+	EXPECT_EQ(0, cores_ioctl(other, NEURON_IOC_CORE_ACQUIRE, 0, &owned));
+	EXPECT_EQ(0, owned) TH_LOG("a refused CORE_ACQUIRE took core 1");
+	expect_owner(_metadata, 0, getpid());
+	expect_owner(_metadata, 1, 0);
+	/* implicit: a queue on core 1 acquires it; release refused while it lives */
+	EXPECT_EQ(0, neuron_nq_create(fd, 1, 0, 4096, 0, NULL));
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 0, &owned));
+	EXPECT_EQ(3, owned);
+	EXPECT_EQ(-EBUSY, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 3, &owned));
+	EXPECT_EQ(-EPERM, neuron_nq_create(other, 0, 0, 4096, 0, NULL));
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 0, &owned));
+	EXPECT_EQ(3, owned) TH_LOG("a refused CORE_RELEASE released something");
+	EXPECT_EQ(0, neuron_nq_destroy(fd, 1, 0));
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 2, &owned));
+	EXPECT_EQ(1, owned);
+	EXPECT_EQ(0, cores_ioctl(other, NEURON_IOC_CORE_ACQUIRE, 2, &owned));
+	EXPECT_EQ(2, owned);
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 1, &owned));
+	EXPECT_EQ(0, owned);
+	/* implicit acquire by SUBMIT, ENGINE_RESET, EVT_SEM write, FEATURE_FLAGS set */
+	EXPECT_EQ(0, neuron_submit(fd, 0, 0, &halt, 1, 0));
+	EXPECT_EQ(-EPERM, engine_reset(other, 0, 0));
+	EXPECT_EQ(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 0, 0, NEURON_WAIT_MS));
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 1, NULL));
+	EXPECT_EQ(0, engine_reset(other, 0, 0));
+	EXPECT_EQ(-EPERM, evt_sem(fd, 0, 1, NEURON_SEM_INC, &v));
+	EXPECT_EQ(0, cores_ioctl(other, NEURON_IOC_CORE_RELEASE, 3, &owned));
+	EXPECT_EQ(0, owned);
+	EXPECT_EQ(0, evt_sem(fd, 0, 1, NEURON_SEM_SET, &v));
+	EXPECT_EQ(-EPERM, features(other, 0, NEURON_FEATURE_OP_SET, &v));
+	v = 0;
+	EXPECT_EQ(0, features(other, 1, NEURON_FEATURE_OP_SET, &v));
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 0, &owned));
+	EXPECT_EQ(1, owned);
+	EXPECT_EQ(0, cores_ioctl(other, NEURON_IOC_CORE_ACQUIRE, 0, &owned));
+	EXPECT_EQ(2, owned);
+	/* reads take nothing */
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 1, NULL));
+	EXPECT_EQ(0, evt_sem(fd, 0, 1, NEURON_SEM_READ, &v));
+	EXPECT_EQ(0, features(fd, 0, NEURON_FEATURE_OP_GET, &v));
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 0, &owned));
+	EXPECT_EQ(0, owned);
+
+	/* MEM_ALLOC / MEM_FREE inputs */
+	EXPECT_EQ(-EINVAL, mem_alloc(fd, 0, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, mem_alloc(fd, 0, info.mem_alloc_limit + 1, 0, NULL));
+	EXPECT_EQ(-EINVAL, mem_alloc(fd, 0x100, PAGE, NEURON_MEM_F_FIXED, NULL));
+	EXPECT_EQ(-EINVAL, mem_alloc(fd, info.mem_alloc_limit, PAGE, NEURON_MEM_F_FIXED, NULL));
+	EXPECT_EQ(-EINVAL, mem_alloc(fd, PAGE, PAGE, 0, NULL)) TH_LOG("offset without FIXED");
+	EXPECT_EQ(-EINVAL, mem_alloc(fd, 0, PAGE, 2, NULL));
+	m = (struct neuron_mem_alloc){ .size = PAGE, .reserved0 = 1 };
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_MEM_ALLOC, &m));
+	m = (struct neuron_mem_alloc){ .size = PAGE, .reserved = 1 };
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_MEM_ALLOC, &m));
+	/* anywhere: aligned, inside the limit; sizes round up */
+	ASSERT_EQ(0, mem_alloc(fd, 0, 100, 0, &off));
+	EXPECT_EQ(0, off % NEURON_MEM_ALIGN);
+	EXPECT_GE(info.mem_alloc_limit - PAGE, off);
+	ASSERT_EQ(0, mem_alloc(fd, 0, PAGE, 0, &off2));
+	EXPECT_TRUE(off2 >= off + PAGE || off2 + PAGE <= off) TH_LOG("overlap %llx %llx",
+		    (unsigned long long)off, (unsigned long long)off2);
+	/* fixed: exact, -EBUSY on any overlap, whoever holds it */
+	EXPECT_EQ(-EBUSY, mem_alloc(fd, off, PAGE, NEURON_MEM_F_FIXED, NULL));
+	EXPECT_EQ(-EBUSY, mem_alloc(other, off, PAGE, NEURON_MEM_F_FIXED, NULL));
+	EXPECT_EQ(-ENOENT, mem_free(other, off));
+	EXPECT_EQ(0, mem_free(fd, off));
+	EXPECT_EQ(-ENOENT, mem_free(fd, off));
+	EXPECT_EQ(0, mem_free(fd, off2));
+	ASSERT_EQ(0, mem_alloc(fd, MEM_A, 2 * PAGE, NEURON_MEM_F_FIXED, &off));
+	EXPECT_EQ(MEM_A, off);
+	EXPECT_EQ(-EBUSY, mem_alloc(other, MEM_A + PAGE, PAGE, NEURON_MEM_F_FIXED, NULL));
+	EXPECT_EQ(-EBUSY, mem_alloc(other, MEM_A - PAGE, 2 * PAGE, NEURON_MEM_F_FIXED, NULL));
+	EXPECT_EQ(-ENOENT, mem_free(fd, MEM_A + PAGE)) TH_LOG("not the start");
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_MEM_FREE, &mf));
+	EXPECT_EQ(0, mem_alloc(other, MEM_A + 2 * PAGE, PAGE, NEURON_MEM_F_FIXED, NULL));
+	/* the whole range is refused while anything lives; release frees all */
+	EXPECT_EQ(-EBUSY, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, NULL));
+	close(other);
+	EXPECT_EQ(0, mem_free(fd, MEM_A));
+	ASSERT_EQ(0, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, &off));
+	EXPECT_EQ(-ENOMEM, mem_alloc(fd, 0, PAGE, 0, NULL)) TH_LOG("everything is allocated");
+	close(fd);
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, &off))
+		TH_LOG("release freed the memory");
+	close(fd);
+}
+
+/* ==== memcg ================================================================= */
+
+static long long cg_read(const char *file)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), CGROUP_DIR "/%s", file);
+	if (read_str(path, buf, sizeof(buf)) < 0)
+		return -1;
+	if (!strncmp(buf, "max", 3))
+		return LLONG_MAX;
+	return strtoll(buf, NULL, 10);
+}
+
+/*
+ * In the cgroup: 56 MiB of touched anonymous memory, then rings of 1 MiB
+ * until NQ_INIT fails; memory.current after each; then release.
+ */
+static int cg_child(void *arg)
+{
+	const size_t fill = 56 * MIB;
+	char *mem;
+	int fd, ret = 0;
+
+	wait_flag(&sh->in_cgroup, NEURON_WAIT_MS);
+	if (!sh->in_cgroup)
+		return 80;
+	sh->mc_base = cg_read("memory.current");
+	mem = mmap(NULL, fill, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return 81;
+	for (size_t i = 0; i < fill; i += PAGE)
+		mem[i] = (char)i | 1;
+	fd = neuron_open();
+	if (fd < 0)
+		return 82;
+	sh->mc_before = cg_read("memory.current");
+	sh->mc_max = sh->mc_before;
+	for (unsigned int i = 0; i < 2 * NEURON_NUM_SW_QUEUES; i++) {
+		ret = neuron_nq_create(fd, i / NEURON_NUM_SW_QUEUES, i % NEURON_NUM_SW_QUEUES,
+				       1u << 20, 0, NULL);
+		if (ret)
+			break;
+		sh->mc_after[sh->rings++] = cg_read("memory.current");
+		if (sh->mc_after[sh->rings - 1] > sh->mc_max)
+			sh->mc_max = sh->mc_after[sh->rings - 1];
+	}
+	sh->ring_err = ret;
+	sh->mc_peak = cg_read("memory.peak");
+	close(fd);
+	sh->mc_closed = cg_read("memory.current");
+	munmap(mem, fill);
+	return 0;
+}
+
+static int cg_setup(struct __test_metadata *_metadata, bool *mounted)
+{
+	struct statfs fs;
+	char ctl[256];
+
+	*mounted = false;
+	if (statfs(CGROUP_ROOT, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC) {
+		if (mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL)) {
+			TH_LOG("mount cgroup2 on %s: %s", CGROUP_ROOT, strerror(errno));
+			return -1;
+		}
+		*mounted = true;
+	}
+	if (read_str(CGROUP_ROOT "/cgroup.controllers", ctl, sizeof(ctl)) < 0 ||
+	    !strstr(ctl, "memory")) {
+		TH_LOG("the guest kernel has no memory controller (cgroup.controllers: %s)", ctl);
+		return -1;
+	}
+	if (write_str(CGROUP_ROOT "/cgroup.subtree_control", "+memory")) {
+		TH_LOG("cannot enable +memory in %s/cgroup.subtree_control", CGROUP_ROOT);
+		return -1;
+	}
+	rmdir(CGROUP_DIR);
+	if (mkdir(CGROUP_DIR, 0755)) {
+		TH_LOG("mkdir %s: %s", CGROUP_DIR, strerror(errno));
+		return -1;
+	}
+	if (write_str(CGROUP_DIR "/memory.max", "67108864")) {
+		TH_LOG("cannot set memory.max");
+		return -1;
+	}
+	write_str(CGROUP_DIR "/memory.swap.max", "0");	/* absent without swap accounting */
+	return 0;
+}
+
+/*
+ * A process in a memory cgroup limited to 64 MiB cannot make the driver
+ * allocate past it: with 56 MiB of its own in use, its 1 MiB rings fail
+ * with -ENOMEM after a few, memory.current never passes memory.max, each
+ * ring raised it by about 1 MiB, and the release gave it back.
+ */
+TEST_F_TIMEOUT(ten, memcg, 200)
+{
+	long long per_ring, room;
+	char pid[32];
+	bool mounted;
+	pid_t child;
+	int setup;
+
+	setup = cg_setup(_metadata, &mounted);
+	ASSERT_EQ(0, setup) TH_LOG("no usable cgroup v2 memory controller");
+	child = spawn(TENANT_A, cg_child, NULL);
+	ASSERT_LT(0, child);
+	snprintf(pid, sizeof(pid), "%d", child);
+	EXPECT_EQ(0, write_str(CGROUP_DIR "/cgroup.procs", pid));
+	set_flag(&sh->in_cgroup);
+	EXPECT_EQ(0, reap(child)) TH_LOG("the cgroup child (137: killed by the OOM killer)");
+	EXPECT_EQ(0, rmdir(CGROUP_DIR));
+	if (mounted)
+		umount(CGROUP_ROOT);
+
+	ksft_print_msg("tenancy: memcg max=64MiB base=%lld before_rings=%lld rings=%d err=%d "
+		       "peak=%lld max_seen=%lld after_close=%lld\n", sh->mc_base,
+		       sh->mc_before, sh->rings, sh->ring_err, sh->mc_peak, sh->mc_max,
+		       sh->mc_closed);
+	for (int i = 0; i < sh->rings; i++)
+		ksft_print_msg("tenancy: memcg ring %d memory.current=%lld (+%lld)\n", i,
+			       sh->mc_after[i],
+			       sh->mc_after[i] - (i ? sh->mc_after[i - 1] : sh->mc_before));
+	EXPECT_EQ(-ENOMEM, sh->ring_err) TH_LOG("%d rings of 1 MiB made", sh->rings);
+	ASSERT_LT(0, sh->rings) TH_LOG("not even one ring fit");
+	room = 64 * (long long)MIB - sh->mc_before;
+	EXPECT_GE(room, sh->rings * (long long)MIB) TH_LOG("more rings than the room left");
+	EXPECT_GE(64 * (long long)MIB, sh->mc_max);
+	if (sh->mc_peak >= 0)
+		EXPECT_GE(64 * (long long)MIB, sh->mc_peak);
+	per_ring = (sh->mc_after[sh->rings - 1] - sh->mc_before) / sh->rings;
+	EXPECT_LE((long long)(MIB * 9 / 10), per_ring) TH_LOG("the rings are not charged");
+	EXPECT_GE((long long)(MIB * 3 / 2), per_ring);
+	EXPECT_LE(sh->rings * (long long)MIB * 9 / 10, sh->mc_after[sh->rings - 1] - sh->mc_closed)
+		TH_LOG("the release did not uncharge the rings");
+}
+
+int main(int argc, char **argv)
+{
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	return test_harness_run(argc, argv);
+}
