@@ -285,7 +285,6 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
  * @nfile: the submitting file
  * @insns: the program, @count struct neuron_emu_insn (kernel copy)
  * @count: instructions
- *
  * @prog_off: BAR4 offset the program is loaded at (its engine's area)
  *
  * Every DGE_COPY's source and destination range, [addr, addr + length)
