@@ -118,6 +118,7 @@ struct neuron_throttle;
 struct neuron_cores;
 struct neuron_mem_alloc;
 struct neuron_mem_free;
+struct neuron_event_size;
 struct neuron_event;
 struct eventfd_ctx;
 struct poll_table_struct;
@@ -317,7 +318,8 @@ struct neuron_device {
  * @ev_head:	free-running index of the oldest queued event (ev_lock)
  * @ev_tail:	free-running index of the next free slot (ev_lock)
  * @ev_lost:	events dropped since the last one queued (ev_lock)
- * @ev_read_lock: serialises read() calls on this file
+ * @ev_read_lock: serialises read() calls on this file and @ev_size changes
+ * @ev_size:	bytes per event read() returns (NEURON_IOC_EVENT_SIZE)
  * @reset_gen:	&neuron_device.reset_gen when the file was opened
  * @ring_maps:	per [core][queue]: VMAs of this file mapping that queue's
  *		ring (NEURON_IOC_NQ_DESTROY refuses while nonzero)
@@ -338,6 +340,7 @@ struct neuron_file {
 	u32 ev_tail;
 	u32 ev_lost;
 	struct mutex ev_read_lock;	/* readers of this file */
+	u32 ev_size;
 	u32 reset_gen;
 	atomic_t ring_maps[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 	u64 cores;
@@ -541,6 +544,8 @@ void neuron_events_broadcast(struct neuron_device *ndev,
 			     struct neuron_event *ev);
 int neuron_events_ioctl_eventfd(struct neuron_file *nfile,
 				const struct neuron_nq_eventfd *arg);
+int neuron_events_ioctl_size(struct neuron_file *nfile,
+			     struct neuron_event_size *arg);
 void neuron_events_unbind_nq(struct neuron_device *ndev, u32 core, u32 queue);
 
 /* ---- neuron_genl.c ------------------------------------------------------ */

@@ -3,9 +3,9 @@
  * /dev/neuronN: file operations and ioctl dispatch
  * (docs/decisions.md#arch-driver, include/uapi/linux/neuron.h).
  *
- * Every ioctl argument is copied in with exactly _IOC_SIZE(cmd) bytes (the
- * command number encodes the structure size, so a caller built against a
- * different layout gets -ENOTTY), checked with no lock held (reserved
+ * Every ioctl argument is copied in with copy_struct_from_user() at the
+ * caller's size (_IOC_SIZE(cmd): any size from the command's first release
+ * up, docs/decisions.md#uapi-growth), checked with no lock held (reserved
  * fields and unknown flags must be zero: -EINVAL, and a dynamic-debug
  * message names the field), carried out with the device's locks held, and
  * copied back out with no lock held. No user copy is ever done under
@@ -16,6 +16,7 @@
 #include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -72,6 +73,8 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 	info->max_program_insns = NEURON_MAX_PROGRAM_INSNS;
 	info->timestamp_inc_ps = ndev->timestamp_inc_ps;
 	info->mem_alloc_limit = ndev->mem_limit;
+	info->capabilities = NEURON_CAP_SIZED_ARGS | NEURON_CAP_TENANCY |
+			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS;
 	neuron_exit(ndev);
 	return 0;
 }
@@ -91,131 +94,180 @@ union neuron_ioctl_arg {
 	struct neuron_cores cores;
 	struct neuron_mem_alloc mem_alloc;
 	struct neuron_mem_free mem_free;
+	struct neuron_event_size event_size;
 };
+
+/**
+ * struct neuron_ioctl_def - what the dispatcher knows of one command
+ * @cmd:	the command with the kernel's struct size
+ * @size_ver0:	the smallest struct size accepted: the first release's
+ * @read_only:	allowed on a file opened without write access
+ */
+struct neuron_ioctl_def {
+	unsigned int cmd;
+	unsigned int size_ver0;
+	bool read_only;
+};
+
+#define NEURON_IOCTL(name, arg, ro) \
+	[_IOC_NR(NEURON_IOC_##name)] = { NEURON_IOC_##name, \
+					 NEURON_##arg##_SIZE_VER0, ro }
+
+/* Indexed by command number; the UAPI header documents each. */
+static const struct neuron_ioctl_def neuron_ioctls[] = {
+	NEURON_IOCTL(DEVICE_INFO, DEVICE_INFO, true),
+	NEURON_IOCTL(NQ_INIT, NQ_INIT, false),
+	NEURON_IOCTL(NQ_DESTROY, NQ_ID, false),
+	NEURON_IOCTL(NQ_INFO, NQ_INFO, false),
+	NEURON_IOCTL(SUBMIT, SUBMIT, false),
+	NEURON_IOCTL(ENGINE_STATUS, ENGINE_STATUS, true),
+	NEURON_IOCTL(ENGINE_RESET, ENGINE_ID, false),
+	NEURON_IOCTL(FEATURE_FLAGS, FEATURE_FLAGS, false),
+	NEURON_IOCTL(NQ_EVENTFD, NQ_EVENTFD, false),
+	NEURON_IOCTL(EVT_SEM, EVT_SEM, false),
+	NEURON_IOCTL(THROTTLE, THROTTLE, false),
+	NEURON_IOCTL(CORE_ACQUIRE, CORES, false),
+	NEURON_IOCTL(CORE_RELEASE, CORES, false),
+	NEURON_IOCTL(MEM_ALLOC, MEM_ALLOC, false),
+	NEURON_IOCTL(MEM_FREE, MEM_FREE, false),
+	NEURON_IOCTL(EVENT_SIZE, EVENT_SIZE, false),
+};
+
+/*
+ * The definition of @cmd whatever struct size it carries, or NULL for a
+ * command this driver does not have (type, number or direction).
+ */
+static const struct neuron_ioctl_def *neuron_ioctl_find(unsigned int cmd)
+{
+	const struct neuron_ioctl_def *def;
+	unsigned int nr = _IOC_NR(cmd);
+
+	if (_IOC_TYPE(cmd) != NEURON_IOCTL_MAGIC || nr >= ARRAY_SIZE(neuron_ioctls))
+		return NULL;
+	def = &neuron_ioctls[array_index_nospec(nr, ARRAY_SIZE(neuron_ioctls))];
+	if (!def->cmd || _IOC_DIR(cmd) != _IOC_DIR(def->cmd))
+		return NULL;
+	return def;
+}
+
+/* Carry out one command on the kernel's copy of its argument. */
+static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
+				 union neuron_ioctl_arg *karg)
+{
+	switch (cmd) {
+	case NEURON_IOC_DEVICE_INFO:
+		return neuron_ioctl_device_info(nfile, &karg->device_info);
+	case NEURON_IOC_NQ_INIT:
+		return neuron_nq_ioctl_init(nfile, &karg->nq_init);
+	case NEURON_IOC_NQ_DESTROY:
+		return neuron_nq_ioctl_destroy(nfile, &karg->nq_id);
+	case NEURON_IOC_NQ_INFO:
+		return neuron_nq_ioctl_info(nfile, &karg->nq_info);
+	case NEURON_IOC_SUBMIT:
+		return neuron_engine_ioctl_submit(nfile, &karg->submit);
+	case NEURON_IOC_ENGINE_STATUS:
+		return neuron_engine_ioctl_status(nfile, &karg->engine_status);
+	case NEURON_IOC_ENGINE_RESET:
+		return neuron_engine_ioctl_reset(nfile, &karg->engine_id);
+	case NEURON_IOC_FEATURE_FLAGS:
+		return neuron_engine_ioctl_feature_flags(nfile,
+							 &karg->feature_flags);
+	case NEURON_IOC_NQ_EVENTFD:
+		return neuron_events_ioctl_eventfd(nfile, &karg->nq_eventfd);
+	case NEURON_IOC_EVT_SEM:
+		return neuron_evtsem_ioctl(nfile, &karg->evt_sem);
+	case NEURON_IOC_THROTTLE:
+		return neuron_irq_ioctl_throttle(nfile, &karg->throttle);
+	case NEURON_IOC_CORE_ACQUIRE:
+		return neuron_owner_ioctl_acquire(nfile, &karg->cores);
+	case NEURON_IOC_CORE_RELEASE:
+		return neuron_owner_ioctl_release(nfile, &karg->cores);
+	case NEURON_IOC_MEM_ALLOC:
+		return neuron_mem_ioctl_alloc(nfile, &karg->mem_alloc);
+	case NEURON_IOC_MEM_FREE:
+		return neuron_mem_ioctl_free(nfile, &karg->mem_free);
+	case NEURON_IOC_EVENT_SIZE:
+		return neuron_events_ioctl_size(nfile, &karg->event_size);
+	}
+	return -ENOTTY;
+}
+
+/*
+ * The caller never learns it owns what the call made: undo it (a queue
+ * that got mapped meanwhile is cleaned up by release()).
+ */
+static void neuron_ioctl_undo(struct neuron_file *nfile, unsigned int cmd,
+			      const union neuron_ioctl_arg *karg)
+{
+	if (cmd == NEURON_IOC_NQ_INIT) {
+		struct neuron_nq_id nq_id = {
+			.core = karg->nq_init.core,
+			.queue = karg->nq_init.queue,
+		};
+
+		neuron_nq_ioctl_destroy(nfile, &nq_id);
+	} else if (cmd == NEURON_IOC_MEM_ALLOC) {
+		struct neuron_mem_free mem_free = {
+			.offset = karg->mem_alloc.offset,
+		};
+
+		neuron_mem_ioctl_free(nfile, &mem_free);
+	}
+}
 
 /**
  * neuron_ioctl() - ioctl entry of /dev/neuronN
  * @filp: the open file
- * @cmd: NEURON_IOC_* (include/uapi/linux/neuron.h)
+ * @cmd: NEURON_IOC_* (include/uapi/linux/neuron.h), with the size of the
+ *	caller's struct: any size from the command's NEURON_*_SIZE_VER0 up
  * @arg: user pointer to the command's structure
  *
- * A file opened without write access may only call DEVICE_INFO and
- * ENGINE_STATUS (docs/decisions.md#tenancy).
+ * Copies the argument in with copy_struct_from_user() (a smaller struct is
+ * extended with zeros, a larger one must be zero beyond the kernel's), and
+ * the result back up to the smaller of the two sizes
+ * (docs/decisions.md#uapi-growth). A file opened without write access may
+ * only call DEVICE_INFO and ENGINE_STATUS (docs/decisions.md#tenancy).
  *
  * Return: 0 or the command's error (see each neuron_*_ioctl_* function and
- * the UAPI header); -ENOTTY for an unknown command, -EBADF for any other
- * command on a file opened read-only, -EFAULT for a bad pointer, -ENODEV
- * once the device is removed.
+ * the UAPI header); -ENOTTY for an unknown command; -EINVAL for a struct
+ * smaller than the first release's; -E2BIG for a larger struct with a
+ * nonzero byte beyond the kernel's; -EBADF for a command that changes
+ * something on a file opened read-only; -EFAULT for a bad pointer;
+ * -ENODEV once the device is removed.
  */
 static long neuron_ioctl(struct file *filp, unsigned int cmd,
 			 unsigned long arg)
 {
 	struct neuron_file *nfile = filp->private_data;
+	const struct neuron_ioctl_def *def = neuron_ioctl_find(cmd);
 	void __user *uarg = (void __user *)arg;
 	union neuron_ioctl_arg karg;
-	unsigned int size = _IOC_SIZE(cmd);
+	unsigned int usize = _IOC_SIZE(cmd), ksize;
 	int ret;
 
-	switch (cmd) {
-	case NEURON_IOC_NQ_INIT:
-	case NEURON_IOC_NQ_DESTROY:
-	case NEURON_IOC_NQ_INFO:
-	case NEURON_IOC_SUBMIT:
-	case NEURON_IOC_ENGINE_RESET:
-	case NEURON_IOC_FEATURE_FLAGS:
-	case NEURON_IOC_NQ_EVENTFD:
-	case NEURON_IOC_EVT_SEM:
-	case NEURON_IOC_THROTTLE:
-	case NEURON_IOC_CORE_ACQUIRE:
-	case NEURON_IOC_CORE_RELEASE:
-	case NEURON_IOC_MEM_ALLOC:
-	case NEURON_IOC_MEM_FREE:
-		if (!(filp->f_mode & FMODE_WRITE))
-			return -EBADF;
-		break;
-	case NEURON_IOC_DEVICE_INFO:
-	case NEURON_IOC_ENGINE_STATUS:
-		break;	/* open to a file opened read-only */
-	default:
+	if (!def)
 		return -ENOTTY;
-	}
-	if (WARN_ON_ONCE(size > sizeof(karg)))
+	if (!def->read_only && !(filp->f_mode & FMODE_WRITE))
+		return -EBADF;
+	if (usize < def->size_ver0)
+		return -EINVAL;
+	ksize = _IOC_SIZE(def->cmd);
+	if (WARN_ON_ONCE(ksize > sizeof(karg)))
 		return -ENOTTY;
 
 	memset(&karg, 0, sizeof(karg));
-	if ((_IOC_DIR(cmd) & _IOC_WRITE) && copy_from_user(&karg, uarg, size))
-		return -EFAULT;
-
-	switch (cmd) {
-	case NEURON_IOC_DEVICE_INFO:
-		ret = neuron_ioctl_device_info(nfile, &karg.device_info);
-		break;
-	case NEURON_IOC_NQ_INIT:
-		ret = neuron_nq_ioctl_init(nfile, &karg.nq_init);
-		break;
-	case NEURON_IOC_NQ_DESTROY:
-		ret = neuron_nq_ioctl_destroy(nfile, &karg.nq_id);
-		break;
-	case NEURON_IOC_NQ_INFO:
-		ret = neuron_nq_ioctl_info(nfile, &karg.nq_info);
-		break;
-	case NEURON_IOC_SUBMIT:
-		ret = neuron_engine_ioctl_submit(nfile, &karg.submit);
-		break;
-	case NEURON_IOC_ENGINE_STATUS:
-		ret = neuron_engine_ioctl_status(nfile, &karg.engine_status);
-		break;
-	case NEURON_IOC_ENGINE_RESET:
-		ret = neuron_engine_ioctl_reset(nfile, &karg.engine_id);
-		break;
-	case NEURON_IOC_FEATURE_FLAGS:
-		ret = neuron_engine_ioctl_feature_flags(nfile,
-							&karg.feature_flags);
-		break;
-	case NEURON_IOC_NQ_EVENTFD:
-		ret = neuron_events_ioctl_eventfd(nfile, &karg.nq_eventfd);
-		break;
-	case NEURON_IOC_EVT_SEM:
-		ret = neuron_evtsem_ioctl(nfile, &karg.evt_sem);
-		break;
-	case NEURON_IOC_CORE_ACQUIRE:
-		ret = neuron_owner_ioctl_acquire(nfile, &karg.cores);
-		break;
-	case NEURON_IOC_CORE_RELEASE:
-		ret = neuron_owner_ioctl_release(nfile, &karg.cores);
-		break;
-	case NEURON_IOC_MEM_ALLOC:
-		ret = neuron_mem_ioctl_alloc(nfile, &karg.mem_alloc);
-		break;
-	case NEURON_IOC_MEM_FREE:
-		ret = neuron_mem_ioctl_free(nfile, &karg.mem_free);
-		break;
-	default: /* NEURON_IOC_THROTTLE */
-		ret = neuron_irq_ioctl_throttle(nfile, &karg.throttle);
-		break;
+	if (_IOC_DIR(cmd) & _IOC_WRITE) {
+		ret = copy_struct_from_user(&karg, ksize, uarg, usize);
+		if (ret)
+			return ret;
 	}
+
+	ret = neuron_ioctl_dispatch(nfile, def->cmd, &karg);
 	if (ret || !(_IOC_DIR(cmd) & _IOC_READ))
 		return ret;
 
-	if (copy_to_user(uarg, &karg, size)) {
-		/*
-		 * The caller never learns it owns the new queue: undo it
-		 * (unless it got mapped meanwhile; release() cleans up then).
-		 */
-		if (cmd == NEURON_IOC_NQ_INIT) {
-			struct neuron_nq_id nq_id = {
-				.core = karg.nq_init.core,
-				.queue = karg.nq_init.queue,
-			};
-
-			neuron_nq_ioctl_destroy(nfile, &nq_id);
-		} else if (cmd == NEURON_IOC_MEM_ALLOC) {
-			struct neuron_mem_free mem_free = {
-				.offset = karg.mem_alloc.offset,
-			};
-
-			neuron_mem_ioctl_free(nfile, &mem_free);
-		}
+	if (copy_to_user(uarg, &karg, min(usize, ksize))) {
+		neuron_ioctl_undo(nfile, def->cmd, &karg);
 		return -EFAULT;
 	}
 	return 0;

@@ -47,6 +47,9 @@
 #include "neuron.h"
 #include "neuron_compat.h"
 
+/* Largest event size a reader may ask for (UAPI NEURON_IOC_EVENT_SIZE). */
+#define NEURON_EVENT_SIZE_MAX	4096
+
 /* The ring indices are free-running; the length must be a power of two. */
 #define NEURON_EV_MASK	(NEURON_EVENT_QUEUE_LEN - 1)
 
@@ -63,7 +66,10 @@
 int neuron_events_open(struct neuron_file *nfile)
 {
 	BUILD_BUG_ON(!is_power_of_2(NEURON_EVENT_QUEUE_LEN));
+	BUILD_BUG_ON(offsetof(struct neuron_event, size) !=
+		     NEURON_EVENT_SIZE_VER0);
 	mutex_init(&nfile->ev_read_lock);
+	nfile->ev_size = NEURON_EVENT_SIZE_VER0;
 	INIT_LIST_HEAD(&nfile->ev_node);
 	nfile->ev_watch = file_ns_capable(nfile->filp, &init_user_ns,
 					  CAP_SYS_ADMIN);
@@ -210,6 +216,7 @@ void neuron_events_broadcast(struct neuron_device *ndev,
 {
 	ev->timestamp_ns = ktime_get_ns();
 	ev->device = ndev->id;
+	ev->size = sizeof(*ev);
 	neuron_events_deliver(ndev, ev);
 	neuron_genl_event(ev);
 }
@@ -288,13 +295,11 @@ ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
 	struct neuron_file *nfile = filp->private_data;
 	struct neuron_device *ndev = nfile->ndev;
 	struct neuron_event ev;
-	size_t done = 0;
+	size_t done = 0, rec, fill;
 	ssize_t ret;
 
 	if (!(filp->f_mode & FMODE_WRITE))
 		return -EBADF;
-	if (len < sizeof(ev))
-		return -EINVAL;
 	ret = neuron_events_subscribe(nfile);
 	if (ret)
 		return ret;
@@ -304,8 +309,15 @@ ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
 	} else if (mutex_lock_interruptible(&nfile->ev_read_lock)) {
 		return -ERESTARTSYS;
 	}
+	/* the record size this reader asked for (NEURON_IOC_EVENT_SIZE) */
+	rec = nfile->ev_size;
+	fill = min(rec, sizeof(ev));
+	if (len < rec) {
+		ret = -EINVAL;
+		goto out;
+	}
 
-	while (len - done >= sizeof(ev)) {
+	while (len - done >= rec) {
 		if (!neuron_events_peek(nfile, &ev)) {
 			if (done)
 				break;
@@ -324,7 +336,9 @@ ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
 				goto out;
 			continue;
 		}
-		if (copy_to_user(buf + done, &ev, sizeof(ev))) {
+		ev.size = fill;	/* less for a reader of an older layout */
+		if (copy_to_user(buf + done, &ev, fill) ||
+		    clear_user(buf + done + fill, rec - fill)) {
 			/* the event stays queued for the next read() */
 			if (!done) {
 				ret = -EFAULT;
@@ -333,7 +347,7 @@ ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
 			break;
 		}
 		neuron_events_consume(nfile);
-		done += sizeof(ev);
+		done += rec;
 	}
 	ret = done;
 out:
@@ -462,4 +476,36 @@ void neuron_events_unbind_nq(struct neuron_device *ndev, u32 core, u32 queue)
 	old = neuron_events_swap_efd(ndev, core, queue, NULL);
 	if (old)
 		eventfd_ctx_put(old);
+}
+
+/**
+ * neuron_events_ioctl_size() - NEURON_IOC_EVENT_SIZE: set the event size
+ * @nfile: the caller's file
+ * @arg: in: @size, bytes per event from now on (NEURON_EVENT_SIZE_VER0 ..
+ *	NEURON_EVENT_SIZE_MAX); reserved zero. out: @kernel_size,
+ *	sizeof(struct neuron_event) of this kernel
+ *
+ * A reader built against a later header passes its own struct size and
+ * learns, from @kernel_size and each event's @size, which fields the
+ * kernel fills (docs/decisions.md#uapi-growth). Serialised with read().
+ *
+ * Return: 0; -EINVAL (@size out of range, reserved nonzero);
+ * -ERESTARTSYS (a signal while a read() of the file was blocked).
+ */
+int neuron_events_ioctl_size(struct neuron_file *nfile,
+			     struct neuron_event_size *arg)
+{
+	struct neuron_device *ndev = nfile->ndev;
+
+	if (arg->size < NEURON_EVENT_SIZE_VER0 ||
+	    arg->size > NEURON_EVENT_SIZE_MAX)
+		return neuron_bad_field(ndev, "EVENT_SIZE", "size");
+	if (arg->reserved)
+		return neuron_bad_field(ndev, "EVENT_SIZE", "reserved");
+	if (mutex_lock_interruptible(&nfile->ev_read_lock))
+		return -ERESTARTSYS;
+	nfile->ev_size = arg->size;
+	mutex_unlock(&nfile->ev_read_lock);
+	arg->kernel_size = sizeof(struct neuron_event);
+	return 0;
 }

@@ -105,7 +105,7 @@ std::string evt_sem_op_name(std::uint32_t op) {
 }
 
 Result<std::size_t> read_events(int fd, std::span<Event> out, std::chrono::milliseconds timeout,
-                                const std::string& what) {
+                                const std::string& what, std::size_t record_bytes) {
   if (out.empty()) return std::size_t{0};
   pollfd p{fd, POLLIN, 0};
   const int ms = timeout.count() < 0 ? -1 : static_cast<int>(std::min<std::int64_t>(timeout.count(), INT32_MAX));
@@ -116,29 +116,48 @@ Result<std::size_t> read_events(int fd, std::span<Event> out, std::chrono::milli
     if (rc == 0) return std::size_t{0};
     break;
   }
+  // records shorter than Event (an older driver) are read apart, then widened
+  std::vector<unsigned char> narrow(record_bytes < sizeof(Event) ? out.size() * record_bytes : 0);
+  void* buf = narrow.empty() ? static_cast<void*>(out.data()) : narrow.data();
+  const std::size_t len = narrow.empty() ? out.size_bytes() : narrow.size();
   for (;;) {
-    const ssize_t n = ::read(fd, out.data(), out.size_bytes());
+    const ssize_t n = ::read(fd, buf, len);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return std::size_t{0};  // another reader was first
     if (n < 0) return unexpected(Error::from_errno(errno, what));
-    if (static_cast<std::size_t>(n) % sizeof(Event) != 0)
-      return unexpected(errc::invalid_argument, fmt::format("{}: {} bytes is not whole events of {} bytes", what, n,
-                                                            sizeof(Event)));
-    return static_cast<std::size_t>(n) / sizeof(Event);
+    const std::size_t rec = std::min(record_bytes, sizeof(Event));
+    if (static_cast<std::size_t>(n) % rec != 0)
+      return unexpected(errc::invalid_argument,
+                        fmt::format("{}: {} bytes is not whole events of {} bytes", what, n, rec));
+    const std::size_t count = static_cast<std::size_t>(n) / rec;
+    for (std::size_t i = 0; !narrow.empty() && i < count; i++) {
+      out[i] = Event{};
+      std::memcpy(&out[i], narrow.data() + i * rec, rec);
+    }
+    return count;
   }
+}
+
+std::size_t set_event_size(int fd) noexcept {
+  neuron_event_size es{};
+  es.size = sizeof(Event);
+  if (::ioctl(fd, NEURON_IOC_EVENT_SIZE, &es) == 0) return sizeof(Event);
+  return NEURON_EVENT_SIZE_VER0;
 }
 
 Result<EventStream> EventStream::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return unexpected(Error::from_errno(errno, "open " + path + " (event stream)"));
-  return EventStream(UniqueFd(fd), path);
+  const std::size_t bytes = set_event_size(fd);
+  return EventStream(UniqueFd(fd), path, bytes);
 }
 
 // ------------------------------------------------------------------ Device
 Result<Device> Device::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return unexpected(Error::from_errno(errno, "open " + path));
-  return Device(UniqueFd(fd), path);
+  const std::size_t bytes = set_event_size(fd);
+  return Device(UniqueFd(fd), path, bytes);
 }
 
 std::vector<std::string> Device::list(const std::string& dir) {

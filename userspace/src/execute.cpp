@@ -128,9 +128,9 @@ Result<ProgramClaim> ProgramClaim::make(ExecTarget& t, const Program& p, const O
     c.cores_ |= std::uint64_t{1} << e.core;
     c.engines_.emplace_back(e.core, e.engine);
   }
-  auto before = t.acquire_cores(0);
-  if (!before && before.error().code == std::errc::inappropriate_io_control_operation)
+  if (!(info->capabilities & NEURON_CAP_TENANCY))
     return c;  // a driver without core ownership or a memory allocator
+  auto before = t.acquire_cores(0);
   if (!before) return unexpected(std::move(before).error());
   if (c.cores_ & ~*before) {
     auto after = t.acquire_cores(c.cores_);

@@ -187,7 +187,44 @@ TEST(Device, ReadEventsAndEventStream) {
   ASSERT_EQ(::write(p[1], "abc", 3), 3);
   auto bad = read_events(p[0], ev, std::chrono::milliseconds(100), "read events pipe");
   ASSERT_FALSE(bad);
-  EXPECT_THAT(bad.error().message(), HasSubstr("3 bytes is not whole events of 40 bytes"));
+  EXPECT_THAT(bad.error().message(), HasSubstr("3 bytes is not whole events of 48 bytes"));
+  ::close(p[0]);
+  ::close(p[1]);
+}
+
+// A driver without NEURON_IOC_EVENT_SIZE returns the first release's 40-byte
+// events: they are widened into Events whose size field is 0.
+TEST(Device, ReadEventsWidensFirstReleaseRecords) {
+  // two records laid out by hand: timestamp, device, core, edge, cause,
+  // queues, lost (u32 each after the u64), count
+  std::array<std::uint32_t, 20> words{};
+  const std::array<std::uint32_t, 10> first{0x1000, 0, 2, 3, 0, 1, 0x20, 4, 7, 0};
+  std::copy(first.begin(), first.end(), words.begin());
+  std::copy(first.begin(), first.end(), words.begin() + 10);
+  words[10 + 3] = 4;  // the second record's core
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  ASSERT_EQ(::write(p[1], words.data(), 80), 80);
+  std::array<Event, 4> ev{};
+  ev.fill(Event{.timestamp_ns = 99, .size = 99});
+  auto n = read_events(p[0], ev, std::chrono::milliseconds(100), "read events pipe", 40);
+  ASSERT_TRUE(n) << n.error().message();
+  ASSERT_EQ(*n, 2u);
+  EXPECT_EQ(ev[0].timestamp_ns, 0x1000u);
+  EXPECT_EQ(ev[0].device, 2u);
+  EXPECT_EQ(ev[0].core, 3u);
+  EXPECT_EQ(ev[0].cause, 1u);
+  EXPECT_EQ(ev[0].queues, 0x20u);
+  EXPECT_EQ(ev[0].lost, 4u);
+  EXPECT_EQ(ev[0].count, 7u);
+  EXPECT_EQ(ev[0].size, 0u);
+  EXPECT_EQ(ev[1].core, 4u);
+  EXPECT_EQ(ev[1].size, 0u);
+  // 40-byte records: 60 bytes is not whole events
+  ASSERT_EQ(::write(p[1], words.data(), 60), 60);
+  auto bad = read_events(p[0], ev, std::chrono::milliseconds(100), "read events pipe", 40);
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message(), HasSubstr("60 bytes is not whole events of 40 bytes"));
   ::close(p[0]);
   ::close(p[1]);
 }

@@ -33,7 +33,7 @@ class FakeTarget : public ExecTarget {
   // allocations.
   unsigned num_cores = 4;
   std::uint64_t mem_alloc_limit = 0x100000;
-  bool no_tenancy = false;     // CORE_ACQUIRE: ENOTTY, a driver without ownership
+  bool no_tenancy = false;     // a driver without NEURON_CAP_TENANCY: CORE_ACQUIRE is ENOTTY
   std::uint64_t owned = 0;     // cores this file owns
   std::uint64_t others = 0;    // cores another open file owns
   std::string owners_text;     // sysfs core_owners; "" = made from owned/others
@@ -143,6 +143,7 @@ class FakeTarget : public ExecTarget {
     i.num_cores = num_cores;
     i.engines_per_core = 5;
     i.mem_alloc_limit = no_tenancy ? 0 : mem_alloc_limit;
+    i.capabilities = no_tenancy ? 0 : NEURON_CAP_TENANCY;
     return i;
   }
   Result<std::uint64_t> acquire_cores(std::uint64_t cores) override {

@@ -2,11 +2,24 @@
 /*
  * /dev/neuronN userspace ABI: ioctls and mmap cookies of the neuron driver.
  *
- * Conventions (docs/decisions.md#arch-driver): magic 'N'; fixed-size structs
- * with explicit padding; every reserved field and unknown flag must be zero or
- * the call fails with -EINVAL. Sizes are in bytes, counts in records (16 bytes)
- * or instructions (32 bytes), times in picoseconds unless a name says
- * otherwise.
+ * Conventions (docs/decisions.md#arch-driver): magic 'N'; structs with
+ * explicit padding, little-endian like the host and the device; every
+ * reserved field and unknown flag must be zero or the call fails with -EINVAL.
+ *
+ * Growing the ABI (docs/decisions.md#uapi-growth): the size in a command
+ * number (_IOC_SIZE) is the caller's struct size, and the kernel accepts any
+ * size from the command's first release (NEURON_<NAME>_SIZE_VER0) up, the
+ * copy_struct_from_user() convention of openat2() and clone3(): a smaller
+ * struct is extended with zeros, a larger one is accepted if every byte the
+ * kernel does not know is zero and refused with -E2BIG otherwise; out
+ * fields are copied back up to the smaller of the two sizes. So a new field
+ * is appended to its struct, never given a new command number, and a
+ * program built against an older header keeps working. Optional features
+ * are announced by NEURON_CAP_* bits in struct neuron_device_info, not by
+ * NEURON_ABI_VERSION, which changes only if compatibility is ever broken.
+ *
+ * Sizes are in bytes, counts in records (16 bytes) or instructions (32
+ * bytes), times in picoseconds unless a name says otherwise.
  *
  * mmap: offsets are the opaque cookies NEURON_IOC_NQ_INIT returns, valid
  * only on the file that made the queue, MAP_SHARED, the exact length (ring:
@@ -17,7 +30,10 @@
  *
  * Errors common to every ioctl:
  *   -EFAULT  the argument pointer is bad
- *   -ENOTTY  unknown command
+ *   -ENOTTY  unknown command (type, number or direction)
+ *   -E2BIG   the caller's struct is larger than the kernel's and a byte
+ *            beyond the kernel's is nonzero
+ *   -EINVAL  the caller's struct is smaller than NEURON_<NAME>_SIZE_VER0
  *   -ENODEV  the device was removed while the file was open
  *   -EINVAL  a reserved field or unknown flag is nonzero, or a field is out
  *            of range (the kernel log names the field at debug level:
@@ -52,6 +68,35 @@
 #define NEURON_ABI_VERSION	1
 #define NEURON_IOCTL_MAGIC	'N'
 
+/*
+ * struct neuron_device_info.capabilities: optional features this driver
+ * has. A caller checks the bit before it relies on the feature.
+ */
+#define NEURON_CAP_SIZED_ARGS	(1ull << 0) /* every ioctl takes older and newer struct sizes */
+#define NEURON_CAP_TENANCY	(1ull << 1) /* CORE_ACQUIRE/RELEASE, MEM_ALLOC/FREE */
+#define NEURON_CAP_EVENT_SIZE	(1ull << 2) /* NEURON_IOC_EVENT_SIZE; struct neuron_event.size */
+#define NEURON_CAP_RESET_EVENTS	(1ull << 3) /* NEURON_EDGE_RESET and NEURON_EDGE_PCI_ERROR events */
+
+/*
+ * The struct sizes of each command's first release: the smallest a caller
+ * may pass (docs/decisions.md#uapi-growth).
+ */
+#define NEURON_DEVICE_INFO_SIZE_VER0	80
+#define NEURON_NQ_INIT_SIZE_VER0	56
+#define NEURON_NQ_ID_SIZE_VER0		16
+#define NEURON_NQ_INFO_SIZE_VER0	64
+#define NEURON_SUBMIT_SIZE_VER0		32
+#define NEURON_ENGINE_STATUS_SIZE_VER0	48
+#define NEURON_ENGINE_ID_SIZE_VER0	16
+#define NEURON_FEATURE_FLAGS_SIZE_VER0	24
+#define NEURON_NQ_EVENTFD_SIZE_VER0	24
+#define NEURON_EVT_SEM_SIZE_VER0	24
+#define NEURON_THROTTLE_SIZE_VER0	16
+#define NEURON_CORES_SIZE_VER0		24
+#define NEURON_MEM_ALLOC_SIZE_VER0	32
+#define NEURON_MEM_FREE_SIZE_VER0	16
+#define NEURON_EVENT_SIZE_SIZE_VER0	16
+
 /* Limits of NEURON_IOC_NQ_INIT.size: a power of two in [MIN, MAX] bytes. */
 #define NEURON_NQ_SIZE_MIN	64		/* 4 records */
 #define NEURON_NQ_SIZE_MAX	(1u << 20)	/* 65536 records */
@@ -77,6 +122,7 @@
  * @mem_alloc_limit:	device memory offsets [0, @mem_alloc_limit) may be
  *			allocated with NEURON_IOC_MEM_ALLOC; above it lie the
  *			driver's rings and the engines' program areas
+ * @capabilities:	NEURON_CAP_* bits
  * @reserved:		zero on return; room for later fields
  */
 struct neuron_device_info {
@@ -93,7 +139,8 @@ struct neuron_device_info {
 	__u32 max_program_insns;
 	__u32 timestamp_inc_ps;
 	__u64 mem_alloc_limit;
-	__u64 reserved[3];
+	__u64 capabilities;
+	__u64 reserved[2];
 };
 
 /* NEURON_IOC_NQ_INIT flags */
@@ -436,6 +483,14 @@ struct neuron_mem_free {
  * @lost of the next event read. read() with a buffer smaller than one event
  * fails with -EINVAL.
  *
+ * Event size: read() returns each event as the first NEURON_EVENT_SIZE_VER0
+ * (40) bytes of struct neuron_event, the layout of the first release, until
+ * the file asks for more with NEURON_IOC_EVENT_SIZE; then each event is
+ * that many bytes, zero beyond what the kernel fills, and @size says how
+ * many bytes the kernel filled, so a reader built against a later header
+ * knows which fields it got (docs/decisions.md#uapi-growth). Generic netlink
+ * events are attributes and carry the family version in their header.
+ *
  * Which edges a file sees (docs/decisions.md#tenancy): NOTIFIC edges of the
  * cores it owns, and every THROTTLE, FAULT, RESET and PCI_ERROR edge. A file
  * opened by a process with CAP_SYS_ADMIN sees every edge. The event queue is
@@ -492,6 +547,11 @@ enum neuron_pci_error {
  * @count:	edges of this (core, edge) since the device was probed;
  *		RESET: records the consumers had not read (TAIL - HEAD summed
  *		over the torn-down queues), lost with their rings
+ * @size:	bytes of this event the kernel filled: the smaller of
+ *		sizeof(struct neuron_event) (48 here) and the file's event
+ *		size; absent from the NEURON_EVENT_SIZE_VER0 bytes a file gets
+ *		until it sets a larger size with NEURON_IOC_EVENT_SIZE
+ * @reserved:	zero
  */
 struct neuron_event {
 	__u64 timestamp_ns;
@@ -502,6 +562,28 @@ struct neuron_event {
 	__u32 queues;
 	__u32 lost;
 	__u64 count;
+	__u32 size;
+	__u32 reserved;
+};
+
+#define NEURON_EVENT_SIZE_VER0	40	/* struct neuron_event up to @count */
+
+/**
+ * struct neuron_event_size - NEURON_IOC_EVENT_SIZE (in/out)
+ * @size:	in: bytes per event read() should return from now on, at
+ *		least NEURON_EVENT_SIZE_VER0 and at most 4096; normally the
+ *		caller's sizeof(struct neuron_event)
+ * @kernel_size: out: bytes of struct neuron_event this kernel fills
+ * @reserved:	in: must be zero
+ *
+ * It only shapes read(), so it works on a file that is stale after a reset
+ * or whose device was removed, like read() itself.
+ * Errors: -EINVAL (@size out of range, reserved), -EBADF (read-only file).
+ */
+struct neuron_event_size {
+	__u32 size;
+	__u32 kernel_size;
+	__u64 reserved;
 };
 
 /*
@@ -582,5 +664,6 @@ enum neuron_genl_attr {
 #define NEURON_IOC_CORE_RELEASE	_IOWR(NEURON_IOCTL_MAGIC, 0x0c, struct neuron_cores)
 #define NEURON_IOC_MEM_ALLOC	_IOWR(NEURON_IOCTL_MAGIC, 0x0d, struct neuron_mem_alloc)
 #define NEURON_IOC_MEM_FREE	_IOW(NEURON_IOCTL_MAGIC, 0x0e, struct neuron_mem_free)
+#define NEURON_IOC_EVENT_SIZE	_IOWR(NEURON_IOCTL_MAGIC, 0x0f, struct neuron_event_size)
 
 #endif /* _UAPI_LINUX_NEURON_H */

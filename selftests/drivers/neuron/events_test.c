@@ -617,7 +617,7 @@ FIXTURE(edge)
 
 FIXTURE_SETUP(edge)
 {
-	self->fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	self->fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", NEURON_DEV, strerror(errno));
 	ASSERT_EQ(0, nl_open_neuron(&self->nl, 1))
 		TH_LOG("generic netlink family %s not found", NEURON_GENL_NAME);
@@ -952,11 +952,11 @@ TEST(read_poll_semantics)
 	pthread_t thr;
 	uint64_t t0, e0;
 	char small[EV_SIZE - 1];
-	int fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC), nb;
+	int fd = neuron_open_flags(O_RDWR | O_CLOEXEC), nb;
 	ssize_t n;
 
 	ASSERT_LE(0, fd);
-	nb = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	nb = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	ASSERT_LE(0, nb);
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INIT, &init));
 	ASSERT_EQ(0, neuron_ring_map(fd, &init, &ring));
@@ -1026,7 +1026,7 @@ TEST(event_queue_overflow_reports_lost)
 	struct neuron_event evs[64];
 	struct neuron_ring ring = { 0 };
 	uint64_t e0, e1, total = 0, lost = 0, first_lost = 0;
-	int fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	int fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	uint32_t got = 0;
 	ssize_t n;
 
@@ -1972,7 +1972,7 @@ TEST_F(removal, unbind_with_readers_eventfds_listeners)
 	bdf = bdf ? bdf + 1 : link;
 
 	reader = neuron_open();
-	fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, reader);
 	ASSERT_LE(0, fd);

@@ -25,9 +25,32 @@
 #define NEURON_DEV "/dev/neuron0"
 #define NEURON_WAIT_MS 20000	/* generous: the guest runs under TCG */
 
+/*
+ * open() of the device that reads events as this header's struct
+ * neuron_event: a writable file asks for sizeof(struct neuron_event) per
+ * event (NEURON_IOC_EVENT_SIZE); without it read() returns the first
+ * release's NEURON_EVENT_SIZE_VER0 bytes (UAPI "Event size").
+ */
+static inline int neuron_open_flags(int flags)
+{
+	struct neuron_event_size es = { .size = sizeof(struct neuron_event) };
+	int fd = open(NEURON_DEV, flags);
+
+	if (fd < 0 || (flags & O_ACCMODE) == O_RDONLY)
+		return fd;
+	if (ioctl(fd, NEURON_IOC_EVENT_SIZE, &es)) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
 static inline int neuron_open(void)
 {
-	return open(NEURON_DEV, O_RDWR | O_CLOEXEC);
+	return neuron_open_flags(O_RDWR | O_CLOEXEC);
 }
 
 /* ioctl returning 0 or -errno */

@@ -773,7 +773,7 @@ static int read_only_file(void *arg)
 	struct pollfd p;
 	const char *who = getuid() ? "uid" : "root";
 	__u32 v = 0;
-	int fd = open(NEURON_DEV, O_RDONLY | O_CLOEXEC | O_NONBLOCK), rw;
+	int fd = neuron_open_flags(O_RDONLY | O_CLOEXEC | O_NONBLOCK), rw;
 
 	if (fd < 0)
 		return 50;
@@ -835,7 +835,7 @@ static int rings_open(struct tenant_rings *t, unsigned int core)
 {
 	struct neuron_nq_init init;
 
-	t->fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	t->fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	t->core = core;
 	if (t->fd < 0)
 		return -1;
@@ -970,7 +970,7 @@ TEST_F_TIMEOUT(ten, records, 200)
 {
 	struct pollfd p;
 	pid_t a, b;
-	int n[2], root = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	int n[2], root = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK);
 
 	ASSERT_LE(0, root);
 	p = (struct pollfd){ .fd = root, .events = POLLIN };

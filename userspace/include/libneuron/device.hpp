@@ -91,9 +91,17 @@ std::string evt_sem_op_name(std::uint32_t op);
 /// read() of whole struct neuron_event records from a /dev/neuronN file:
 /// waits up to `timeout` for the first one (0: do not wait; negative: no
 /// limit), then takes what is queued, up to out.size(). 0 means none came.
-/// EINTR is retried. Used by Device::read_events and EventStream.
+/// EINTR is retried. `record_bytes` is what the file returns per event
+/// (set_event_size()); a shorter record is zero-extended into an Event.
+/// Used by Device::read_events and EventStream.
 Result<std::size_t> read_events(int fd, std::span<Event> out, std::chrono::milliseconds timeout,
-                                const std::string& what);
+                                const std::string& what, std::size_t record_bytes = sizeof(Event));
+
+/// NEURON_IOC_EVENT_SIZE: ask the file for sizeof(Event) bytes per event.
+/// Returns the bytes read() will return per event: sizeof(Event), or
+/// NEURON_EVENT_SIZE_VER0 from a driver without the ioctl (no
+/// NEURON_CAP_EVENT_SIZE), whose events have no `size` field.
+std::size_t set_event_size(int fd) noexcept;
 
 /// A second open file of a device node, non-blocking, used only for its
 /// event queue (read()/poll() of struct neuron_event). The driver keeps one
@@ -106,14 +114,16 @@ class EventStream {
   [[nodiscard]] int fd() const noexcept { return fd_.get(); }
   /// See neuron::read_events(); never blocks when timeout is 0.
   Result<std::size_t> read(std::span<Event> out, std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
-    return read_events(fd_.get(), out, timeout, "read events " + path_);
+    return read_events(fd_.get(), out, timeout, "read events " + path_, record_bytes_);
   }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
  private:
-  EventStream(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  EventStream(UniqueFd fd, std::string path, std::size_t record_bytes)
+      : fd_(std::move(fd)), path_(std::move(path)), record_bytes_(record_bytes) {}
   UniqueFd fd_;
   std::string path_;
+  std::size_t record_bytes_ = sizeof(Event);
 };
 
 /// One open /dev/neuronN. Queues made through it belong to this open file.
@@ -185,7 +195,7 @@ class Device {
   /// descriptor is blocking: with several readers of one Device, use an
   /// EventStream each instead.
   [[nodiscard]] Result<std::size_t> read_events(std::span<Event> out, std::chrono::milliseconds timeout) const {
-    return neuron::read_events(fd(), out, timeout, "read events " + path_);
+    return neuron::read_events(fd(), out, timeout, "read events " + path_, event_bytes_);
   }
   /// A separate non-blocking open file of the same node for events.
   [[nodiscard]] Result<EventStream> open_event_stream() const { return EventStream::open(path_); }
@@ -195,9 +205,11 @@ class Device {
   [[nodiscard]] Result<UniqueFd> dup_fd() const { return fd_.dup(); }
 
  private:
-  Device(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  Device(UniqueFd fd, std::string path, std::size_t event_bytes)
+      : fd_(std::move(fd)), path_(std::move(path)), event_bytes_(event_bytes) {}
   UniqueFd fd_;
   std::string path_;
+  std::size_t event_bytes_ = sizeof(Event);
 };
 
 /// One device-memory allocation, from NEURON_IOC_MEM_ALLOC to

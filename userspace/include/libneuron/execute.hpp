@@ -155,7 +155,7 @@ class ExecTarget {
   virtual Status engine_reset(unsigned core, unsigned engine) = 0;
   virtual Result<DeviceInfo> info() = 0;
   /// NEURON_IOC_CORE_ACQUIRE: the cores owned afterwards (0 asks only).
-  /// ENOTTY: the driver has no core ownership (then nothing is claimed).
+  /// Called only when info() reports NEURON_CAP_TENANCY.
   virtual Result<std::uint64_t> acquire_cores(std::uint64_t cores) = 0;
   /// NEURON_IOC_CORE_RELEASE: the cores still owned.
   virtual Result<std::uint64_t> release_cores(std::uint64_t cores) = 0;
@@ -197,8 +197,8 @@ class DeviceTarget final : public ExecTarget {
 /// the program's engines still RUNNING or WAITING if it holds memory (so none
 /// touches freed memory), releases the cores it acquired (the driver resets
 /// their engines), then frees the memory. The target must outlive the claim.
-/// A driver without tenancy (CORE_ACQUIRE: ENOTTY, mem_alloc_limit 0) gets
-/// the visibility check only.
+/// A driver without tenancy (no NEURON_CAP_TENANCY in DEVICE_INFO) gets the
+/// visibility check only.
 class ProgramClaim {
  public:
   struct Options {

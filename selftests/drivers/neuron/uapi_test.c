@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kselftests of the UAPI's growth rules (docs/decisions.md#uapi-growth,
+ * include/uapi/linux/neuron.h "Growing the ABI", "Event size"):
+ *
+ *   v0		a program built against the first release's header: its
+ *		structs and command numbers are copied here, frozen, and it
+ *		makes a queue, runs a program, reads the records, reads an
+ *		event as 40 bytes and tears everything down
+ *   sized	every command with a struct larger than the kernel's: zero
+ *		tail accepted, nonzero tail -E2BIG; smaller than the first
+ *		release: -EINVAL; a wrong direction: -ENOTTY
+ *   event_size	NEURON_IOC_EVENT_SIZE: the record size read() returns, the
+ *		@size each event carries, the bounds
+ *   caps	the capability bits DEVICE_INFO reports
+ *
+ * The frozen structs below are the layouts of the first release, written
+ * out by hand: never derive them from the current header.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <stddef.h>
+
+#include "neuron_lib.h"
+#include "kselftest_harness.h"
+
+#define CORE		0
+#define QUEUE		1	/* EXPLICIT records' queue (default ROUTE) */
+#define NOTIFIES	4
+
+/* ---- the first release's ABI, frozen ------------------------------------ */
+
+struct v0_device_info {
+	__u32 abi_version;
+	__u16 vendor;
+	__u16 device;
+	__u32 num_cores;
+	__u32 engines_per_core;
+	__u32 queues_per_core;
+	__u32 gen;
+	__u64 mem_size;
+	__u32 nq_size_min;
+	__u32 nq_size_max;
+	__u32 max_program_insns;
+	__u32 timestamp_inc_ps;
+	__u64 reserved[4];
+};
+
+struct v0_nq_init {
+	__u32 core, queue, size, flags, threshold, reserved0;
+	__u64 ring_offset, doorbell_offset;
+	__u64 reserved[2];
+};
+
+struct v0_nq_id {
+	__u32 core, queue;
+	__u64 reserved;
+};
+
+struct v0_nq_info {
+	__u32 core, queue, head, tail, phase, size, flags, threshold;
+	__u64 overflow_count, drop_count;
+	__u64 reserved[2];
+};
+
+struct v0_submit {
+	__u32 core, engine, count, flags;
+	__u64 insns, reserved;
+};
+
+struct v0_engine_status {
+	__u32 core, engine, state, pc, soft_reset_counter, last_error;
+	__u64 exec_count;
+	__u64 reserved[2];
+};
+
+struct v0_event {
+	__u64 timestamp_ns;
+	__u32 device, core, edge, cause, queues, lost;
+	__u64 count;
+};
+
+#define V0_DEVICE_INFO	_IOR('N', 0x00, struct v0_device_info)
+#define V0_NQ_INIT	_IOWR('N', 0x01, struct v0_nq_init)
+#define V0_NQ_DESTROY	_IOW('N', 0x02, struct v0_nq_id)
+#define V0_NQ_INFO	_IOWR('N', 0x03, struct v0_nq_info)
+#define V0_SUBMIT	_IOW('N', 0x04, struct v0_submit)
+#define V0_ENGINE_STATUS _IOWR('N', 0x05, struct v0_engine_status)
+
+/* The sizes, worked out by hand from the layouts above. */
+_Static_assert(sizeof(struct v0_device_info) == 80, "v0 DEVICE_INFO");
+_Static_assert(sizeof(struct v0_nq_init) == 56, "v0 NQ_INIT");
+_Static_assert(sizeof(struct v0_nq_info) == 64, "v0 NQ_INFO");
+_Static_assert(sizeof(struct v0_submit) == 32, "v0 SUBMIT");
+_Static_assert(sizeof(struct v0_engine_status) == 48, "v0 ENGINE_STATUS");
+_Static_assert(sizeof(struct v0_event) == 40, "v0 event");
+
+/* Waits for one readable event; 0 or -errno. */
+static int wait_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n = poll(&p, 1, NEURON_WAIT_MS);
+
+	return n == 1 ? 0 : n == 0 ? -ETIMEDOUT : -errno;
+}
+
+/* A program of NOTIFIES explicit records with hints 1..NOTIFIES, then HALT. */
+static void notify_prog(struct neuron_emu_insn *p)
+{
+	for (int i = 0; i < NOTIFIES; i++)
+		p[i] = neuron_insn(NEURON_OP_NOTIFY, (uint16_t)(i + 1));
+	p[NOTIFIES] = neuron_insn(NEURON_OP_HALT, 0);
+}
+
+/*
+ * The whole life of a queue through the first release's structs, on a file
+ * that never heard of NEURON_IOC_EVENT_SIZE.
+ */
+TEST(v0_program_runs)
+{
+	struct v0_device_info info;
+	struct v0_nq_init init = { .core = CORE, .queue = QUEUE, .size = 4096,
+				   .threshold = 1 };
+	struct v0_nq_info nqi = { .core = CORE, .queue = QUEUE };
+	struct v0_nq_id id = { .core = CORE, .queue = QUEUE };
+	struct v0_engine_status st = { .core = CORE, .engine = NEURON_ENGINE_PE };
+	struct neuron_emu_insn prog[NOTIFIES + 1];
+	struct v0_submit sub = { .core = CORE, .engine = NEURON_ENGINE_PE,
+				 .count = NOTIFIES + 1,
+				 .insns = (uintptr_t)prog };
+	union neuron_isa_notification recs[NOTIFIES];
+	struct neuron_nq_init cur = { 0 };
+	struct neuron_ring ring = { 0 };
+	struct v0_event ev[2];
+	int fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, neuron_ioctl(fd, V0_DEVICE_INFO, &info));
+	EXPECT_EQ(1, info.abi_version);
+	EXPECT_EQ(0x1d0f, info.vendor);
+	EXPECT_EQ(64ull << 20, info.mem_size);
+
+	ASSERT_EQ(0, neuron_ioctl(fd, V0_NQ_INIT, &init));
+	cur.size = init.size;
+	cur.ring_offset = init.ring_offset;
+	cur.doorbell_offset = init.doorbell_offset;
+	ASSERT_EQ(0, neuron_ring_map(fd, &cur, &ring));
+
+	notify_prog(prog);
+	ASSERT_EQ(0, neuron_ioctl(fd, V0_SUBMIT, &sub));
+	ASSERT_EQ(0, neuron_ring_read(&ring, recs, NOTIFIES, NEURON_WAIT_MS));
+	for (int i = 0; i < NOTIFIES; i++) {
+		EXPECT_EQ(NEURON_ISA_NOTIFICATION_TYPE_PE_EXPLICIT, neuron_rec_type(&recs[i]));
+	}
+	EXPECT_EQ(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, CORE, NEURON_ENGINE_PE,
+							 NEURON_WAIT_MS));
+	ASSERT_EQ(0, neuron_ioctl(fd, V0_ENGINE_STATUS, &st));
+	EXPECT_EQ(NEURON_ENGINE_IDLE, st.state);
+
+	ASSERT_EQ(0, neuron_ioctl(fd, V0_NQ_INFO, &nqi));
+	EXPECT_EQ(NOTIFIES, nqi.tail);
+	EXPECT_EQ(NOTIFIES, nqi.head);
+	EXPECT_EQ(4096, nqi.size);
+
+	/* the threshold edge, as 40-byte events: one per read() slot */
+	ASSERT_EQ(0, wait_readable(fd));
+	n = read(fd, ev, sizeof(ev));
+	ASSERT_LT(0, n);
+	EXPECT_EQ(0, n % 40);
+	EXPECT_EQ(NEURON_EDGE_NOTIFIC, ev[0].edge);
+	EXPECT_EQ(CORE, ev[0].core);
+	EXPECT_EQ(0, ev[0].device);
+
+	neuron_ring_unmap(&ring);
+	EXPECT_EQ(0, neuron_ioctl(fd, V0_NQ_DESTROY, &id));
+	close(fd);
+}
+
+/* A command's struct with room for 8 more bytes than the kernel knows. */
+struct grown {
+	union {
+		struct neuron_device_info info;
+		struct neuron_engine_status st;
+		struct neuron_nq_id id;
+		struct neuron_cores cores;
+		struct neuron_evt_sem sem;
+		__u8 bytes[256];
+	};
+};
+
+#define GROWN(cmd, bytes) \
+	_IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), (bytes))
+
+TEST(sized_args)
+{
+	/* commands that copy their argument in (an out-only one: below) */
+	static const struct {
+		unsigned long cmd;
+		unsigned int ksize;	/* the kernel's struct size, by hand */
+	} cmds[] = {
+		{ NEURON_IOC_ENGINE_STATUS, 48 },
+		{ NEURON_IOC_EVT_SEM, 24 },
+		{ NEURON_IOC_CORE_ACQUIRE, 24 },
+	};
+	int fd = neuron_open();
+
+	ASSERT_LE(0, fd);
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
+		unsigned int k = cmds[i].ksize;
+		unsigned long cmd = cmds[i].cmd;
+		struct grown g;
+
+		EXPECT_EQ(k, _IOC_SIZE(cmd)) TH_LOG("command %zu", i);
+		/* 8 more bytes, all zero: accepted, the tail left as it was */
+		memset(&g, 0, sizeof(g));
+		g.st.core = CORE;	/* also names core 0 for the others */
+		g.bytes[k + 8] = 0x5a;	/* beyond the caller's struct */
+		EXPECT_EQ(0, neuron_ioctl(fd, GROWN(cmd, k + 8), &g)) TH_LOG("command %zu", i);
+		EXPECT_EQ(0x5a, g.bytes[k + 8]);
+		/* a nonzero byte the kernel does not know: -E2BIG */
+		memset(&g, 0, sizeof(g));
+		g.bytes[k + 7] = 1;
+		EXPECT_EQ(-E2BIG, neuron_ioctl(fd, GROWN(cmd, k + 8), &g)) TH_LOG("command %zu", i);
+		/* smaller than the first release: -EINVAL */
+		memset(&g, 0, sizeof(g));
+		EXPECT_EQ(-EINVAL, neuron_ioctl(fd, GROWN(cmd, k - 8), &g)) TH_LOG("command %zu", i);
+	}
+	close(fd);
+}
+
+TEST(sized_args_out_and_direction)
+{
+	struct grown g;
+	int fd = neuron_open();
+
+	ASSERT_LE(0, fd);
+	/* a known number with the wrong direction is no command */
+	memset(&g, 0, sizeof(g));
+	EXPECT_EQ(-ENOTTY, neuron_ioctl(fd, _IOW('N', 0x00, struct neuron_device_info), &g));
+	/*
+	 * an out-only command reads nothing in: a larger struct is filled up
+	 * to the kernel's size (80 bytes) and the rest left alone; a smaller
+	 * one than the first release's is still -EINVAL
+	 */
+	memset(&g, 0xff, sizeof(g));
+	ASSERT_EQ(0, neuron_ioctl(fd, GROWN(NEURON_IOC_DEVICE_INFO, 96), &g));
+	EXPECT_EQ(1, g.info.abi_version);
+	EXPECT_EQ(0xff, g.bytes[80]);	/* not the kernel's to write */
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, GROWN(NEURON_IOC_DEVICE_INFO, 72), &g));
+	close(fd);
+}
+
+TEST(event_size)
+{
+	struct neuron_event_size es = { .size = 64 };
+	struct neuron_emu_insn prog[NOTIFIES + 1];
+	struct neuron_nq_init init;
+	struct neuron_ring ring = { 0 };
+	union neuron_isa_notification recs[NOTIFIES];
+	__u8 buf[64 * 2];
+	struct neuron_event ev;
+	int fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n;
+
+	ASSERT_LE(0, fd);
+	es.size = 39;
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
+	es.size = 4097;
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
+	es.size = 64;
+	es.reserved = 1;
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
+	es.reserved = 0;
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
+	EXPECT_EQ(48, es.kernel_size);
+
+	init = (struct neuron_nq_init){ .core = CORE, .queue = QUEUE, .size = 4096,
+					.threshold = 1 };
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INIT, &init));
+	ASSERT_EQ(0, neuron_ring_map(fd, &init, &ring));
+	notify_prog(prog);
+	ASSERT_EQ(0, neuron_submit(fd, CORE, NEURON_ENGINE_PE, prog, NOTIFIES + 1, 0));
+	ASSERT_EQ(0, neuron_ring_read(&ring, recs, NOTIFIES, NEURON_WAIT_MS));
+
+	/* a buffer smaller than one 64-byte event: -EINVAL */
+	ASSERT_EQ(0, wait_readable(fd));
+	EXPECT_EQ(-1, read(fd, buf, 63));
+	EXPECT_EQ(EINVAL, errno);
+	memset(buf, 0xee, sizeof(buf));
+	n = read(fd, buf, sizeof(buf));
+	ASSERT_LT(0, n);
+	EXPECT_EQ(0, n % 64);
+	memcpy(&ev, buf, sizeof(ev));
+	EXPECT_EQ(NEURON_EDGE_NOTIFIC, ev.edge);
+	EXPECT_EQ(48, ev.size);
+	EXPECT_EQ(0, ev.reserved);
+	for (int i = 48; i < 64; i++) {
+		EXPECT_EQ(0, buf[i]) TH_LOG("byte %d of the event", i);
+	}
+
+	neuron_ring_unmap(&ring);
+	EXPECT_EQ(0, neuron_nq_destroy(fd, CORE, QUEUE));
+	close(fd);
+}
+
+TEST(capabilities)
+{
+	struct neuron_device_info info;
+	int fd = neuron_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info));
+	/* SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3 */
+	EXPECT_EQ(0xfull, info.capabilities);
+	EXPECT_EQ(0, info.reserved[0]);
+	EXPECT_EQ(0, info.reserved[1]);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
