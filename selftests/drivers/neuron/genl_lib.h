@@ -26,8 +26,8 @@ struct nlc {
 #define NLA_DATA(a)	((void *)((char *)(a) + NLA_HDRLEN))
 #define NLA_PLEN(a)	((int)(a)->nla_len - NLA_HDRLEN)
 
-static inline int nlc_send(struct nlc *nl, uint16_t type, uint16_t flags, uint8_t cmd,
-		    const struct nlattr *attrs, size_t alen)
+static inline int nlc_send(struct nlc *nl, uint16_t type, uint16_t flags,
+			   uint8_t cmd, const struct nlattr *attrs, size_t alen)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	char buf[512];
