@@ -249,7 +249,9 @@ struct neuron_nq_info {
  * Copies the program to the engine's area of device memory and starts it;
  * returns once it is started, not finished (records tell that).
  * Every DGE_COPY must read and write only device memory this file
- * allocated (NEURON_IOC_MEM_ALLOC): otherwise nothing runs.
+ * allocated (NEURON_IOC_MEM_ALLOC), except that its source may lie inside
+ * the submitted program itself (the caller's own bytes: how a program
+ * brings constants into device memory); otherwise nothing runs.
  * Errors: -EINVAL, -EFAULT, -EBUSY (engine running or waiting),
  * -EIO (engine halted on a fatal error: reset it first), -EPERM (another
  * file owns the core), -EACCES (a DGE_COPY names memory this file did not
