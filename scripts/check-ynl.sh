@@ -11,6 +11,8 @@
 #   - what kernel/neuron_genl.c does matches it: the policy's request
 #     attributes, the attributes (and their types) each message builder
 #     puts, GENL_ADMIN_PERM on operations and the events group's admin flag
+#   - the kernel's C generator (ynl-gen-c.py --mode uapi) renders it as the
+#     enum, constant and define names and values of the uapi header
 # The live family is driven with the spec in the 6.12 lane
 # (docs/architecture.md#ynl-spec). Needs python3-yaml and python3-jsonschema
 # (scripts/setup-host.sh); Debian's /usr/bin/python3, whose dist-packages
@@ -66,6 +68,8 @@ def c_enum(text, name):
         if not item:
             continue
         m = re.fullmatch(r'(\w+)(?:\s*=\s*(\w+))?', item)
+        if not m:  # NAME_MAX = (__NAME_MAX - 1) and the like
+            continue
         if m.group(2) is not None:
             v = int(m.group(2), 0)
         vals[m.group(1)] = v
@@ -202,6 +206,40 @@ sadmin = 'admin-perm' in fam.mcast_groups['events'].yaml.get('flags', [])
 if kadmin != sadmin:
     why.append(f'events group: kernel admin {kadmin}, spec admin {sadmin}')
 result(not why, 'admin_flags_match_kernel', '\n'.join(why))
+
+# the kernel's C generator renders the spec as our uapi names and values
+# (it wants a kernel tree: MAINTAINERS at the top, the schema by the spec)
+import shutil
+import subprocess
+import tempfile
+why = []
+with tempfile.TemporaryDirectory() as tmp:
+    os.makedirs(os.path.join(tmp, 'Documentation/netlink/specs'))
+    open(os.path.join(tmp, 'MAINTAINERS'), 'w').close()
+    shutil.copy(schema, os.path.join(tmp, 'Documentation/netlink/'))
+    shutil.copy(spec_path, os.path.join(tmp, 'Documentation/netlink/specs/'))
+    out = os.path.join(tmp, 'neuron.h')
+    gen = subprocess.run([sys.executable, os.path.join(ynl, 'tools/net/ynl/ynl-gen-c.py'),
+                          '--mode', 'uapi', '--header', '-o', out, '--spec',
+                          os.path.join(tmp, 'Documentation/netlink/specs/neuron.yaml')],
+                         capture_output=True, text=True, timeout=120)
+    if gen.returncode != 0 or not os.path.exists(out):
+        why.append(f'ynl-gen-c.py failed: {gen.stderr[-1500:]}')
+    else:
+        text = read(out)
+        for enum in ('neuron_genl_attr', 'neuron_genl_cmd'):
+            want = {k: v for k, v in c_enum(uapi, enum).items()
+                    if not k.endswith('_UNSPEC') and not k.endswith('_MAX')}
+            try:
+                got = {k: v for k, v in c_enum(text, enum).items() if not k.endswith('_MAX')}
+            except AttributeError:
+                got = {}
+            if want != got:
+                why.append(f'enum {enum}: uapi {want}, generated {got}')
+        for d in ('NEURON_GENL_NAME', 'NEURON_GENL_VERSION', 'NEURON_GENL_MCGRP_EVENTS'):
+            if define(uapi, d) != define(text, d):
+                why.append(f'{d}: uapi {define(uapi, d)}, generated {define(text, d)}')
+result(not why, 'ynl_gen_c_renders_the_uapi_names_and_values', '\n'.join(why))
 
 print(f'1..{n}')
 print(f'# ynl: {failed} of {n} checks failed')

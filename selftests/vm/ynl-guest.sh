@@ -177,5 +177,15 @@ show /tmp/ynl.ev
 	has "'queues': " /tmp/ynl.ev && has "'count': \[" /tmp/ynl.ev && has "'timestamp': " /tmp/ynl.ev
 result $? "subscribe_events_prints_the_programs_edges"
 
+# nothing the tool asked of the family left a WARN, BUG or oops behind
+if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN' >/tmp/bad; then
+	show /tmp/bad
+	result 1 "dmesg_clean"
+else
+	result 0 "dmesg_clean"
+fi
+rmmod neuron
+result $? "rmmod"
+
 echo "# ynl: $fails of $n checks failed ($(($(date +%s) - t0)) s)"
 [ "$fails" -eq 0 ]
