@@ -4,7 +4,8 @@
 # prints one closing line "N passed, N failed" over all suites:
 #   1. libneuron's GoogleTest suite on the host (ctest), then the docs'
 #      citations and links (scripts/check-docs.sh, TAP) and the ABI headers'
-#      hygiene (scripts/check-headers.sh, TAP)
+#      hygiene (scripts/check-headers.sh, TAP), the YNL spec of the
+#      generic netlink family (scripts/check-ynl.sh, TAP)
 #   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
@@ -94,6 +95,14 @@ ts=$(date +%s)
 scripts/check-headers.sh >"$build/headers.log" 2>&1
 st=$?
 count_tap "headers ($(($(date +%s) - ts)) s)" "$build/headers.log" $st
+
+# the YNL spec of the generic netlink family: the kernel's genetlink-legacy
+# schema, the uapi header and kernel/neuron_genl.c (the 6.12 lane drives the
+# live family with it)
+ts=$(date +%s)
+scripts/check-ynl.sh >"$build/ynl.log" 2>&1
+st=$?
+count_tap "ynl spec ($(($(date +%s) - ts)) s)" "$build/ynl.log" $st
 
 # figures, not tests: the drain benchmark's records/s and its ratios to
 # memcpy and to the runtime's reference drain (targets in bench_drain.cpp)

@@ -24,6 +24,9 @@ STAMP_PKGS=(
 	# the 6.12 headers' BTF step for modules (pahole), and the debug-lane
 	# kernel build from linux-source-6.1 (objtool needs libelf)
 	dwarves libelf-dev bc xz-utils
+	# the YNL spec: the kernel's YNL library validates it with jsonschema
+	# (scripts/check-ynl.sh), and the 6.12 lane copies them into the guest
+	python3-yaml python3-jsonschema
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -5,12 +5,16 @@
 # 6.1 kernel/neuron.ko is left alone), boots the 6.12 kernel with it and runs
 # the same payload as the main lane (device-model tests, every kselftest
 # binary under build/selftests, guest-tests.sh). The test binaries are static,
-# so the same ones run on both kernels.
+# so the same ones run on both kernels. Then ynl-guest.sh: the kernel's YNL
+# tool (linux-source-6.12's tools/net/ynl, with the host's python3, yaml and
+# jsonschema copied in by ynl-payload.sh) drives the live family with
+# Documentation/netlink/specs/neuron.yaml (docs/architecture.md#ynl-spec).
 #
 # Prints the guest's TAP; the console goes to $NEURON_VM_LOG (default
 # build/vm/lane-6.12.log), which is what scripts/check.sh counts. A failure
 # before the VM starts writes one "not ok" line there. Exits with the guest's
-# status. Needs `make selftests` (build/selftests) and scripts/setup-host.sh.
+# status. Needs `make selftests userspace` (build/selftests,
+# build/userspace/neuron-nq) and scripts/setup-host.sh.
 #
 # Usage: lane-6.12.sh [--qemu PATH]
 set -euo pipefail
@@ -35,11 +39,25 @@ obj=$build/kernel-6.12
 lane_build_module "$obj" "$kdir" ||
 	lane_fail_early module_build "neuron.ko does not build against $kdir"
 
-# the main lane's payload (scripts/check.sh)
+# the main lane's payload (scripts/check.sh), then the YNL tool with python
+# and our spec (ynl-payload.sh) and neuron-nq, which runs the program whose
+# queues and events the tool shows
 payload=$build/lane-6.12-payload
 lane_payload "$payload" || lane_fail_early payload "no kselftests in $build/selftests (make selftests)"
+nq=$build/userspace/neuron-nq
+[ -x "$nq" ] || lane_fail_early neuron_nq "no $nq (make userspace)"
+"$here/ynl-payload.sh" "$payload" || lane_fail_early ynl_payload "ynl-payload.sh failed"
+cat >"$payload/lane-6.12-guest.sh" <<'GUEST'
+#!/bin/sh
+# the main lane's checks, then the kernel's YNL tool on the live family
+/opt/neuron/guest-tests.sh
+st=$?
+/opt/neuron/ynl-guest.sh || st=1
+exit $st
+GUEST
+chmod +x "$payload/lane-6.12-guest.sh"
 
 echo "lane-6.12: $(basename "$(dirname "$kernel")") with $obj/kernel/neuron.ko" >&2
 NEURON_VM_LOG=$log exec "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \
-	--module "$obj/kernel/neuron.ko" --payload "$payload" --timeout 1200 \
-	-- /opt/neuron/guest-tests.sh
+	--module "$obj/kernel/neuron.ko" --payload "$payload" --bin "$nq" --timeout 1500 \
+	-- /opt/neuron/lane-6.12-guest.sh
