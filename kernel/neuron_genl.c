@@ -26,12 +26,14 @@
  * (6.12 converts them to split ops); the one API difference, how a dump
  * finds its parsed attributes, is in neuron_compat.h.
  *
- * Permissions. Nothing here carries a kernel or physical address, a ring's
- * contents or anything a process gave the driver: only geometry, register
- * counters and edge counts, the same class of information as the
- * world-readable sysfs attributes (neuron_sysfs.c). So every operation is
- * unprivileged and anyone may join "events"; the family is not netns-aware
- * (the device is not a per-namespace resource), so only the initial network
+ * Permissions (docs/decisions.md#tenancy). Nothing here carries a kernel or
+ * physical address, a ring's contents or anything a process gave the
+ * driver. GET_DEVICE (geometry and edge counters, like the world-readable
+ * sysfs attributes of neuron_sysfs.c) is open to everyone. GET_NQ shows
+ * every tenant's queues and "events" every tenant's edges, so both need
+ * CAP_NET_ADMIN (GENL_ADMIN_PERM; the group's capability flag where the
+ * kernel has it, neuron_compat.h). The family is not netns-aware (the
+ * device is not a per-namespace resource), so only the initial network
  * namespace sees it.
  *
  * Devices are found through the instance table of neuron_main.c, one
