@@ -2,21 +2,34 @@
 # SPDX-License-Identifier: MIT
 # Hygiene of the ABI headers, printed as TAP ("ok N headers.<name>"):
 #   headers.kernel_doc.<file>  scripts/kernel-doc -none prints nothing for
-#       include/uapi/linux/neuron.h and every include/neuron/*.h (every
+#       every include/uapi/linux/neuron*.h and include/neuron/*.h (every
 #       member of every documented struct is described)
-#   headers.uapi_c89, headers.uapi_c11, headers.uapi_cxx20  a one-line file
-#       that includes only <linux/neuron.h> (-I include/uapi, the system's
-#       linux headers for the rest) compiles as C89 with -pedantic, as C11
-#       and as C++20, warnings as errors
+#   headers.uapi_c89, headers.uapi_c11, headers.uapi_cxx20 (<linux/neuron.h>)
+#   headers.uapi_record_c89, _c11, _cxx20 (<linux/neuron_record.h>)  a
+#       one-line file that includes only that header (-I include/uapi, the
+#       system's linux headers for the rest) compiles as C89 with -pedantic,
+#       as C11 and as C++20, warnings as errors
 #   headers.headers_install  the kernel's scripts/headers_install.sh installs
-#       the uapi header into a scratch usr/include (SPDX syscall note, no
+#       each uapi header into a scratch usr/include (SPDX syscall note, no
 #       CONFIG_ leak, unifdef), and usr/include/headers_check.pl accepts it
-#   headers.headers_install_hdrtest  the installed header compiles on its own
-#       the way the kernel's usr/include/Makefile tests it: an empty file with
-#       -include of the header twice (include guard), -std=c90
+#   headers.headers_install_hdrtest.<name>  each installed header compiles
+#       on its own the way the kernel's usr/include/Makefile tests it: an
+#       empty file with -include of the header twice (include guard), -std=c90
 #   headers.regs_asserts_c, headers.regs_asserts_cxx  include/neuron/regs.h,
 #       alone, compiles as C11 and C++20: its static assertions pin the
 #       register map to the hardware description's values
+#   headers.views_asserts_c, headers.views_asserts_cxx
+#       include/neuron/notification.h (the bitfield views the tests read
+#       records with), alone, compiles as C11, and with
+#       notification_views_check.hpp as C++20: their static assertions check
+#       the size and offsets (C) and every bit (C++20) of every view against
+#       the masks, shifts and offsets of <linux/neuron_record.h> and
+#       hand-worked bytes
+#   headers.abi_defined_once  no macro, enumerator or struct/union/enum tag
+#       of the project's namespace (a name starting with "neuron" in any
+#       case, after leading underscores) is defined in more than one file of
+#       include/, kernel/, emulator/ and userspace/ (scripts/abi-definitions.awk
+#       lists them); the files defining a name twice are printed
 # The kernel's scripts (kernel-doc, headers_install.sh, unifdef.c,
 # headers_check.pl) come from linux-source-6.1, extracted once into
 # $NEURON_CACHE/headers-tools-<version> (scripts/unifdef is built from
@@ -28,7 +41,10 @@ cd "$(dirname "$0")/.." || exit 2
 top=$PWD
 cache=${NEURON_CACHE:-/var/cache/neuron}
 uapi=include/uapi/linux/neuron.h
+uapi_record=include/uapi/linux/neuron_record.h
 regs=include/neuron/regs.h
+views=include/neuron/notification.h
+views_cxx=include/neuron/notification_views_check.hpp
 
 n=0 fails=0
 result() { # result STATUS NAME
@@ -67,7 +83,7 @@ if [ ! -x "$tools/scripts/unifdef" ]; then
 fi
 
 # --- kernel-doc: every member documented
-for f in "$uapi" include/neuron/*.h; do
+for f in "$uapi" "$uapi_record" include/neuron/*.h; do
 	if [ -f "$tools/scripts/kernel-doc" ]; then
 		perl "$tools/scripts/kernel-doc" -none "$f" >"$tmp/kdoc.log" 2>&1
 		st=$?
@@ -80,8 +96,6 @@ for f in "$uapi" include/neuron/*.h; do
 done
 
 # --- the uapi header alone, in C89, C11 and C++20
-echo '#include <linux/neuron.h>' >"$tmp/uapi.c"
-cp "$tmp/uapi.c" "$tmp/uapi.cpp"
 compile() { # compile NAME COMPILER ARGS...: -fsyntax-only, diagnostics as "# "
 	local name=$1
 	shift
@@ -91,9 +105,16 @@ compile() { # compile NAME COMPILER ARGS...: -fsyntax-only, diagnostics as "# "
 	diag <"$tmp/cc.log"
 	result $st "$name"
 }
-compile headers.uapi_c89 gcc -std=c89 -pedantic -Werror -I include/uapi "$tmp/uapi.c"
-compile headers.uapi_c11 gcc -std=c11 -Wall -Wextra -Werror -I include/uapi "$tmp/uapi.c"
-compile headers.uapi_cxx20 g++ -std=c++20 -Wall -Wextra -Werror -I include/uapi "$tmp/uapi.cpp"
+for h in neuron neuron_record; do
+	echo "#include <linux/$h.h>" >"$tmp/uapi.c"
+	cp "$tmp/uapi.c" "$tmp/uapi.cpp"
+	name=headers.uapi
+	[ "$h" = neuron ] || name=headers.uapi_${h#neuron_}
+	compile "${name}_c89" gcc -std=c89 -pedantic -Werror -I include/uapi "$tmp/uapi.c"
+	compile "${name}_c11" gcc -std=c11 -Wall -Wextra -Werror -I include/uapi "$tmp/uapi.c"
+	compile "${name}_cxx20" g++ -std=c++20 -Wall -Wextra -Wpedantic -Wconversion -Werror \
+		-I include/uapi "$tmp/uapi.cpp"
+done
 
 # --- headers_install.sh, then the usr/include header test
 inst=$tmp/usr/include
@@ -101,30 +122,37 @@ mkdir -p "$inst/linux"
 st=1
 if [ -x "$tools/scripts/unifdef" ]; then
 	# it runs scripts/unifdef relative to the current directory
-	(cd "$tools" && sh scripts/headers_install.sh "$top/$uapi" "$inst/linux/neuron.h") \
-		>"$tmp/install.log" 2>&1
-	st=$?
-	# headers_check.pl: every <linux/...> it includes is exported (the
-	# system's /usr/include holds the exported kernel headers), no extern
-	# prototypes, no <asm/types.h> misuse
-	if [ $st -eq 0 ] && [ -s "$inst/linux/neuron.h" ]; then
-		perl "$tools/usr/include/headers_check.pl" /usr/include x86 "$inst/linux/neuron.h" \
+	st=0
+	: >"$tmp/install.log"
+	for h in "$uapi" "$uapi_record"; do
+		out=$inst/linux/$(basename "$h")
+		(cd "$tools" && sh scripts/headers_install.sh "$top/$h" "$out") \
 			>>"$tmp/install.log" 2>&1 || st=1
-	else
-		st=1
-	fi
+		# headers_check.pl: every <linux/...> it includes is exported (the
+		# system's /usr/include holds the exported kernel headers; neuron.h
+		# reaches neuron_record.h as "neuron_record.h", beside it), no
+		# extern prototypes, no <asm/types.h> misuse
+		if [ -s "$out" ]; then
+			perl "$tools/usr/include/headers_check.pl" /usr/include x86 "$out" \
+				>>"$tmp/install.log" 2>&1 || st=1
+		else
+			st=1
+		fi
+	done
 	[ -s "$tmp/install.log" ] && st=1
 	diag <"$tmp/install.log"
 fi
 result $st headers.headers_install
-if [ -s "$inst/linux/neuron.h" ]; then
-	compile headers.headers_install_hdrtest gcc -std=c90 -Wall \
-		-Werror=implicit-function-declaration -Werror -I "$inst" -x c /dev/null \
-		-include "$inst/linux/neuron.h" -include "$inst/linux/neuron.h"
-else
-	echo "# no installed header to test (headers_install failed)"
-	result 1 headers.headers_install_hdrtest
-fi
+for h in neuron neuron_record; do
+	if [ -s "$inst/linux/$h.h" ]; then
+		compile "headers.headers_install_hdrtest.$h" gcc -std=c90 -Wall \
+			-Werror=implicit-function-declaration -Werror -I "$inst" -x c /dev/null \
+			-include "$inst/linux/$h.h" -include "$inst/linux/$h.h"
+	else
+		echo "# no installed $h.h to test (headers_install failed)"
+		result 1 "headers.headers_install_hdrtest.$h"
+	fi
+done
 
 # --- regs.h alone: its static assertions hold in C and C++
 nasserts=$(grep -c '^NEURON_STATIC_ASSERT(' "$regs")
@@ -138,6 +166,37 @@ else
 	result 1 headers.regs_asserts_c
 	result 1 headers.regs_asserts_cxx
 fi
+
+# --- notification.h alone: the views against the UAPI masks, in C and C++20
+nasserts=$(cat "$views" "$views_cxx" | grep -c 'static_assert(\|^NEURON_STATIC_ASSERT(')
+echo "# $views, $views_cxx: $nasserts static assertions"
+echo '#include <neuron/notification.h>' >"$tmp/views.c"
+echo '#include <neuron/notification_views_check.hpp>' >"$tmp/views.cpp"
+compile headers.views_asserts_c gcc -std=c11 -Wall -Wextra -Werror -I include "$tmp/views.c"
+compile headers.views_asserts_cxx g++ -std=c++20 -Wall -Wextra -Werror -I include "$tmp/views.cpp"
+
+# --- every ABI name defined in one file only
+git ls-files --cached --others --exclude-standard include kernel emulator userspace 2>/dev/null |
+	grep -E '\.(h|c|hpp|cpp)$' >"$tmp/srcs"
+[ -s "$tmp/srcs" ] || find include kernel emulator userspace -type f \
+	\( -name '*.h' -o -name '*.c' -o -name '*.hpp' -o -name '*.cpp' \) ! -name '*.mod.c' >"$tmp/srcs"
+st=0
+if xargs awk -f scripts/abi-definitions.awk <"$tmp/srcs" >"$tmp/defs"; then
+	# NAME<TAB>FILE:LINE -> NAME, and the places, when two files define it
+	awk -F'\t' 'tolower($1) ~ /^_*neuron/ {
+			f = $2; sub(/:[0-9]+$/, "", f)
+			if (!seen[$1 SUBSEP f]++) { n[$1]++; at[$1] = at[$1] " " $2 }
+		}
+		END { for (k in n) if (n[k] > 1) print k ":" at[k] }' "$tmp/defs" | sort >"$tmp/dups"
+	echo "# $(awk -F'\t' 'tolower($1) ~ /^_*neuron/' "$tmp/defs" | wc -l) definitions of neuron names in $(wc -l <"$tmp/srcs") files"
+	if [ -s "$tmp/dups" ]; then
+		st=1
+		diag <"$tmp/dups"
+	fi
+else
+	st=1
+fi
+result $st headers.abi_defined_once
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

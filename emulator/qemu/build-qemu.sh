@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Builds qemu-system-x86_64 with the neuron-tpb device model from Debian's
 # qemu source package (docs/build-environment.md#qemu-source). The result is
-# cached outside the repository, keyed by the hash of emulator/ and
-# include/neuron/ (the device model's sources), so a second build with unchanged
+# cached outside the repository, keyed by the hash of emulator/qemu,
+# include/neuron/ and include/uapi/linux/neuron_record.h (the device model's
+# sources), so a second build with unchanged
 # sources is a no-op. The configured build tree is kept too, so a changed device
 # model rebuilds incrementally (seconds).
 #
@@ -19,7 +20,8 @@ cache=${NEURON_CACHE:-/var/cache/neuron}
 src=$cache/qemu-src
 build=$src/build
 
-key=$( (cd "$top" && find emulator/qemu include/neuron -type f -print0 | sort -z |
+key=$( (cd "$top" && find emulator/qemu include/neuron include/uapi/linux/neuron_record.h \
+	-type f -print0 | sort -z |
 	xargs -0 sha256sum) | sha256sum | cut -c1-16)
 out=$cache/qemu-$key
 if [ -x "$out/qemu-system-x86_64" ]; then
@@ -57,7 +59,9 @@ if [ ! -f "$src/.neuron-unpacked" ]; then
 fi
 
 # The build hook: our device files and headers into the tree, one meson line.
-mkdir -p "$src/hw/misc/neuron" "$src/include/neuron"
+# include/neuron/*.h reach the UAPI record header as ../uapi/linux/, so it
+# keeps that place in the copy.
+mkdir -p "$src/hw/misc/neuron" "$src/include/neuron" "$src/include/uapi/linux"
 rsync_like() { # copy only what changed, so ninja rebuilds only that
 	local from=$1 to=$2 f
 	for f in "$from"/*; do
@@ -67,6 +71,8 @@ rsync_like() { # copy only what changed, so ninja rebuilds only that
 }
 rsync_like "$here/hw" "$src/hw/misc/neuron"
 rsync_like "$top/include/neuron" "$src/include/neuron"
+cmp -s "$top/include/uapi/linux/neuron_record.h" "$src/include/uapi/linux/neuron_record.h" ||
+	cp "$top/include/uapi/linux/neuron_record.h" "$src/include/uapi/linux/"
 if ! grep -q "subdir('neuron')" "$src/hw/misc/meson.build"; then
 	echo "subdir('neuron')" >>"$src/hw/misc/meson.build"
 fi

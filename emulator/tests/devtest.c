@@ -462,7 +462,7 @@ static void t_trace_order(void)
 	got = nq_collect(&n, r, 7, TIMEOUT_MS);
 	CHECK(got == 7, "got %u records", got);
 	for (i = 0; i < got; i++) {
-		CHECK(rec_type(&r[i]) == neuron_engine_notific_type(e, want[i].kind),
+		CHECK(rec_type(&r[i]) == NEURON_ENGINE_NOTIFIC_TYPE(e, want[i].kind),
 		      "rec %u type 0x%x", i, rec_type(&r[i]));
 		CHECK(r[i].trace.program_counter == want[i].pc, "rec %u pc %u", i,
 		      r[i].trace.program_counter);
@@ -1091,7 +1091,7 @@ static void t_dge(void)
 			  NEURON_DGE_BACKEND_POOL), bit1) == NEURON_ENGINE_IDLE, "a idle");
 	CHECK(dge_copied(), "a: not copied");
 	CHECK(nq_collect(&dg, r, 1, TIMEOUT_MS) == 1, "a: no DGE record");
-	CHECK(rec_type(&r[0]) == neuron_engine_notific_type(e, NEURON_ENGINE_RECORD_EXPLICIT) &&
+	CHECK(rec_type(&r[0]) == NEURON_ENGINE_NOTIFIC_TYPE(e, NEURON_ENGINE_RECORD_EXPLICIT) &&
 	      r[0].dge_metadata.debug_hint == NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE &&
 	      r[0].dge_metadata.program_counter == 0 && rec_phase(&r[0]) == 1,
 	      "a: DGE record fields");

@@ -65,6 +65,25 @@ enum neuron_dge_backend {
 };
 
 /*
+ * NEURON_ISA_TPB_BOUND_CHECK_REG, one per DGE direction
+ * (docs/hardware.md#dge-bounds-reg)
+ */
+struct neuron_isa_tpb_bound_check_reg {
+	uint8_t bc_reg : 6;			/* $S index of the limit (+1: high 32 b) */
+	uint8_t bc_disable_oob_error_notif : 1;	/* suppress the OOB notification */
+	uint8_t bc_enabled : 1;			/* perform the bounds check */
+} NEURON_ISA_PACKED;
+
+/* NEURON_ISA_TPB_DMA_INDIRECT_FLAGS (docs/hardware.md#dge-indirect) */
+struct neuron_isa_tpb_dma_indirect_flags {
+	uint8_t indirect_mode : 2;	/* 0: direct descriptor */
+	uint8_t idx_bound_is_err : 1;
+	uint8_t non_unique_dst_idx : 1;
+	uint8_t gather_dim : 2;
+	uint8_t scatter_dim : 2;
+} NEURON_ISA_PACKED;
+
+/*
  * A DGE copy descriptor: addresses are BAR4 (device memory) offsets; the
  * bound-check bytes are docs/hardware.md#dge-bounds-reg, the indirect flags
  * docs/hardware.md#dge-indirect.
@@ -98,6 +117,8 @@ struct neuron_emu_insn {
 	} operand;
 } NEURON_ISA_PACKED;
 
+NEURON_STATIC_ASSERT(sizeof(struct neuron_isa_tpb_bound_check_reg) == 1, "bound check reg 1 B");
+NEURON_STATIC_ASSERT(sizeof(struct neuron_isa_tpb_dma_indirect_flags) == 1, "indirect flags 1 B");
 NEURON_STATIC_ASSERT(sizeof(struct neuron_emu_events) == 8, "EVENTS block is 8 bytes");
 NEURON_STATIC_ASSERT(sizeof(struct neuron_emu_dge_desc) == 16, "DGE descriptor 16 B");
 NEURON_STATIC_ASSERT(sizeof(struct neuron_emu_insn) == NEURON_EMU_INSN_BYTES, "insn 32 B");

@@ -21,16 +21,15 @@
 #ifndef NEURON_REGS_H
 #define NEURON_REGS_H
 
-/* PCI identity: Amazon's vendor ID; 0x7f00 is used by no shipping device. */
-#define NEURON_PCI_VENDOR_ID	0x1d0f
-#define NEURON_PCI_DEVICE_ID	0x7f00
+#include "../uapi/linux/neuron_record.h"	/* the values userspace sees */
+
+/* PCI identity: NEURON_PCI_VENDOR_ID, NEURON_PCI_DEVICE_ID (UAPI) */
 #define NEURON_PCI_CLASS	0x1200	/* processing accelerator */
 
 #define NEURON_BAR_REGS		0
 #define NEURON_BAR_MSIX		2
 #define NEURON_BAR_MEM		4
 #define NEURON_BAR0_SIZE	0x100000
-#define NEURON_MAX_CORES	15
 
 /* ---- Global page (BAR0 + 0x0) ------------------------------------------- */
 #define NEURON_REG_ID		0x000	/* RO: NEURON_ID_MAGIC */
@@ -52,14 +51,7 @@
 #define NEURON_DEV_STATUS_QUIESCED	(1u << 1)
 #define NEURON_REG_BUSY_CORES	0x030	/* RO: bit per core that keeps QUIESCED clear */
 
-/* Generations: docs/hardware.md#generations */
-enum neuron_gen {
-	NEURON_GEN_SUNDA = 0,	/* no DGE path, no feature-flag register */
-	NEURON_GEN_CAYMAN = 1,
-};
-
-#define NEURON_FAULT_DMA_ERROR	(1u << 0)	/* an AXI write to host memory failed */
-#define NEURON_FAULT_INTR_STORM	(1u << 1)	/* interrupts were rate limited */
+/* enum neuron_gen and the NEURON_FAULT_* bits: <linux/neuron_record.h> */
 
 /*
  * MSI-X vectors: one per core for its NOTIFIC summary, then the throttle
@@ -88,44 +80,14 @@ enum neuron_gen {
 #define NEURON_NOTIFIC_TRACE_ENABLE	0x028	/* RW: bit per engine */
 #define NEURON_NOTIFIC_THRESHOLD_STATUS	0x02c	/* W1C: bit per queue that hit it */
 
-#define NEURON_NUM_SW_QUEUES		10
 #define NEURON_SW_QUEUE_MASK		0x3ff	/* docs/hardware.md#nq-mask */
-#define NEURON_NOTIFIC_INTR_BITS	9
-#define NEURON_NOTIFIC_INTR_MASK_ALL	0x1ff
 
 /*
- * tpb_notific_intr_N causes: intr_1 is the hardware's, the rest are ours
- * (docs/hardware.md#intr-causes)
+ * enum neuron_notific_intr (the tpb_notific_intr_N causes, NEURON_NOTIFIC_INTR_BITS)
+ * and enum neuron_notific_class with NEURON_ROUTE_DEFAULT and
+ * NEURON_ROUTE_QUEUE() (the 4-bit sw_queue_num per class of
+ * NEURON_NOTIFIC_ROUTE): <linux/neuron_record.h>
  */
-enum neuron_notific_intr {
-	NEURON_NOTIFIC_INTR_THRESHOLD = 0,	/* a queue's unread count reached THRESHOLD */
-	NEURON_NOTIFIC_INTR_DISABLED_QUEUE = 1,	/* write to a disabled queue, dropped */
-	NEURON_NOTIFIC_INTR_SW_OVERFLOW = 2,	/* ignore-full overwrote an unread record */
-	NEURON_NOTIFIC_INTR_HW_OVERFLOW = 3,	/* input buffer overflowed, record lost */
-	NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR = 4, /* the ring write failed (DMA error) */
-	NEURON_NOTIFIC_INTR_BACKPRESSURE = 5,	/* a full queue stalled an engine */
-	NEURON_NOTIFIC_INTR_ENGINE_FATAL = 6,	/* an engine halted on a fatal error */
-	NEURON_NOTIFIC_INTR_BAD_HEAD = 7,	/* HEAD write outside [TAIL - entries, TAIL] */
-	NEURON_NOTIFIC_INTR_RESERVED = 8,
-};
-
-/*
- * Record classes routed to queues by NEURON_NOTIFIC_ROUTE (4 bits each;
- * docs/hardware.md#nq-routing).
- */
-enum neuron_notific_class {
-	NEURON_CLASS_TRACE = 0,		/* INST_START / INST_END */
-	NEURON_CLASS_EXPLICIT = 1,	/* EXPLICIT */
-	NEURON_CLASS_EVT_SEM = 2,	/* EVT_SEM (NUM2) */
-	NEURON_CLASS_ERROR = 3,		/* ERROR / TPB_ERROR (NUM3, errors_NT) */
-	NEURON_CLASS_THROTTLE = 4,	/* throttle / HAM (NUM4) */
-	NEURON_CLASS_DGE = 5,		/* DGE_METADATA packet notifications */
-	NEURON_CLASS_DMA = 6,		/* DMA completions */
-	NEURON_CLASS_COUNT = 8,
-};
-
-#define NEURON_ROUTE_DEFAULT	0x01543210u	/* class i -> queue i; DMA -> 1 */
-#define NEURON_ROUTE_QUEUE(route, cls)	(((route) >> (4 * (cls))) & 0xf)
 
 /* Queue descriptor i (docs/hardware.md#nq-descriptor: 0x100 + i*0x28). */
 #define NEURON_NQ_DESC(i)	(0x100 + (i) * 0x28)
@@ -181,22 +143,14 @@ enum neuron_notific_class {
 #define NEURON_ENG_CTRL_START	(1u << 0)	/* run PROG_COUNT insns from PROG_BASE */
 #define NEURON_ENG_CTRL_RESET	(1u << 1)	/* stop, clear a fatal halt, go idle */
 
-enum neuron_engine_state {
-	NEURON_ENGINE_IDLE = 0,
-	NEURON_ENGINE_RUNNING = 1,
-	NEURON_ENGINE_WAITING = 2,	/* on a semaphore, event or full queue */
-	NEURON_ENGINE_HALTED = 3,	/* fatal error; only RESET leaves it */
-};
+/* ENG_STATUS values: enum neuron_engine_state, <linux/neuron_record.h> */
 
 /*
  * AWS_NEURON_ISA_XT_NEURON_FEATURE_FLAGS, local register 38
- * (docs/hardware.md#dge-feature-flags)
+ * (docs/hardware.md#dge-feature-flags); its bits NEURON_FEATURE_* are in
+ * <linux/neuron_record.h>
  */
 #define NEURON_LOCAL_REG_FEATURE_FLAGS	38
-#define NEURON_FEATURE_DVE_PERF_MODE	(1u << 0)
-#define NEURON_FEATURE_DGE_PACKET_NOTIF	(1u << 1)
-#define NEURON_FEATURE_EVT_ACCEL_ADDR	(1u << 2)
-#define NEURON_FEATURE_MASK		0x7u
 
 /* EVT_SEM unit, 256 events + 256 semaphores (docs/hardware.md#evt-sem). */
 #define NEURON_EVT_SEM_BASE	0xc000
@@ -205,7 +159,6 @@ enum neuron_engine_state {
 #define NEURON_EVT_SEM_SET(i)	(0x1400 + (i) * 4)	/* WO: semaphore i = v */
 #define NEURON_EVT_SEM_INC(i)	(0x1800 + (i) * 4)	/* WO: semaphore i += v */
 #define NEURON_EVT_SEM_DEC(i)	(0x1c00 + (i) * 4)	/* WO: semaphore i -= v */
-#define NEURON_EVT_SEM_COUNT	256
 
 /*
  * The map against the hardware description: each value below is a literal
@@ -220,12 +173,10 @@ enum neuron_engine_state {
  *   docs/hardware.md#dge-feature-flags: NEURON_FEATURE_FLAGS, local register 38
  *   docs/hardware.md#intr-causes: nine causes, tpb_notific_intr_0..8
  */
-#ifndef NEURON_STATIC_ASSERT
 #if defined(__cplusplus)
 #define NEURON_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
 #else
 #define NEURON_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
-#endif
 #endif
 
 NEURON_STATIC_ASSERT(NEURON_NQ_DESC(0) == 0x100, "NQ descriptor 0 at 0x100");

@@ -227,7 +227,7 @@ Figures run_reaper(const Device& dev, unsigned cores, const Args& a, const Workl
   const auto arm = [&](Slot& s) -> Status {
     Reaper::Filter flt;
     flt.core = s.core;
-    flt.notific_type = neuron_engine_notific_type(s.engine, NEURON_ENGINE_RECORD_EXPLICIT);
+    flt.notific_type = NEURON_ENGINE_NOTIFIC_TYPE(s.engine, NEURON_ENGINE_RECORD_EXPLICIT);
     flt.events = false;
     auto w = (*reaper)->expect(
         [last = wl.last_pc](const Arrival& ar) { return (ar.record->u32(0) & 0xfffff) == last; }, flt);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// Byte offsets and bit positions follow include/neuron/notification.h
-// (little-endian words; bitfields from the least significant bit).
+// Byte offsets, masks and shifts are those of the UAPI record header,
+// include/uapi/linux/neuron_record.h, read through its NEURON_REC_*
+// accessors; none is restated here.
 #include "libneuron/decode.hpp"
 
 #include <fmt/format.h>
@@ -18,10 +19,23 @@ Meta meta(const Record& r) noexcept {
   return m;
 }
 
-// Word 0 of trace / explicit / DGE metadata: program_counter:20, debug_hint:4, header:8.
-constexpr std::uint32_t kPcMask = 0xfffff;
-std::uint32_t pc20(const Record& r) noexcept { return r.u32(0) & kPcMask; }
-std::uint8_t hint4(const Record& r) noexcept { return static_cast<std::uint8_t>((r.u32(0) >> 20) & 0xf); }
+// Word 0 of trace / explicit / DGE metadata: program_counter, debug_hint.
+std::uint32_t pc20(const Record& r) noexcept { return NEURON_REC_PC(r.bytes); }
+std::uint8_t hint4(const Record& r) noexcept { return NEURON_REC_DEBUG_HINT(r.bytes); }
+
+Engine engine_of(std::uint8_t type) noexcept { return static_cast<Engine>(NEURON_NOTIFIC_TYPE_ENGINE(type)); }
+
+bool is_engine_type(std::uint8_t t) noexcept {
+  return t >= NEURON_ISA_NOTIFICATION_TYPE_PE_INST_START && t <= NEURON_ISA_NOTIFICATION_TYPE_SP_EVT_SEM;
+}
+
+void evt_sem_fields(const Record& r, EvtSem& x) noexcept {
+  x.id = NEURON_REC_EVT_SEM_ID(r.bytes);
+  x.update_mode = NEURON_REC_EVT_SEM_UPDATE_MODE(r.bytes);
+  x.is_event = NEURON_REC_EVT_SEM_IS_EVENT(r.bytes) != 0;
+  x.block_id = NEURON_REC_EVT_SEM_BLOCK_ID(r.bytes);
+  x.value = NEURON_REC_EVT_SEM_VALUE(r.bytes);
+}
 
 DgeMetadata as_dge(const Record& r, Engine e) noexcept {
   DgeMetadata d;
@@ -29,14 +43,31 @@ DgeMetadata as_dge(const Record& r, Engine e) noexcept {
   d.engine = e;
   d.program_counter = pc20(r);
   d.debug_hint = hint4(r);
-  d.dma_map = r.u16(4);
-  const std::uint16_t w = r.u16(6);  // num_packets:12, reserved:2, infer_pc:1, dma_group_id:1
-  d.num_packets_raw = static_cast<std::uint16_t>(w & 0xfff);
-  d.num_packets = d.num_packets_raw == 0 ? 4096u : d.num_packets_raw;
-  d.reserved = static_cast<std::uint8_t>((w >> 12) & 0x3);
-  d.infer_program_counter = ((w >> 14) & 1) != 0;
-  d.dma_group_id = static_cast<std::uint8_t>((w >> 15) & 1);
+  d.dma_map = NEURON_REC_DGE_DMA_MAP(r.bytes);
+  d.num_packets_raw = NEURON_REC_DGE_NUM_PACKETS(r.bytes);
+  // 0 means the field's full range: 4096 packets
+  d.num_packets = d.num_packets_raw == 0 ? NEURON_ISA_DGE_NUM_PACKETS_MASK + 1u : d.num_packets_raw;
+  d.reserved = static_cast<std::uint8_t>(NEURON_REC_DGE_RESERVED(r.bytes));
+  d.infer_program_counter = NEURON_REC_DGE_INFER_PC(r.bytes) != 0;
+  d.dma_group_id = static_cast<std::uint8_t>(NEURON_REC_DGE_DMA_GROUP_ID(r.bytes));
   return d;
+}
+
+}  // namespace
+
+namespace {
+
+QueueClass to_queue_class(unsigned cls) noexcept {
+  switch (cls) {
+    case NEURON_CLASS_TRACE: return QueueClass::Trace;
+    case NEURON_CLASS_EXPLICIT: return QueueClass::Explicit;
+    case NEURON_CLASS_EVT_SEM: return QueueClass::EvtSem;
+    case NEURON_CLASS_ERROR: return QueueClass::Error;
+    case NEURON_CLASS_THROTTLE: return QueueClass::Throttle;
+    case NEURON_CLASS_DGE: return QueueClass::Dge;
+    case NEURON_CLASS_DMA: return QueueClass::Dma;
+    default: return QueueClass::Any;
+  }
 }
 
 }  // namespace
@@ -44,38 +75,34 @@ DgeMetadata as_dge(const Record& r, Engine e) noexcept {
 QueueClass queue_class(unsigned queue, std::uint32_t route) noexcept {
   // The lowest class routed to this queue names it (DMA shares queue 1 with
   // EXPLICIT by default; EXPLICIT wins, and DMA records decode the same anyway).
-  static constexpr QueueClass classes[] = {QueueClass::Trace, QueueClass::Explicit, QueueClass::EvtSem,
-                                           QueueClass::Error, QueueClass::Throttle, QueueClass::Dge,
-                                           QueueClass::Dma};
-  for (unsigned c = 0; c < sizeof(classes) / sizeof(classes[0]); ++c)
-    if (NEURON_ROUTE_QUEUE(route, c) == queue) return classes[c];
+  for (unsigned c = NEURON_CLASS_TRACE; c <= NEURON_CLASS_DMA; ++c)
+    if (NEURON_ROUTE_QUEUE(route, c) == queue) return to_queue_class(c);
   return QueueClass::Any;
 }
 
 std::optional<DgeMetadata> decode_dge_metadata(const Record& r) noexcept {
   const std::uint8_t t = r.notific_type();
-  if (t < NEURON_ISA_NOTIFICATION_TYPE_PE_INST_START || t > NEURON_ISA_NOTIFICATION_TYPE_SP_EVT_SEM) return std::nullopt;
-  if ((t - 4u) % 4u != NEURON_ENGINE_RECORD_EXPLICIT) return std::nullopt;
-  return as_dge(r, static_cast<Engine>((t - 4u) / 4u));
+  if (!is_engine_type(t) || NEURON_NOTIFIC_TYPE_KIND(t) != NEURON_ENGINE_RECORD_EXPLICIT) return std::nullopt;
+  return as_dge(r, engine_of(t));
 }
 
 Decoded decode(const Record& r, QueueClass hint) noexcept {
   const Meta m = meta(r);
   const std::uint8_t t = m.notific_type;
 
-  if (t >= NEURON_ISA_NOTIFICATION_TYPE_PE_INST_START && t <= NEURON_ISA_NOTIFICATION_TYPE_SP_EVT_SEM) {
-    const auto engine = static_cast<Engine>((t - 4u) / 4u);
-    switch ((t - 4u) % 4u) {
+  if (is_engine_type(t)) {
+    const auto engine = engine_of(t);
+    switch (NEURON_NOTIFIC_TYPE_KIND(t)) {
       case NEURON_ENGINE_RECORD_INST_START:
       case NEURON_ENGINE_RECORD_INST_END: {
         Trace x;
         x.meta = m;
         x.engine = engine;
-        x.start = (t - 4u) % 4u == NEURON_ENGINE_RECORD_INST_START;
+        x.start = NEURON_NOTIFIC_TYPE_KIND(t) == NEURON_ENGINE_RECORD_INST_START;
         x.program_counter = pc20(r);
         x.debug_hint = hint4(r);
-        x.soft_reset_counter = r.u16(4);
-        x.data_crc = r.u16(6);
+        x.soft_reset_counter = NEURON_REC_TRACE_SOFT_RESET_COUNTER(r.bytes);
+        x.data_crc = NEURON_REC_TRACE_DATA_CRC(r.bytes);
         return x;
       }
       case NEURON_ENGINE_RECORD_EXPLICIT: {
@@ -86,19 +113,15 @@ Decoded decode(const Record& r, QueueClass hint) noexcept {
         x.engine = engine;
         x.program_counter = pc20(r);
         x.debug_hint = hint4(r);
-        x.soft_reset_counter = r.u16(4);
-        x.debug_hint_extended = r.u16(6);
+        x.soft_reset_counter = NEURON_REC_EXPLICIT_SOFT_RESET_COUNTER(r.bytes);
+        x.debug_hint_extended = NEURON_REC_EXPLICIT_DEBUG_HINT_EXT(r.bytes);
         return x;
       }
       default: {
         EvtSem x;
         x.meta = m;
         x.engine = engine;
-        x.id = r.bytes[0];
-        x.update_mode = r.bytes[1] & 0xf;
-        x.is_event = ((r.bytes[1] >> 4) & 1) != 0;
-        x.block_id = r.bytes[2];
-        x.value = r.u32(4);
+        evt_sem_fields(r, x);
         return x;
       }
     }
@@ -109,43 +132,38 @@ Decoded decode(const Record& r, QueueClass hint) noexcept {
       EvtSem x;
       x.meta = m;
       x.axi = true;
-      x.id = r.bytes[0];
-      x.update_mode = r.bytes[1] & 0xf;
-      x.is_event = ((r.bytes[1] >> 4) & 1) != 0;
-      x.block_id = r.bytes[2];
-      x.value = r.u32(4);
+      evt_sem_fields(r, x);
       return x;
     }
     case NEURON_ISA_NOTIFICATION_TYPE_DMA: {
       Dma x;
       x.meta = m;
-      x.dma_engine = r.bytes[0];
-      x.dma_queue = r.bytes[1];
-      x.descriptor_count = r.u32(4);
+      x.dma_engine = NEURON_REC_DMA_ENGINE(r.bytes);
+      x.dma_queue = NEURON_REC_DMA_QUEUE(r.bytes);
+      x.descriptor_count = NEURON_REC_DMA_DESC_COUNT(r.bytes);
       return x;
     }
     case NEURON_ISA_NOTIFICATION_TYPE_ERROR: {
       Interrupt x;
       x.meta = m;
-      const std::uint16_t w = r.u16(0);  // group:3, block_id:7, reserved:6
-      x.group = static_cast<std::uint8_t>(w & 0x7);
-      x.block_id = static_cast<std::uint8_t>((w >> 3) & 0x7f);
-      x.cause_bits = r.u32(4);
+      x.group = NEURON_REC_INTR_GROUP(r.bytes);
+      x.block_id = NEURON_REC_INTR_BLOCK_ID(r.bytes);
+      x.cause_bits = NEURON_REC_INTR_CAUSE(r.bytes);
       return x;
     }
     case NEURON_ISA_NOTIFICATION_TYPE_TPB_ERROR: {
       TpbError x;
       x.meta = m;
-      x.error_id = r.bytes[0];     // +0
-      x.metadata_lo = r.u16(1);    // +1..+2 (straddles nothing: header is +3)
-      x.metadata_hi = r.u32(4);    // +4..+7
+      x.error_id = NEURON_REC_TPB_ERROR_ID(r.bytes);
+      x.metadata_lo = NEURON_REC_TPB_METADATA_LO(r.bytes);  // metadata bits 15:0
+      x.metadata_hi = NEURON_REC_TPB_METADATA_HI(r.bytes);  // metadata bits 47:16
       x.metadata = static_cast<std::uint64_t>(x.metadata_lo) | (static_cast<std::uint64_t>(x.metadata_hi) << 16);
-      x.sequencer.block_id = static_cast<std::uint8_t>(x.metadata_hi & 0xf);
-      x.sequencer.program_counter = static_cast<std::uint16_t>((x.metadata_hi >> 4) & 0xfff);
-      x.sequencer.info = static_cast<std::uint8_t>((x.metadata_hi >> 16) & 0xff);
-      x.sequencer.info_kind = static_cast<std::uint8_t>(x.metadata_lo & 0xf);
-      x.sequencer.bc_reg = static_cast<std::uint8_t>((x.metadata_lo >> 4) & 0x3f);
-      x.sequencer.direction = static_cast<std::uint8_t>((x.metadata_lo >> 10) & 0x3);
+      x.sequencer.block_id = NEURON_REC_SEQ_BLOCK_ID(r.bytes);
+      x.sequencer.program_counter = NEURON_REC_SEQ_PC(r.bytes);
+      x.sequencer.info = NEURON_REC_SEQ_INFO(r.bytes);
+      x.sequencer.info_kind = NEURON_REC_SEQ_INFO_KIND(r.bytes);
+      x.sequencer.bc_reg = NEURON_REC_SEQ_BC_REG(r.bytes);
+      x.sequencer.direction = NEURON_REC_SEQ_DIRECTION(r.bytes);
       return x;
     }
     default: {

@@ -200,15 +200,15 @@ void ProgramClaim::reset() noexcept {
 namespace {
 
 // Raw-byte checks the waiter's predicate makes on the reaper thread (the
-// layouts of include/neuron/notification.h; decode() is kept for the sink).
+// layouts of include/uapi/linux/neuron_record.h; decode() is kept for the sink).
 bool is_inst_end_of(const Record& r, unsigned engine) noexcept {
-  return r.notific_type() == neuron_engine_notific_type(engine, NEURON_ENGINE_RECORD_INST_END);
+  return r.notific_type() == NEURON_ENGINE_NOTIFIC_TYPE(engine, NEURON_ENGINE_RECORD_INST_END);
 }
 std::uint32_t pc20(const Record& r) noexcept { return r.u32(0) & 0xfffff; }
 
 bool is_completion_mark_of(const Record& r, unsigned engine, std::uint8_t event) noexcept {
   // EVT_SEM {id @0, update_mode:4 | is_event:1 @1, block_id @2}
-  return r.notific_type() == neuron_engine_notific_type(engine, NEURON_ENGINE_RECORD_EVT_SEM) &&
+  return r.notific_type() == NEURON_ENGINE_NOTIFIC_TYPE(engine, NEURON_ENGINE_RECORD_EVT_SEM) &&
          r.bytes[0] == event && (r.bytes[1] & 0x0f) == NEURON_EVT_SEM_UPDATE_EVENT_SET && (r.bytes[1] & 0x10) != 0;
 }
 

@@ -24,8 +24,8 @@ std::string Record::hex() const {
 }
 
 std::string engine_name(unsigned engine) {
-  static constexpr const char* names[] = {"PE", "ACT", "POOL", "DVE", "SP"};
-  if (engine < 5) return names[engine];
+  static constexpr const char* names[NEURON_ENGINES_PER_CORE] = {"PE", "ACT", "POOL", "DVE", "SP"};
+  if (engine < NEURON_ENGINES_PER_CORE) return names[engine];
   return fmt::format("engine{}", engine);
 }
 
@@ -39,7 +39,7 @@ std::string notific_type_name(std::uint8_t t) {
   }
   if (t >= NEURON_ISA_NOTIFICATION_TYPE_PE_INST_START && t <= NEURON_ISA_NOTIFICATION_TYPE_SP_EVT_SEM) {
     static constexpr const char* kinds[] = {"INST_START", "INST_END", "EXPLICIT", "EVT_SEM"};
-    const unsigned e = (t - 4u) / 4u, k = (t - 4u) % 4u;
+    const unsigned e = NEURON_NOTIFIC_TYPE_ENGINE(t), k = NEURON_NOTIFIC_TYPE_KIND(t);
     return engine_name(e) + "_" + kinds[k];
   }
   return fmt::format("UNKNOWN_0x{:02x}", t);

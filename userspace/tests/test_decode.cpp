@@ -3,8 +3,11 @@
 // Every record type decoded from HAND-WRITTEN bytes. Each byte below was
 // written from the offsets in the hardware reference
 // (docs/hardware.md#rec-tpb-error, #rec-error-ids, #rec-dge-metadata) and
-// include/neuron/notification.h, never produced by library code.
+// include/uapi/linux/neuron_record.h, never produced by library code.
 #include <gtest/gtest.h>
+
+// The views against the UAPI masks, bit by bit (static assertions).
+#include "neuron/notification_views_check.hpp"
 
 #include <cstring>
 #include <initializer_list>
@@ -315,7 +318,7 @@ TEST(Decode, HeaderFlagsOnAnyType) {
   EXPECT_TRUE(r.phase() && r.sw_overflow() && r.hw_overflow());
 }
 
-// The decoder uses shifts; the shared header uses bitfields. They must agree.
+// The decoder uses the UAPI masks; the test views use bitfields. They must agree.
 TEST(Decode, AgreesWithTheSharedHeaderBitfields) {
   union neuron_isa_notification n;
   std::memcpy(&n, kDgeOob.bytes.data(), 16);
@@ -353,12 +356,34 @@ TEST(Decode, QueueClassFromDefaultRoute) {
   EXPECT_EQ(queue_class(6), QueueClass::Any);
 }
 
-// Round trips through the ENCODER the device model uses: it fills
-// union neuron_isa_notification through the shared header's bitfields
-// (emulator/qemu/hw/neuron-engine.c, neuron-dge.c). Encoding the same fields
-// that way must give exactly the hand-written bytes above
-// (docs/hardware.md#rec-tpb-error, #rec-dge-metadata offsets), and decoding
-// those bytes must give the fields back.
+// Round trips through the two encoders: the UAPI writers the device model
+// uses (neuron_rec_put_field()/neuron_rec_put_le() of
+// include/uapi/linux/neuron_record.h, emulator/qemu/hw/neuron-engine.c) and
+// the bitfield views of include/neuron/notification.h the kselftests and
+// devtest read with. Encoding the same fields either way must give exactly
+// the hand-written bytes above (docs/hardware.md#rec-tpb-error,
+// #rec-dge-metadata offsets), and decoding those bytes must give the fields
+// back.
+TEST(Decode, UapiWritersGiveTheHandWrittenTpbErrorBytes) {
+  Record enc;
+  std::uint8_t* b = enc.bytes.data();
+  const unsigned lo = NEURON_ISA_TPB_ERROR_METADATA_LO_OFFSET, hi = NEURON_ISA_TPB_ERROR_METADATA_HI_OFFSET;
+  neuron_rec_put_le(b, NEURON_ISA_TPB_ERROR_ID_OFFSET, 1, NEURON_ISA_TPB_ERROR_SEQUENCER_NONFATAL);
+  neuron_rec_put_field(b, lo, 2, NEURON_ISA_SEQ_LO_INFO_KIND_MASK, NEURON_ISA_SEQ_LO_INFO_KIND_SHIFT,
+                       NEURON_ISA_SEQ_INFO_DGE_BOUNDS);
+  neuron_rec_put_field(b, lo, 2, NEURON_ISA_SEQ_LO_BC_REG_MASK, NEURON_ISA_SEQ_LO_BC_REG_SHIFT, 3);
+  neuron_rec_put_field(b, lo, 2, NEURON_ISA_SEQ_LO_DIRECTION_MASK, NEURON_ISA_SEQ_LO_DIRECTION_SHIFT,
+                       NEURON_DGE_DIR_DST);
+  neuron_rec_put_le(b, NEURON_ISA_HEADER_OFFSET, 1,
+                    NEURON_ISA_HEADER_PHASE | NEURON_ISA_NOTIFICATION_TYPE_TPB_ERROR);
+  neuron_rec_put_field(b, hi, 4, NEURON_ISA_SEQ_HI_BLOCK_ID_MASK, NEURON_ISA_SEQ_HI_BLOCK_ID_SHIFT,
+                       NEURON_ENGINE_POOL);
+  neuron_rec_put_field(b, hi, 4, NEURON_ISA_SEQ_HI_PC_MASK, NEURON_ISA_SEQ_HI_PC_SHIFT, 0x1a4);
+  neuron_rec_put_field(b, hi, 4, NEURON_ISA_SEQ_HI_INFO_MASK, NEURON_ISA_SEQ_HI_INFO_SHIFT, 0x5c);
+  neuron_rec_put_le(b, NEURON_ISA_TIMESTAMP_OFFSET, 8, 1234567890123ull);
+  EXPECT_EQ(enc, kDgeOob) << enc.hex() << " vs " << kDgeOob.hex();
+}
+
 TEST(Decode, DeviceEncoderGivesTheHandWrittenTpbErrorBytes) {
   union neuron_isa_notification n;
   std::memset(&n, 0, sizeof n);

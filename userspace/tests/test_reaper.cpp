@@ -34,7 +34,7 @@ std::uint64_t race_records() {
 
 Record seq_record(std::uint64_t seq, unsigned engine = NEURON_ENGINE_SP) {
   Record r;
-  r.bytes[3] = neuron_engine_notific_type(engine, NEURON_ENGINE_RECORD_EXPLICIT);
+  r.bytes[3] = NEURON_ENGINE_NOTIFIC_TYPE(engine, NEURON_ENGINE_RECORD_EXPLICIT);
   for (int i = 0; i < 4; ++i) r.bytes[4 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
   for (int i = 0; i < 8; ++i) r.bytes[8 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
   return r;
@@ -294,7 +294,7 @@ TEST(Reaper, FilterKeepsOtherArrivalsFromThePredicate) {
   Reaper::Filter f;
   f.core = 1;
   f.queue = 1;
-  f.notific_type = neuron_engine_notific_type(NEURON_ENGINE_ACT, NEURON_ENGINE_RECORD_EXPLICIT);
+  f.notific_type = NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_ACT, NEURON_ENGINE_RECORD_EXPLICIT);
   f.events = false;
   auto w = (*reaper)->expect(
       [&calls](const Arrival& a) {

@@ -28,9 +28,24 @@
 #include "qemu/timer.h"
 #include "neuron-tpb.h"
 
-#define NEURON_PC_RECORD_MASK   0xfffff     /* program_counter:20 */
-#define NEURON_PC_ERROR_MASK    0xfff       /* metadata_hi program_counter:12 */
-#define NEURON_DEBUG_HINT_MASK  0xf
+/*
+ * Records are built byte by byte with the accessors of
+ * include/uapi/linux/neuron_record.h: NREC_FIELD stores @v into the field @f
+ * (NEURON_ISA_<f>_MASK/_SHIFT, which truncates it to the field's width) of
+ * the little-endian word of @n bytes at byte @off; NREC_LE stores a whole field.
+ */
+#define NREC_FIELD(rec, off, n, f, v) \
+    neuron_rec_put_field((rec)->bytes, (off), (n), NEURON_ISA_##f##_MASK, \
+                         NEURON_ISA_##f##_SHIFT, (v))
+#define NREC_LE(rec, off, n, v)  neuron_rec_put_le((rec)->bytes, (off), (n), (v))
+
+/* Word 0 of trace, EXPLICIT and DGE_METADATA records: PC and debug_hint. */
+static void neuron_rec_word0(union neuron_isa_notification *rec, uint32_t pc,
+                             uint32_t debug_hint)
+{
+    NREC_FIELD(rec, NEURON_ISA_W0_OFFSET, 4, W0_PC, pc);
+    NREC_FIELD(rec, NEURON_ISA_W0_OFFSET, 4, W0_DEBUG_HINT, debug_hint);
+}
 
 static const char *const neuron_engine_names[NEURON_ENGINES_PER_CORE] = {
     "PE", "ACT", "POOL", "DVE", "SP",
@@ -109,23 +124,17 @@ static void neuron_engine_set_pending(NeuronEngine *e, unsigned int cls,
     e->has_pending = true;
 }
 
-static uint16_t neuron_insn_debug_hint(NeuronEngine *e)
-{
-    return e->insn.debug_hint & NEURON_DEBUG_HINT_MASK;
-}
-
 /* INST_START / INST_END (@kind), with the instruction's data CRC. */
 static void neuron_engine_trace_record(NeuronEngine *e, unsigned int kind,
                                        uint16_t crc)
 {
     union neuron_isa_notification rec = { };
 
-    rec.trace.program_counter = e->pc & NEURON_PC_RECORD_MASK;
-    rec.trace.debug_hint = neuron_insn_debug_hint(e);
-    rec.trace.soft_reset_counter = (uint16_t)e->soft_reset_counter;
-    rec.trace.data_crc = crc;
+    neuron_rec_word0(&rec, e->pc, e->insn.debug_hint);
+    NREC_LE(&rec, NEURON_ISA_TRACE_SOFT_RESET_COUNTER_OFFSET, 2, e->soft_reset_counter);
+    NREC_LE(&rec, NEURON_ISA_TRACE_DATA_CRC_OFFSET, 2, crc);
     neuron_engine_set_pending(e, NEURON_CLASS_TRACE, &rec,
-                              neuron_engine_notific_type(e->index, kind));
+                              NEURON_ENGINE_NOTIFIC_TYPE(e->index, kind));
 }
 
 /* NOTIFY: an EXPLICIT record. */
@@ -133,13 +142,13 @@ static void neuron_engine_explicit_record(NeuronEngine *e)
 {
     union neuron_isa_notification rec = { };
 
-    rec.explicit_notif.program_counter = e->pc & NEURON_PC_RECORD_MASK;
-    rec.explicit_notif.debug_hint = neuron_insn_debug_hint(e);
-    rec.explicit_notif.soft_reset_counter = (uint16_t)e->soft_reset_counter;
-    rec.explicit_notif.debug_hint_extended =
-        e->insn.operand.arg.debug_hint_extended;
+    neuron_rec_word0(&rec, e->pc, e->insn.debug_hint);
+    NREC_LE(&rec, NEURON_ISA_EXPLICIT_SOFT_RESET_COUNTER_OFFSET, 2,
+       e->soft_reset_counter);
+    NREC_LE(&rec, NEURON_ISA_EXPLICIT_DEBUG_HINT_EXT_OFFSET, 2,
+       e->insn.operand.arg.debug_hint_extended);
     neuron_engine_set_pending(e, NEURON_CLASS_EXPLICIT, &rec,
-                              neuron_engine_notific_type(e->index,
+                              NEURON_ENGINE_NOTIFIC_TYPE(e->index,
                                   NEURON_ENGINE_RECORD_EXPLICIT));
 }
 
@@ -149,14 +158,15 @@ static void neuron_engine_evtsem_update(NeuronEngine *e, unsigned int mode,
 {
     union neuron_isa_notification rec = { };
 
-    rec.evt_sem.event_semaphore_value =
-        neuron_evtsem_apply(e->core, mode, idx, value);
-    rec.evt_sem.event_semaphore_id = idx;
-    rec.evt_sem.update_mode = mode;
-    rec.evt_sem.is_event = neuron_evtsem_is_event_mode(mode);
-    rec.evt_sem.block_id = e->index;
+    NREC_LE(&rec, NEURON_ISA_EVT_SEM_VALUE_OFFSET, 4,
+       neuron_evtsem_apply(e->core, mode, idx, value));
+    NREC_LE(&rec, NEURON_ISA_EVT_SEM_ID_OFFSET, 1, idx);
+    NREC_FIELD(&rec, NEURON_ISA_EVT_SEM_MODE_OFFSET, 1, EVT_SEM_UPDATE_MODE, mode);
+    NREC_FIELD(&rec, NEURON_ISA_EVT_SEM_MODE_OFFSET, 1, EVT_SEM_IS_EVENT,
+          neuron_evtsem_is_event_mode(mode));
+    NREC_LE(&rec, NEURON_ISA_EVT_SEM_BLOCK_ID_OFFSET, 1, e->index);
     neuron_engine_set_pending(e, NEURON_CLASS_EVT_SEM, &rec,
-                              neuron_engine_notific_type(e->index,
+                              NEURON_ENGINE_NOTIFIC_TYPE(e->index,
                                   NEURON_ENGINE_RECORD_EVT_SEM));
 }
 
@@ -180,14 +190,16 @@ static void neuron_engine_error_record(NeuronEngine *e, uint8_t error_id,
 {
     union neuron_isa_notification rec = { };
 
-    rec.tpb_error.error_id = error_id;
-    rec.tpb_error.metadata_lo.sequencer.info_kind = info_kind;
-    rec.tpb_error.metadata_lo.sequencer.bc_reg = bc_reg;
-    rec.tpb_error.metadata_lo.sequencer.direction = direction;
-    rec.tpb_error.metadata_hi.sequencer.block_id = e->index;
-    rec.tpb_error.metadata_hi.sequencer.program_counter =
-        e->pc & NEURON_PC_ERROR_MASK;
-    rec.tpb_error.metadata_hi.sequencer.info = info;
+    const unsigned int lo = NEURON_ISA_TPB_ERROR_METADATA_LO_OFFSET;
+    const unsigned int hi = NEURON_ISA_TPB_ERROR_METADATA_HI_OFFSET;
+
+    NREC_LE(&rec, NEURON_ISA_TPB_ERROR_ID_OFFSET, 1, error_id);
+    NREC_FIELD(&rec, lo, 2, SEQ_LO_INFO_KIND, info_kind);
+    NREC_FIELD(&rec, lo, 2, SEQ_LO_BC_REG, bc_reg);
+    NREC_FIELD(&rec, lo, 2, SEQ_LO_DIRECTION, direction);
+    NREC_FIELD(&rec, hi, 4, SEQ_HI_BLOCK_ID, e->index);
+    NREC_FIELD(&rec, hi, 4, SEQ_HI_PC, e->pc);
+    NREC_FIELD(&rec, hi, 4, SEQ_HI_INFO, info);
     neuron_engine_set_pending(e, NEURON_CLASS_ERROR, &rec,
                               NEURON_ISA_NOTIFICATION_TYPE_TPB_ERROR);
 }
@@ -218,9 +230,10 @@ static void neuron_engine_throttle(NeuronEngine *e, uint32_t level)
     if (!e->core->cfg.throttle_armed) {
         return;
     }
-    rec.interrupt.group = NEURON_ISA_INTERRUPT_GROUP_THROTTLE;
-    rec.interrupt.block_id = e->index;
-    rec.interrupt.cause_bits = level;
+    NREC_FIELD(&rec, NEURON_ISA_INTR_W0_OFFSET, 2, INTR_GROUP,
+          NEURON_ISA_INTERRUPT_GROUP_THROTTLE);
+    NREC_FIELD(&rec, NEURON_ISA_INTR_W0_OFFSET, 2, INTR_BLOCK_ID, e->index);
+    NREC_LE(&rec, NEURON_ISA_INTR_CAUSE_OFFSET, 4, level);
     neuron_engine_set_pending(e, NEURON_CLASS_THROTTLE, &rec,
                               NEURON_ISA_NOTIFICATION_TYPE_ERROR);
 }
@@ -398,12 +411,12 @@ static void neuron_engine_dge_metadata_record(NeuronEngine *e)
 {
     union neuron_isa_notification rec = { };
 
-    rec.dge_metadata.program_counter = e->pc & NEURON_PC_RECORD_MASK;
-    rec.dge_metadata.debug_hint = NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE;
-    rec.dge_metadata.dma_map = 0x1;     /* one emulated DMA engine, id 0 */
-    rec.dge_metadata.num_packets = 1;   /* one descriptor, one packet */
+    neuron_rec_word0(&rec, e->pc, NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE);
+    /* one emulated DMA engine, id 0; one descriptor, one packet */
+    NREC_LE(&rec, NEURON_ISA_DGE_DMA_MAP_OFFSET, 2, 0x1);
+    NREC_FIELD(&rec, NEURON_ISA_DGE_W6_OFFSET, 2, DGE_NUM_PACKETS, 1);
     neuron_engine_set_pending(e, NEURON_CLASS_DGE, &rec,
-                              neuron_engine_notific_type(e->index,
+                              NEURON_ENGINE_NOTIFIC_TYPE(e->index,
                                   NEURON_ENGINE_RECORD_EXPLICIT));
 }
 

@@ -64,6 +64,7 @@
 
 #include <linux/ioctl.h>
 #include <linux/types.h>
+#include "neuron_record.h"	/* records and device values: engines, gen, causes */
 
 #define NEURON_ABI_VERSION	1
 #define NEURON_IOCTL_MAGIC	'N'
@@ -106,12 +107,12 @@
  * struct neuron_device_info - NEURON_IOC_DEVICE_INFO (out)
  * @abi_version:	NEURON_ABI_VERSION
  * @vendor:		PCI vendor ID of the function (NEURON_PCI_VENDOR_ID,
- *			include/neuron/regs.h)
+ *			<linux/neuron_record.h>)
  * @device:		PCI device ID of the function (NEURON_PCI_DEVICE_ID)
  * @num_cores:		TPBs (cores); core indices run 0..num_cores - 1
  * @engines_per_core:	5: PE, ACT, POOL, DVE, SP
  * @queues_per_core:	10 software NQs per NOTIFIC block
- * @gen:		enum neuron_gen (include/neuron/regs.h)
+ * @gen:		enum neuron_gen (<linux/neuron_record.h>)
  * @mem_size:		device memory (BAR4) bytes
  * @nq_size_min:	smallest ring NEURON_IOC_NQ_INIT accepts, bytes
  *			(NEURON_NQ_SIZE_MIN)
@@ -240,7 +241,7 @@ struct neuron_nq_info {
  * struct neuron_submit - NEURON_IOC_SUBMIT (in)
  * @core:		core index, < num_cores
  * @engine:		engine of the core, enum neuron_engine
- *			(include/neuron/notification.h), < engines_per_core
+ *			(<linux/neuron_record.h>), < engines_per_core
  * @count:		instructions, 1..NEURON_MAX_PROGRAM_INSNS
  * @flags:		NEURON_SUBMIT_F_*
  * @insns:		user pointer to @count struct neuron_emu_insn (32 bytes each)
@@ -309,7 +310,7 @@ struct neuron_engine_id {
  * struct neuron_feature_flags - NEURON_IOC_FEATURE_FLAGS (in/out)
  * @core:	in: core index
  * @op:		in: NEURON_FEATURE_OP_GET or NEURON_FEATURE_OP_SET
- * @flags:	SET in: NEURON_FEATURE_* bits (include/neuron/regs.h) written to
+ * @flags:	SET in: NEURON_FEATURE_* bits (<linux/neuron_record.h>) written to
  *		NEURON_FEATURE_FLAGS (local register 38) of every engine of the
  *		core; GET out: the value of the core's PE engine
  * @reserved0:	in: must be zero

@@ -1098,7 +1098,7 @@ TEST_F_TIMEOUT(edge, backpressure_100k_lossless, 180)
 	struct neuron_nq_init init = { .core = 1, .queue = 1, .size = BP_RING_BYTES };
 	struct neuron_nq_info info = { .core = 1, .queue = 1 };
 	static struct neuron_emu_insn prog[NEURON_MAX_PROGRAM_INSNS];
-	const uint8_t want_type = neuron_engine_notific_type(NEURON_ENGINE_PE,
+	const uint8_t want_type = NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_PE,
 							     NEURON_ENGINE_RECORD_EXPLICIT);
 	struct neuron_engine_status st;
 	struct neuron_ring ring = { 0 };
@@ -1280,7 +1280,7 @@ TEST(evt_sem_two_engines_in_order)
 		int by_act = !(step & 1);
 		__u32 engine = by_act ? NEURON_ENGINE_ACT : NEURON_ENGINE_PE;
 
-		EXPECT_EQ(neuron_engine_notific_type(engine, NEURON_ENGINE_RECORD_EVT_SEM),
+		EXPECT_EQ(NEURON_ENGINE_NOTIFIC_TYPE(engine, NEURON_ENGINE_RECORD_EVT_SEM),
 			  neuron_rec_type(&recs[i])) TH_LOG("record %d", i);
 		EXPECT_EQ(engine, r->block_id) TH_LOG("record %d", i);
 		EXPECT_EQ(NEURON_EVT_SEM_UPDATE_SEM_INC, (int)r->update_mode);

@@ -265,7 +265,7 @@ static void check_records_flow(struct __test_metadata *_metadata, int fd,
 	union neuron_isa_notification recs[8], e;
 	struct neuron_emu_insn prog[4];
 	struct neuron_engine_status st;
-	uint8_t start = neuron_engine_notific_type(engine, NEURON_ENGINE_RECORD_INST_START);
+	uint8_t start = NEURON_ENGINE_NOTIFIC_TYPE(engine, NEURON_ENGINE_RECORD_INST_START);
 
 	ASSERT_EQ(0, neuron_nq_create(fd, CORE, 0, 4096, nq_flags, &trace_init));
 	ASSERT_EQ(0, neuron_nq_create(fd, CORE, 1, 4096, nq_flags, &expl_init));

@@ -2522,7 +2522,7 @@ TEST_F_TIMEOUT(faults, dma_write_error, 120)
 			  neuron_engine_wait(fd, other, NEURON_ENGINE_PE, NEURON_WAIT_MS));
 		ASSERT_EQ(0, neuron_ring_read(&tring, recs, 2 * n, NEURON_WAIT_MS));
 		for (unsigned int i = 0; i < 2 * n; i++) {
-			uint8_t want = neuron_engine_notific_type(NEURON_ENGINE_PE,
+			uint8_t want = NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_PE,
 				i % 2 ? NEURON_ENGINE_RECORD_INST_END :
 					NEURON_ENGINE_RECORD_INST_START);
 

@@ -360,7 +360,7 @@ static uint16_t stream_hint(uint32_t seq)
  */
 static int victim(void *arg)
 {
-	uint8_t expl = neuron_engine_notific_type(NEURON_ENGINE_PE, NEURON_ENGINE_RECORD_EXPLICIT);
+	uint8_t expl = NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_PE, NEURON_ENGINE_RECORD_EXPLICIT);
 	static struct neuron_emu_insn prog[STREAM_BATCH + 1];
 	struct neuron_nq_info info = { .core = 0, .queue = EXPL_QUEUE };
 	struct neuron_engine_status st0, st;

@@ -4,7 +4,7 @@
 // notific_type values (docs/hardware.md#rec-types) maps to a struct; anything
 // else decodes to Unknown with the raw bytes (never undefined behaviour: the
 // decoder reads bytes with explicit shifts, following
-// include/neuron/notification.h).
+// include/uapi/linux/neuron_record.h).
 #pragma once
 
 #include <array>
@@ -15,7 +15,6 @@
 #include <variant>
 
 #include "libneuron/record.hpp"
-#include "neuron/regs.h"
 
 namespace neuron {
 
@@ -36,7 +35,9 @@ struct Timestamp {
 /// Header byte (byte 3): notific_type:5, sw overflow, hw overflow, phase.
 struct Header {
   std::uint8_t raw = 0;
-  [[nodiscard]] std::uint8_t type() const noexcept { return raw & NEURON_ISA_HEADER_TYPE_MASK; }
+  [[nodiscard]] std::uint8_t type() const noexcept {
+    return static_cast<std::uint8_t>(NEURON_FIELD_GET(NEURON_ISA_HEADER_TYPE_MASK, NEURON_ISA_HEADER_TYPE_SHIFT, raw));
+  }
   [[nodiscard]] bool sw_overflow() const noexcept { return raw & NEURON_ISA_HEADER_SW_OVF; }
   [[nodiscard]] bool hw_overflow() const noexcept { return raw & NEURON_ISA_HEADER_HW_OVF; }
   [[nodiscard]] bool phase() const noexcept { return raw & NEURON_ISA_HEADER_PHASE; }
@@ -116,7 +117,7 @@ struct Interrupt {
 
 /// The sequencer arm of the TPB_ERROR metadata
 /// (docs/hardware.md#rec-seq-metadata for metadata_hi; metadata_lo sub-fields
-/// are ours, see notification.h).
+/// are ours, see include/uapi/linux/neuron_record.h).
 struct SequencerMetadata {
   std::uint8_t block_id = 0;          ///< 4 bits: engine that raised it
   std::uint16_t program_counter = 0;  ///< 12 bits

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "libneuron/result.hpp"
-#include "neuron/regs.h"
+#include "uapi/linux/neuron_record.h"
 #include "uapi/linux/neuron.h"
 
 struct mnl_socket;

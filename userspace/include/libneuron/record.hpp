@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// One 16-byte notification record (include/neuron/notification.h), as raw
-// bytes. Layouts are defined only in the shared header; this file gives the
-// byte-level accessors libneuron needs (little-endian, explicit shifts, so the
-// decoder does not depend on the compiler's bitfield allocation; a test checks
-// both agree).
+// One 16-byte notification record, as raw bytes. Layouts, masks and shifts
+// are defined only in the UAPI header include/uapi/linux/neuron_record.h;
+// this file wraps its little-endian accessors (NEURON_REC_*), so the decoder
+// depends neither on the compiler's bitfield allocation nor on the host's
+// byte order.
 #pragma once
 
 #include <array>
@@ -12,35 +12,26 @@
 #include <cstring>
 #include <string>
 
-#include "neuron/notification.h"
+#include "uapi/linux/neuron_record.h"
 
 namespace neuron {
 
 struct alignas(16) Record {
   std::array<std::uint8_t, NEURON_ISA_NOTIFICATION_NBYTES> bytes{};
 
-  [[nodiscard]] std::uint8_t header() const noexcept { return bytes[NEURON_ISA_HEADER_OFFSET]; }
-  [[nodiscard]] std::uint8_t notific_type() const noexcept {
-    return header() & NEURON_ISA_HEADER_TYPE_MASK;
-  }
-  [[nodiscard]] bool phase() const noexcept { return (header() & NEURON_ISA_HEADER_PHASE) != 0; }
-  [[nodiscard]] bool sw_overflow() const noexcept { return (header() & NEURON_ISA_HEADER_SW_OVF) != 0; }
-  [[nodiscard]] bool hw_overflow() const noexcept { return (header() & NEURON_ISA_HEADER_HW_OVF) != 0; }
+  [[nodiscard]] std::uint8_t header() const noexcept { return NEURON_REC_HEADER(bytes); }
+  [[nodiscard]] std::uint8_t notific_type() const noexcept { return NEURON_REC_TYPE(bytes); }
+  [[nodiscard]] bool phase() const noexcept { return NEURON_REC_PHASE(bytes) != 0; }
+  [[nodiscard]] bool sw_overflow() const noexcept { return NEURON_REC_SW_OVF(bytes) != 0; }
+  [[nodiscard]] bool hw_overflow() const noexcept { return NEURON_REC_HW_OVF(bytes) != 0; }
 
-  [[nodiscard]] std::uint16_t u16(std::size_t off) const noexcept {
-    return static_cast<std::uint16_t>(bytes[off] | (bytes[off + 1] << 8));
-  }
-  [[nodiscard]] std::uint32_t u32(std::size_t off) const noexcept {
-    return static_cast<std::uint32_t>(bytes[off]) | (static_cast<std::uint32_t>(bytes[off + 1]) << 8) |
-           (static_cast<std::uint32_t>(bytes[off + 2]) << 16) |
-           (static_cast<std::uint32_t>(bytes[off + 3]) << 24);
-  }
-  [[nodiscard]] std::uint64_t u64(std::size_t off) const noexcept {
-    return static_cast<std::uint64_t>(u32(off)) | (static_cast<std::uint64_t>(u32(off + 4)) << 32);
-  }
+  /// Little-endian loads at byte `off`.
+  [[nodiscard]] std::uint16_t u16(std::size_t off) const noexcept { return NEURON_REC_LE16(bytes, off); }
+  [[nodiscard]] std::uint32_t u32(std::size_t off) const noexcept { return NEURON_REC_LE32(bytes, off); }
+  [[nodiscard]] std::uint64_t u64(std::size_t off) const noexcept { return NEURON_REC_LE64(bytes, off); }
   /// The 64-bit timestamp at byte 8, in picoseconds
   /// (docs/hardware.md#timestamp).
-  [[nodiscard]] std::uint64_t timestamp_ps() const noexcept { return u64(NEURON_ISA_TIMESTAMP_OFFSET); }
+  [[nodiscard]] std::uint64_t timestamp_ps() const noexcept { return NEURON_REC_TIMESTAMP(bytes); }
 
   /// "9f" style lowercase hex of the 16 bytes, byte 0 first, space separated.
   [[nodiscard]] std::string hex() const;
@@ -52,8 +43,14 @@ static_assert(sizeof(Record) == NEURON_ISA_NOTIFICATION_NBYTES);
 static_assert(alignof(Record) == 16);
 static_assert(std::is_trivially_copyable_v<Record>);
 
-/// The engines of a core, in notific_type order (enum neuron_engine).
-enum class Engine : std::uint8_t { PE = 0, ACT = 1, POOL = 2, DVE = 3, SP = 4 };
+/// The engines of a core, in notific_type order: enum neuron_engine's values.
+enum class Engine : std::uint8_t {
+  PE = NEURON_ENGINE_PE,
+  ACT = NEURON_ENGINE_ACT,
+  POOL = NEURON_ENGINE_POOL,
+  DVE = NEURON_ENGINE_DVE,
+  SP = NEURON_ENGINE_SP,
+};
 inline constexpr unsigned kEnginesPerCore = NEURON_ENGINES_PER_CORE;
 
 /// "PE", "ACT", "POOL", "DVE", "SP"; "engine7" beyond.
