@@ -7,7 +7,7 @@
 #     with python3-jsonschema against the kernel's genetlink-legacy schema
 #   - its family name, version and group name, its attribute and command
 #     values, and its enum and flags definitions match
-#     include/uapi/linux/neuron.h and include/neuron/regs.h
+#     include/uapi/linux/neuron.h and include/uapi/linux/neuron_record.h
 #   - what kernel/neuron_genl.c does matches it: the policy's request
 #     attributes, the attributes (and their types) each message builder
 #     puts, GENL_ADMIN_PERM on operations and the events group's admin flag
@@ -96,7 +96,8 @@ except Exception as e:  # jsonschema.ValidationError or a spec error
     sys.exit(1)
 
 uapi = read('include/uapi/linux/neuron.h')
-regs = read('include/neuron/regs.h')
+record = read('include/uapi/linux/neuron_record.h')
+headers = {'linux/neuron.h': uapi, 'linux/neuron_record.h': record}
 genl = read('kernel/neuron_genl.c')
 
 
@@ -132,7 +133,10 @@ result(not why, 'operations_match_uapi_enum_neuron_genl_cmd', '\n'.join(why))
 
 why = []
 for d in fam.consts.values():
-    text = regs if d.yaml.get('header') == 'neuron/regs.h' else uapi
+    text = headers.get(d.yaml.get('header', 'linux/neuron.h'))
+    if text is None:
+        why.append(f'{d.name}: header {d.yaml.get("header")} is not a uapi header')
+        continue
     pfx = d.yaml['name-prefix']
     if d.type == 'enum':
         hdr = c_enum(text, d.yaml['enum-name'])
