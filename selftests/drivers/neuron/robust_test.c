@@ -1574,7 +1574,26 @@ TEST_F_TIMEOUT(reload, unload_load_cycles, 400)
 		ASSERT_EQ(0, step) TH_LOG("cycle %u failed at step %d", c, step);
 	}
 	t0 = neuron_now_ms() - t0;
-	ASSERT_EQ(0, slab_snapshot(&after));
+	/*
+	 * Objects freed after an RCU grace period or by a deferred batch
+	 * (kfree_rcu) may still count for a moment: a leak stays, so look
+	 * again, up to 5 s, until no cache has grown by a cycle's worth.
+	 */
+	for (int tries = 0; ; tries++) {
+		long worst_grew = 0;
+
+		ASSERT_EQ(0, slab_snapshot(&after));
+		for (int i = 0; i < after.n; i++)
+			for (int j = 0; j < before.n; j++)
+				if (!strcmp(after.name[i], before.name[j]) &&
+				    after.objects[i] - before.objects[j] > worst_grew)
+					worst_grew = after.objects[i] - before.objects[j];
+		if (worst_grew < (long)opt_cycles || tries == 5)
+			break;
+		ksft_print_msg("reload: a slab cache grew by %ld objects; looking again in 1 s\n",
+			       worst_grew);
+		sleep(1);
+	}
 	free1 = meminfo_kb("MemFree");
 
 	for (int i = 0; i < after.n; i++) {
