@@ -1577,7 +1577,9 @@ TEST_F_TIMEOUT(reload, unload_load_cycles, 400)
 	/*
 	 * Objects freed after an RCU grace period or by a deferred batch
 	 * (kfree_rcu) may still count for a moment: a leak stays, so look
-	 * again, up to 5 s, until no cache has grown by a cycle's worth.
+	 * again, up to 15 s, until no cache has grown by a cycle's worth.
+	 * Measured behind the IOMMU: kmalloc-8 up by 340-442 objects at
+	 * first, back under 50 after about 5 s.
 	 */
 	for (int tries = 0; ; tries++) {
 		long worst_grew = 0;
@@ -1588,7 +1590,7 @@ TEST_F_TIMEOUT(reload, unload_load_cycles, 400)
 				if (!strcmp(after.name[i], before.name[j]) &&
 				    after.objects[i] - before.objects[j] > worst_grew)
 					worst_grew = after.objects[i] - before.objects[j];
-		if (worst_grew < (long)opt_cycles || tries == 5)
+		if (worst_grew < (long)opt_cycles || tries == 15)
 			break;
 		ksft_print_msg("reload: a slab cache grew by %ld objects; looking again in 1 s\n",
 			       worst_grew);
