@@ -528,7 +528,7 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
 int neuron_mem_check_program(struct neuron_file *nfile,
 			     const struct neuron_emu_insn *insns, u32 count,
 			     u64 prog_off);
-void neuron_mem_release_file(struct neuron_file *nfile, bool hw_live);
+void neuron_mem_release_file(struct neuron_file *nfile);
 void neuron_mem_forget_all(struct neuron_device *ndev);
 
 /* ---- neuron_events.c ---------------------------------------------------- */

@@ -349,17 +349,14 @@ static int neuron_release(struct inode *inode, struct file *filp)
 	struct neuron_file *nfile = filp->private_data;
 	struct neuron_device *ndev = nfile->ndev;
 
-	bool live;
-
 	down_read(&ndev->rwsem);
 	mutex_lock(&ndev->lock);
 	list_del(&nfile->node);
-	live = !ndev->dead && !ndev->offline;
-	if (live) {
+	if (!ndev->dead && !ndev->offline) {
 		neuron_owner_release_file(nfile);
 		neuron_nq_release_file(nfile);
+		neuron_mem_release_file(nfile);
 	}
-	neuron_mem_release_file(nfile, live);
 	mutex_unlock(&ndev->lock);
 	up_read(&ndev->rwsem);
 

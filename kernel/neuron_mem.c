@@ -334,19 +334,17 @@ int neuron_mem_check_program(struct neuron_file *nfile,
 /**
  * neuron_mem_release_file() - free every allocation of a closing file
  * @nfile: the file being released
- * @hw_live: the device is neither dead nor offline: give the ranges back
- *	to the pool (otherwise neuron_mem_forget_all() did already)
  *
- * Called with &neuron_device.lock held.
+ * Called with &neuron_device.lock held on a live device; after a reset or
+ * remove() neuron_mem_forget_all() has emptied every file's list already.
  */
-void neuron_mem_release_file(struct neuron_file *nfile, bool hw_live)
+void neuron_mem_release_file(struct neuron_file *nfile)
 {
 	struct neuron_mem_block *blk, *tmp;
 
 	list_for_each_entry_safe(blk, tmp, &nfile->mem_blocks, node) {
 		list_del(&blk->node);
-		if (hw_live)
-			neuron_mem_give(nfile->ndev, blk->off, blk->size);
+		neuron_mem_give(nfile->ndev, blk->off, blk->size);
 		kfree(blk);
 	}
 }
@@ -362,5 +360,5 @@ void neuron_mem_forget_all(struct neuron_device *ndev)
 
 	lockdep_assert_held(&ndev->lock);
 	list_for_each_entry(nfile, &ndev->files, node)
-		neuron_mem_release_file(nfile, true);
+		neuron_mem_release_file(nfile);
 }
