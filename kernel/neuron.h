@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * neuron.ko private definitions: the per-device and per-file state shared by
+ * nnq.ko private definitions: the per-device and per-file state shared by
  * the driver's files. Layouts of registers, records and the ioctl ABI are
  * not defined here; they come from include/ (docs/decisions.md#arch-parts).
  *
@@ -79,7 +79,6 @@
 #include <neuron/emu_isa.h>
 #include <uapi/linux/neuron.h>
 
-#define NEURON_DRV_NAME		"neuron"
 #define NEURON_MAX_DEVICES	64
 
 /*
@@ -165,7 +164,7 @@ struct neuron_nq {
  * @ndev:	device
  * @index:	vector index: a core for index < cores, then throttle, fault
  * @irq:	Linux IRQ number, 0 if not requested
- * @name:	"neuron<N>-core<c>", "neuron<N>-throttle" or "neuron<N>-fault"
+ * @name:	"nnq<N>-core<c>", "nnq<N>-throttle" or "nnq<N>-fault"
  */
 struct neuron_vector {
 	struct neuron_device *ndev;
@@ -178,9 +177,9 @@ struct neuron_vector {
  * struct neuron_device - one bound neuron-tpb PCI function
  * @kref:	see the lifetime notes at the top of this file
  * @pdev:	the PCI function; referenced until the last put
- * @id:		instance number N of /dev/neuronN, also the minor
+ * @id:		instance number N of /dev/nnqN, also the minor
  * @cdev:	character device (dynamically allocated, own lifetime)
- * @cdevice:	the class device of /dev/neuronN
+ * @cdevice:	the class device of /dev/nnqN
  * @regs:	BAR0 mapping (registers); valid only while !@dead
  * @mem:	BAR4 mapping (device memory); valid only while !@dead
  * @regs_phys:	BAR0 bus address, for the doorbell mappings
@@ -306,7 +305,7 @@ struct neuron_device {
 };
 
 /**
- * struct neuron_file - state of one open() of /dev/neuronN
+ * struct neuron_file - state of one open() of /dev/nnqN
  * @ndev:	device; the file holds a reference on it
  * @filp:	the VFS file, for its address_space when zapping mappings
  * @node:	in &neuron_device.files, under &neuron_device.lock

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/neuronN: file operations and ioctl dispatch
+ * /dev/nnqN: file operations and ioctl dispatch
  * (docs/decisions.md#arch-driver, include/uapi/linux/neuron.h).
  *
  * Every ioctl argument is copied in with copy_struct_from_user() at the
@@ -31,7 +31,7 @@ static dev_t neuron_devt_base;
  * class_create() lost its owner argument (6.4), see neuron_compat.h.
  */
 static struct class neuron_class = {
-	.name = NEURON_DRV_NAME,
+	.name = NEURON_DEV_NAME,
 };
 
 static dev_t neuron_devt(u32 id)
@@ -216,7 +216,7 @@ static void neuron_ioctl_undo(struct neuron_file *nfile, unsigned int cmd,
 }
 
 /**
- * neuron_ioctl() - ioctl entry of /dev/neuronN
+ * neuron_ioctl() - ioctl entry of /dev/nnqN
  * @filp: the open file
  * @cmd: NEURON_IOC_* (include/uapi/linux/neuron.h), with the size of the
  *	caller's struct: any size from the command's NEURON_*_SIZE_VER0 up
@@ -274,7 +274,7 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
 }
 
 /**
- * neuron_open() - open /dev/neuronN
+ * neuron_open() - open /dev/nnqN
  * @inode: the character device inode
  * @filp: the new file
  *
@@ -379,7 +379,7 @@ static const struct file_operations neuron_fops = {
 };
 
 /**
- * neuron_cdev_register() - create /dev/neuron<id>
+ * neuron_cdev_register() - create /dev/nnq<id>
  * @ndev: a fully initialised device
  *
  * Publishes the instance number (neuron_device.c) so open() finds it.
@@ -411,7 +411,7 @@ int neuron_cdev_register(struct neuron_device *ndev)
 	cdevice = device_create_with_groups(&neuron_class,
 					    &ndev->pdev->dev, devt, ndev,
 					    neuron_attr_groups,
-					    NEURON_DRV_NAME "%d", ndev->id);
+					    NEURON_DEV_NAME "%d", ndev->id);
 	if (IS_ERR(cdevice)) {
 		ret = PTR_ERR(cdevice);
 		goto err_cdev;
@@ -434,7 +434,7 @@ err_cdev:
 }
 
 /**
- * neuron_cdev_unregister() - remove /dev/neuron<id>
+ * neuron_cdev_unregister() - remove /dev/nnq<id>
  * @ndev: device
  *
  * New opens fail with -ENODEV from here on; open files are unaffected
@@ -461,7 +461,7 @@ int neuron_cdev_init(void)
 	int ret;
 
 	ret = alloc_chrdev_region(&neuron_devt_base, 0, NEURON_MAX_DEVICES,
-				  NEURON_DRV_NAME);
+				  NEURON_DEV_NAME);
 	if (ret)
 		return ret;
 	ret = class_register(&neuron_class);

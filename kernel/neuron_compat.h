@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Kernel API differences between the kernels neuron.ko builds for (Debian's
+ * Kernel API differences between the kernels nnq.ko builds for (Debian's
  * 6.1 and bookworm-backports' 6.12, docs/build-environment.md#kernel-api), in
  * one place.
  *

@@ -10,7 +10,7 @@
  * remove() is only this structure, which then answers every call with
  * -ENODEV.
  *
- * The instance number N of /dev/neuronN indexes the table. A device is in
+ * The instance number N of /dev/nnqN indexes the table. A device is in
  * the table from neuron_id_alloc() to neuron_id_free() (the last step of
  * remove()), but open() and the generic netlink walks only find it while
  * it is published, between neuron_id_publish() and neuron_id_unpublish().

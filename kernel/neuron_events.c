@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Interrupt-edge events for userspace: the per-file event queue behind
- * read() and poll() of /dev/neuronN, and the eventfds bound to queues
+ * read() and poll() of /dev/nnqN, and the eventfds bound to queues
  * (docs/hardware.md#host-paths, #completion, #intr-edge;
  * docs/decisions.md#arch-driver "MSI-X: handlers ... wake poll()ers, signal
  * bound eventfds"; include/uapi/linux/neuron.h "Events",
@@ -268,7 +268,7 @@ static bool neuron_events_dead(struct neuron_device *ndev)
 }
 
 /**
- * neuron_events_read() - read() of /dev/neuronN: whole struct neuron_event
+ * neuron_events_read() - read() of /dev/nnqN: whole struct neuron_event
  * @filp: the open file
  * @buf: user buffer
  * @len: its size in bytes; at least sizeof(struct neuron_event)
@@ -356,7 +356,7 @@ out:
 }
 
 /**
- * neuron_events_poll() - poll() of /dev/neuronN
+ * neuron_events_poll() - poll() of /dev/nnqN
  * @filp: the open file
  * @wait: poll table
  *

@@ -144,7 +144,7 @@ cancel:
 /**
  * neuron_genl_get_device_doit() - NEURON_CMD_GET_DEVICE request
  * @skb: the request
- * @info: parsed request; NEURON_A_DEVICE (u32, N of /dev/neuronN) required
+ * @info: parsed request; NEURON_A_DEVICE (u32, N of /dev/nnqN) required
  *
  * Replies with one NEURON_CMD_GET_DEVICE message (see the top of this file).
  *

@@ -7,7 +7,7 @@
  * NEURON_MSIX_VECTORS(cores) vectors: vector c is core c's NOTIFIC summary
  * (tpb_notific_intr_0..8 in INTR_STATUS), then one for the throttle edge,
  * then one for device faults. Each is requested with its own name,
- * "neuron<N>-core<c>", "neuron<N>-throttle", "neuron<N>-fault", so they show
+ * "nnq<N>-core<c>", "nnq<N>-throttle", "nnq<N>-fault", so they show
  * in /proc/interrupts.
  *
  * A handler reads its status register, writes the bits back to clear them
@@ -383,15 +383,15 @@ int neuron_irq_init(struct neuron_device *ndev)
 		vec->index = i;
 		if (i < ndev->num_cores) {
 			handler = neuron_irq_core;
-			snprintf(vec->name, sizeof(vec->name), "neuron%d-core%d",
+			snprintf(vec->name, sizeof(vec->name), "nnq%d-core%d",
 				 ndev->id, i);
 		} else if (i == NEURON_MSIX_VEC_THROTTLE(ndev->num_cores)) {
 			handler = neuron_irq_throttle;
-			snprintf(vec->name, sizeof(vec->name), "neuron%d-throttle",
+			snprintf(vec->name, sizeof(vec->name), "nnq%d-throttle",
 				 ndev->id);
 		} else {
 			handler = neuron_irq_fault;
-			snprintf(vec->name, sizeof(vec->name), "neuron%d-fault",
+			snprintf(vec->name, sizeof(vec->name), "nnq%d-fault",
 				 ndev->id);
 		}
 		ret = pci_irq_vector(pdev, i);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * neuron.ko module entry: registers, in order, the character device region
- * and the "neuron" class (neuron_cdev.c), the generic netlink family
+ * nnq.ko module entry: registers, in order, the character device region
+ * and the "nnq" class (neuron_cdev.c), the generic netlink family
  * (neuron_genl.c) and the PCI driver (neuron_pci.c), and undoes them in
  * reverse. docs/architecture.md lists what each file owns.
  */

@@ -283,7 +283,7 @@ void neuron_mmap_zap_queue(struct neuron_file *nfile, u32 core, u32 queue,
  *
  * Called by the disable path under &neuron_device.lock. Each open file's
  * f_mapping is zapped; files opened through different inodes of
- * /dev/neuronN are each on the list, so no mapping is missed.
+ * /dev/nnqN are each on the list, so no mapping is missed.
  */
 void neuron_mmap_zap_all(struct neuron_device *ndev)
 {

@@ -17,7 +17,7 @@
  *   enable: reset, wait READY, bus         disable: quiesce, zap mappings,
  *     master on, vectors                     bus master off, vectors freed,
  *                                            every ring and allocation freed
- *   /dev/neuronN published                 /dev/neuronN unpublished (first)
+ *   /dev/nnqN published                 /dev/nnqN unpublished (first)
  *
  * So no DMA memory, vector or mapping outlives the bound device; what
  * open files still reference afterwards is only the structure, which
@@ -80,7 +80,7 @@ static int neuron_pci_map(struct neuron_device *ndev)
 		return -ENODEV;
 	}
 
-	ret = pci_request_mem_regions(pdev, NEURON_DRV_NAME);
+	ret = pci_request_mem_regions(pdev, NEURON_DEV_NAME);
 	if (ret)
 		return ret;
 	ret = devm_add_action_or_reset(dev, neuron_pci_release_regions, pdev);
@@ -217,7 +217,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	/* the PCI core restores this after a reset or an AER recovery */
 	pci_save_state(pdev);
 
-	dev_info(dev, "neuron%d: %u cores, gen %u, %llu MiB device memory, %d MSI-X vectors\n",
+	dev_info(dev, NEURON_DEV_NAME "%d: %u cores, gen %u, %llu MiB device memory, %d MSI-X vectors\n",
 		 ndev->id, ndev->num_cores, ndev->gen, ndev->mem_size >> 20,
 		 ndev->nvec);
 	return 0;
@@ -274,7 +274,7 @@ static void neuron_shutdown(struct pci_dev *pdev)
 }
 
 struct pci_driver neuron_pci_driver = {
-	.name = NEURON_DRV_NAME,
+	.name = NEURON_DEV_NAME,
 	.id_table = neuron_pci_ids,
 	.probe = neuron_probe,
 	.remove = neuron_remove,

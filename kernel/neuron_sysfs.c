@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Read-only sysfs attributes of /sys/class/neuron/neuronN: the device state a
+ * Read-only sysfs attributes of /sys/class/nnq/nnqN: the device state a
  * test or an operator needs without an open file.
  *
  *   queue_enable  one line per core, "core<c> 0x<mask>": the NOTIFIC

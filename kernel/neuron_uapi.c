@@ -16,7 +16,7 @@
  *
  * Logs a rate-limited debug message naming the field (enable it with
  * dynamic debug: ``echo 'module neuron +p' > <debugfs>/dynamic_debug/control``
- * or ``insmod neuron.ko dyndbg=+p``).
+ * or ``insmod nnq.ko dyndbg=+p``).
  *
  * Return: -EINVAL, always.
  */

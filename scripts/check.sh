@@ -117,7 +117,7 @@ payload=$build/vm-payload
 lane_payload "$payload" || stage_failed "no kselftests in $build/selftests"
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
-	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
+	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
 	--smp 4 --memory 1024 --timeout 1800 -- /opt/neuron/guest-tests.sh >/dev/null 2>&1
 st=$?
 count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $st
@@ -125,7 +125,7 @@ count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $st
 # 3. VM: generation sunda (no DGE path, no feature-flag register)
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/sunda.log selftests/vm/run-vm.sh --qemu "$qemu" \
-	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
+	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
 	--device gen=sunda --timeout 600 \
 	-- /opt/neuron/guest-tests.sh --lane vm_sunda --no-devtests dge_test >/dev/null 2>&1
 st=$?
@@ -155,7 +155,7 @@ robust_lane() { # robust_lane NAME SCRIPT [ARGS...]
 	shift
 	ts=$(date +%s)
 	NEURON_VM_LOG=$build/vm/lane-$name.log "$@" --qemu "$qemu" --kernel "$kernel" \
-		--module kernel/neuron.ko --payload "$payload" >/dev/null 2>&1
+		--module kernel/nnq.ko --payload "$payload" >/dev/null 2>&1
 	st=$?
 	count_tap "VM $name ($(($(date +%s) - ts)) s)" "$build/vm/lane-$name.log" $st
 }

@@ -18,7 +18,7 @@ mkdir -p "$payload"
 cp -r examples "$payload/"
 cat >"$payload/demo.sh" <<'GUEST'
 #!/bin/sh
-insmod /lib/neuron/neuron.ko || exit 1
+insmod /lib/neuron/nnq.ko || exit 1
 echo "== lspci"
 lspci -nn -d 1d0f:7f00
 echo "== neuron-nq info"
@@ -30,5 +30,5 @@ GUEST
 chmod +x "$payload/demo.sh"
 
 NEURON_VM_LOG=$build/vm/demo.log selftests/vm/run-vm.sh --qemu "$qemu" \
-	--kernel "$kernel" --module kernel/neuron.ko --payload "$payload" \
+	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
 	--bin "$build/userspace/neuron-nq" --timeout 600 -- /opt/neuron/demo.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Prints the call graph between neuron.ko's source files, one "A -> B" line
+# Prints the call graph between nnq.ko's source files, one "A -> B" line
 # per pair where A.o uses a symbol B.o defines (nm: U in A, T/D/R/B in B),
 # and fails if the graph has a cycle: calls must run one way, from the
 # files that dispatch (neuron_pci.c, neuron_cdev.c) down to the helpers

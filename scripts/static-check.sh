@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Static analysis of the driver, printed as TAP ("ok N static.<name>"):
-#   static.build_w1_sparse_<kernel>  neuron.ko built with W=1 and C=1 (sparse)
+#   static.build_w1_sparse_<kernel>  nnq.ko built with W=1 and C=1 (sparse)
 #       against Debian's 6.1 headers and bookworm-backports' 6.12 headers, each
 #       in a scratch copy under build/static/; any compiler, sparse or modpost
 #       warning fails it (the warnings are printed as "# " lines)
@@ -80,13 +80,13 @@ for series in 6.1 6.12; do
 		sed 's/^/# /' "$scratch/warnings.log"
 		st=1
 	fi
-	[ $st -eq 0 ] && [ -f "$scratch/kernel/neuron.ko" ] || st=1
+	[ $st -eq 0 ] && [ -f "$scratch/kernel/nnq.ko" ] || st=1
 	echo "# $series: $(grep -c ' CHECK ' "$scratch/build.log") files through sparse ($kdir)"
 	result $st "$name"
 done
 
 # --- calls between the kernel's files run one way (docs/architecture.md)
-if [ -f "$out/6.1/kernel/neuron.ko" ]; then
+if [ -f "$out/6.1/kernel/nnq.ko" ]; then
 	scripts/kernel-call-graph.sh "$out/6.1/kernel" >"$out/call-graph.log" 2>&1
 	st=$?
 	sed 's/^/# /' "$out/call-graph.log"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# DKMS hook for /dev/neuronN's permissions (dkms.conf POST_INSTALL and
+# DKMS hook for /dev/nnqN's permissions (dkms.conf POST_INSTALL and
 # POST_REMOVE). dkms runs it from the registered source tree,
 # /var/lib/dkms/neuron/<version>/source (= /usr/src/neuron-<version>), once
 # per kernel it installs the module for or removes it from; its exit status
@@ -8,7 +8,7 @@
 #
 #   install: creates the system group "neuron" if missing; installs
 #            60-neuron.rules into /etc/udev/rules.d (mode 0644); if udevd
-#            runs, reloads the rules and re-triggers the neuron devices so
+#            runs, reloads the rules and re-triggers the nnq devices so
 #            existing nodes get group neuron, mode 0660 at once
 #   remove:  removes the rules file once the module is installed for no
 #            kernel any more (any version); keeps the group: files
@@ -38,8 +38,8 @@ udev_running() {
 udev_reload() {
 	if udev_running; then
 		udevadm control --reload &&
-			udevadm trigger --subsystem-match=neuron --action=change &&
-			say "udev rules reloaded, neuron devices re-triggered"
+			udevadm trigger --subsystem-match=nnq --action=change &&
+			say "udev rules reloaded, nnq devices re-triggered"
 	else
 		say "udevd not running: rules take effect when it starts"
 	fi
@@ -65,7 +65,7 @@ install)
 	elif groupadd -f --system "$group"; then
 		say "created system group $group (gid $(getent group "$group" | cut -d: -f3))"
 	else
-		say "could not create group $group: /dev/neuron* stays root-only"
+		say "could not create group $group: /dev/nnq* stays root-only"
 		st=1
 	fi
 	mkdir -p "$rules_dir" &&

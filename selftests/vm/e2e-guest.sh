@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside the VM (selftests/vm/e2e-bench puts it in /opt/neuron with the
-# examples): loads neuron.ko, runs e2e_bench (records/s with backpressure and
+# examples): loads nnq.ko, runs e2e_bench (records/s with backpressure and
 # no loss; CPU per record sleeping on eventfd vs busy-polling), then checks
 # neuron-nq monitor/stats/run on the real driver. Prints TAP; figures are
 # "# " comments, never timed assertions. Exits non-zero on any failed check.
@@ -23,9 +23,9 @@ paced=$(sed -n 's/.*e2e_paced_records=\([0-9]*\).*/\1/p' /proc/cmdline)
 [ -n "$paced" ] || paced=40000
 
 echo "TAP version 13"
-insmod /lib/neuron/neuron.ko
+insmod /lib/neuron/nnq.ko
 result $? "e2e.insmod"
-[ -c /dev/neuron0 ]
+[ -c /dev/nnq0 ]
 result $? "e2e.dev_node"
 $nq list | comment
 
@@ -124,7 +124,7 @@ if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN
 else
 	result 0 "e2e.dmesg_clean"
 fi
-rmmod neuron
+rmmod nnq
 result $? "e2e.rmmod"
 echo "1..$n"
 echo "# e2e: $fails of $n checks failed"

@@ -45,20 +45,20 @@ if [ $devtests -eq 1 ]; then
 		[ -x "$t" ] && run "$t"
 	done
 fi
-insmod /lib/neuron/neuron.ko
+insmod /lib/neuron/nnq.ko
 result $? "insmod"
 lspci -nn -vv -d 1d0f:7f00 2>/dev/null | sed 's/^/# /'
 lspci -vv -d 1d0f:7f00 | grep -q 'MSI-X: Enable+'
 result $? "lspci_msix_enabled"
-grep neuron /proc/interrupts | sed 's/^/# /'
-[ "$(grep -c 'neuron0-' /proc/interrupts)" -ge 4 ]
+grep nnq /proc/interrupts | sed 's/^/# /'
+[ "$(grep -c 'nnq0-' /proc/interrupts)" -ge 4 ]
 result $? "proc_interrupts_lists_vectors"
-[ -c /dev/neuron0 ]
+[ -c /dev/nnq0 ]
 result $? "dev_node_exists"
 # behind an IOMMU (run-vm.sh --iommu) the function must sit in an IOMMU
 # group that translates its DMA strictly (type "DMA", not the lazy "DMA-FQ")
 if grep -q 'intel_iommu=on' /proc/cmdline; then
-	bdf=$(basename "$(readlink -f /sys/class/neuron/neuron0/device)")
+	bdf=$(basename "$(readlink -f /sys/class/nnq/nnq0/device)")
 	grp=/sys/bus/pci/devices/$bdf/iommu_group
 	echo "# iommu group of $bdf: $(basename "$(readlink -f "$grp")"), type $(cat "$grp/type" 2>/dev/null)"
 	[ "$(cat "$grp/type" 2>/dev/null)" = DMA ]
@@ -87,7 +87,7 @@ if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN
 else
 	result 0 "dmesg_clean"
 fi
-rmmod neuron
+rmmod nnq
 result $? "rmmod"
 echo "# guest: $fails of $n checks failed"
 [ "$fails" -eq 0 ] && [ -z "${suite_failed:-}" ]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# VM lane on bookworm-backports' 6.12 kernel: builds neuron.ko against the
+# VM lane on bookworm-backports' 6.12 kernel: builds nnq.ko against the
 # 6.12 headers in build/kernel-6.12/ (a copy of kernel/ and include/, so the
-# 6.1 kernel/neuron.ko is left alone), boots the 6.12 kernel with it and runs
+# 6.1 kernel/nnq.ko is left alone), boots the 6.12 kernel with it and runs
 # the same payload as the main lane (device-model tests, every kselftest
 # binary under build/selftests, guest-tests.sh). The test binaries are static,
 # so the same ones run on both kernels. Then ynl-guest.sh: the kernel's YNL
@@ -37,7 +37,7 @@ kdir=$("$here/fetch-kernel.sh" --headers 6.12 | tail -1) || lane_fail_early fetc
 # the module, in its own tree: sources only, so no 6.1 object is reused
 obj=$build/kernel-6.12
 lane_build_module "$obj" "$kdir" ||
-	lane_fail_early module_build "neuron.ko does not build against $kdir"
+	lane_fail_early module_build "nnq.ko does not build against $kdir"
 
 # the main lane's payload (scripts/check.sh), then the YNL tool with python
 # and our spec (ynl-payload.sh) and neuron-nq, which runs the program whose
@@ -57,7 +57,7 @@ exit $st
 GUEST
 chmod +x "$payload/lane-6.12-guest.sh"
 
-echo "lane-6.12: $(basename "$(dirname "$kernel")") with $obj/kernel/neuron.ko" >&2
+echo "lane-6.12: $(basename "$(dirname "$kernel")") with $obj/kernel/nnq.ko" >&2
 NEURON_VM_LOG=$log exec "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \
-	--module "$obj/kernel/neuron.ko" --payload "$payload" --bin "$nq" --timeout 1500 \
+	--module "$obj/kernel/nnq.ko" --payload "$payload" --bin "$nq" --timeout 1500 \
 	-- /opt/neuron/lane-6.12-guest.sh

@@ -3,7 +3,7 @@
 # Debug-kernel VM lane: boots, on 2 vCPUs behind an Intel IOMMU
 # (intel_iommu=on iommu.strict=1), the kernel scripts/debug-kernel/build.sh builds
 # from linux-source-6.1 (KASAN, lockdep/PROVE_LOCKING, KFENCE, kmemleak,
-# DEBUG_ATOMIC_SLEEP; cached) with neuron.ko built against that tree in
+# DEBUG_ATOMIC_SLEEP; cached) with nnq.ko built against that tree in
 # build/kernel-debug/, and runs the main lane's payload (every kselftest
 # binary under build/selftests, guest-tests.sh; robust_test
 # and lifecycle_test also with their hot-unplug and surprise-removal groups,
@@ -42,7 +42,7 @@ echo "lane-debug: debug kernel ready in $(($(date +%s) - t0)) s ($dk)" >&2
 # the module, built against the debug tree (sources only, own directory)
 obj=$build/kernel-debug
 lane_build_module "$obj" "$dk/build" ||
-	lane_fail_early module_build "neuron.ko does not build against $dk/build"
+	lane_fail_early module_build "nnq.ko does not build against $dk/build"
 
 payload=$build/lane-debug-payload
 lane_payload "$payload" || lane_fail_early payload "no kselftests in $build/selftests (make selftests)"
@@ -121,7 +121,7 @@ echo "# debug: $fails of $n checks failed"
 GUEST
 chmod +x "$payload/guest-debug.sh"
 
-echo "lane-debug: $dk/bzImage with $obj/kernel/neuron.ko" >&2
+echo "lane-debug: $dk/bzImage with $obj/kernel/nnq.ko" >&2
 # KASAN's shadow and quarantine want more than the default 512 MiB; KFENCE
 # samples an allocation every 10 ms instead of 100 ms. Besides the main
 # lane's groups, the hot-unplug and true surprise removal (the device
@@ -134,7 +134,7 @@ trap '[ -n "$vm" ] && kill "$vm" 2>/dev/null; rm -rf "$work"' EXIT
 robust="mmap_abuse,access,removal,fuzz,hotplug"
 lifecycle="pinning,flr,surprise"
 NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
-	--module "$obj/kernel/neuron.ko" --payload "$payload" --memory 1024 \
+	--module "$obj/kernel/nnq.ko" --payload "$payload" --memory 1024 \
 	--smp 2 --iommu --monitor "$work/monitor.sock" --timeout 3000 \
 	--append "kfence.sample_interval=10 neuron_robust=$robust neuron_lifecycle=$lifecycle" \
 	-- /opt/neuron/guest-debug.sh &

@@ -23,7 +23,7 @@ lane_payload() {
 	cp "$top/selftests/vm/guest-tests.sh" "$dir/"
 }
 
-# lane_build_module OBJ KDIR: neuron.ko from the sources alone (no object of
+# lane_build_module OBJ KDIR: nnq.ko from the sources alone (no object of
 # another kernel's build reused) in OBJ/kernel, against the kernel tree KDIR;
 # the build log is OBJ/build.log
 lane_build_module() {
@@ -46,7 +46,7 @@ lane_build_module() {
 lane_robust_args() {
 	local top f
 	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-	qemu=${QEMU:-} kernel=${KERNEL:-} module=${MODULE:-$top/kernel/neuron.ko}
+	qemu=${QEMU:-} kernel=${KERNEL:-} module=${MODULE:-$top/kernel/nnq.ko}
 	payload=${PAYLOAD:-$top/build/vm-payload}
 	log=${NEURON_VM_LOG:-$top/build/vm/lane-$lane.log}
 	while [ $# -gt 0 ]; do

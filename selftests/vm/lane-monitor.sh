@@ -36,7 +36,7 @@ set -uo pipefail
 
 lane=""
 [ "${1:-}" = --lane ] && { lane=$2; shift 2; }
-mod=--module=/lib/neuron/neuron.ko
+mod=--module=/lib/neuron/nnq.ko
 vm_opts=() append="" tests=""
 case $lane in
 hotplug)

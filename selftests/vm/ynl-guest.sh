@@ -60,8 +60,8 @@ wait_subscribed() {
 }
 
 echo "# ynl: the kernel's YNL tool on the neuron family"
-[ -d /sys/module/neuron ] || insmod /lib/neuron/neuron.ko
-[ -c /dev/neuron0 ]
+[ -d /sys/module/nnq ] || insmod /lib/neuron/nnq.ko
+[ -c /dev/nnq0 ]
 result $? "driver_loaded"
 t0=$(date +%s)
 
@@ -123,11 +123,11 @@ neuron-nq monitor --lossy --size 64 --queue 1 --queue 3 --duration $((busy + 10)
 	--run /tmp/ynl-prog.nq --no-trace >/tmp/ynl-mon.out 2>&1 &
 mon=$!
 i=0
-while [ $i -lt 100 ] && ! grep -q 'core0 0x0*a$' /sys/class/neuron/neuron0/queue_enable; do
+while [ $i -lt 100 ] && ! grep -q 'core0 0x0*a$' /sys/class/nnq/nnq0/queue_enable; do
 	sleep 0.2
 	i=$((i + 1))
 done
-sed 's/^/# queue_enable: /' /sys/class/neuron/neuron0/queue_enable
+sed 's/^/# queue_enable: /' /sys/class/nnq/nnq0/queue_enable
 t1=$(date +%s)
 ynl --dump get-nq >/tmp/ynl.nq 2>&1
 st=$?
@@ -184,7 +184,7 @@ if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN
 else
 	result 0 "dmesg_clean"
 fi
-rmmod neuron
+rmmod nnq
 result $? "rmmod"
 
 echo "# ynl: $fails of $n checks failed ($(($(date +%s) - t0)) s)"

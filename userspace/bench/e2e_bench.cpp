@@ -142,7 +142,7 @@ class Checker {
 };
 
 struct Args {
-  std::string device = "/dev/neuron0";
+  std::string device = "/dev/nnq0";
   std::uint64_t records = 400'000;  // flood: per mode, rounded up to whole runs
   std::uint64_t paced_records = 40'000;
   std::uint32_t pace_ns = 200'000;  // paced: DELAY between NOTIFYs (virtual time)
@@ -410,7 +410,7 @@ bool report(const Figures& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"e2e_bench: records/s and CPU per record, eventfd (Reaper) vs busy-poll, on /dev/neuronN"};
+  CLI::App app{"e2e_bench: records/s and CPU per record, eventfd (Reaper) vs busy-poll, on /dev/nnqN"};
   Args a;
   app.add_option("--device,-d", a.device, "Device node")->capture_default_str();
   app.add_option("--records", a.records, "Flood: records per mode (rounded up to whole runs)")->capture_default_str();

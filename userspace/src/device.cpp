@@ -165,9 +165,11 @@ std::vector<std::string> Device::list(const std::string& dir) {
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* e = ::readdir(d)) {
       const char* n = e->d_name;
-      if (std::strncmp(n, "neuron", 6) != 0 || n[6] == '\0') continue;
+      // only our nodes: not AWS's /dev/neuronN (docs/decisions.md#names)
+      constexpr std::size_t prefix = sizeof(NEURON_DEV_NAME) - 1;
+      if (std::strncmp(n, NEURON_DEV_NAME, prefix) != 0 || n[prefix] == '\0') continue;
       char* end = nullptr;
-      const unsigned long idx = std::strtoul(n + 6, &end, 10);
+      const unsigned long idx = std::strtoul(n + prefix, &end, 10);
       if (*end != '\0') continue;
       found.emplace_back(idx, dir + "/" + n);
     }
@@ -358,7 +360,7 @@ Result<std::vector<CoreOwner>> Device::core_owners(const std::string& sysfs_clas
   if (!idx)
     return unexpected(errc::invalid_argument,
                       fmt::format("core owners of {}: the path does not end in the device number", path_));
-  return read_core_owners(fmt::format("{}/neuron{}/core_owners", sysfs_class, *idx));
+  return read_core_owners(fmt::format("{}/" NEURON_DEV_NAME "{}/core_owners", sysfs_class, *idx));
 }
 
 // ------------------------------------------------------------------ DeviceMemory

@@ -455,7 +455,7 @@ Result<EventMonitor> EventMonitor::open(bool join_events) {
   if (!st) {
     Error e = std::move(st).error();
     if (e.code == std::errc::no_such_file_or_directory)
-      e.what += " (the generic netlink family is registered by neuron.ko: is the module loaded?)";
+      e.what += " (the generic netlink family is registered by nnq.ko: is the module loaded?)";
     return unexpected(std::move(e));
   }
   if (!fam) return unexpected(errc::bad_message, "CTRL_CMD_GETFAMILY " NEURON_GENL_NAME ": no reply");

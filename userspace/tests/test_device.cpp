@@ -21,10 +21,10 @@ using namespace neuron;
 using ::testing::HasSubstr;
 
 TEST(Device, OpenMissingNodeNamesIt) {
-  auto d = Device::open("/nonexistent/neuron7");
+  auto d = Device::open("/nonexistent/nnq7");
   ASSERT_FALSE(d);
   EXPECT_EQ(d.error().code, std::errc::no_such_file_or_directory);
-  EXPECT_THAT(d.error().message(), HasSubstr("open /nonexistent/neuron7"));
+  EXPECT_THAT(d.error().message(), HasSubstr("open /nonexistent/nnq7"));
 }
 
 TEST(Device, IoctlsOnAFileThatIsNotNeuronFailWithWhatWasAsked) {
@@ -61,14 +61,15 @@ TEST(Device, IoctlsOnAFileThatIsNotNeuronFailWithWhatWasAsked) {
 TEST(Device, ListFindsNumberedNodesInOrder) {
   const auto dir = std::filesystem::temp_directory_path() / ("neuron-list-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  for (const char* n : {"neuron10", "neuron2", "neuron0", "neuronx", "neuron", "other1"})
+  // neuron0 and neuron1 are AWS's driver's nodes on the same host: not ours
+  for (const char* n : {"nnq10", "nnq2", "nnq0", "nnqx", "nnq", "neuron0", "neuron1", "other1"})
     std::ofstream(dir / n) << "";
   const auto found = Device::list(dir.string());
   std::filesystem::remove_all(dir);
   ASSERT_EQ(found.size(), 3u);
-  EXPECT_EQ(found[0], (dir / "neuron0").string());
-  EXPECT_EQ(found[1], (dir / "neuron2").string());
-  EXPECT_EQ(found[2], (dir / "neuron10").string());
+  EXPECT_EQ(found[0], (dir / "nnq0").string());
+  EXPECT_EQ(found[1], (dir / "nnq2").string());
+  EXPECT_EQ(found[2], (dir / "nnq10").string());
 }
 
 TEST(Raii, UniqueFdClosesAndDups) {
@@ -155,12 +156,12 @@ TEST(Device, TenancyIoctlsFailWithWhatWasAsked) {
 
 TEST(Device, CoreOwnersComeFromSysfs) {
   const auto dir = std::filesystem::temp_directory_path() / ("neuron-sysfs-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir / "neuron3");
-  std::ofstream(dir / "neuron3" / "core_owners") << "0 - -\n1 99 job\n";
-  const auto node = dir / "neuron3-node";
+  std::filesystem::create_directories(dir / "nnq3");
+  std::ofstream(dir / "nnq3" / "core_owners") << "0 - -\n1 99 job\n";
+  const auto node = dir / "nnq3-node";
   std::filesystem::create_directories(node);
-  std::ofstream(node / "neuron3") << "";
-  auto d = Device::open((node / "neuron3").string());
+  std::ofstream(node / "nnq3") << "";
+  auto d = Device::open((node / "nnq3").string());
   ASSERT_TRUE(d) << d.error().message();
   auto o = d->core_owners(dir.string());
   std::filesystem::remove_all(dir);
@@ -178,9 +179,9 @@ TEST(Device, ReadEventsAndEventStream) {
   auto n = d->read_events(ev, std::chrono::milliseconds(0));  // /dev/null: readable, 0 bytes
   ASSERT_TRUE(n) << n.error().message();
   EXPECT_EQ(*n, 0u);
-  auto s = EventStream::open("/nonexistent/neuron3");
+  auto s = EventStream::open("/nonexistent/nnq3");
   ASSERT_FALSE(s);
-  EXPECT_THAT(s.error().message(), HasSubstr("open /nonexistent/neuron3 (event stream)"));
+  EXPECT_THAT(s.error().message(), HasSubstr("open /nonexistent/nnq3 (event stream)"));
   // a read that is not whole events is reported, not truncated silently
   int p[2];
   ASSERT_EQ(::pipe(p), 0);

@@ -50,7 +50,7 @@ std::string owners_line(const std::vector<CoreOwner>& owners) {
 int cmd_list() {
   const auto devs = Device::list();
   if (devs.empty()) {
-    fmt::print(stderr, "neuron-nq: no /dev/neuron* devices (is neuron.ko loaded and the device present?)\n");
+    fmt::print(stderr, "neuron-nq: no /dev/nnq* devices (is nnq.ko loaded and the device present?)\n");
     return kExitError;
   }
   for (const auto& path : devs) {
@@ -129,7 +129,7 @@ int cmd_info(const std::string& path, bool json) {
 }  // namespace
 
 void add_info_commands(CLI::App& app, Commands& out) {
-  auto* list = app.add_subcommand("list", "List /dev/neuron* devices and who owns each core");
+  auto* list = app.add_subcommand("list", "List /dev/nnq* devices and who owns each core");
   out.push_back({list, [] { return cmd_list(); }});
 
   auto a = std::make_shared<DeviceArgs>();

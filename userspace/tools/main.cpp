@@ -5,7 +5,7 @@
 // dispatches to the one given; the commands live in cmd_*.cpp.
 //
 //   neuron-nq list
-//   neuron-nq info     [--device /dev/neuron0] [--json]
+//   neuron-nq info     [--device /dev/nnq0] [--json]
 //   neuron-nq asm      FILE                      assemble and print the listing
 //   neuron-nq run      FILE [--device D] [--timeout MS] [--json] [--no-trace] [--features V] [--stop-on-fatal]
 //   neuron-nq submit   FILE [--device D] [--no-trace] [--features V] [--timeout MS]   no records

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * /dev/neuronN userspace ABI: ioctls and mmap cookies of the neuron driver.
+ * /dev/nnqN userspace ABI: ioctls and mmap cookies of the neuron driver.
+ *
+ * Names (docs/decisions.md#names): the module, its sysfs class and the
+ * device nodes /dev/nnqN are NEURON_DEV_NAME, which shares no prefix with
+ * AWS's driver (module "neuron", nodes /dev/neuronN), so both can be loaded
+ * on one host.
  *
  * Conventions (docs/decisions.md#arch-driver): magic 'N'; structs with
  * explicit padding, little-endian like the host and the device; every
@@ -64,7 +69,11 @@
 
 #include <linux/ioctl.h>
 #include <linux/types.h>
+
 #include "neuron_record.h"	/* records and device values: engines, gen, causes */
+
+/* module, sysfs class and device node name: /dev/nnqN */
+#define NEURON_DEV_NAME		"nnq"
 
 #define NEURON_ABI_VERSION	1
 #define NEURON_IOCTL_MAGIC	'N'
@@ -478,7 +487,7 @@ struct neuron_mem_free {
 };
 
 /*
- * Events: read() on /dev/neuronN returns whole struct neuron_event records,
+ * Events: read() on /dev/nnqN returns whole struct neuron_event records,
  * one per interrupt edge the driver handled, oldest first; it blocks unless
  * O_NONBLOCK (then -EAGAIN); poll() reports EPOLLIN when one is queued. Each
  * open file has its own queue of NEURON_EVENT_QUEUE_LEN events; when it is
@@ -536,7 +545,7 @@ enum neuron_pci_error {
 /**
  * struct neuron_event - one interrupt edge, from read() and generic netlink
  * @timestamp_ns: CLOCK_MONOTONIC nanoseconds when the handler ran
- * @device:	N of /dev/neuronN
+ * @device:	N of /dev/nnqN
  * @core:	NOTIFIC: the core; FAULT with cause NEURON_FAULT_INTR_STORM:
  *		the core whose interrupt causes the driver masked for a while
  *		because they stormed (sysfs intr_storms); otherwise 0
@@ -622,7 +631,7 @@ enum neuron_genl_cmd {
 enum neuron_genl_attr {
 	NEURON_A_UNSPEC,
 	NEURON_A_PAD,
-	NEURON_A_DEVICE,		/* u32: N of /dev/neuronN */
+	NEURON_A_DEVICE,		/* u32: N of /dev/nnqN */
 	NEURON_A_PCI_VENDOR,		/* u16 */
 	NEURON_A_PCI_DEVICE,		/* u16 */
 	NEURON_A_NUM_CORES,		/* u32 */

@@ -3,7 +3,7 @@
  * kselftests of the neuron driver's interrupt edges and their three
  * delivery channels (issue 5; docs/hardware.md#host-paths, #throttle,
  * #completion, #intr-edge, #evt-sem; docs/decisions.md#arch-driver): every edge
- * provoked on purpose and seen through read()/poll() of /dev/neuron0, through
+ * provoked on purpose and seen through read()/poll() of /dev/nnq0, through
  * the eventfd bound to a queue (threshold edges) and as a generic netlink
  * multicast on family "neuron", group "events"; the overflow policies (lossless
  * backpressure under a 100,000-record load, lossy ignore-full with the gap
@@ -1947,7 +1947,7 @@ FIXTURE_TEARDOWN(removal)
  * has a bound eventfd and a mapped ring, and a netlink socket listens: the
  * reader wakes with -ENODEV, poll() reports a hang-up, calls fail with
  * -ENODEV, netlink no longer finds the device, nothing oopses (the runner
- * checks dmesg). Binding again brings /dev/neuron0 back.
+ * checks dmesg). Binding again brings /dev/nnq0 back.
  */
 TEST_F(removal, unbind_with_readers_eventfds_listeners)
 {
@@ -1965,7 +1965,7 @@ TEST_F(removal, unbind_with_readers_eventfds_listeners)
 	ssize_t n;
 	int reader, fd, efd, again = -1;
 
-	n = readlink("/sys/class/neuron/neuron0/device", link, sizeof(link) - 1);
+	n = readlink("/sys/class/nnq/nnq0/device", link, sizeof(link) - 1);
 	ASSERT_LT(0, n);
 	link[n] = '\0';
 	bdf = strrchr(link, '/');
@@ -2052,7 +2052,7 @@ static int wait_for_device(void)
  */
 TEST_F(removal, module_reload_with_listener)
 {
-	static const char ko[] = "/lib/neuron/neuron.ko";
+	static const char ko[] = "/lib/neuron/nnq.ko";
 	struct neuron_nq_init init = { .core = 1, .queue = 1, .size = 4096, .threshold = 1 };
 	struct nl listener, probe;
 	struct nl_device d = { 0 };
@@ -2070,13 +2070,13 @@ TEST_F(removal, module_reload_with_listener)
 	ASSERT_EQ(0, nq_bind_eventfd(fd, 1, 1, efd));
 	close(fd);	/* an open file would keep the module loaded */
 
-	ASSERT_EQ(0, system("rmmod neuron"));
+	ASSERT_EQ(0, system("rmmod nnq"));
 	ASSERT_EQ(0, nl_open(&probe));
 	EXPECT_EQ(-ENOENT, nl_resolve(&probe));
 	close(probe.fd);
 	EXPECT_EQ(0, eventfd_wait(efd, 0));
 
-	ASSERT_EQ(0, system("insmod /lib/neuron/neuron.ko"));
+	ASSERT_EQ(0, system("insmod /lib/neuron/nnq.ko"));
 	fd = wait_for_device();
 	ASSERT_LE(0, fd);
 	close(fd);

@@ -64,7 +64,7 @@ static int wait_event_edge(int fd, uint32_t edge, unsigned int ms,
 	return -ETIMEDOUT;
 }
 
-/* A sysfs counter line "NAME N" of /sys/class/neuron/neuron0/reset_counts. */
+/* A sysfs counter line "NAME N" of /sys/class/nnq/nnq0/reset_counts. */
 static long long reset_count(const char *name)
 {
 	char buf[512], *p;

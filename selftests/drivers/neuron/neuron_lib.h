@@ -22,7 +22,7 @@
 #include <neuron/notification.h>
 #include <neuron/regs.h>
 
-#define NEURON_DEV "/dev/neuron0"
+#define NEURON_DEV "/dev/nnq0"
 #define NEURON_WAIT_MS 20000	/* generous: the guest runs under TCG */
 
 /*
@@ -237,14 +237,14 @@ static inline unsigned int neuron_rec_phase(const union neuron_isa_notification 
 	return !!(r->bytes[NEURON_ISA_HEADER_OFFSET] & NEURON_ISA_HEADER_PHASE);
 }
 
-/* Reads a sysfs attribute of /dev/neuron0 into buf; returns bytes or -errno. */
+/* Reads a sysfs attribute of /dev/nnq0 into buf; returns bytes or -errno. */
 static inline int neuron_sysfs_read(const char *attr, char *buf, size_t len)
 {
 	char path[256];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/class/neuron/neuron0/%s", attr);
+	snprintf(path, sizeof(path), "/sys/class/nnq/nnq0/%s", attr);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by robust_test.c and lifecycle_test.c: sysfs and PCI
- * lookups, waiting for /dev/neuron0, the kernel log, SIGBUS probes, and
+ * lookups, waiting for /dev/nnq0, the kernel log, SIGBUS probes, and
  * "the device works" (a fresh file, a queue, a program, its records).
  * Include after neuron_lib.h and kselftest_harness.h.
  */
@@ -128,7 +128,7 @@ static inline int find_pci(char *bdf, size_t len)
 	return ret;
 }
 
-/* Lines of /proc/interrupts naming a neuron vector. */
+/* Lines of /proc/interrupts naming a vector of nnq0 ("nnq0-core<c>", ...). */
 static inline int count_vectors(void)
 {
 	char line[512];
@@ -138,7 +138,7 @@ static inline int count_vectors(void)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "neuron"))
+		if (strstr(line, "nnq0-"))
 			n++;
 	fclose(f);
 	return n;
@@ -161,7 +161,7 @@ static inline int count_dir(const char *path)
 }
 
 /*
- * Waits until /dev/neuron0 opens and answers DEVICE_INFO; returns the fd or
+ * Waits until /dev/nnq0 opens and answers DEVICE_INFO; returns the fd or
  * -errno when @ms passed (a hang guard). If @rescan_after_ms, a PCI rescan
  * is requested once that much time went by without the device.
  */

@@ -62,7 +62,7 @@
 static int opt_dma_queue = -1;		/* fault-dma-error-queue of the VM */
 static int opt_stuck_engine = -1;	/* fault-stuck-engine of the VM */
 static int opt_storm = -1;		/* fault-intr-storm of the VM */
-static const char *opt_module = "/lib/neuron/neuron.ko";
+static const char *opt_module = "/lib/neuron/nnq.ko";
 static unsigned int opt_cycles = 50;	/* reload */
 static unsigned int opt_calls = 300000;	/* fuzz: ioctls over all threads */
 static uint64_t opt_seed;		/* fuzz: 0 = from the clock */
@@ -879,13 +879,13 @@ static int nobody_reads_everything(struct secrets *s)
 	close(nl.fd);
 
 	/* sysfs: every attribute of the class device */
-	dir = opendir("/sys/class/neuron/neuron0");
+	dir = opendir("/sys/class/nnq/nnq0");
 	if (!dir)
 		return 44;
 	while ((de = readdir(dir))) {
 		struct stat st;
 
-		snprintf(path, sizeof(path), "/sys/class/neuron/neuron0/%s", de->d_name);
+		snprintf(path, sizeof(path), "/sys/class/nnq/nnq0/%s", de->d_name);
 		if (de->d_name[0] == '.' || lstat(path, &st) || !S_ISREG(st.st_mode))
 			continue;
 		if (read_str(path, text, sizeof(text)) >= 0)
@@ -1236,7 +1236,7 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 		break;
 	}
 	fd_after = wait_device(ROBUST_GUARD_MS, how == REMOVE_MONITOR ? 20000 : 0);
-	ASSERT_LE(0, fd_after) TH_LOG("/dev/neuron0 did not come back: %d", fd_after);
+	ASSERT_LE(0, fd_after) TH_LOG("/dev/nnq0 did not come back: %d", fd_after);
 	close(fd_after);
 	EXPECT_EQ(vec_before, count_vectors());
 	EXPECT_EQ(0, device_works(0, 0));
@@ -1361,7 +1361,7 @@ ROBUST_FIXTURE(reload)
 
 static int mod_unload(void)
 {
-	return syscall(SYS_delete_module, "neuron", O_NONBLOCK) ? -errno : 0;
+	return syscall(SYS_delete_module, "nnq", O_NONBLOCK) ? -errno : 0;
 }
 
 static int mod_load(const char *path)
@@ -1488,7 +1488,7 @@ static int reload_cycle(const char *bdf, unsigned int cycle, uint64_t *records,
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/msi_irqs", bdf);
 	if (count_dir(path) != (int)info.num_cores + 2)
 		return 4;
-	if (exists("/dev/neuron1") || !exists("/sys/class/neuron/neuron0"))
+	if (exists("/dev/nnq1") || !exists("/sys/class/nnq/nnq0"))
 		return 5;
 	if (cycle == 0 && mod_unload() != -EWOULDBLOCK)
 		return 6;	/* an open file pins the module */
@@ -1526,7 +1526,7 @@ static int reload_cycle(const char *bdf, unsigned int cycle, uint64_t *records,
 	ret = mod_unload();
 	if (ret)
 		return 12;
-	if (exists(NEURON_DEV) || exists("/sys/class/neuron"))
+	if (exists(NEURON_DEV) || exists("/sys/class/nnq"))
 		return 13;
 	if (count_vectors() != 0)
 		return 14;

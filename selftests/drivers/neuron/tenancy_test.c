@@ -5,7 +5,7 @@
  * and every cross-tenant action is refused with its documented errno.
  *
  * The binary runs as root and forks tenants that drop to two unprivileged
- * uids (TENANT_A, TENANT_B), reaching /dev/neuron0 through the group
+ * uids (TENANT_A, TENANT_B), reaching /dev/nnq0 through the group
  * TENANT_GID (the node is made root:TENANT_GID 0660 for the run and put
  * back afterwards). Children write every check they make into a shared
  * page as (what, want, got); the parent asserts them one by one, so a

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The device layer: /dev/neuronN (include/uapi/linux/neuron.h) as RAII
+// The device layer: /dev/nnqN (include/uapi/linux/neuron.h) as RAII
 // objects whose methods return typed errors (Result<T>, errno + what was asked).
 #pragma once
 
@@ -77,7 +77,7 @@ using DeviceInfo = neuron_device_info;
 using EngineStatus = neuron_engine_status;
 using NqInfo = neuron_nq_info;
 using Instruction = neuron_emu_insn;
-/// One interrupt edge as read() of /dev/neuronN returns it (and as netlink
+/// One interrupt edge as read() of /dev/nnqN returns it (and as netlink
 /// multicasts it): CLOCK_MONOTONIC ns, device, core, edge, cause, queues...
 using Event = neuron_event;
 
@@ -88,7 +88,7 @@ std::string edge_name(std::uint32_t edge);
 /// "SEM_READ", "EVENT_SET", ... (enum neuron_evt_sem_op).
 std::string evt_sem_op_name(std::uint32_t op);
 
-/// read() of whole struct neuron_event records from a /dev/neuronN file:
+/// read() of whole struct neuron_event records from a /dev/nnqN file:
 /// waits up to `timeout` for the first one (0: do not wait; negative: no
 /// limit), then takes what is queued, up to out.size(). 0 means none came.
 /// EINTR is retried. `record_bytes` is what the file returns per event
@@ -126,11 +126,11 @@ class EventStream {
   std::size_t record_bytes_ = sizeof(Event);
 };
 
-/// One open /dev/neuronN. Queues made through it belong to this open file.
+/// One open /dev/nnqN. Queues made through it belong to this open file.
 class Device {
  public:
   static Result<Device> open(const std::string& path);
-  /// /dev/neuron0, /dev/neuron1, ... that exist, sorted by number.
+  /// /dev/nnq0, /dev/nnq1, ... that exist, sorted by number.
   static std::vector<std::string> list(const std::string& dir = "/dev");
 
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
@@ -188,9 +188,9 @@ class Device {
   /// NEURON_IOC_MEM_FREE of an allocation mem_alloc() returned. ENOENT: none
   /// of this file starts there.
   [[nodiscard]] Status mem_free(std::uint64_t offset) const;
-  /// sysfs `<sysfs_class>/neuronN/core_owners` of this device: who owns
+  /// sysfs `<sysfs_class>/nnqN/core_owners` of this device: who owns
   /// each core (errc::invalid_argument when the path has no index N).
-  [[nodiscard]] Result<std::vector<CoreOwner>> core_owners(const std::string& sysfs_class = "/sys/class/neuron") const;
+  [[nodiscard]] Result<std::vector<CoreOwner>> core_owners(const std::string& sysfs_class = "/sys/class/nnq") const;
   /// read() events queued on this open file (see neuron::read_events). The
   /// descriptor is blocking: with several readers of one Device, use an
   /// EventStream each instead.
@@ -199,7 +199,7 @@ class Device {
   }
   /// A separate non-blocking open file of the same node for events.
   [[nodiscard]] Result<EventStream> open_event_stream() const { return EventStream::open(path_); }
-  /// N of /dev/neuronN (the NEURON_A_DEVICE of netlink), if the path ends in it.
+  /// N of /dev/nnqN (the NEURON_A_DEVICE of netlink), if the path ends in it.
   [[nodiscard]] std::optional<std::uint32_t> index() const noexcept;
 
   [[nodiscard]] Result<UniqueFd> dup_fd() const { return fd_.dup(); }

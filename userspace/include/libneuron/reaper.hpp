@@ -9,7 +9,7 @@
 //   * each queue's eventfd, bound with NEURON_IOC_NQ_EVENTFD and signalled by
 //     the driver on the queue's threshold interrupt (the queue's THRESHOLD,
 //     set at NQ_INIT, e.g. 1: "a record is waiting");
-//   * optionally the device's event stream (read() of /dev/neuronN: one
+//   * optionally the device's event stream (read() of /dev/nnqN: one
 //     struct neuron_event per interrupt edge), for the error/overflow edge
 //     (docs/hardware.md#intr-edge);
 //   * its own stop eventfd (RAII shutdown).
@@ -64,7 +64,7 @@ class ReapQueue {
   virtual std::optional<std::uint64_t> overflow_count() noexcept { return std::nullopt; }
 };
 
-/// Interrupt edges, e.g. read() of /dev/neuronN.
+/// Interrupt edges, e.g. read() of /dev/nnqN.
 class EventSource {
  public:
   virtual ~EventSource() = default;

@@ -104,7 +104,7 @@ struct CoreOwner {
   [[nodiscard]] bool is_free() const noexcept { return !pid.has_value(); }
 };
 
-/// Parse /sys/class/neuron/neuronN/core_owners: one line per core,
+/// Parse /sys/class/nnq/nnqN/core_owners: one line per core,
 /// "<core> <pid> <comm>" or "<core> - -". errc::bad_message names the bad line.
 Result<std::vector<CoreOwner>> parse_core_owners(std::string_view text);
 
