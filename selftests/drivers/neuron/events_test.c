@@ -1984,7 +1984,7 @@ TEST_F(removal, unbind_with_readers_eventfds_listeners)
 	ASSERT_EQ(0, pthread_create(&thr, NULL, blocked_read, &reader));
 	usleep(200 * 1000);
 
-	ASSERT_EQ(0, write_sysfs("/sys/bus/pci/drivers/neuron/unbind", bdf))
+	ASSERT_EQ(0, write_sysfs("/sys/bus/pci/drivers/nnq/unbind", bdf))
 		TH_LOG("unbind %s", bdf);
 
 	ASSERT_EQ(0, pthread_join(thr, &thr_ret));
@@ -2015,7 +2015,7 @@ TEST_F(removal, unbind_with_readers_eventfds_listeners)
 	close(reader);
 
 	/* bind again: the device comes back as neuron0 */
-	ASSERT_EQ(0, write_sysfs("/sys/bus/pci/drivers/neuron/bind", bdf));
+	ASSERT_EQ(0, write_sysfs("/sys/bus/pci/drivers/nnq/bind", bdf));
 	for (int i = 0; i < 100 && again < 0; i++) {
 		again = neuron_open();
 		if (again < 0)

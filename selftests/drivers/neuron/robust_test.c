@@ -1107,7 +1107,7 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 	t0 = neuron_now_ms();
 	switch (how) {
 	case REMOVE_UNBIND:
-		ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/neuron/unbind", bdf));
+		ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/unbind", bdf));
 		break;
 	case REMOVE_SYSFS:
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf);
@@ -1225,7 +1225,7 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 	/* bring it back */
 	switch (how) {
 	case REMOVE_UNBIND:
-		ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/neuron/bind", bdf));
+		ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/bind", bdf));
 		break;
 	case REMOVE_SYSFS:
 		ASSERT_EQ(0, write_str("/sys/bus/pci/rescan", "1"));
@@ -1326,7 +1326,7 @@ TEST_F_TIMEOUT(removal, unbind_while_mapping, 200)
 		for (int i = 0; i < 4; i++)
 			ASSERT_EQ(0, pthread_create(&m[i].tid, NULL, mapper_thread, &m[i]));
 		sleep_ms(50 + 40 * r);
-		ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/neuron/unbind", bdf));
+		ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/unbind", bdf));
 		__atomic_store_n(&removed, 1, __ATOMIC_RELEASE);
 		for (int i = 0; i < 4; i++) {
 			ASSERT_EQ(0, join_guarded(m[i].tid, ROBUST_GUARD_MS));
@@ -1337,7 +1337,7 @@ TEST_F_TIMEOUT(removal, unbind_while_mapping, 200)
 			stale += m[i].stale;
 			close(m[i].fd);
 		}
-		ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/neuron/bind", bdf));
+		ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/bind", bdf));
 		fd = wait_device(ROBUST_GUARD_MS, 0);
 		ASSERT_LE(0, fd);
 		close(fd);
