@@ -383,16 +383,16 @@ int neuron_irq_init(struct neuron_device *ndev)
 		vec->index = i;
 		if (i < ndev->num_cores) {
 			handler = neuron_irq_core;
-			snprintf(vec->name, sizeof(vec->name), "nnq%d-core%d",
-				 ndev->id, i);
+			snprintf(vec->name, sizeof(vec->name),
+				 NEURON_DEV_NAME "%d-core%d", ndev->id, i);
 		} else if (i == NEURON_MSIX_VEC_THROTTLE(ndev->num_cores)) {
 			handler = neuron_irq_throttle;
-			snprintf(vec->name, sizeof(vec->name), "nnq%d-throttle",
-				 ndev->id);
+			snprintf(vec->name, sizeof(vec->name),
+				 NEURON_DEV_NAME "%d-throttle", ndev->id);
 		} else {
 			handler = neuron_irq_fault;
-			snprintf(vec->name, sizeof(vec->name), "nnq%d-fault",
-				 ndev->id);
+			snprintf(vec->name, sizeof(vec->name),
+				 NEURON_DEV_NAME "%d-fault", ndev->id);
 		}
 		ret = pci_irq_vector(pdev, i);
 		if (ret < 0)

@@ -17,7 +17,7 @@
  *   enable: reset, wait READY, bus         disable: quiesce, zap mappings,
  *     master on, vectors                     bus master off, vectors freed,
  *                                            every ring and allocation freed
- *   /dev/nnqN published                 /dev/nnqN unpublished (first)
+ *   /dev/nnqN published                    /dev/nnqN unpublished (first)
  *
  * So no DMA memory, vector or mapping outlives the bound device; what
  * open files still reference afterwards is only the structure, which

@@ -142,7 +142,7 @@ class Checker {
 };
 
 struct Args {
-  std::string device = "/dev/nnq0";
+  std::string device = kDefaultDevicePath;
   std::uint64_t records = 400'000;  // flood: per mode, rounded up to whole runs
   std::uint64_t paced_records = 40'000;
   std::uint32_t pace_ns = 200'000;  // paced: DELAY between NOTIFYs (virtual time)

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "libneuron/device.hpp"
 #include "libneuron/tenancy.hpp"
 
 namespace CLI {
@@ -48,7 +49,7 @@ void add_global_options(CLI::App& app, GlobalArgs& g);
 
 /// Options of the commands that address one device: info, reset, features, stats.
 struct DeviceArgs {
-  std::string device = "/dev/nnq0";
+  std::string device = kDefaultDevicePath;
   unsigned core = 0;   // reset, features
   bool json = false;   // info, stats
   std::string engine;  // reset: pe, act, pool, dve or sp
@@ -58,7 +59,7 @@ struct DeviceArgs {
 /// Options of run, submit and trace (and monitor --run).
 struct RunArgs {
   std::string file;
-  std::string device = "/dev/nnq0";
+  std::string device = kDefaultDevicePath;
   unsigned timeout_ms = 5000;
   bool json = false;
   bool no_trace = false;
@@ -70,7 +71,7 @@ struct RunArgs {
 
 /// Options of monitor.
 struct MonitorArgs {
-  std::string device = "/dev/nnq0";
+  std::string device = kDefaultDevicePath;
   unsigned core = 0;
   std::vector<unsigned> queues;  // default 0..5
   bool json = false;

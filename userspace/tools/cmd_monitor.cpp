@@ -277,7 +277,7 @@ int cmd_stats(const DeviceArgs& a) {
     return kExitOk;
   }
   for (const auto& d : *devs) {
-    fmt::print("nnq{}: {} cores, gen {}, {} MiB; throttle edges {}, fault edges {}\n", d.device, d.num_cores,
+    fmt::print(NEURON_DEV_NAME "{}: {} cores, gen {}, {} MiB; throttle edges {}, fault edges {}\n", d.device, d.num_cores,
                gen_name(d.gen), d.mem_size >> 20, d.throttle_count, d.fault_count);
     for (const auto& c : d.cores) {
       std::string s;

@@ -126,6 +126,9 @@ class EventStream {
   std::size_t record_bytes_ = sizeof(Event);
 };
 
+/// The node tools open when none is named: /dev/nnq0 (NEURON_DEV_NAME).
+inline constexpr const char* kDefaultDevicePath = "/dev/" NEURON_DEV_NAME "0";
+
 /// One open /dev/nnqN. Queues made through it belong to this open file.
 class Device {
  public:
