@@ -1446,6 +1446,49 @@ TEST_F(dge, copy_outside_device_memory)
 }
 
 /*
+ * An indirect descriptor's index table is memory the program reads too:
+ * SUBMIT refuses a table, [table, table + 4 * count), outside the file's
+ * allocations and the program (kernel/neuron_mem.c, docs/decisions.md#tenancy,
+ * #dge-index-path) with -EACCES before anything runs; the same gather with
+ * its table in the file's memory runs. Gather of 16 one-byte elements: a
+ * 64-byte table.
+ */
+TEST_F(dge, index_table_outside_file_memory)
+{
+	struct dge_env *env = &self->env;
+	uint32_t area = prog_area(env, CORE, ENGINE);
+	const uint32_t bad[] = {
+		REG_T + REG_BYTES - 32,		/* leaves its page by 32 bytes */
+		0x400000,			/* a page nobody allocated */
+		(uint32_t)env->info.mem_size - 16,	/* past the file's memory */
+	};
+	/* 1: zeros (slots 4, 5) -> T, the table: every index 0; 2: the gather */
+	struct neuron_emu_insn prog[6] = {
+		reg_write(SRC_REG, 0), copy(area + 4 * 32, REG_T, 64),
+		dge(REG_S, REG_D, 16, BC(SRC_REG, 0), BC_OFF, IND(MODE_GATHER, 0),
+		    NEURON_DGE_BACKEND_POOL),
+		neuron_insn(NEURON_OP_HALT, 0),
+	};
+	struct neuron_engine_status before, st;
+	static struct collected c;
+
+	memset(&prog[4], 0, 2 * sizeof(prog[4]));
+	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &before));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		prog[2].reserved0 = bad[i];
+		EXPECT_EQ(-EACCES, neuron_submit(env->fd, CORE, ENGINE, prog, 6, 0))
+			TH_LOG("index table at %#x", bad[i]);
+	}
+	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &st));
+	EXPECT_EQ(before.soft_reset_counter, st.soft_reset_counter);
+	prog[2].reserved0 = REG_T;
+	ASSERT_EQ(0, set_features(env->fd, CORE, FEAT_ON));
+	ASSERT_EQ(NEURON_ENGINE_IDLE, run(_metadata, env, ENGINE, prog, 6, &c, &st));
+	EXPECT_EQ(0, c.n[Q_ERR]);
+	EXPECT_EQ(2, c.n[Q_DGE]);	/* the table copy and the gather */
+}
+
+/*
  * NEURON_FEATURE_FLAGS is the engine's local register 38, not $S[38]
  * (contract): writing $S[38] from a program changes no gate.
  */
