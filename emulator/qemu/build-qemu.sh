@@ -4,8 +4,8 @@
 # qemu source package (docs/build-environment.md#qemu-source). The result is
 # cached outside the repository, keyed by the hash of emulator/qemu,
 # include/neuron/ and include/uapi/linux/neuron_record.h (the device model's
-# sources) and emulator/tests/qtest (its qtest), so a second build with unchanged
-# sources is a no-op. The configured build tree is kept too, so a changed device
+# sources) and emulator/tests/qtest/neuron-tpb-test.c (its qtest), so a
+# second build with unchanged sources is a no-op. The configured build tree is kept too, so a changed device
 # model rebuilds incrementally (seconds).
 #
 # Concurrent runs (several worktrees) serialise on $cache/build.lock.
@@ -25,7 +25,7 @@ cache=${NEURON_CACHE:-/var/cache/neuron}
 src=$cache/qemu-src
 build=$src/build
 
-key=$( (cd "$top" && find emulator/qemu emulator/tests/qtest include/neuron \
+key=$( (cd "$top" && find emulator/qemu emulator/tests/qtest/neuron-tpb-test.c include/neuron \
 	include/uapi/linux/neuron_record.h \
 	-type f -print0 | sort -z |
 	xargs -0 sha256sum) | sha256sum | cut -c1-16)
