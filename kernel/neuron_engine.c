@@ -25,6 +25,7 @@
 #include <uapi/linux/neuron.h>
 
 #include "neuron.h"
+#include "neuron_trace.h"
 
 /* Validate core and engine indices of any engine ioctl. */
 static int neuron_engine_check_id(struct neuron_device *ndev, const char *cmd,
@@ -148,6 +149,7 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_CTRL),
 		  NEURON_ENG_CTRL_START);
 	ndev->eng_owner[c][e] = nfile;
+	trace_neuron_submit(ndev->id, c, e, arg->count, arg->flags);
 
 out_unlock:
 	mutex_unlock(&ndev->lock);
