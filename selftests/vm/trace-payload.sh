@@ -74,7 +74,8 @@ rm -rf "$t"
 mkdir -p "$t/bin" "$t/lib"
 cp /usr/bin/trace-cmd "$t/bin/"
 cp "$perf" "$t/bin/perf"
-cp "$nq" "$t/bin/"
+# without its debug information (23 MB of the build's 25)
+strip -o "$t/bin/neuron-nq" "$nq"
 # every library they link, except the loader (run-vm.sh copies it with its
 # own binaries); a library ldd cannot find fails here, not in the guest
 for b in "$t"/bin/*; do
