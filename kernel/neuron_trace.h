@@ -64,70 +64,64 @@ TRACE_DEFINE_ENUM(NEURON_PCI_ERROR_PERMANENT);
 
 /* Queues: NEURON_IOC_NQ_INIT made one, a teardown freed one. */
 TRACE_EVENT(neuron_nq_init,
-	TP_PROTO(int dev, u32 core, u32 queue, u32 size, u32 flags,
-		 u32 threshold),
-	TP_ARGS(dev, core, queue, size, flags, threshold),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, core)
-		__field(u32, queue)
-		__field(u32, size)
-		__field(u32, flags)
-		__field(u32, threshold)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->core = core;
-		__entry->queue = queue;
-		__entry->size = size;
-		__entry->flags = flags;
-		__entry->threshold = threshold;
-	),
-	TP_printk("dev=%d core=%u queue=%u size=%u flags=0x%x threshold=%u",
-		  __entry->dev, __entry->core, __entry->queue, __entry->size,
-		  __entry->flags, __entry->threshold)
+	    TP_PROTO(int dev, u32 core, u32 queue, u32 size, u32 flags,
+		     u32 threshold),
+	    TP_ARGS(dev, core, queue, size, flags, threshold),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, core)
+			     __field(u32, queue)
+			     __field(u32, size)
+			     __field(u32, flags)
+			     __field(u32, threshold)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->core = core;
+			   __entry->queue = queue;
+			   __entry->size = size;
+			   __entry->flags = flags;
+			   __entry->threshold = threshold;
+	    ),
+	    TP_printk("dev=%d core=%u queue=%u size=%u flags=0x%x threshold=%u",
+		      __entry->dev, __entry->core, __entry->queue, __entry->size,
+		      __entry->flags, __entry->threshold)
 );
 
 TRACE_EVENT(neuron_nq_destroy,
-	TP_PROTO(int dev, u32 core, u32 queue, bool hw),
-	TP_ARGS(dev, core, queue, hw),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, core)
-		__field(u32, queue)
-		__field(bool, hw)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->core = core;
-		__entry->queue = queue;
-		__entry->hw = hw;
-	),
-	TP_printk("dev=%d core=%u queue=%u hw=%d", __entry->dev,
-		  __entry->core, __entry->queue, __entry->hw)
+	    TP_PROTO(int dev, u32 core, u32 queue, bool hw),
+	    TP_ARGS(dev, core, queue, hw),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, core)
+			     __field(u32, queue)
+			     __field(bool, hw)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->core = core;
+			   __entry->queue = queue;
+			   __entry->hw = hw;
+	    ),
+	    TP_printk("dev=%d core=%u queue=%u hw=%d", __entry->dev,
+		      __entry->core, __entry->queue, __entry->hw)
 );
 
 /* NEURON_IOC_SUBMIT started @count instructions on one engine. */
 TRACE_EVENT(neuron_submit,
-	TP_PROTO(int dev, u32 core, u32 engine, u32 count, u32 flags),
-	TP_ARGS(dev, core, engine, count, flags),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, core)
-		__field(u32, engine)
-		__field(u32, count)
-		__field(u32, flags)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->core = core;
-		__entry->engine = engine;
-		__entry->count = count;
-		__entry->flags = flags;
-	),
-	TP_printk("dev=%d core=%u engine=%u count=%u flags=0x%x",
-		  __entry->dev, __entry->core, __entry->engine, __entry->count,
-		  __entry->flags)
+	    TP_PROTO(int dev, u32 core, u32 engine, u32 count, u32 flags),
+	    TP_ARGS(dev, core, engine, count, flags),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, core)
+			     __field(u32, engine)
+			     __field(u32, count)
+			     __field(u32, flags)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->core = core;
+			   __entry->engine = engine;
+			   __entry->count = count;
+			   __entry->flags = flags;
+	    ),
+	    TP_printk("dev=%d core=%u engine=%u count=%u flags=0x%x",
+		      __entry->dev, __entry->core, __entry->engine, __entry->count,
+		      __entry->flags)
 );
 
 /*
@@ -137,84 +131,76 @@ TRACE_EVENT(neuron_submit,
  * (NOTIFIC: THRESHOLD_STATUS bits), @count (the edge's sequence number).
  */
 TRACE_EVENT(neuron_irq_edge,
-	TP_PROTO(int dev, u32 edge, u32 core, u32 cause, u32 queues,
-		 u64 count),
-	TP_ARGS(dev, edge, core, cause, queues, count),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, edge)
-		__field(u32, core)
-		__field(u32, cause)
-		__field(u32, queues)
-		__field(u64, count)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->edge = edge;
-		__entry->core = core;
-		__entry->cause = cause;
-		__entry->queues = queues;
-		__entry->count = count;
-	),
-	TP_printk("dev=%d edge=%s core=%u cause=0x%x queues=0x%x count=%llu",
-		  __entry->dev, neuron_trace_edge_name(__entry->edge),
-		  __entry->core, __entry->cause, __entry->queues,
-		  __entry->count)
+	    TP_PROTO(int dev, u32 edge, u32 core, u32 cause, u32 queues,
+		     u64 count),
+	    TP_ARGS(dev, edge, core, cause, queues, count),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, edge)
+			     __field(u32, core)
+			     __field(u32, cause)
+			     __field(u32, queues)
+			     __field(u64, count)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->edge = edge;
+			   __entry->core = core;
+			   __entry->cause = cause;
+			   __entry->queues = queues;
+			   __entry->count = count;
+	    ),
+	    TP_printk("dev=%d edge=%s core=%u cause=0x%x queues=0x%x count=%llu",
+		      __entry->dev, neuron_trace_edge_name(__entry->edge),
+		      __entry->core, __entry->cause, __entry->queues,
+		      __entry->count)
 );
 
 /* The eventfd bound to a queue was signalled for its threshold edge. */
 TRACE_EVENT(neuron_threshold_wake,
-	TP_PROTO(int dev, u32 core, u32 queue),
-	TP_ARGS(dev, core, queue),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, core)
-		__field(u32, queue)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->core = core;
-		__entry->queue = queue;
-	),
-	TP_printk("dev=%d core=%u queue=%u", __entry->dev, __entry->core,
-		  __entry->queue)
+	    TP_PROTO(int dev, u32 core, u32 queue),
+	    TP_ARGS(dev, core, queue),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, core)
+			     __field(u32, queue)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->core = core;
+			   __entry->queue = queue;
+	    ),
+	    TP_printk("dev=%d core=%u queue=%u", __entry->dev, __entry->core,
+		      __entry->queue)
 );
 
 /* Interrupt storms: @causes masked for @holdoff_ms, then unmasked. */
 TRACE_EVENT(neuron_storm_mask,
-	TP_PROTO(int dev, u32 core, u32 causes, u32 holdoff_ms),
-	TP_ARGS(dev, core, causes, holdoff_ms),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, core)
-		__field(u32, causes)
-		__field(u32, holdoff_ms)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->core = core;
-		__entry->causes = causes;
-		__entry->holdoff_ms = holdoff_ms;
-	),
-	TP_printk("dev=%d core=%u causes=0x%x holdoff_ms=%u", __entry->dev,
-		  __entry->core, __entry->causes, __entry->holdoff_ms)
+	    TP_PROTO(int dev, u32 core, u32 causes, u32 holdoff_ms),
+	    TP_ARGS(dev, core, causes, holdoff_ms),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, core)
+			     __field(u32, causes)
+			     __field(u32, holdoff_ms)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->core = core;
+			   __entry->causes = causes;
+			   __entry->holdoff_ms = holdoff_ms;
+	    ),
+	    TP_printk("dev=%d core=%u causes=0x%x holdoff_ms=%u", __entry->dev,
+		      __entry->core, __entry->causes, __entry->holdoff_ms)
 );
 
 TRACE_EVENT(neuron_storm_unmask,
-	TP_PROTO(int dev, u32 core, u32 causes),
-	TP_ARGS(dev, core, causes),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, core)
-		__field(u32, causes)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->core = core;
-		__entry->causes = causes;
-	),
-	TP_printk("dev=%d core=%u causes=0x%x", __entry->dev, __entry->core,
-		  __entry->causes)
+	    TP_PROTO(int dev, u32 core, u32 causes),
+	    TP_ARGS(dev, core, causes),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, core)
+			     __field(u32, causes)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->core = core;
+			   __entry->causes = causes;
+	    ),
+	    TP_printk("dev=%d core=%u causes=0x%x", __entry->dev, __entry->core,
+		      __entry->causes)
 );
 
 /*
@@ -225,69 +211,61 @@ TRACE_EVENT(neuron_storm_unmask,
  * neuron_pci_error.
  */
 TRACE_EVENT(neuron_disable_begin,
-	TP_PROTO(int dev, u32 cause, bool hw_ok),
-	TP_ARGS(dev, cause, hw_ok),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, cause)
-		__field(bool, hw_ok)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->cause = cause;
-		__entry->hw_ok = hw_ok;
-	),
-	TP_printk("dev=%d cause=%s hw_ok=%d", __entry->dev,
-		  neuron_trace_reset_name(__entry->cause), __entry->hw_ok)
+	    TP_PROTO(int dev, u32 cause, bool hw_ok),
+	    TP_ARGS(dev, cause, hw_ok),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, cause)
+			     __field(bool, hw_ok)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->cause = cause;
+			   __entry->hw_ok = hw_ok;
+	    ),
+	    TP_printk("dev=%d cause=%s hw_ok=%d", __entry->dev,
+		      neuron_trace_reset_name(__entry->cause), __entry->hw_ok)
 );
 
 TRACE_EVENT(neuron_disable_end,
-	TP_PROTO(int dev, u32 cause, u32 queues, u64 unread),
-	TP_ARGS(dev, cause, queues, unread),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, cause)
-		__field(u32, queues)
-		__field(u64, unread)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->cause = cause;
-		__entry->queues = queues;
-		__entry->unread = unread;
-	),
-	TP_printk("dev=%d cause=%s queues=%u unread=%llu", __entry->dev,
-		  neuron_trace_reset_name(__entry->cause), __entry->queues,
-		  __entry->unread)
+	    TP_PROTO(int dev, u32 cause, u32 queues, u64 unread),
+	    TP_ARGS(dev, cause, queues, unread),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, cause)
+			     __field(u32, queues)
+			     __field(u64, unread)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->cause = cause;
+			   __entry->queues = queues;
+			   __entry->unread = unread;
+	    ),
+	    TP_printk("dev=%d cause=%s queues=%u unread=%llu", __entry->dev,
+		      neuron_trace_reset_name(__entry->cause), __entry->queues,
+		      __entry->unread)
 );
 
 TRACE_EVENT(neuron_enable,
-	TP_PROTO(int dev, int ret),
-	TP_ARGS(dev, ret),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(int, ret)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->ret = ret;
-	),
-	TP_printk("dev=%d ret=%d", __entry->dev, __entry->ret)
+	    TP_PROTO(int dev, int ret),
+	    TP_ARGS(dev, ret),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(int, ret)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->ret = ret;
+	    ),
+	    TP_printk("dev=%d ret=%d", __entry->dev, __entry->ret)
 );
 
 TRACE_EVENT(neuron_pci_error,
-	TP_PROTO(int dev, u32 what),
-	TP_ARGS(dev, what),
-	TP_STRUCT__entry(
-		__field(int, dev)
-		__field(u32, what)
-	),
-	TP_fast_assign(
-		__entry->dev = dev;
-		__entry->what = what;
-	),
-	TP_printk("dev=%d what=%s", __entry->dev,
-		  neuron_trace_pci_error_name(__entry->what))
+	    TP_PROTO(int dev, u32 what),
+	    TP_ARGS(dev, what),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, what)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->what = what;
+	    ),
+	    TP_printk("dev=%d what=%s", __entry->dev,
+		      neuron_trace_pci_error_name(__entry->what))
 );
 
 #endif /* NEURON_TRACE_H */
