@@ -21,6 +21,8 @@
 #   neuron_threshold_wake: dev=0 core=1 queue=2
 #   neuron_nq_destroy: dev=0 core=1 queue=Q hw=1                          Q=0..5
 # (count=2 for the second run, under perf: the edge's sequence number.)
+# Then a function reset through sysfs, under trace-cmd: the disable path
+# (cause flr, the device answering, no queue left) and the enable path.
 #
 # Prints TAP ("ok N LANE.trace_..."); exits non-zero on any failure.
 # Usage: trace-guest.sh [--lane NAME]
@@ -68,8 +70,11 @@ for e in neuron_nq_init neuron_nq_destroy neuron_submit neuron_irq_edge \
 done
 result $missing "events_registered"
 # the tracing core checks every event's print format when the module
-# registers it (unsafe dereferences, unknown enum names, failed files)
-if dmesg | grep -iE 'trace|event' | grep -iE 'warn|unsafe|fail|error|bad|could not' >/tmp/trace-dmesg; then
+# registers it (unsafe dereferences, unknown enum names, failed files):
+# the kernel log from the module's first line on ("nnq: loading ...")
+dmesg | sed -n '/nnq/,$p' >/tmp/trace-dmesg-all
+if grep -iE 'trace|event|WARNING:' /tmp/trace-dmesg-all |
+	grep -iE 'warn|unsafe|fail|error|bad|could not' >/tmp/trace-dmesg; then
 	show /tmp/trace-dmesg
 	result 1 "dmesg_no_tracing_warning"
 else
@@ -136,6 +141,22 @@ st=$?
 grep 'neuron_' /tmp/perf-script.txt | sed 's/^/# /'
 result $st "perf_script"
 check_run perf /tmp/perf-script.txt 2
+
+# ---- the lifecycle: a function reset through sysfs runs the disable path
+# (no queue left: queues=0 unread=0) and the enable path
+bdf=$(basename "$(readlink -f /sys/class/nnq/nnq0/device)")
+trace-cmd record -e neuron -o /tmp/trace-flr.dat \
+	sh -c "echo 1 >/sys/bus/pci/devices/$bdf/reset" >/tmp/trace-flr.out 2>&1
+st=$?
+show /tmp/trace-flr.out
+result $st "tracecmd_record_flr"
+trace-cmd report -i /tmp/trace-flr.dat >/tmp/trace-flr.txt 2>&1
+grep 'neuron_' /tmp/trace-flr.txt | sed 's/^/# /'
+expect tracecmd_flr_steps /tmp/trace-flr.txt <<-EOF
+	neuron_disable_begin: dev=0 cause=flr hw_ok=1
+	neuron_disable_end: dev=0 cause=flr queues=0 unread=0
+	neuron_enable: dev=0 ret=0
+EOF
 
 echo "# trace: $fails of $n checks failed"
 [ "$fails" -eq 0 ]
