@@ -88,5 +88,7 @@ for b in "$t"/bin/*; do
 		[ -e "$t/lib/$(basename "$lib")" ] || cp -L "$lib" "$t/lib/"
 	done
 done
+# libneuron from the build tree carries its debug information too
+strip --strip-debug "$t"/lib/*
 cp "$here/trace-guest.sh" "$dir/"
 echo "trace-payload: trace-cmd $(/usr/bin/trace-cmd -h 2>&1 | awk '/version/ { print $3; exit }'), $("$perf" version) ($(du -sh "$t" | cut -f1))" >&2
