@@ -145,11 +145,15 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_TRACE_ENABLE),
 		  trace);
 
+	/*
+	 * Traced before START: the engine may run, and its edges reach the
+	 * interrupt thread, before this thread gets past the write.
+	 */
+	trace_neuron_submit(ndev->id, c, e, arg->count, arg->flags);
 	/* writel() orders START after the program stores above */
 	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_CTRL),
 		  NEURON_ENG_CTRL_START);
 	ndev->eng_owner[c][e] = nfile;
-	trace_neuron_submit(ndev->id, c, e, arg->count, arg->flags);
 
 out_unlock:
 	mutex_unlock(&ndev->lock);

@@ -103,7 +103,7 @@ TRACE_EVENT(neuron_nq_destroy,
 		      __entry->core, __entry->queue, __entry->hw)
 );
 
-/* NEURON_IOC_SUBMIT started @count instructions on one engine. */
+/* NEURON_IOC_SUBMIT starts @count instructions on one engine (before START). */
 TRACE_EVENT(neuron_submit,
 	    TP_PROTO(int dev, u32 core, u32 engine, u32 count, u32 flags),
 	    TP_ARGS(dev, core, engine, count, flags),
