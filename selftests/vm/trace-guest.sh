@@ -30,7 +30,7 @@ lane=vm
 [ "${1:-}" = --lane ] && lane=$2
 t=/opt/neuron/trace
 export LD_LIBRARY_PATH=$t/lib
-export PATH=$t/bin:$PATH
+export PATH="$t/bin:$PATH"
 n=0
 fails=0
 result() { # result STATUS NAME
