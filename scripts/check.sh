@@ -125,10 +125,16 @@ grep -E '^(records/s|ratio)' "$build/bench.log" | sed 's/^/check: bench_drain: /
 . selftests/vm/lane-lib.sh
 payload=$build/vm-payload
 lane_payload "$payload" || stage_failed "no kselftests in $build/selftests"
+# the tracepoints' checks ride in this boot (guest-tests.sh --trace):
+# trace-cmd, 6.1's perf and neuron-nq (docs/architecture.md#tracepoints)
+trace_payload=$build/vm-trace-payload
+selftests/vm/trace-payload.sh "$trace_payload" 6.1 ||
+	stage_failed "trace-payload.sh 6.1 failed"
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
-	--smp 4 --memory 1024 --timeout 1800 -- /opt/neuron/guest-tests.sh >/dev/null 2>&1
+	--payload "$trace_payload" --smp 4 --memory 1024 --timeout 1800 \
+	-- /opt/neuron/guest-tests.sh --trace >/dev/null 2>&1
 st=$?
 count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $st
 
