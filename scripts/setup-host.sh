@@ -27,6 +27,11 @@ STAMP_PKGS=(
 	# the YNL spec: the kernel's YNL library validates it with jsonschema
 	# (scripts/check-ynl.sh), and the 6.12 lane copies them into the guest
 	python3-yaml python3-jsonschema
+	# the Debian packages (make deb, debian/; docs/decisions.md#packaging):
+	# debhelper with dh-sequence-dkms (dh-dkms), help2man for neuron-nq's
+	# man page, lintian, autopkgtest (run with its null virt server), adduser
+	# for neuron-dkms's postinst
+	debhelper dh-dkms help2man lintian autopkgtest adduser
 )
 
 if [ "$(id -u)" -ne 0 ]; then
