@@ -167,7 +167,7 @@ done
 [ $missing -eq 0 ] || finish
 ts=$(date +%s)
 changes=$(ls "$debs"/*.changes 2>/dev/null | head -1)
-lintian --fail-on error --no-tag-display-limit --info "$changes" >"$logs/lintian.log" 2>&1
+lintian --fail-on error --tag-display-limit 0 --info "$changes" >"$logs/lintian.log" 2>&1
 lst=$?
 grep -E '^[EW]: ' "$logs/lintian.log" | quote
 nerr=$(grep -c '^E: ' "$logs/lintian.log")
