@@ -5,7 +5,7 @@
 #   make check   set up, build everything, run every test (host + VM)
 # Both run scripts/setup-host.sh first (root; installs Debian packages).
 #
-# Other targets: setup module userspace qemu selftests kernel-image clean
+# Other targets: setup module userspace qemu selftests kernel-image deb clean
 # The module itself is built by kernel/ (kbuild); `make module KVER=...`.
 
 KVER    ?= $(shell ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -1 | cut -d/ -f4)
@@ -46,4 +46,20 @@ clean:
 	$(MAKE) -C kernel clean KVER=$(KVER) || true
 	rm -rf $(BUILD)
 
-.PHONY: all setup module userspace qemu kernel-image selftests demo check clean
+# The Debian packages (README "Packages", debian/rules): dpkg-buildpackage
+# in a copy of the tracked and untracked-but-not-ignored files under
+# build/deb/neuron, so the .debs land in build/deb/ and nothing is written
+# beside the checkout. No tests in the package build (host ctest runs them).
+DEB_OUT := $(BUILD)/deb
+deb:
+	rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/neuron
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z -co --exclude-standard | xargs -0 cp --parents -d -t $(DEB_OUT)/neuron; \
+	else \
+		tar -c --exclude=./build . | tar -x -C $(DEB_OUT)/neuron; \
+	fi
+	cd $(DEB_OUT)/neuron && DEB_BUILD_OPTIONS="nocheck $(DEB_BUILD_OPTIONS)" \
+		dpkg-buildpackage -us -uc -b -j2
+	@ls $(DEB_OUT)/*.deb
+
+.PHONY: all setup module userspace qemu kernel-image selftests deb demo check clean

@@ -11,7 +11,8 @@
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
 #      vectors, clean dmesg, rmmod), the sunda lane, the device-fault lane,
-#      end to end, DKMS, 6.12, the debug kernel
+#      end to end, the Debian packages (lintian, autopkgtest, DKMS from
+#      the .debs), 6.12 (with DKMS's module), the debug kernel
 #   3. static analysis (W=1, sparse, checkpatch) as TAP
 # Exits non-zero if any test failed or a stage could not run.
 set -uo pipefail
@@ -188,15 +189,26 @@ scripts/static-check.sh >"$build/static.log" 2>&1
 st=$?
 count_tap "static analysis ($(($(date +%s) - ts)) s)" "$build/static.log" $st
 
-# 8. DKMS add/build/install for the 6.1 headers; the installed module in the VM
+# 8. the Debian packages (make deb; docs/decisions.md#packaging): lintian,
+#    autopkgtest (null virt server) and the packaged install path: dpkg -i,
+#    DKMS builds nnq.ko for 6.1 and 6.12, the 6.1 module in the VM (under
+#    udevd with the packaged rule, then every kselftest), dpkg --purge
+ts=$(date +%s)
+make -s deb >"$build/deb.log" 2>&1 || tail -20 "$build/deb.log"
+echo "check: make deb $(($(date +%s) - ts)) s (log: $build/deb.log)"
 ts=$(date +%s)
 NEURON_DKMS_LOG=$build/vm/dkms.log selftests/dkms/dkms-test.sh --qemu "$qemu" >/dev/null 2>&1
 st=$?
-count_tap "DKMS ($(($(date +%s) - ts)) s)" "$build/vm/dkms.log" $st
+count_tap "DKMS from the packages ($(($(date +%s) - ts)) s)" "$build/vm/dkms.log" $st
 
-# 9. VM on bookworm-backports' 6.12 kernel, module built in build/kernel-6.12
+# 9. VM on bookworm-backports' 6.12 kernel with the module DKMS built from
+#    the neuron-dkms .deb and neuron-nq from the packages (step 8); the lane
+#    builds its own in build/kernel-6.12 if step 8 left none
 ts=$(date +%s)
-NEURON_VM_LOG=$build/vm/lane-6.12.log selftests/vm/lane-6.12.sh --qemu "$qemu" >/dev/null 2>&1
+pkg612=()
+[ -f "$build/dkms/6.12/nnq.ko" ] && pkg612+=(--module "$build/dkms/6.12/nnq.ko")
+[ -x "$build/dkms/root/usr/bin/neuron-nq" ] && pkg612+=(--root "$build/dkms/root")
+NEURON_VM_LOG=$build/vm/lane-6.12.log selftests/vm/lane-6.12.sh --qemu "$qemu" "${pkg612[@]}" >/dev/null 2>&1
 st=$?
 count_tap "VM 6.12 ($(($(date +%s) - ts)) s)" "$build/vm/lane-6.12.log" $st
 

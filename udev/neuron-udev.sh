@@ -10,6 +10,9 @@
 #            60-neuron.rules into /etc/udev/rules.d (mode 0644); if udevd
 #            runs, reloads the rules and re-triggers the nnq devices so
 #            existing nodes get group neuron, mode 0660 at once
+#            -- unless a package (neuron-dkms) ships the rule in udev's
+#            own directory (/lib/udev/rules.d or /usr/lib/udev/rules.d):
+#            then dpkg owns it and nothing is written to /etc
 #   remove:  removes the rules file once the module is installed for no
 #            kernel any more (any version); keeps the group: files
 #            elsewhere may be owned by its GID, and a later group that
@@ -25,6 +28,7 @@ group=neuron
 rules_dir=${NEURON_UDEV_RULES_DIR:-/etc/udev/rules.d}
 rules=60-neuron.rules
 here=$(cd "$(dirname "$0")" && pwd)
+packaged_dirs=${NEURON_UDEV_PACKAGED_DIRS:-/lib/udev/rules.d /usr/lib/udev/rules.d}
 
 say() { echo "neuron-udev: $*"; }
 
@@ -33,6 +37,14 @@ say() { echo "neuron-udev: $*"; }
 udev_running() {
 	command -v udevadm >/dev/null 2>&1 && [ -S /run/udev/control ] &&
 		udevadm control --ping --timeout=5 >/dev/null 2>&1
+}
+
+# the rule as a package installed it (debian/neuron-dkms.install)
+packaged_rule() {
+	for d in $packaged_dirs; do
+		[ -e "$d/$rules" ] && { echo "$d/$rules"; return 0; }
+	done
+	return 1
 }
 
 udev_reload() {
@@ -68,9 +80,13 @@ install)
 		say "could not create group $group: /dev/nnq* stays root-only"
 		st=1
 	fi
-	mkdir -p "$rules_dir" &&
-		install -m 0644 "$here/$rules" "$rules_dir/$rules" &&
-		say "installed $rules_dir/$rules" || st=1
+	if shipped=$(packaged_rule); then
+		say "rule shipped by the package as $shipped: nothing installed into $rules_dir"
+	else
+		mkdir -p "$rules_dir" &&
+			install -m 0644 "$here/$rules" "$rules_dir/$rules" &&
+			say "installed $rules_dir/$rules" || st=1
+	fi
 	udev_reload
 	exit $st
 	;;

@@ -1,45 +1,71 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# DKMS test: packages the driver the way an operator installs it and loads
-# the installed module in the VM.
-#   1. copies dkms.conf, kernel/ (sources only), include/ and udev/ into
-#      /usr/src/neuron-<PACKAGE_VERSION>
-#   2. dkms add, dkms build and dkms install for the installed Debian 6.1
-#      headers (-k KVER: the host may run another kernel)
-#   3. checks the module dkms installed under /lib/modules/KVER/updates/dkms/
-#      (vermagic, dkms status), and what its POST_INSTALL hook
-#      (udev/neuron-udev.sh) did: the system group "neuron", the rule
-#      /etc/udev/rules.d/60-neuron.rules (group neuron, mode 0660, nothing
-#      for "other"); the hook's remove keeps the rule while another kernel
-#      still has the module (on a scratch dkms tree)
-#   4. boots the VM with THAT module file and the installed rule under a real
-#      systemd-udevd (the host's udevadm, package udev): the rule parses, the
-#      node comes up root:neuron 0660, a member of the group opens it
-#      read-write, anyone else gets EACCES even read-only; then boots it
-#      again with the main lane's payload (device-model tests, every
-#      kselftest, guest-tests.sh)
-#   5. removes the registration and the source copy again (also first, if a
-#      previous run left them), checks the rule went and the group stayed,
-#      and leaves the host as it found it: the group is deleted only if this
-#      run created it, a rules file that was there before is put back
+# The packaged install path (docs/decisions.md#packaging): the .debs that
+# `make deb` built (build/deb/), checked, installed on the host the way an
+# operator installs them, and the module DKMS built from them loaded in the VM.
+#   1. the four packages are there, at dkms.conf's version; lintian reports
+#      no error (its warnings are printed as comments); each package holds
+#      what it must (neuron-dkms: dkms.conf and every kernel/ source file
+#      under /usr/src/neuron-<version>, the udev rule; libneuron0: SONAME
+#      libneuron.so.0 and a shlibs file; libneuron-dev: headers, neuron.pc,
+#      the CMake package; neuron-tools: neuron-nq, man page, completion)
+#   2. Debian's autopkgtest (null virt server, on this host) runs
+#      debian/tests/: apt installs neuron-dkms from the .deb, whose postinst
+#      creates the system group "neuron" and lets DKMS build and install
+#      nnq.ko for the installed Debian 6.1 headers (KVER), and the test
+#      checks `dkms status`; then a C++ consumer of libneuron-dev built with
+#      find_package(neuron) and pkg-config
+#   3. dpkg -i of the packages autopkgtest did not install; checks the
+#      module (vermagic, dkms status), the group, the packaged rule /lib/udev/rules.d/60-neuron.rules (owned
+#      by neuron-dkms, group neuron, mode 0660, nothing for "other"), that
+#      the DKMS hook wrote no copy into /etc, and the hook itself on scratch
+#      trees (install into /etc without a packaged rule; remove keeps the
+#      rule while another kernel still has the module)
+#   4. DKMS builds the same registered source for bookworm-backports' 6.12
+#      headers (fetch-kernel.sh --headers 6.12); the module is left in
+#      build/dkms/6.12/nnq.ko for the 6.12 lane (scripts/check.sh passes it
+#      to selftests/vm/lane-6.12.sh --module)
+#   5. boots the VM with the module DKMS installed, the packaged rule under a
+#      real systemd-udevd (the host's udevadm, package udev) and neuron-nq and
+#      libneuron.so.0 from the packages (dpkg -x into build/dkms/root): the
+#      rule parses, the node comes up root:neuron 0660, a member of the group
+#      opens it read-write and runs examples/hello.nq with the packaged
+#      neuron-nq, anyone else gets EACCES even read-only; then boots it again
+#      with the main lane's payload (device-model tests, every kselftest,
+#      guest-tests.sh)
+#   6. dpkg --purge of all four: the module, the registration, the sources
+#      and the rule go, the group stays; the host is left as it was found
+#      (the group is deleted only if this run created it, a rules file in
+#      /etc that was there before is put back)
 # Prints TAP; everything goes to $NEURON_DKMS_LOG (default build/vm/dkms.log),
-# the host's lines first, then the VM console: scripts/check.sh counts it.
-# Exits non-zero on any failure. Root only.
+# the host's lines first, then the VM consoles: scripts/check.sh counts it.
+# Exits non-zero on any failure. Root only. Needs `make deb` (and, for the
+# VM boots, `make selftests`).
 #
-# Usage: dkms-test.sh [--qemu PATH] [KVER]
+# Usage: dkms-test.sh [--qemu PATH] [--debs DIR] [KVER]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=$top/build
 log=${NEURON_DKMS_LOG:-$build/vm/dkms.log}
-logs=$build/dkms # dkms's own output
+logs=$build/dkms # dkms's, dpkg's and autopkgtest's own output
 qemu=""
-[ "${1:-}" = --qemu ] && { qemu=$2; shift 2; }
+debs=$build/deb
+while [ $# -gt 0 ]; do
+	case $1 in
+	--qemu) qemu=$2; shift 2 ;;
+	--debs) debs=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
 kver=${1:-$(ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -1 | cut -d/ -f4)}
 name=neuron # the DKMS package; the module it builds is $module.ko
 module=nnq
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 src=/usr/src/$name-$ver
+pkgs=(neuron-dkms libneuron0 libneuron-dev neuron-tools)
+arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 mkdir -p "$(dirname "$log")" "$logs"
 : >"$log"
 
@@ -50,6 +76,11 @@ result() { # result STATUS NAME
 	if [ "$1" -eq 0 ]; then say "ok $n $2"; else say "not ok $n $2"; fails=$((fails + 1)); fi
 }
 quote() { sed 's/^/# /' "$@" | tee -a "$log"; } # a file (or stdin) as TAP comments
+deb_of() { # deb_of PACKAGE: its .deb in $debs
+	local a=$arch
+	[ "$1" = neuron-dkms ] && a=all
+	echo "$debs/${1}_${ver}_$a.deb"
+}
 
 # What dkms leaves behind besides the module, removed again if this test
 # made it: the self-signed MOK it signs modules with (Debian's dkms creates
@@ -59,24 +90,31 @@ for f in /var/lib/dkms/mok.key /var/lib/dkms/mok.pub "/lib/modules/$kver/modules
 	[ -e "$f" ] && keep+=("$f")
 done
 kept() { local k; for k in "${keep[@]}"; do [ "$k" = "$1" ] && return 0; done; return 1; }
-# the device-permission hook's leftovers: the group (kept by dkms remove on
-# purpose) and the rules file, restored to what they were before
+# the device-permission leftovers: the group (kept by the purge on purpose)
+# and a rules file in /etc, restored to what they were before
 group=neuron
-rule=/etc/udev/rules.d/60-neuron.rules
+rule=/lib/udev/rules.d/60-neuron.rules # where neuron-dkms ships it
+etc_rule=/etc/udev/rules.d/60-neuron.rules # where the by-hand DKMS hook puts it
 had_group=0
 getent group "$group" >/dev/null && had_group=1
 saved_rule=""
-if [ -e "$rule" ]; then
+if [ -e "$etc_rule" ]; then
 	saved_rule=$logs/60-neuron.rules.before
-	cp -a "$rule" "$saved_rule"
+	cp -a "$etc_rule" "$saved_rule"
 fi
 
+status_of() { dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null; }
+installed() { [ "$(status_of "$1")" = installed ]; }
+known() { local s; s=$(status_of "$1") && [ -n "$s" ] && [ "$s" != not-installed ]; }
 registered() { dkms status -m "$name" -v "$ver" 2>/dev/null | grep -q .; }
-unregister() {
+purge() { # the packages and any registration a by-hand run left
+	local p present=()
+	for p in "${pkgs[@]}"; do known "$p" && present+=("$p"); done
+	[ ${#present[@]} -gt 0 ] && dpkg --purge "${present[@]}" >"$logs/purge-before.log" 2>&1
 	if registered; then
 		dkms remove -m "$name" -v "$ver" --all >"$logs/remove.log" 2>&1
 	fi
-	rm -rf "$src" "/var/lib/dkms/$name/$ver"
+	rm -rf "/var/lib/dkms/$name/$ver" "$src"
 	rmdir "/var/lib/dkms/$name" 2>/dev/null
 	return 0
 }
@@ -90,9 +128,9 @@ tidy() { # after the last dkms command
 		rmdir /lib/modules/"$kver"/updates/dkms /lib/modules/"$kver"/updates 2>/dev/null
 	fi
 	if [ -n "$saved_rule" ]; then
-		cp -a "$saved_rule" "$rule"
+		cp -a "$saved_rule" "$etc_rule"
 	else
-		rm -f "$rule"
+		rm -f "$etc_rule"
 	fi
 	[ $had_group -eq 0 ] && getent group "$group" >/dev/null && groupdel "$group"
 	return 0
@@ -109,38 +147,140 @@ say "TAP version 13"
 [ -n "$kver" ] && [ -d "/lib/modules/$kver/build" ] ||
 	{ say "# no kernel headers for '$kver' (scripts/setup-host.sh)"; result 1 dkms.headers; finish; }
 command -v dkms >/dev/null || { say "# dkms not installed"; result 1 dkms.installed; finish; }
-say "# $name $ver for $kver (host runs $(uname -r))"
-t0=$(date +%s)
+say "# $name $ver for $kver (host runs $(uname -r)), packages from $debs"
 
-# 1. a clean slate, then the source tree DKMS wants: /usr/src/<name>-<ver>
-unregister
-trap 'unregister; tidy; exit 130' INT TERM
-mkdir -p "$src/kernel"
-cp "$top/dkms.conf" "$src/"
-cp -a "$top/include" "$top/udev" "$src/"
-for f in "$top"/kernel/Kbuild "$top"/kernel/Makefile "$top"/kernel/*.c "$top"/kernel/*.h; do
-	case $f in *.mod.c) continue ;; esac
-	cp "$f" "$src/kernel/"
+# 1. the packages: there, at dkms.conf's version, lintian-clean, complete
+missing=0
+for p in "${pkgs[@]}"; do
+	d=$(deb_of "$p")
+	st=1
+	if [ -f "$d" ]; then
+		v=$(dpkg-deb -f "$d" Version)
+		say "# $(basename "$d"): version $v, $(stat -c %s "$d") bytes"
+		[ "$v" = "$ver" ] && st=0
+	else
+		say "# no $d (make deb)"
+		missing=1
+	fi
+	result $st "deb.$p.built_at_dkms_conf_version"
 done
+[ $missing -eq 0 ] || finish
+ts=$(date +%s)
+changes=$(ls "$debs"/*.changes 2>/dev/null | head -1)
+lintian --fail-on error --tag-display-limit 0 --info "$changes" >"$logs/lintian.log" 2>&1
+lst=$?
+grep -E '^[EW]: ' "$logs/lintian.log" | quote
+nerr=$(grep -c '^E: ' "$logs/lintian.log")
+nwarn=$(grep -c '^W: ' "$logs/lintian.log")
+say "# lintian: $nerr errors, $nwarn warnings, $(($(date +%s) - ts)) s"
+[ -n "$changes" ] && [ $lst -eq 0 ] && [ "$nerr" -eq 0 ]
+result $? deb.lintian_no_errors
+# contents: every kernel/ source of the tree is in the DKMS source directory
+dpkg-deb -c "$(deb_of neuron-dkms)" | awk '{print $6}' | sed 's|^\./||' >"$logs/neuron-dkms.list"
+st=0
+for f in dkms.conf kernel/Kbuild kernel/Makefile $(cd "$top" && ls kernel/*.c kernel/*.h | grep -v '\.mod\.c$') \
+	udev/60-neuron.rules udev/neuron-udev.sh include/uapi/linux/neuron.h; do
+	grep -qx "usr/src/$name-$ver/$f" "$logs/neuron-dkms.list" || { say "# neuron-dkms lacks usr/src/$name-$ver/$f"; st=1; }
+done
+grep -qx "${rule#/}" "$logs/neuron-dkms.list" || { say "# neuron-dkms lacks $rule"; st=1; }
+result $st deb.neuron-dkms.ships_every_kernel_source_and_the_rule
+rm -rf "$logs/libneuron0"
+mkdir -p "$logs/libneuron0"
+dpkg-deb -x "$(deb_of libneuron0)" "$logs/libneuron0"
+so=$(ls "$logs/libneuron0/usr/lib/$multiarch"/libneuron.so.0.* 2>/dev/null | head -1)
+soname=$(objdump -p "$so" 2>/dev/null | awk '$1 == "SONAME" {print $2}')
+shlibs=$(dpkg-deb -I "$(deb_of libneuron0)" shlibs 2>/dev/null)
+say "# libneuron0: ${so#"$logs"/libneuron0} SONAME ${soname:-none}; shlibs: ${shlibs:-none}"
+[ "$soname" = libneuron.so.0 ] && [ "$shlibs" = "libneuron 0 libneuron0 (>= $ver)" ]
+result $? deb.libneuron0.soname_and_shlibs
+dpkg-deb -c "$(deb_of libneuron-dev)" | awk '{print $6}' | sed 's|^\./||' >"$logs/libneuron-dev.list"
+st=0
+for f in usr/include/libneuron/neuron.hpp usr/include/libneuron/abi/uapi/linux/neuron.h \
+	"usr/lib/$multiarch/pkgconfig/neuron.pc" "usr/lib/$multiarch/cmake/neuron/neuronConfig.cmake" \
+	"usr/lib/$multiarch/libneuron.so"; do
+	grep -qx "$f" "$logs/libneuron-dev.list" || { say "# libneuron-dev lacks $f"; st=1; }
+done
+result $st deb.libneuron-dev.headers_pkgconfig_cmake
+dpkg-deb -c "$(deb_of neuron-tools)" | awk '{print $6}' | sed 's|^\./||' >"$logs/neuron-tools.list"
+st=0
+for f in usr/bin/neuron-nq usr/share/man/man1/neuron-nq.1.gz usr/share/bash-completion/completions/neuron-nq; do
+	grep -qx "$f" "$logs/neuron-tools.list" || { say "# neuron-tools lacks $f"; st=1; }
+done
+result $st deb.neuron-tools.binary_manpage_completion
+# the packaged binaries for the VM: neuron-nq and libneuron.so.0 as dpkg
+# unpacks them
+root=$logs/root
+rm -rf "$root"
+mkdir -p "$root"
+dpkg-deb -x "$(deb_of libneuron0)" "$root" && dpkg-deb -x "$(deb_of neuron-tools)" "$root"
+nq=$root/usr/bin/neuron-nq
+nq_lib=$(LD_LIBRARY_PATH=$root/usr/lib/$multiarch ldd "$nq" 2>/dev/null | awk '$1 == "libneuron.so.0" {print $3}')
+say "# packaged neuron-nq links $nq_lib"
+[ "$nq_lib" = "$root/usr/lib/$multiarch/libneuron.so.0" ]
+result $? deb.neuron-nq_links_packaged_libneuron
 
-# 2. add, build, install
-dkms add -m "$name" -v "$ver" >"$logs/add.log" 2>&1
-st=$?
-[ $st -eq 0 ] || quote "$logs/add.log"
-result $st dkms.add
-dkms build -m "$name" -v "$ver" -k "$kver" >"$logs/build.log" 2>&1
-st=$?
-if [ $st -ne 0 ]; then
-	quote "$logs/build.log"
-	[ -f "/var/lib/dkms/$name/$ver/build/make.log" ] && tail -40 "/var/lib/dkms/$name/$ver/build/make.log" | quote
+# 2. Debian's autopkgtest on this host (virt server null) with the built
+#    packages, on the clean slate: debian/tests/dkms-build (apt installs
+#    neuron-dkms, whose postinst lets DKMS build for the 6.1 headers) and
+#    debian/tests/consumer (libneuron-dev). One run per test, each given only
+#    the .debs it installs: autopkgtest reinstalls every given package that
+#    is installed already, and a reinstalled neuron-dkms means another DKMS
+#    build.
+purge
+trap 'purge; tidy; exit 130' INT TERM
+ts=$(date +%s)
+rm -rf "$logs"/autopkgtest-*
+if command -v autopkgtest >/dev/null; then
+	for t in dkms-build consumer; do
+		case $t in
+		dkms-build) tdebs=("$(deb_of neuron-dkms)") ;;
+		consumer) tdebs=("$(deb_of libneuron0)" "$(deb_of libneuron-dev)") ;;
+		esac
+		t1=$(date +%s)
+		autopkgtest --no-built-binaries --test-name "$t" --output-dir "$logs/autopkgtest-$t" \
+			"${tdebs[@]}" "$debs/neuron/" -- null >"$logs/autopkgtest-$t.log" 2>&1
+		st=$?
+		summary=$logs/autopkgtest-$t/summary
+		say "# autopkgtest $t: status $st, $(($(date +%s) - t1)) s"
+		[ -f "$summary" ] && quote "$summary"
+		grep -qE "^$t +PASS" "$summary" 2>/dev/null
+		r=$?
+		if [ $r -ne 0 ]; then
+			tail -30 "$logs/autopkgtest-$t/$t-stderr" "$logs/autopkgtest-$t/$t-stdout" 2>/dev/null | quote
+			tail -20 "$logs/autopkgtest-$t.log" | quote
+		fi
+		grep -E '^(# |ok: |FAIL)' "$logs/autopkgtest-$t/log" 2>/dev/null | quote
+		result $r "autopkgtest.$t"
+	done
+else
+	say "# autopkgtest not installed (scripts/setup-host.sh)"
+	result 1 autopkgtest.dkms-build
+	result 1 autopkgtest.consumer
 fi
-result $st dkms.build
-dkms install -m "$name" -v "$ver" -k "$kver" >"$logs/install.log" 2>&1
-st=$?
-[ $st -eq 0 ] || quote "$logs/install.log"
-result $st dkms.install
+say "# autopkgtest: $(($(date +%s) - ts)) s"
 
-# 3. the installed module: where an operator's modprobe finds it
+# 3. dpkg -i of what autopkgtest did not install (all four if it installed
+#    nothing): neuron-dkms's postinst made the group, DKMS the module
+t0=$(date +%s)
+debfiles=()
+for p in "${pkgs[@]}"; do
+	[ "$(dpkg-query -W -f='${Version} ${db:Status-Status}' "$p" 2>/dev/null)" = "$ver installed" ] &&
+		{ say "# $p $ver installed by autopkgtest's apt"; continue; }
+	debfiles+=("$(deb_of "$p")")
+done
+st=0
+: >"$logs/install.log"
+[ ${#debfiles[@]} -gt 0 ] && { dpkg -i "${debfiles[@]}" >"$logs/install.log" 2>&1; st=$?; }
+[ $st -eq 0 ] || quote "$logs/install.log"
+for p in "${pkgs[@]}"; do installed "$p" || { say "# $p not installed"; st=1; }; done
+result $st deb.dpkg_install
+say "# dpkg -i of ${#debfiles[@]} package(s): $(($(date +%s) - t0)) s"
+grep -hE '^neuron-udev:|^Building|^Installing|Error' "$logs/autopkgtest-dkms-build.log" "$logs/install.log" 2>/dev/null | quote
+st=0
+[ -f "$src/dkms.conf" ] || st=1
+result $st dkms.source_registered_in_usr_src
+
+# the installed module: where an operator's modprobe finds it
 ko=$(ls /lib/modules/"$kver"/updates/dkms/"$module".ko* 2>/dev/null | head -1)
 st=1
 if [ -n "$ko" ]; then
@@ -152,28 +292,26 @@ result $st dkms.module_installed
 dkms status -m "$name" -v "$ver" -k "$kver" 2>&1 | quote
 dkms status -m "$name" -v "$ver" -k "$kver" 2>/dev/null | grep -q ': installed'
 result $? dkms.status_installed
-say "# dkms add+build+install: $(($(date +%s) - t0)) s"
 
-# 3b. the POST_INSTALL hook: its messages, the group, the rule
-grep '^neuron-udev:' "$logs/install.log" | quote
+# the group the postinst made
 gid=$(getent group "$group" | cut -d: -f3)
-# the system range of groupadd --system (shadow's defaults unless
-# /etc/login.defs sets them)
+# the system range of addgroup --system (adduser's and shadow's defaults
+# unless /etc/adduser.conf or /etc/login.defs set them)
 defs() { sed -n "s/^[[:space:]]*$1[[:space:]]\+\([0-9]\+\).*/\1/p" /etc/login.defs 2>/dev/null | tail -1; }
 gid_min=$(defs GID_MIN)
 sys_min=$(defs SYS_GID_MIN)
 sys_max=$(defs SYS_GID_MAX)
-sys_min=${sys_min:-101}
+sys_min=${sys_min:-100}
 sys_max=${sys_max:-$((${gid_min:-1000} - 1))}
 say "# group $group: gid ${gid:-none} (system range $sys_min-$sys_max, existed before: $had_group)"
 [ -n "$gid" ] && [ "$gid" -ge "$sys_min" ] && [ "$gid" -le "$sys_max" ]
 result $? dkms.group_neuron_system
-# installed as shipped, root's, not writable by others
+# the packaged rule: as shipped, root's, not writable by others, dpkg's
 st=1
 if [ -f "$rule" ]; then
-	say "# $rule: $(stat -c '%A %U:%G' "$rule")"
-	grep -v '^#' "$rule" | grep . | quote
-	cmp -s "$rule" "$top/udev/60-neuron.rules" && [ "$(stat -c '%a %u' "$rule")" = "644 0" ] && st=0
+	say "# $rule: $(stat -c '%A %U:%G' "$rule"), $(dpkg -S "$rule" 2>&1)"
+	cmp -s "$rule" "$top/udev/60-neuron.rules" && [ "$(stat -c '%a %u' "$rule")" = "644 0" ] &&
+		dpkg -S "$rule" 2>/dev/null | grep -q '^neuron-dkms:' && st=0
 else
 	say "# no $rule"
 fi
@@ -198,32 +336,80 @@ if [ -f "$rule" ]; then
 	fi
 fi
 result $st dkms.udev_rule_0660_group_neuron
-# the hook's remove on a scratch dkms tree: the rule stays while a
-# kernel-<kver>-<arch> link says another kernel has the module, and goes
-# with the last one
+# with the packaged rule the DKMS hook writes nothing into /etc
+st=0
+if [ -z "$saved_rule" ] && [ -e "$etc_rule" ]; then
+	say "# the DKMS hook installed $etc_rule beside the packaged $rule"
+	st=1
+fi
+result $st dkms.hook_leaves_etc_alone_when_packaged
+
+# the hook on scratch trees: install writes the rule into the rules
+# directory when no package ships one; remove keeps the rule while a
+# kernel-<kver>-<arch> link says another kernel has the module, and removes
+# it with the last one
 scratch=$(mktemp -d)
-mkdir -p "$scratch/neuron/$ver/source" "$scratch/rules"
-cp "$top/udev/60-neuron.rules" "$scratch/rules/"
+mkdir -p "$scratch/neuron/$ver/source" "$scratch/rules" "$scratch/none"
 ln -s "$ver/0.0.0-other/x86_64" "$scratch/neuron/kernel-0.0.0-other-x86_64"
-hook() { (cd "$scratch/neuron/$ver/source" && NEURON_UDEV_RULES_DIR=$scratch/rules "$top/udev/neuron-udev.sh" remove) 2>&1 | quote; }
-hook
+hook() { (cd "$scratch/neuron/$ver/source" && NEURON_UDEV_RULES_DIR=$scratch/rules \
+	NEURON_UDEV_PACKAGED_DIRS=$scratch/none "$top/udev/neuron-udev.sh" "$1") 2>&1 | quote; }
+hook install
+cmp -s "$scratch/rules/60-neuron.rules" "$top/udev/60-neuron.rules"
+result $? dkms.hook_install_without_package
+hook remove
 st=1
 [ -e "$scratch/rules/60-neuron.rules" ] && st=0
 rm "$scratch/neuron/kernel-0.0.0-other-x86_64"
-hook
+hook remove
 [ -e "$scratch/rules/60-neuron.rules" ] && st=1
 rm -rf "$scratch"
 result $st dkms.hook_remove_waits_for_last_kernel
 
-# udev_vm KERNEL MODULE: the installed rule applied by a real systemd-udevd
+# 4. the same registered source for the 6.12 headers (the 6.12 lane's module)
+k612dir=$("$top/selftests/vm/fetch-kernel.sh" --headers 6.12 2>>"$logs/fetch-6.12.log" | tail -1)
+k612=""
+[ -n "$k612dir" ] && k612=$(cat "$k612dir/include/config/kernel.release" 2>/dev/null)
+st=1
+out612=$build/dkms/6.12
+rm -rf "$out612"
+if [ -n "$k612" ]; then
+	ts=$(date +%s)
+	dkms build -m "$name" -v "$ver" -k "$k612" --kernelsourcedir "$k612dir" >"$logs/build-6.12.log" 2>&1
+	st=$?
+	built=/var/lib/dkms/$name/$ver/$k612/$(uname -m)/module
+	f=$(ls "$built/$module".ko* 2>/dev/null | head -1)
+	if [ $st -eq 0 ] && [ -n "$f" ]; then
+		mkdir -p "$out612"
+		case $f in
+		*.xz) xz -dc "$f" >"$out612/$module.ko" ;;
+		*.zst) zstd -qdc "$f" >"$out612/$module.ko" ;;
+		*) cp "$f" "$out612/$module.ko" ;;
+		esac
+		magic=$(modinfo -F vermagic "$out612/$module.ko" 2>/dev/null | cut -d' ' -f1)
+		say "# dkms build for $k612 ($k612dir): $out612/$module.ko, vermagic $magic, $(($(date +%s) - ts)) s"
+		[ "$magic" = "$k612" ] || st=1
+	else
+		quote "$logs/build-6.12.log"
+		[ -f "/var/lib/dkms/$name/$ver/build/make.log" ] && tail -40 "/var/lib/dkms/$name/$ver/build/make.log" | quote
+		st=1
+	fi
+else
+	say "# no 6.12 headers (selftests/vm/fetch-kernel.sh --headers 6.12)"
+	quote "$logs/fetch-6.12.log"
+fi
+result $st dkms.build_for_6.12
+
+# udev_vm KERNEL MODULE: the packaged rule applied by a real systemd-udevd
 # in the VM (the host's udevadm, which is also systemd-udevd by its name),
 # with the host's neuron group line and two users: nmember (in the group by
-# its supplementary groups only) and nother
+# its supplementary groups only) and nother; nmember runs hello.nq with the
+# packaged neuron-nq
 udev_vm() {
 	local payload=$logs/udev-payload ts st
 	rm -rf "$payload"
 	mkdir -p "$payload/udev"
 	cp "$rule" "$payload/udev/"
+	cp "$top/examples/hello.nq" "$payload/"
 	getent group "$group" | cut -d: -f1-3 >"$payload/udev/group"
 	cat >"$payload/udev-check.sh" <<'GUEST'
 #!/bin/sh
@@ -233,9 +419,9 @@ result() {
 	if [ "$1" -eq 0 ]; then echo "ok $n dkms.udev.$2"; else echo "not ok $n dkms.udev.$2"; fails=$((fails + 1)); fi
 }
 u=/opt/neuron/udev
-mkdir -p /run /etc/udev/rules.d
+mkdir -p /run /lib/udev/rules.d /etc/udev/rules.d
 mount -t tmpfs tmpfs /run
-cp $u/60-neuron.rules /etc/udev/rules.d/
+cp $u/60-neuron.rules /lib/udev/rules.d/
 # AWS's driver installs a rule making every node named neuron* mode 0666
 # (docs/decisions.md#names); with it present our node must stay 0660
 echo 'KERNEL=="neuron*", MODE="0666"' >/etc/udev/rules.d/90-foreign-neuron.rules
@@ -266,6 +452,12 @@ result $? member_opens_read_write
 su -s /bin/sh nother -c 'exec 3</dev/nnq0' 2>&1 | sed 's/^/# nother: /'
 ! su -s /bin/sh nother -c 'exec 3</dev/nnq0' 2>/dev/null
 result $? other_cannot_open_read_only
+# the packaged neuron-nq (and libneuron.so.0) as the group member
+su -s /bin/sh nmember -c 'neuron-nq run /opt/neuron/hello.nq' >/tmp/nq.out 2>&1
+st=$?
+sed 's/^/# neuron-nq: /' /tmp/nq.out
+[ $st -eq 0 ] && grep -q '^status: OK' /tmp/nq.out
+result $? member_runs_hello_with_packaged_neuron_nq
 # udevd names the file and line of a rule it cannot parse
 sed 's/^/# udevd: /' /tmp/udevd.log
 ! grep -q '60-neuron.rules' /tmp/udevd.log
@@ -278,16 +470,16 @@ echo "# dkms.udev: $fails of $n checks failed"
 GUEST
 	chmod +x "$payload/udev-check.sh"
 	ts=$(date +%s)
-	NEURON_VM_LOG=$log.udev "$top/selftests/vm/run-vm.sh" --qemu "$qemu" \
-		--kernel "$1" --module "$2" --bin "$udevadm" --payload "$payload" \
+	LD_LIBRARY_PATH=$root/usr/lib/$multiarch NEURON_VM_LOG=$log.udev "$top/selftests/vm/run-vm.sh" --qemu "$qemu" \
+		--kernel "$1" --module "$2" --bin "$udevadm" --bin "$nq" --payload "$payload" \
 		--timeout 300 -- /opt/neuron/udev-check.sh >/dev/null 2>&1
 	st=$?
 	tr -d '\r' <"$log.udev" >>"$log"
-	say "# VM under udev with the installed rule: status $st, $(($(date +%s) - ts)) s"
+	say "# VM under udev with the packaged rule: status $st, $(($(date +%s) - ts)) s"
 	result $st dkms.udev_vm
 }
 
-# 4. the installed file in the VM: under udev, then the main lane's payload
+# 5. the installed file in the VM: under udev, then the main lane's payload
 if [ -n "$ko" ]; then
 	mod=$logs/$module.ko
 	mkdir -p "$(dirname "$mod")"
@@ -302,10 +494,10 @@ if [ -n "$ko" ]; then
 	kernel=$("$top/selftests/vm/fetch-kernel.sh" "$kver" | tail -1)
 	[ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1)
 	udevadm=$(command -v udevadm || true)
-	if [ -n "$kernel" ] && [ -n "$qemu" ] && [ -n "$udevadm" ] && [ -f "$rule" ]; then
+	if [ -n "$kernel" ] && [ -n "$qemu" ] && [ -n "$udevadm" ] && [ -f "$rule" ] && [ -x "$nq" ]; then
 		udev_vm "$kernel" "$mod"
 	else
-		say "# no QEMU, guest kernel, udevadm (package udev) or installed rule"
+		say "# no QEMU, guest kernel, udevadm (package udev), packaged rule or packaged neuron-nq"
 		result 1 dkms.udev_vm
 	fi
 	ts=$(date +%s)
@@ -315,7 +507,7 @@ if [ -n "$ko" ]; then
 			--timeout 1200 -- /opt/neuron/guest-tests.sh >/dev/null 2>&1
 		st=$?
 		tr -d '\r' <"$log.vm" >>"$log"
-		say "# VM with the dkms-installed module: status $st, $(($(date +%s) - ts)) s"
+		say "# VM with the DKMS-installed module: status $st, $(($(date +%s) - ts)) s"
 		result $st dkms.vm_run
 	else
 		say "# no QEMU or guest kernel"
@@ -323,13 +515,17 @@ if [ -n "$ko" ]; then
 	fi
 fi
 
-# 5. leave the host clean: POST_REMOVE took the rule and kept the group
-unregister
-grep '^neuron-udev:' "$logs/remove.log" 2>/dev/null | quote
+# 6. dpkg --purge: the module, registration, sources and rule go, the group stays
+dpkg --purge "${pkgs[@]}" >"$logs/purge.log" 2>&1
+st=$?
+[ $st -eq 0 ] || quote "$logs/purge.log"
+for p in "${pkgs[@]}"; do known "$p" && { say "# $p still known to dpkg: $(status_of "$p")"; st=1; }; done
+result $st deb.dpkg_purge
 st=0
-[ -e "$rule" ] && { say "# $rule still there after dkms remove"; st=1; }
-getent group "$group" >/dev/null || { say "# dkms remove deleted group $group"; st=1; }
+[ -e "$rule" ] && { say "# $rule still there after the purge"; st=1; }
+getent group "$group" >/dev/null || { say "# the purge deleted group $group"; st=1; }
 result $st dkms.remove_takes_rule_keeps_group
+purge
 tidy
 st=0
 registered && st=1

@@ -18,14 +18,27 @@
 # status. Needs `make selftests userspace` (build/selftests,
 # build/userspace/neuron-nq) and scripts/setup-host.sh.
 #
-# Usage: lane-6.12.sh [--qemu PATH]
+# The packaged path (docs/decisions.md#packaging): `--module KO` boots with
+# that module instead of building one (scripts/check.sh passes the one DKMS
+# built from the neuron-dkms .deb for the 6.12 headers,
+# selftests/dkms/dkms-test.sh), and `--root DIR` takes neuron-nq and
+# libneuron.so.0 from DIR, where dpkg -x unpacked libneuron0 and neuron-tools.
+#
+# Usage: lane-6.12.sh [--qemu PATH] [--module KO] [--root DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=$top/build
 log=${NEURON_VM_LOG:-$build/vm/lane-6.12.log}
-qemu=""
-[ "${1:-}" = --qemu ] && qemu=$2
+qemu="" ko="" root=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--qemu) qemu=$2; shift 2 ;;
+	--module) ko=$2; shift 2 ;;
+	--root) root=$2; shift 2 ;;
+	*) echo "lane-6.12: unknown option $1" >&2; exit 2 ;;
+	esac
+done
 mkdir -p "$(dirname "$log")"
 : >"$log"
 
@@ -37,9 +50,15 @@ kdir=$("$here/fetch-kernel.sh" --headers 6.12 | tail -1) || lane_fail_early fetc
 [ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1) || lane_fail_early qemu "QEMU build failed"
 
 # the module, in its own tree: sources only, so no 6.1 object is reused
-obj=$build/kernel-6.12
-lane_build_module "$obj" "$kdir" ||
-	lane_fail_early module_build "nnq.ko does not build against $kdir"
+# (unless given one: DKMS's)
+if [ -n "$ko" ]; then
+	[ -f "$ko" ] || lane_fail_early module_build "no $ko"
+else
+	obj=$build/kernel-6.12
+	lane_build_module "$obj" "$kdir" ||
+		lane_fail_early module_build "nnq.ko does not build against $kdir"
+	ko=$obj/kernel/nnq.ko
+fi
 
 # the main lane's payload (scripts/check.sh), then the YNL tool with python
 # and our spec (ynl-payload.sh) and neuron-nq, which runs the program whose
@@ -47,7 +66,12 @@ lane_build_module "$obj" "$kdir" ||
 payload=$build/lane-6.12-payload
 lane_payload "$payload" || lane_fail_early payload "no kselftests in $build/selftests (make selftests)"
 nq=$build/userspace/neuron-nq
-[ -x "$nq" ] || lane_fail_early neuron_nq "no $nq (make userspace)"
+libpath=${LD_LIBRARY_PATH:-}
+if [ -n "$root" ]; then
+	nq=$root/usr/bin/neuron-nq
+	libpath=$root/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+fi
+[ -x "$nq" ] || lane_fail_early neuron_nq "no $nq (make userspace, or the packages' root)"
 "$here/ynl-payload.sh" "$payload" || lane_fail_early ynl_payload "ynl-payload.sh failed"
 # trace-cmd and bookworm-backports' 6.12 perf for the tracepoints' checks
 # (guest-tests.sh --trace, docs/architecture.md#tracepoints)
@@ -63,7 +87,7 @@ exit $st
 GUEST
 chmod +x "$payload/lane-6.12-guest.sh"
 
-echo "lane-6.12: $(basename "$(dirname "$kernel")") with $obj/kernel/nnq.ko" >&2
-NEURON_VM_LOG=$log exec "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \
-	--module "$obj/kernel/nnq.ko" --payload "$payload" --bin "$nq" --timeout 1500 \
+echo "lane-6.12: $(basename "$(dirname "$kernel")") with $ko and $nq" >&2
+LD_LIBRARY_PATH=$libpath NEURON_VM_LOG=$log exec "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \
+	--module "$ko" --payload "$payload" --bin "$nq" --timeout 1500 \
 	-- /opt/neuron/lane-6.12-guest.sh
