@@ -128,7 +128,7 @@ tr -d '\r' <"$build/vm/tests.log" | grep -E '^# torn: [0-9]' || true
 # 2b. VM: the torn-record negative control. The device writes host-ring
 #     records header word first (fault-torn-header-first=on); torn_test,
 #     told so on the command line, must then find torn records (it stops
-#     at 100 of them), which shows its checks can see a torn record
+#     at 5 of them), which shows its checks can see a torn record
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/torn-control.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
