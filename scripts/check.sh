@@ -10,9 +10,10 @@
 #   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
-#      vectors, clean dmesg, rmmod), the sunda lane, the device-fault lane,
-#      end to end, the Debian packages (lintian, autopkgtest, DKMS from
-#      the .debs), 6.12 (with DKMS's module), the debug kernel
+#      vectors, clean dmesg, rmmod), the torn-record negative control,
+#      the sunda lane, the device-fault lane, end to end, the Debian
+#      packages (lintian, autopkgtest, DKMS from the .debs), 6.12 (with
+#      DKMS's module), the debug kernel
 #   3. static analysis (W=1, sparse, checkpatch) as TAP
 # Exits non-zero if any test failed or a stage could not run.
 set -uo pipefail
@@ -134,10 +135,27 @@ selftests/vm/trace-payload.sh "$trace_payload" 6.1 ||
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
-	--payload "$trace_payload" --smp 4 --memory 1024 --timeout 1800 \
+	--payload "$trace_payload" --append "neuron.torn_records=10000000" \
+	--smp 4 --memory 1024 --timeout 1800 \
 	-- /opt/neuron/guest-tests.sh --trace >/dev/null 2>&1
 st=$?
 count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $st
+tr -d '\r' <"$build/vm/tests.log" | grep -E '^# torn: [0-9]' || true
+
+# 2b. VM: the torn-record negative control. The device writes host-ring
+#     records header word first (fault-torn-header-first=on); torn_test,
+#     told so on the command line, must then find torn records (it stops
+#     at 5 of them), which shows its checks can see a torn record
+ts=$(date +%s)
+NEURON_VM_LOG=$build/vm/torn-control.log selftests/vm/run-vm.sh --qemu "$qemu" \
+	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
+	--device fault-torn-header-first=on \
+	--append "neuron.torn_control=1 neuron.torn_records=10000000" \
+	--smp 4 --timeout 900 \
+	-- /opt/neuron/guest-tests.sh --lane vm_torn_control --no-devtests torn_test >/dev/null 2>&1
+st=$?
+count_tap "VM torn-record control ($(($(date +%s) - ts)) s)" "$build/vm/torn-control.log" $st
+tr -d '\r' <"$build/vm/torn-control.log" | grep -E '^# torn: [0-9]' || true
 
 # 3. VM: generation sunda (no DGE path, no feature-flag register)
 ts=$(date +%s)

@@ -672,7 +672,7 @@ static void t_ignore_full_overflow(void)
 	prog_start(0, NEURON_ENGINE_PE, p, 7);
 	CHECK(eng_wait(0, NEURON_ENGINE_PE, NEURON_ENGINE_IDLE, TIMEOUT_MS), "idle");
 	CHECK(qrd(0, 1, NEURON_NQ_TAIL) == 6, "TAIL %u", qrd(0, 1, NEURON_NQ_TAIL));
-	CHECK(qrd(0, 1, NEURON_NQ_HEAD) == 2, "HEAD %u (oldest two overwritten)",
+	CHECK(qrd(0, 1, NEURON_NQ_HEAD) == 0, "HEAD %u moved (software owns it)",
 	      qrd(0, 1, NEURON_NQ_HEAD));
 	CHECK(qrd(0, 1, NEURON_NQ_OVERFLOW_COUNT) == ovf0 + 2, "OVERFLOW_COUNT");
 	CHECK(qrd(0, 1, NEURON_NQ_STATUS) & NEURON_NQ_STATUS_FULL, "FULL");
@@ -688,6 +688,17 @@ static void t_ignore_full_overflow(void)
 	      rec_phase(&r[2]) == 1, "slot 2");
 	CHECK(r[3].explicit_notif.debug_hint_extended == 3 && !rec_swovf(&r[3]) &&
 	      rec_phase(&r[3]) == 1, "slot 3");
+	/* after the lap: HEAD 0 -> 2 (past the two lost) is accepted, no intr_7 */
+	cwr(0, NEURON_NOTIFIC_INTR_STATUS, 1u << NEURON_NOTIFIC_INTR_BAD_HEAD);
+	cwr(0, NEURON_DOORBELL(1), 2);
+	CHECK(qrd(0, 1, NEURON_NQ_HEAD) == 2, "HEAD %u after the write of 2",
+	      qrd(0, 1, NEURON_NQ_HEAD));
+	CHECK(!(intr_status(0) & (1u << NEURON_NOTIFIC_INTR_BAD_HEAD)),
+	      "intr_7 on the HEAD write after a lap");
+	/* and one past TAIL still is not */
+	cwr(0, NEURON_DOORBELL(1), 7);
+	CHECK(qrd(0, 1, NEURON_NQ_HEAD) == 2, "HEAD 7 > TAIL 6 accepted");
+	CHECK(intr_status(0) & (1u << NEURON_NOTIFIC_INTR_BAD_HEAD), "no intr_7 past TAIL");
 }
 
 static void t_full_without_policy(void)

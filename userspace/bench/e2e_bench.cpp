@@ -24,6 +24,17 @@
 //      figure says what waiting costs, which is what eventfd vs polling is
 //      about).
 //
+//  (c) a lossy queue lapped under a live producer (userspace/README.md#lossy-queues):
+//      every engine of core 0 floods a 64-entry ignore-full ring; the Reaper
+//      (threshold 1, eventfd, rescan OFF) delivers to a consumer that stalls
+//      now and then, so the engines lap it again and again. Checks: every
+//      record delivered intact and in per-engine order, delivered + the
+//      Reaper's exact `lost` = every record written, lap recoveries happened,
+//      no BAD_HEAD edge on the event stream, and the last records arrive with
+//      no rescan. Figure: the worst delay from a record's device timestamp
+//      to its delivery, relative to the quickest record (the device clock
+//      and CLOCK_MONOTONIC tick alike but start apart).
+//
 // Output: figures as "# ..." lines, checks as "check NAME ok|fail [why]"
 // (the guest script turns them into TAP), exit status 0 iff every check
 // passed. Figures are never asserted: under TCG absolute times mean little.
@@ -36,6 +47,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -150,6 +162,7 @@ struct Args {
   std::uint32_t threshold = 1;      // eventfd mode: unread records per wake-up edge
   std::uint32_t insns = NEURON_MAX_PROGRAM_INSNS;
   std::string mode = "both";
+  std::uint64_t lossy_records = 100'000;  // (c): 0 skips it
 };
 
 struct Figures {
@@ -407,6 +420,155 @@ bool report(const Figures& f) {
   return ok;
 }
 
+/// (c): see the top of this file. Returns whether every check passed.
+bool run_lossy(const Device& dev, const Args& a) {
+  constexpr unsigned core = 0;
+  constexpr std::uint32_t ring_bytes = 64 * sizeof(Record);
+  const Workload wl = make_workload("lossy", a.insns, 0);
+  const std::uint32_t per_round = kEnginesPerCore * wl.per_run;
+  const auto runs = static_cast<std::uint32_t>((a.lossy_records + per_round - 1) / per_round);
+  const std::uint64_t expected = std::uint64_t{runs} * per_round;
+  fmt::print("# lossy: core {} x {} engines, {} NOTIFY per run, {} runs each ({} records) into a {}-entry "
+             "ignore-full ring, Reaper rescan off\n",
+             core, kEnginesPerCore, wl.per_run, runs, expected, ring_bytes / sizeof(Record));
+  bool ok = true;
+  const auto check = [&](const std::string& name, bool pass, const std::string& why) {
+    fmt::print("check lossy.{} {}{}\n", name, pass ? "ok" : "fail", pass ? "" : " " + why);
+    ok = ok && pass;
+  };
+
+  NotificationQueue::Options o;
+  o.size = ring_bytes;
+  o.flags = NEURON_NQ_F_IGNORE_FULL;
+  o.threshold = 1;
+  o.eventfd = true;
+  auto q = NotificationQueue::create(dev, core, kQueue, o);
+  auto es = dev.open_event_stream();
+  if (!q || !es) {
+    check("ran", false, !q ? q.error().message() : es.error().message());
+    return false;
+  }
+  std::vector<std::unique_ptr<ReapQueue>> queues;
+  queues.push_back(make_reap_queue(std::move(q).value()));
+
+  std::mutex mu;
+  struct Next {
+    bool started = false;
+    std::uint16_t run = 0;
+    std::uint32_t pc = 0;
+  };
+  std::vector<Next> next(kEnginesPerCore);
+  std::uint64_t delivered = 0, torn = 0, disorder = 0, batches = 0;
+  std::int64_t dmin = std::numeric_limits<std::int64_t>::max(), dmax = std::numeric_limits<std::int64_t>::min();
+  std::atomic<std::uint64_t> bad_head{0}, sw_overflow_edges{0};
+
+  Reaper::Options ro;
+  ro.rescan = std::chrono::milliseconds(0);
+  ro.batch = 16;
+  ro.on_records = [&](unsigned, unsigned, std::span<const Record> recs) {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    const std::int64_t now = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    std::lock_guard lk(mu);
+    for (const auto& r : recs) {
+      const std::uint8_t t = r.notific_type();
+      const std::uint32_t pc = r.u32(0) & 0xfffff;
+      if (t < NEURON_ISA_NOTIFICATION_TYPE_PE_INST_START || t > NEURON_ISA_NOTIFICATION_TYPE_SP_EVT_SEM ||
+          r.u16(6) != static_cast<std::uint16_t>(pc * 7 + 1)) {
+        ++torn;
+        continue;
+      }
+      ++delivered;
+      auto& n = next[(t - 4u) / 4u];
+      const std::uint16_t run = r.u16(4);
+      if (n.started && (static_cast<std::uint16_t>(run - n.run) > 0x8000 || (run == n.run && pc < n.pc)))
+        ++disorder;
+      n = {true, run, pc + 1};
+      const std::int64_t d = now - static_cast<std::int64_t>(r.u64(8) / 1000);
+      dmin = std::min(dmin, d);
+      dmax = std::max(dmax, d);
+    }
+    // A slow consumer: every 4th batch stalls 2 ms, long enough for five
+    // engines to lap a 64-entry ring.
+    if (++batches % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  };
+  ro.on_event = [&](const Event& e) {
+    if (e.edge != NEURON_EDGE_NOTIFIC || e.core != core) return;
+    if (e.cause & (1u << NEURON_NOTIFIC_INTR_BAD_HEAD)) bad_head.fetch_add(1);
+    if (e.cause & (1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW)) sw_overflow_edges.fetch_add(1);
+  };
+  auto reaper = Reaper::start(std::move(queues), make_event_source(std::move(es).value()), std::move(ro));
+  if (!reaper) {
+    check("ran", false, reaper.error().message());
+    return false;
+  }
+
+  const auto t0 = clk::now();
+  std::vector<std::uint32_t> runs_left(kEnginesPerCore, runs);
+  std::uint64_t retries = 0;
+  std::size_t active = kEnginesPerCore;
+  std::optional<Error> err;
+  while (active && !err && clk::now() < t0 + std::chrono::seconds(600)) {
+    active = 0;
+    for (unsigned e = 0; e < kEnginesPerCore; ++e) {
+      auto st = dev.engine_status(core, e);
+      if (!st) {
+        err = st.error();
+        break;
+      }
+      if (st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING) {
+        ++active;
+        continue;
+      }
+      if (!runs_left[e]) continue;
+      if (auto s = submit_retry(dev, core, e, wl.prog, false, retries); !s) {
+        err = s.error();
+        break;
+      }
+      --runs_left[e];
+      ++active;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const auto t_prod = clk::now();
+  // The producer is done: the Reaper must reach TAIL without a rescan.
+  std::uint64_t lost = 0;
+  const auto settle = clk::now() + std::chrono::seconds(30);
+  for (;;) {
+    lost = (*reaper)->stats().lost;
+    std::uint64_t got;
+    {
+      std::lock_guard lk(mu);
+      got = delivered + torn;
+    }
+    if (got + lost >= expected || clk::now() > settle) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const auto t1 = clk::now();
+  (*reaper)->stop();
+  const auto st = (*reaper)->stats();
+  auto info = dev.nq_info(core, kQueue);
+  std::lock_guard lk(mu);
+  fmt::print("# lossy: {} records written, {} delivered, {} lost ({} already overwritten when TAIL was read), "
+             "{} lap recoveries, device OVERFLOW_COUNT {}, {} SW_OVERFLOW edges, {:.1f} s\n",
+             expected, delivered, st.lost, st.overwritten, st.resyncs, info ? info->overflow_count : 0,
+             sw_overflow_edges.load(), std::chrono::duration<double>(t1 - t0).count());
+  if (delivered)
+    fmt::print("# lossy: worst arrival-to-delivery delay with rescan off: {:.3f} ms (device timestamp to "
+               "on_records, relative to the quickest record); the producer finished {:.3f} s before the last "
+               "delivery\n",
+               static_cast<double>(dmax - dmin) / 1e6, std::chrono::duration<double>(t1 - t_prod).count());
+  check("ran", !err, err ? err->message() : "");
+  check("records_intact_in_order", torn == 0 && disorder == 0, fmt::format("torn {} out of order {}", torn, disorder));
+  check("delivered_plus_lost_is_written", delivered + st.lost == expected,
+        fmt::format("delivered {} + lost {} != {}", delivered, st.lost, expected));
+  check("lapped_and_recovered", st.resyncs > 0 && st.lost > 0 && info && info->overflow_count > 0,
+        fmt::format("resyncs {} lost {}: the producer never lapped the consumer", st.resyncs, st.lost));
+  check("no_bad_head_edge", bad_head.load() == 0, fmt::format("{} BAD_HEAD edges", bad_head.load()));
+  check("no_rescan", st.rescans == 0 && st.late_records == 0, fmt::format("rescans {}", st.rescans));
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -423,6 +585,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--insns", a.insns, "Instructions per program (NOTIFYs [+ DELAYs] + HALT)")->capture_default_str();
   app.add_option("--mode", a.mode, "eventfd, poll or both")->capture_default_str();
+  app.add_option("--lossy-records", a.lossy_records, "(c) lossy queue: records written (0: skip)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (a.insns < 3 || a.insns > NEURON_MAX_PROGRAM_INSNS) {
     fmt::print(stderr, "e2e_bench: --insns must be 3..{}\n", NEURON_MAX_PROGRAM_INSNS);
@@ -472,5 +636,6 @@ int main(int argc, char** argv) {
   };
   bench(make_workload("flood", a.insns, 0), a.records);
   if (a.paced_records) bench(make_workload("paced", a.insns, a.pace_ns), a.paced_records);
+  if (a.lossy_records) ok = run_lossy(*dev, a) && ok;
   return ok ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -435,6 +436,27 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   const auto* recs = static_cast<const Record*>(q.ring_.data());
   q.view_ = RingView(std::span<const Record>(recs, opt.size / sizeof(Record)),
                      Doorbell::mmio(static_cast<volatile std::uint32_t*>(q.doorbell_.data())), head);
+  q.view_.set_lossy((opt.flags & NEURON_NQ_F_IGNORE_FULL) != 0);
+  return q;
+}
+
+Result<NotificationQueue> NotificationQueue::over(std::span<const Record> ring, Doorbell doorbell, InfoFn info,
+                                                  unsigned core, unsigned queue, std::uint32_t flags,
+                                                  UniqueFd wake) {
+  auto v = RingView::make(ring, doorbell);
+  if (!v) return unexpected(std::move(v).error());
+  if (!info) return unexpected(errc::invalid_argument, fmt::format("queue core {} queue {}: no NQ_INFO", core, queue));
+  NotificationQueue q;
+  q.efd_ = std::move(wake);
+  q.core_ = core;
+  q.queue_ = queue;
+  q.size_ = static_cast<std::uint32_t>(ring.size() * sizeof(Record));
+  q.info_fn_ = std::move(info);
+  std::uint32_t head = 0;
+  if (auto i = q.info()) head = i->head;
+  q.view_ = std::move(v).value();
+  q.view_.resync(head);
+  q.view_.set_lossy((flags & NEURON_NQ_F_IGNORE_FULL) != 0);
   return q;
 }
 
@@ -450,7 +472,8 @@ NotificationQueue::NotificationQueue(NotificationQueue&& o) noexcept
       lost_(o.lost_),
       checked_head_(o.checked_head_),
       checked_(o.checked_),
-      live_(std::exchange(o.live_, false)) {}
+      live_(std::exchange(o.live_, false)),
+      info_fn_(std::move(o.info_fn_)) {}
 
 NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept {
   if (this != &o) {
@@ -467,6 +490,7 @@ NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept 
     checked_head_ = o.checked_head_;
     checked_ = o.checked_;
     live_ = std::exchange(o.live_, false);
+    info_fn_ = std::move(o.info_fn_);
   }
   return *this;
 }
@@ -496,6 +520,7 @@ Status NotificationQueue::bind_eventfd(int efd) const {
 }
 
 Result<NqInfo> NotificationQueue::info() const {
+  if (info_fn_) return info_fn_();
   NqInfo a{};
   a.core = core_;
   a.queue = queue_;
@@ -505,30 +530,104 @@ Result<NqInfo> NotificationQueue::info() const {
 }
 
 DrainResult NotificationQueue::drain(std::span<Record> out) noexcept {
+  if (view_.lossy()) return drain_lossy(out);
   DrainResult r = view_.drain(out);
   if (r.count == 0 && r.lap_suspected) recover(r);
   return r;
 }
 
+// userspace/README.md#lossy-queues. A copy of record j is sound iff the
+// producer had not begun writing record j + entries when the copy was made.
+// The producer writes in order and moves TAIL after each record, so if it
+// had, TAIL read afterwards is >= j + entries: records below
+// TAIL - entries + 1 may be torn or of a later pass, the others are sound.
+DrainResult NotificationQueue::drain_lossy(std::span<Record> out) noexcept {
+  constexpr unsigned kMaxResyncs = 8;
+  DrainResult total;
+  const std::uint32_t entries = view_.entries();
+  const std::uint32_t margin = std::max<std::uint32_t>(1, entries / 4);
+  std::size_t filled = 0;
+  while (filled < out.size()) {
+    const std::uint32_t h0 = view_.head();
+    DrainResult r = view_.drain(out.subspan(filled));
+    total.hw_overflow |= r.hw_overflow;
+    total.sw_overflow |= r.sw_overflow;
+    const bool suspect = r.lap_suspected || r.sw_overflow;
+    if (!suspect) {
+      filled += r.count;
+      if (r.count == 0 || filled == out.size()) break;
+      continue;
+    }
+    // An idle queue whose last record was an overwrite: one NQ_INFO per HEAD
+    // and slot content (a slot lapped since then looks the same stale way
+    // but holds another record).
+    if (r.count == 0 && checked_ && checked_head_ == h0) {
+      std::uint64_t lo, hi;
+      view_.slot_words(h0, lo, hi);
+      if (lo == checked_lo_ && hi == checked_hi_) break;
+    }
+    auto info = this->info();
+    if (!info) {  // cannot tell: keep what was copied, as a backpressured drain would
+      filled += r.count;
+      break;
+    }
+    // The copies (and the slot loads above) happen before TAIL is read.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const std::uint32_t d = info->tail - h0;  // records written from h0 on
+    if (d < entries) {  // the producer never reached h0 + entries: all sound
+      filled += r.count;
+      if (r.count == 0) {
+        checked_ = true;
+        checked_head_ = h0;
+        view_.slot_words(h0, checked_lo_, checked_hi_);
+        break;
+      }
+      continue;
+    }
+    checked_ = false;
+    total.lap_suspected = true;
+    const std::uint32_t unsound = d - entries + 1;  // records h0 .. h0 + unsound - 1
+    total.overwritten += d - entries;
+    if (unsound < r.count) {
+      // Keep the sound tail of the copies; the view is already past them.
+      Record* dst = out.data() + filled;
+      std::memmove(dst, dst + unsound, (r.count - unsound) * sizeof(Record));
+      filled += r.count - unsound;
+      total.lost += unsound;
+      continue;
+    }
+    // Nothing sound: skip to the oldest record, plus a margin.
+    const std::uint32_t p = info->tail - entries + margin;
+    total.lost += p - h0;
+    view_.resync(p);
+    view_.publish_head();
+    if (++total.resyncs >= kMaxResyncs) break;
+  }
+  total.count = filled;
+  lost_ += total.lost;
+  return total;
+}
+
 void NotificationQueue::recover(DrainResult& r) noexcept {
-  // Only when the slot at HEAD is stale but marked overflow; one syscall per
-  // HEAD value at most, so an idle queue whose last record was an overwrite
-  // does not cost a syscall per poll.
+  // Backpressured queues only (drain_lossy handles ignore-full ones): only
+  // when the slot at HEAD is stale but marked overflow; one syscall per HEAD
+  // value at most, so an idle queue whose last record was an overwrite does
+  // not cost a syscall per poll.
   if (checked_ && checked_head_ == view_.head()) return;
-  NqInfo a{};
-  a.core = core_;
-  a.queue = queue_;
-  if (xioctl(fd_.get(), NEURON_IOC_NQ_INFO, &a) < 0) return;
+  auto a = info();
+  if (!a) return;
   checked_ = true;
   checked_head_ = view_.head();
   const std::uint32_t entries = view_.entries();
-  if (a.tail - view_.head() > entries) {
-    const std::uint32_t oldest = a.tail - entries;
+  if (a->tail - view_.head() > entries) {
+    const std::uint32_t oldest = a->tail - entries;
     const std::uint32_t skipped = oldest - view_.head();
     lost_ += skipped;
     r.lost += skipped;
+    r.overwritten += skipped;
     r.sw_overflow = true;
     view_.resync(oldest);
+    view_.publish_head();
     checked_ = false;
   }
 }

@@ -191,7 +191,7 @@ struct Reaper::Impl {
 
   // statistics: written by the reaper thread, read by anyone
   std::atomic<std::uint64_t> wakes{0}, queue_wakes{0}, rescans{0}, drains{0}, records{0}, late_records{0},
-      events_n{0}, overflow_records{0}, lost{0}, completed{0};
+      events_n{0}, overflow_records{0}, lost{0}, overwritten{0}, resyncs{0}, completed{0};
   mutable std::mutex fail_mu;
   std::optional<Error> fail;
 
@@ -279,11 +279,15 @@ struct Reaper::Impl {
     std::uint64_t total = 0;
     for (;;) {
       std::uint64_t got = 0;
+      bool resynced = false;  // a lossy drain stopped after a HEAD write: look again
       for (auto& q : queues) {
         for (;;) {
           const DrainResult r = q->drain(buf);
+          if (r.resyncs) resynced = true;
           drains.fetch_add(1, std::memory_order_relaxed);
           if (r.lost) lost.fetch_add(r.lost, std::memory_order_relaxed);
+          if (r.overwritten) overwritten.fetch_add(r.overwritten, std::memory_order_relaxed);
+          if (r.resyncs) resyncs.fetch_add(r.resyncs, std::memory_order_relaxed);
           if (r.count == 0) break;
           std::uint64_t ovf = 0;
           for (std::size_t i = 0; i < r.count; ++i) ovf += buf[i].sw_overflow() ? 1 : 0;
@@ -294,7 +298,7 @@ struct Reaper::Impl {
         }
       }
       total += got;
-      if (got == 0) break;
+      if (got == 0 && !resynced) break;
     }
     records.fetch_add(total, std::memory_order_relaxed);
     return total;
@@ -451,6 +455,8 @@ Reaper::Stats Reaper::stats() const noexcept {
   s.events = i.events_n.load(std::memory_order_relaxed);
   s.overflow_records = i.overflow_records.load(std::memory_order_relaxed);
   s.lost = i.lost.load(std::memory_order_relaxed);
+  s.overwritten = i.overwritten.load(std::memory_order_relaxed);
+  s.resyncs = i.resyncs.load(std::memory_order_relaxed);
   s.completed = i.completed.load(std::memory_order_relaxed);
   return s;
 }

@@ -8,8 +8,9 @@
  * CTRL.DEVICE_MEM). HEAD and TAIL are free-running record counts; the record
  * for count n goes to slot n % entries with phase ((n / entries) & 1) ^ 1,
  * i.e. 1 on the first pass and flipped on every wrap. The record is written
- * first and TAIL moves after it, so a consumer that sees TAIL (or the phase)
- * move sees the whole record.
+ * first (its header word last) and TAIL moves after it, so a consumer that
+ * sees TAIL (or the phase) move sees the whole record. Software owns HEAD:
+ * the device never writes it, not even when ignore-full overwrites.
  *
  * Interrupt causes are tpb_notific_intr_0..8 (regs.h enum
  * neuron_notific_intr). INTR_STATUS is W1C; the core's MSI-X vector fires on
@@ -158,9 +159,12 @@ bool neuron_notific_traced(NeuronCore *c, unsigned int engine)
 }
 
 /*
- * Stores @rec in slot @slot of queue @qi. Device-memory rings get the 12
- * bytes after the first word first and the word holding the header last, so
- * a consumer polling the phase bit never sees a torn record.
+ * Stores @rec in slot @slot of queue @qi, header last: bytes 4..15 first,
+ * then (after a write barrier) the 32-bit word holding the header byte, for
+ * host rings (two DMA writes) and device-memory rings alike, so a consumer
+ * polling the phase bit never sees a torn record
+ * (docs/hardware.md#nq-write). The negative control
+ * fault-torn-header-first writes a host ring's header word first.
  * Returns false if the write failed (bad address or injected DMA error).
  */
 static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
@@ -168,6 +172,8 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
 {
     NeuronQueue *q = &c->queue[qi];
     uint64_t addr = q->base + (uint64_t)slot * NEURON_ISA_NOTIFICATION_NBYTES;
+    const unsigned int w0 = sizeof(uint32_t);
+    const unsigned int body = NEURON_ISA_NOTIFICATION_NBYTES - w0;
     uint32_t word0;
     uint8_t *p;
 
@@ -175,15 +181,26 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
         return false;
     }
     if (!(q->ctrl & NEURON_NQ_CTRL_DEVICE_MEM)) {
-        return pci_dma_write(c->pdev, addr, rec->bytes,
-                             NEURON_ISA_NOTIFICATION_NBYTES) == MEMTX_OK;
+        if (c->cfg.torn_header_first) {
+            if (pci_dma_write(c->pdev, addr, rec->bytes, w0) != MEMTX_OK) {
+                return false;
+            }
+            smp_wmb();
+            return pci_dma_write(c->pdev, addr + w0, rec->bytes + w0,
+                                 body) == MEMTX_OK;
+        }
+        if (pci_dma_write(c->pdev, addr + w0, rec->bytes + w0,
+                          body) != MEMTX_OK) {
+            return false;
+        }
+        smp_wmb();  /* the body is visible before the phase bit flips */
+        return pci_dma_write(c->pdev, addr, rec->bytes, w0) == MEMTX_OK;
     }
 
     /* Range and 16-byte alignment were checked when the queue was enabled. */
     p = c->mem->ptr + addr;
     memcpy(&word0, rec->bytes, sizeof(word0));
-    memcpy(p + sizeof(word0), rec->bytes + sizeof(word0),
-           NEURON_ISA_NOTIFICATION_NBYTES - sizeof(word0));
+    memcpy(p + w0, rec->bytes + w0, body);
     smp_wmb();      /* the body is visible before the phase bit flips */
     qatomic_set((uint32_t *)p, word0);
     memory_region_set_dirty(c->mem->mr, addr, NEURON_ISA_NOTIFICATION_NBYTES);
@@ -198,8 +215,10 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
  *               phase, software_queue_overflow and the timestamp (byte 8)
  * @stall_queue: set to the queue index on NEURON_PUSH_STALLED, else -1
  *
- * Policy when the ring is full (docs/device-model.md): IGNORE_FULL overwrites
- * the oldest unread record (and wins over backpressure); SW_BACKPRESSURE
+ * Policy when the ring is full (docs/device-model.md): IGNORE_FULL writes at
+ * TAIL over the oldest unread record, marked software_queue_overflow, and
+ * leaves HEAD alone (software owns it, docs/hardware.md#head-doorbell); it
+ * wins over backpressure. SW_BACKPRESSURE
  * makes the producer stall; with neither the record is lost as an input
  * buffer overflow (intr_3). A disabled queue drops the record (intr_1,
  * docs/hardware.md#nq-backpressure); so does a failed ring write (intr_4,
@@ -276,8 +295,11 @@ NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
     q->tail++;
 
     if (overwrite) {
-        /* The oldest unread record is gone: unread starts after it. */
-        q->head = q->tail - entries;
+        /*
+         * Record TAIL - 1 - entries is gone. HEAD stays where software put
+         * it: unread (TAIL - HEAD) now exceeds entries, and the consumer's
+         * next HEAD write anywhere in [HEAD, TAIL] is accepted.
+         */
         q->overflow_count++;
         neuron_notific_raise(c, NEURON_NOTIFIC_INTR_SW_OVERFLOW);
     }
@@ -369,9 +391,12 @@ static void neuron_notific_set_enable(NeuronCore *c, uint32_t val)
 }
 
 /*
- * A HEAD write (descriptor or doorbell page). Accepted iff it neither passes
- * TAIL nor moves back, and moves by at most one ring:
- * TAIL - new <= entries && new - old <= entries (u32 arithmetic).
+ * A HEAD write (descriptor or doorbell page). Software owns HEAD; the device
+ * only checks it: accepted iff it neither moves back nor passes TAIL,
+ * new - old <= TAIL - old (u32 arithmetic), i.e. new in [HEAD, TAIL]. While
+ * nothing was overwritten (TAIL - HEAD <= entries) that is the same as
+ * "TAIL - new <= entries && new - old <= entries"; after an ignore-full lap
+ * it lets the consumer skip the overwritten records in one write.
  */
 static void neuron_nq_write_head(NeuronCore *c, unsigned int qi, uint32_t val)
 {
@@ -385,7 +410,7 @@ static void neuron_nq_write_head(NeuronCore *c, unsigned int qi, uint32_t val)
         return;
     }
     entries = neuron_nq_entries(q);
-    if (q->tail - val > entries || val - q->head > entries) {
+    if (val - q->head > q->tail - q->head) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "neuron-tpb: core %u queue %u: HEAD write 0x%x rejected "
                       "(HEAD 0x%x TAIL 0x%x, %u entries)\n", c->index, qi,

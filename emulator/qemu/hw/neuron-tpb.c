@@ -695,6 +695,7 @@ static void neuron_core_config(NeuronTPBState *s, NeuronCore *c)
         storm % NEURON_NOTIFIC_INTR_BITS : -1;
     c->cfg.insn_delay_ns = s->insn_delay_ns;
     c->cfg.throttle_armed = s->throttle_ctrl & NEURON_THROTTLE_ARMED;
+    c->cfg.torn_header_first = s->fault_torn_header_first;
 }
 
 static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
@@ -882,6 +883,8 @@ static Property neuron_tpb_properties[] = {
                        100),
     DEFINE_PROP_INT32("fault-stuck-busy", NeuronTPBState, fault_stuck_busy,
                       -1),
+    DEFINE_PROP_BOOL("fault-torn-header-first", NeuronTPBState,
+                     fault_torn_header_first, false),
     DEFINE_PROP_END_OF_LIST(),
 };
 

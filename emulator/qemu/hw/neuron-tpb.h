@@ -104,6 +104,10 @@ typedef void NeuronUpcallFn(void *opaque, NeuronCore *c, NeuronUpcall ev,
  * @intr_storm:      tpb_notific_intr cause stuck asserted (-1 none)
  * @insn_delay_ns:   virtual-time gap after every instruction (0 none)
  * @throttle_armed:  THROTTLE_CTRL bit 0 (the global register, mirrored)
+ * @torn_header_first: negative control: host-ring records are written
+ *                   header word first, then the body (property
+ *                   fault-torn-header-first), so a polling consumer can
+ *                   see a torn record
  *
  * Written by neuron-tpb.c only (from the properties at realize, the
  * global page at run time); the blocks read it.
@@ -115,6 +119,7 @@ typedef struct NeuronCoreConfig {
     int intr_storm;
     uint64_t insn_delay_ns;
     bool throttle_armed;
+    bool torn_header_first;
 } NeuronCoreConfig;
 
 /**
@@ -282,6 +287,7 @@ struct NeuronTPBState {
     uint64_t insn_delay_ns;
     uint32_t reset_latency_us;
     int32_t fault_stuck_busy;           /* core, -1 off */
+    bool fault_torn_header_first;       /* host rings: header word first */
     bool vanished;                      /* run-time QOM property */
 
     uint32_t gen;                       /* enum neuron_gen */

@@ -103,7 +103,7 @@ enum neuron_notific_intr {
 	NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR = 4, /* the ring write failed (DMA error) */
 	NEURON_NOTIFIC_INTR_BACKPRESSURE = 5,	/* a full queue stalled an engine */
 	NEURON_NOTIFIC_INTR_ENGINE_FATAL = 6,	/* an engine halted on a fatal error */
-	NEURON_NOTIFIC_INTR_BAD_HEAD = 7,	/* HEAD write outside [TAIL - entries, TAIL] */
+	NEURON_NOTIFIC_INTR_BAD_HEAD = 7,	/* HEAD write outside [HEAD, TAIL] */
 	NEURON_NOTIFIC_INTR_RESERVED = 8
 };
 

@@ -1183,9 +1183,10 @@ TEST_F_TIMEOUT(edge, backpressure_100k_lossless, 180)
 
 /*
  * Ignore-full: 10 records into a 4-entry ring nobody reads. The 6 written
- * over unread ones carry software_queue_overflow and are counted; the
- * device moved HEAD past the lost ones, and a consumer that resumes from
- * its own HEAD sees the flag and the gap in the sequence numbers.
+ * over unread ones carry software_queue_overflow and are counted. HEAD is
+ * software's (docs/hardware.md#head-doorbell): the device leaves it at 0,
+ * and the consumer's HEAD writes after the lap (7, 8, 9, 10: past the
+ * overwritten records) are accepted without a BAD_HEAD edge.
  */
 TEST_F(edge, ignore_full_overwrite_detected)
 {
@@ -1196,11 +1197,13 @@ TEST_F(edge, ignore_full_overwrite_detected)
 	struct neuron_emu_insn prog[10];
 	union neuron_isa_notification rec, recs[4];
 	struct neuron_ring ring = { 0 };
-	struct snap before;
+	uint64_t bad_head0;
+	struct snap before, after;
 
 	for (int i = 0; i < 10; i++)
 		prog[i] = notify_insn(500 + i);
 	ASSERT_EQ(0, snap_take(1, NEURON_EDGE_NOTIFIC, &before));
+	bad_head0 = before.intr[NEURON_NOTIFIC_INTR_BAD_HEAD];
 	ASSERT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_NQ_INIT, &init));
 	ASSERT_EQ(0, neuron_ring_map(self->fd, &init, &ring));
 	ASSERT_EQ(0, neuron_submit(self->fd, 1, NEURON_ENGINE_ACT, prog, 10, 0));
@@ -1212,16 +1215,20 @@ TEST_F(edge, ignore_full_overwrite_detected)
 
 	ASSERT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_NQ_INFO, &info));
 	EXPECT_EQ(10, info.tail);
-	EXPECT_EQ(6, info.head);
+	EXPECT_EQ(0, info.head);	/* the device never moves HEAD */
 	EXPECT_EQ(6, info.overflow_count);
 	EXPECT_EQ(0, info.drop_count);
 
-	/* the consumer (at 0) finds a fresh-looking record that is not #0 */
+	/*
+	 * The consumer (at 0) finds a fresh-looking record that is not #0:
+	 * slot 0 holds record 8, two passes on, so its phase matches again;
+	 * only software_queue_overflow tells.
+	 */
 	ASSERT_EQ(1, neuron_ring_pop(&ring, &rec));
-	EXPECT_NE(500, rec.explicit_notif.debug_hint_extended);
+	EXPECT_EQ(508, rec.explicit_notif.debug_hint_extended);
 	EXPECT_TRUE(rec.bytes[NEURON_ISA_HEADER_OFFSET] & NEURON_ISA_HEADER_SW_OVF);
-	/* gap detected: resynchronise from the device's HEAD */
-	ring.head = info.head;
+	/* gap detected: resynchronise to the oldest record in the ring, TAIL - 4 */
+	ring.head = 6;
 	ASSERT_EQ(0, neuron_ring_read(&ring, recs, 4, NEURON_WAIT_MS));
 	for (int i = 0; i < 4; i++) {
 		EXPECT_EQ(506 + i, recs[i].explicit_notif.debug_hint_extended);
@@ -1229,6 +1236,11 @@ TEST_F(edge, ignore_full_overwrite_detected)
 	}
 	/* lost = first sequence seen - next expected = the overflow count */
 	EXPECT_EQ(info.overflow_count, recs[0].explicit_notif.debug_hint_extended - 500);
+	/* HEAD writes 1 (the pop), then 7..10: all accepted, no BAD_HEAD */
+	ASSERT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_NQ_INFO, &info));
+	EXPECT_EQ(10, info.head);
+	ASSERT_EQ(0, snap_take(1, NEURON_EDGE_NOTIFIC, &after));
+	EXPECT_EQ(bad_head0, after.intr[NEURON_NOTIFIC_INTR_BAD_HEAD]);
 	neuron_ring_unmap(&ring);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -278,22 +279,48 @@ class NotificationQueue {
     return create(dev, core, queue, Options{});
   }
 
+  /// What NQ_INFO returns for this queue (head, tail, counters).
+  using InfoFn = std::function<Result<NqInfo>()>;
+  /// A queue whose ring, doorbell and NQ_INFO someone else provides (a
+  /// simulator, or a test's fake device): `ring` (a power of two of records,
+  /// else errc::bad_ring), `doorbell` for HEAD, `info` for TAIL and the
+  /// counters, `flags` NEURON_NQ_F_* (IGNORE_FULL makes it lossy), `wake` an
+  /// eventfd the provider signals on its threshold (optional). drain(),
+  /// for_each() and the lap recovery behave exactly as for a device queue;
+  /// nothing is destroyed at the end (no device).
+  static Result<NotificationQueue> over(std::span<const Record> ring, Doorbell doorbell, InfoFn info,
+                                        unsigned core, unsigned queue, std::uint32_t flags,
+                                        UniqueFd wake = UniqueFd());
+
   NotificationQueue(NotificationQueue&& o) noexcept;
   NotificationQueue& operator=(NotificationQueue&& o) noexcept;
   NotificationQueue(const NotificationQueue&) = delete;
   NotificationQueue& operator=(const NotificationQueue&) = delete;
   ~NotificationQueue();
 
-  /// RingView::drain; in addition, when the ring looks lapped (lossy queue),
-  /// reads TAIL once with NQ_INFO, skips to the oldest record still in the
-  /// ring and reports the records lost (DrainResult::lost).
+  /// RingView::drain into `out` (oldest first). On an ignore-full queue
+  /// (userspace/README.md#lossy-queues) it also reads TAIL with NQ_INFO
+  /// whenever the drain saw a sign of a lap (a copied record with
+  /// software_queue_overflow, a stale-looking slot with it at HEAD, the guard
+  /// slot overtaken, a record that changed pass): copies the producer may have
+  /// overwritten meanwhile (records < TAIL - entries + 1) are dropped, and if
+  /// nothing safe is left the consumer resynchronises to TAIL - entries +
+  /// entries / 4 (a margin from the producer, at least 1), writes that HEAD
+  /// through the doorbell (accepted by the device, re-arming its threshold)
+  /// and goes on draining in the same call, up to 8 recoveries. Every record
+  /// skipped is counted in DrainResult::lost (exact), those already
+  /// overwritten in ::overwritten. A backpressured queue never takes this path.
   DrainResult drain(std::span<Record> out) noexcept;
+  /// RingView::for_each (zero copy) on a backpressured queue; refuses an
+  /// ignore-full queue (DrainResult::refused, nothing consumed): use drain().
   template <class Fn>
   DrainResult for_each(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept {
     DrainResult r = view_.for_each(std::forward<Fn>(fn), max);
-    if (r.count == 0 && r.lap_suspected) recover(r);
+    if (r.count == 0 && r.lap_suspected && !view_.lossy()) recover(r);
     return r;
   }
+  /// Whether the queue was made with NEURON_NQ_F_IGNORE_FULL.
+  [[nodiscard]] bool lossy() const noexcept { return view_.lossy(); }
 
   [[nodiscard]] Result<NqInfo> info() const;
   /// The eventfd bound with Options::eventfd, -1 if none. Readable (count >
@@ -314,6 +341,7 @@ class NotificationQueue {
  private:
   NotificationQueue() = default;
   void recover(DrainResult& r) noexcept;
+  DrainResult drain_lossy(std::span<Record> out) noexcept;
   void destroy() noexcept;
 
   UniqueFd efd_;  // closed after the queue is destroyed (which unbinds it)
@@ -327,6 +355,8 @@ class NotificationQueue {
   std::uint32_t checked_head_ = 0;
   bool checked_ = false;
   bool live_ = false;
+  InfoFn info_fn_;  // over(): the provider's NQ_INFO
+  std::uint64_t checked_lo_ = 0, checked_hi_ = 0;  // slot at checked_head_ when checked (lossy)
 };
 
 }  // namespace neuron

@@ -20,6 +20,10 @@
 // scan and that HEAD write raises nothing, but the next scan of the same
 // pass sees it. So the reaper sleeps only after an empty scan that followed
 // the last HEAD write, and any later record finds the threshold armed.
+// A lossy (ignore-full) queue that was lapped recovers inside its drain call
+// and goes on draining (userspace/README.md#lossy-queues), so a lap never
+// looks like "empty" here and never leaves the threshold unarmed: the
+// recovery writes HEAD.
 // (On the emulated device an MMIO HEAD write takes effect before the next
 // instruction; on a real PCIe device it is posted, so Options::rescan keeps
 // a slow periodic look as a guard. Stats::late_records counts what such a
@@ -172,7 +176,9 @@ class Reaper {
     std::uint64_t late_records = 0;  ///< found by a rescan: an edge was lost
     std::uint64_t events = 0;        ///< edges read from the event source
     std::uint64_t overflow_records = 0;  ///< drained records with software_queue_overflow
-    std::uint64_t lost = 0;          ///< records known lost to overwrite (DrainResult::lost)
+    std::uint64_t lost = 0;          ///< records skipped on lossy queues (DrainResult::lost, exact)
+    std::uint64_t overwritten = 0;   ///< of those, overwritten before the drain looked (DrainResult::overwritten)
+    std::uint64_t resyncs = 0;       ///< lap recoveries (DrainResult::resyncs); the drain went on in the same call
     std::uint64_t completed = 0;     ///< waiters completed
   };
 

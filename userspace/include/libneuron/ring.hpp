@@ -47,12 +47,23 @@
 // both.
 //
 // Overflow. With a lossy (ignore-full) queue the producer may overwrite
-// unread slots; the records it writes then carry software_queue_overflow. A
-// drain reports the overflow bits it saw, and flags lap_suspected when it
-// stopped at a stale-looking slot that carries software_queue_overflow (the
-// producer may have lapped the consumer). The owner (NotificationQueue) then
-// asks the driver for TAIL (NQ_INFO, a syscall only in that case) and calls
-// resync(); RingView itself never reads TAIL.
+// unread slots; the records it writes then carry software_queue_overflow,
+// and it never moves HEAD (software owns it, docs/hardware.md#head-doorbell).
+// Mark such a view with set_lossy(true). Its drain then also checks, after
+// the copies, the header of the slot just before the first one copied (the
+// "guard", record HEAD - 1): the producer writes in order, so if it has begun
+// overwriting any copied slot (record j + entries, j >= HEAD) it has finished
+// record HEAD - 1 + entries and the guard shows that record's phase. A drain
+// flags lap_suspected when the guard flipped, when it stopped at a
+// stale-looking slot that carries software_queue_overflow, or when a copied
+// record changed pass. The owner (NotificationQueue) then asks the driver for
+// TAIL (NQ_INFO, a syscall only in those cases and when a copied record
+// carries software_queue_overflow), drops the copies that may be of a later
+// pass and resynchronises (userspace/README.md#lossy-queues); RingView itself
+// never reads TAIL. for_each refuses a lossy view (DrainResult::refused): it
+// hands out records in place, which a lossy producer may be rewriting.
+// A 1-bit phase cannot tell pass p from pass p + 2: only the owner's TAIL
+// check catches a consumer lapped twice between two looks.
 #pragma once
 
 #include <atomic>
@@ -135,11 +146,22 @@ class Doorbell {
 
 /// What one drain or for_each did.
 struct DrainResult {
-  std::size_t count = 0;       ///< records consumed
+  std::size_t count = 0;       ///< records consumed (delivered into `out` / to fn)
   bool sw_overflow = false;    ///< a consumed record had software_queue_overflow
   bool hw_overflow = false;    ///< a consumed record had hardware_queue_overflow
-  bool lap_suspected = false;  ///< stopped at a stale slot marked sw overflow (see top)
-  std::uint64_t lost = 0;      ///< records known lost (set by NotificationQueue's resync)
+  bool lap_suspected = false;  ///< the producer may have lapped the consumer (see top)
+  bool refused = false;        ///< for_each on a lossy view: nothing done (use drain)
+  /// Records skipped, never delivered: overwritten by an ignore-full producer,
+  /// or dropped by NotificationQueue's lap recovery (copies that may be of a
+  /// later pass, and the margin it keeps from the producer). Exact: with the
+  /// count of every earlier call, the records delivered plus `lost` are every
+  /// record the producer wrote up to the consumer's HEAD
+  /// (userspace/README.md#lossy-queues).
+  std::uint64_t lost = 0;
+  /// Of `lost`, the records the producer had already overwritten when the
+  /// recovery read TAIL (TAIL - entries - HEAD); the rest were skipped.
+  std::uint64_t overwritten = 0;
+  std::uint32_t resyncs = 0;   ///< lap recoveries in this call (NotificationQueue)
 };
 
 class RingView {
@@ -167,7 +189,9 @@ class RingView {
 
   /// Call fn(const Record&) on up to `max` fresh records in place (zero copy),
   /// then write HEAD once. fn may return bool: false stops after that record.
-  /// fn must not throw (this function is noexcept).
+  /// fn must not throw (this function is noexcept). A lossy view refuses
+  /// (returns refused = true, consumes nothing): its producer may rewrite a
+  /// slot while fn reads it; drain() copies and checks instead.
   template <class Fn>
   DrainResult for_each(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept;
 
@@ -180,6 +204,33 @@ class RingView {
     head_ = head;
     phase_ = expected_phase_bit(head);
   }
+
+  /// Whether the producer may overwrite unread slots (an ignore-full queue):
+  /// drain() then checks the guard slot (see top) and for_each() refuses.
+  void set_lossy(bool lossy) noexcept { lossy_ = lossy; }
+  [[nodiscard]] bool lossy() const noexcept { return lossy_; }
+
+  /// Whether the slot of record `count` still holds a record of that pass
+  /// or an earlier one (an acquire load of its header): false once the
+  /// producer has written record `count + entries` there (or a later pass of
+  /// the other parity). drain() uses it on the guard slot.
+  [[nodiscard]] bool not_overtaken(std::uint32_t count) const noexcept {
+    const std::uint8_t h = load_header(ring_[count & mask_]);
+    return (h & NEURON_ISA_HEADER_PHASE) == expected_phase_bit(count);
+  }
+
+  /// The 16 bytes of the slot of record `count` as two relaxed 64-bit loads
+  /// (a fingerprint: NotificationQueue compares it to tell an idle lossy
+  /// queue from one lapped since it last asked for TAIL).
+  void slot_words(std::uint32_t count, std::uint64_t& lo, std::uint64_t& hi) const noexcept {
+    auto* p = reinterpret_cast<const std::uint64_t*>(ring_[count & mask_].bytes.data());
+    lo = __atomic_load_n(p, __ATOMIC_RELAXED);
+    hi = __atomic_load_n(p + 1, __ATOMIC_RELAXED);
+  }
+
+  /// Write HEAD through the doorbell now (after resync(): re-arms the
+  /// device's threshold interrupt and tells it where the consumer is).
+  void publish_head() const noexcept { doorbell_.ring(head_); }
 
   [[nodiscard]] std::uint32_t head() const noexcept { return head_; }
   [[nodiscard]] std::uint32_t entries() const noexcept { return entries_; }
@@ -234,6 +285,7 @@ class RingView {
   std::uint8_t shift_ = 0;
   std::uint8_t phase_ = NEURON_ISA_HEADER_PHASE;  // header bit expected at HEAD
   std::uint32_t head_ = 0;
+  bool lossy_ = false;
   Doorbell doorbell_{};
 };
 
@@ -257,7 +309,21 @@ inline void RingView::copy_records(Record* dst, const Record* src, std::size_t n
                                    std::uint8_t& any) noexcept {
   static_assert(std::endian::native == std::endian::little, "header is byte 3 of the first little-endian word");
   std::size_t i = 0;
-#if defined(__SSE2__)
+#if defined(__SANITIZE_THREAD__)
+  // Under ThreadSanitizer a lossy test producer may rewrite a slot while it
+  // is copied (the copy is then discarded): copy with relaxed atomic loads so
+  // the tool sees no plain data race. Same bytes, same checks.
+  std::uint32_t a = ~std::uint32_t{0}, o = 0;
+  for (; i < n; ++i) {
+    auto* s64 = reinterpret_cast<const std::uint64_t*>(src[i].bytes.data());
+    const std::uint64_t lo = __atomic_load_n(s64, __ATOMIC_RELAXED);
+    const std::uint64_t hi = __atomic_load_n(s64 + 1, __ATOMIC_RELAXED);
+    std::memcpy(dst[i].bytes.data(), &lo, 8);
+    std::memcpy(dst[i].bytes.data() + 8, &hi, 8);
+    a &= static_cast<std::uint32_t>(lo);
+    o |= static_cast<std::uint32_t>(lo);
+  }
+#elif defined(__SSE2__)
   // Four records per step in SSE registers (both pointers are 16-byte aligned).
   __m128i va = _mm_set1_epi32(-1), vo = _mm_setzero_si128();
   for (; i + 4 <= n; i += 4) {
@@ -343,6 +409,16 @@ inline DrainResult RingView::drain(std::span<Record> out) noexcept {
     idx = (idx + static_cast<std::uint32_t>(chunk)) & mask_;
     if (idx == 0) phase ^= NEURON_ISA_HEADER_PHASE;
   }
+  if (lossy_ && n && !r.lap_suspected) {
+    // The copies above happen before the guard's load (acquire fence: no
+    // earlier load moves after a later one). See the top of this file.
+#if defined(__SANITIZE_THREAD__)
+    std::atomic_signal_fence(std::memory_order_acquire);  // TSan does not model fences
+#else
+    std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+    if (!not_overtaken(head_ - 1)) r.lap_suspected = true;
+  }
   r.sw_overflow = (seen & NEURON_ISA_HEADER_SW_OVF) != 0;
   r.hw_overflow = (seen & NEURON_ISA_HEADER_HW_OVF) != 0;
   r.count = n;
@@ -353,6 +429,10 @@ inline DrainResult RingView::drain(std::span<Record> out) noexcept {
 template <class Fn>
 DrainResult RingView::for_each(Fn&& fn, std::size_t max) noexcept {
   DrainResult r;
+  if (lossy_) {
+    r.refused = true;
+    return r;
+  }
   if (ring_ == nullptr || max == 0) return r;
   if (max > entries_) max = entries_;
   std::uint32_t idx = head_ & mask_;
