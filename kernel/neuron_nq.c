@@ -403,8 +403,10 @@ void neuron_nq_release_file(struct neuron_file *nfile)
  * @ndev: device, offline or dead, its engines stopped
  * @hw_ok: the device answers MMIO; false for a device that is gone or a
  *	frozen link, whose registers are not touched
- * @unread: out: records written but not yet consumed (TAIL - HEAD) summed
- *	over the live queues; 0 when !@hw_ok (unknowable)
+ * @unread: out: records written but not yet consumed (TAIL - HEAD, at most
+ *	the ring's entries: on ignore-full the device laps HEAD without
+ *	moving it, docs/device-model.md) summed over the live queues; 0 when
+ *	!@hw_ok (unknowable)
  *
  * First half of the disable path (neuron_lifecycle.c): the queues stay in
  * the table, with their rings, until neuron_nq_teardown_all(), which runs
@@ -414,7 +416,7 @@ void neuron_nq_release_file(struct neuron_file *nfile)
  */
 u32 neuron_nq_stop_all(struct neuron_device *ndev, bool hw_ok, u64 *unread)
 {
-	u32 c, q, n = 0, head, tail;
+	u32 c, q, n = 0, head, tail, entries;
 
 	lockdep_assert_held(&ndev->lock);
 	*unread = 0;
@@ -427,7 +429,8 @@ u32 neuron_nq_stop_all(struct neuron_device *ndev, bool hw_ok, u64 *unread)
 				continue;
 			head = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_HEAD));
 			tail = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_TAIL));
-			*unread += tail - head;
+			entries = ndev->nq[c][q]->size / NEURON_ISA_NOTIFICATION_NBYTES;
+			*unread += min(tail - head, entries);
 		}
 		if (hw_ok)
 			neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_QUEUE_ENABLE), 0);
