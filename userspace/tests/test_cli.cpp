@@ -82,7 +82,7 @@ std::string golden(const std::string& name, const std::string& actual) {
 /// them at pc i (12 groups, 78 records), at 2 ms + pc ps.
 struct StormRun {
   Program prog;
-  Storm storm{{false, 40, 10, 1 << 16}, prog};
+  Storm storm{{false, 40, false, 10, 1 << 16}, prog};
   Storm::Interval first, second;
   StormRun() {
     for (unsigned i = 0; i < 1000; ++i) add(storm, 3, tpb(NEURON_ISA_TPB_ERROR_FP_UNDERFLOW, 0, 5, 1000000ull * (i + 1)));
@@ -139,7 +139,7 @@ TEST(Cli, StormCountsEveryRecordByType) {
 
 TEST(Cli, StormDropsDisplayLinesNotRecords) {
   Program prog;
-  Storm s({true, 40, 10, 10}, prog);  // --verbose, a 10-line buffer the printer never empties
+  Storm s({true, 40, false, 10, 10}, prog);  // --verbose, a 10-line buffer the printer never empties
   for (unsigned i = 0; i < 25; ++i) add(s, 3, tpb(NEURON_ISA_TPB_ERROR_FP_NAN, 1, 7, i));
   const auto t = s.totals();
   EXPECT_EQ(t.records, 25u);

@@ -23,7 +23,8 @@ void add_storm_options(CLI::App& sub, RunArgs& a) {
       ->check(CLI::Range(0.01, 3600.0));
   sub.add_option("--group-lines", a.group_lines, "Error groups (type, core, engine, pc) shown per interval")
       ->capture_default_str();
-  sub.add_option("--record-lines", a.record_lines, "Other records shown per interval without --verbose")
+  sub.add_option("--record-lines", a.record_lines,
+                 "Other records shown without --verbose: per interval (monitor), in all (run)")
       ->capture_default_str();
   sub.add_option("--repeat", a.repeat, "Run the program this many times, one after the other")
       ->capture_default_str()

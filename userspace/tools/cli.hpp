@@ -70,9 +70,9 @@ struct RunArgs {
   std::optional<CoreList> cores;  // the global --cores, set when the command runs
   // run and monitor in an error storm (tools/storm.hpp)
   bool verbose = false;        // --verbose: every record on its own line
-  double interval = 1.0;       // --interval S: seconds between group lines
-  unsigned group_lines = 10;   // --group-lines N: error groups shown per interval
-  unsigned record_lines = 40;  // --record-lines N: other records shown per interval
+  double interval = 1.0;       // --interval S: seconds between group lines (run: 5)
+  unsigned group_lines = 5;    // --group-lines N: error groups shown per interval
+  unsigned record_lines = 40;  // --record-lines N: other records shown per interval (run: 20 in all)
   unsigned repeat = 1;         // --repeat N: run the program N times
 };
 

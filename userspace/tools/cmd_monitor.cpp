@@ -84,7 +84,7 @@ int cmd_monitor(const MonitorArgs& a) {
   // the output, so a slow terminal cannot backpressure the engines; display
   // lines beyond the Storm's buffer are dropped and counted.
   Program prog;
-  Storm storm({a.run.verbose, a.run.record_lines, a.run.group_lines, Storm::Options{}.max_buffered}, prog);
+  Storm storm({a.run.verbose, a.run.record_lines, false, a.run.group_lines, Storm::Options{}.max_buffered}, prog);
   Reaper::Options ro;
   ro.on_records = [&](unsigned core, unsigned queue, std::span<const Record> recs) {
     const std::int64_t now = monotonic_ns();

@@ -222,7 +222,7 @@ int cmd_run(const RunArgs& a) {
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
 
-  Storm storm({a.verbose, a.record_lines, a.group_lines, Storm::Options{}.max_buffered}, *prog);
+  Storm storm({a.verbose, a.record_lines, true, a.group_lines, Storm::Options{}.max_buffered}, *prog);
   RunPrinter printer(stdout, storm, *prog, a.json, a.interval);
   ExecOptions o = exec_options(a, !a.no_trace);
   o.keep_records = false;  // the Storm counts them: memory does not grow with the records
@@ -241,7 +241,9 @@ int cmd_run(const RunArgs& a) {
   };
 
   RunTotals t;
-  bool header = false;
+  std::optional<std::uint32_t> features = prog->features;
+  if (!a.features.empty()) features = parse_u32(a.features);
+  printer.header(features);
   for (run_no = 0; run_no < a.repeat; ++run_no) {
     ExecResult r = execute(*dev, *prog, o);
     progress.clear();
@@ -249,8 +251,6 @@ int cmd_run(const RunArgs& a) {
       printer.pump(true);
       return fail(*r.error);
     }
-    if (!header) printer.header(r.features);
-    header = true;
     if (a.verbose && a.json)
       for (const auto& e : r.events)
         fmt::print("{}\n", edge_json(std::nullopt, e.core, e.edge, e.cause, e.queues, e.count, e.timestamp_ns).dump());
@@ -331,6 +331,8 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   out.push_back({asmc, [asm_file] { return cmd_asm(*asm_file); }});
 
   auto ra = std::make_shared<RunArgs>();
+  ra->interval = 5;       // run is not interactive: fewer progress lines
+  ra->record_lines = 20;  // for the whole run
   auto* run = app.add_subcommand("run", "Assemble, submit with trace, wait, drain and print every record");
   run->add_option("FILE", ra->file, "Program file (docs/program-syntax.md)")->required();
   add_device_option(*run, ra->device);

@@ -69,7 +69,7 @@ void Storm::add(unsigned core, unsigned queue, const Record& r, const Decoded& d
   bool show = opt_.verbose;
   if (!show && !err) {
     show = interval_records_ < opt_.record_lines;
-    ++interval_records_;
+    ++interval_records_;  // never reset with record_lines_total
     if (!show) {
       ++hidden_;
       ++hidden_total_;
@@ -104,7 +104,7 @@ Storm::Interval Storm::take_interval() {
     m.swap(interval_);
     iv.hidden_records = hidden_;
     hidden_ = 0;
-    interval_records_ = 0;
+    if (!opt_.record_lines_total) interval_records_ = 0;
   }
   iv.groups = biggest_first(m);
   return iv;
@@ -143,24 +143,80 @@ std::string group_text(const GroupKey& k, const GroupCount& g) {
                      format_time(Timestamp{g.last_ps}), g.text);
 }
 
+std::vector<PcRange> collapse(const std::vector<std::pair<GroupKey, GroupCount>>& groups) {
+  std::map<std::tuple<std::string, unsigned, std::string>, PcRange> m;
+  for (const auto& [k, g] : groups) {
+    auto& r = m[{k.error, k.core, k.engine}];
+    if (r.pcs == 0 || g.first_ps < r.group.first_ps) {
+      r.group.first_ps = g.first_ps;
+      r.group.text = g.text;
+    }
+    if (r.pcs == 0) {
+      r.key = k;
+      r.key.pc.reset();
+      r.group.last_ps = g.last_ps;
+    }
+    r.group.count += g.count;
+    r.group.last_ps = std::max(r.group.last_ps, g.last_ps);
+    if (k.pc) {
+      r.pc_first = r.pcs == 0 ? *k.pc : std::min(r.pc_first, *k.pc);
+      r.pc_last = r.pcs == 0 ? *k.pc : std::max(r.pc_last, *k.pc);
+    }
+    ++r.pcs;
+  }
+  std::vector<PcRange> v;
+  for (auto& [_, r] : m) v.push_back(std::move(r));
+  std::stable_sort(v.begin(), v.end(), [](const PcRange& a, const PcRange& b) { return a.group.count > b.group.count; });
+  return v;
+}
+
+nlohmann::json range_json(const PcRange& r, const char* scope) {
+  auto j = group_json(r.key, r.group, scope);
+  j["program_counter_first"] = r.pc_first;
+  j["program_counter_last"] = r.pc_last;
+  j["program_counters"] = r.pcs;
+  return j;
+}
+
+std::string range_text(const PcRange& r) {
+  return fmt::format("{:>8} x {:<18} core {} {:<4} pc 0x{:x}..0x{:x} ({} pcs) (device {}..{} s): first: {}", r.group.count,
+                     r.key.error, r.key.core, r.key.engine, r.pc_first, r.pc_last, r.pcs,
+                     format_time(Timestamp{r.group.first_ps}), format_time(Timestamp{r.group.last_ps}), r.group.text);
+}
+
 void print_interval(std::FILE* out, const Storm::Interval& iv, unsigned group_lines, bool json,
                     const std::string& label, unsigned index) {
   std::size_t n = 0;
   std::uint64_t rest_records = 0;
-  for (const auto& [k, g] : iv.groups) {
-    if (n++ >= group_lines) {
-      rest_records += g.count;
-      continue;
+  std::size_t rest = 0;
+  if (iv.groups.size() > group_lines) {
+    // more groups than lines: one line per (type, core, engine) with its pc range
+    const auto ranges = collapse(iv.groups);
+    for (const auto& r : ranges) {
+      if (n++ >= group_lines) {
+        rest_records += r.group.count;
+        rest += r.pcs;
+        continue;
+      }
+      if (json) {
+        auto j = range_json(r, "interval");
+        j["interval"] = index;
+        fmt::print(out, "{}\n", j.dump());
+      } else {
+        fmt::print(out, "{} {}\n", label, range_text(r));
+      }
     }
-    if (json) {
-      auto j = group_json(k, g, "interval");
-      j["interval"] = index;
-      fmt::print(out, "{}\n", j.dump());
-    } else {
-      fmt::print(out, "{} {}\n", label, group_text(k, g));
+  } else {
+    for (const auto& [k, g] : iv.groups) {
+      if (json) {
+        auto j = group_json(k, g, "interval");
+        j["interval"] = index;
+        fmt::print(out, "{}\n", j.dump());
+      } else {
+        fmt::print(out, "{} {}\n", label, group_text(k, g));
+      }
     }
   }
-  const std::size_t rest = iv.groups.size() > group_lines ? iv.groups.size() - group_lines : 0;
   if (json) {
     if (rest || iv.hidden_records)
       fmt::print(out, "{}\n",

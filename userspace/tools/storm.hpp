@@ -74,6 +74,7 @@ class Storm {
   struct Options {
     bool verbose = false;            // every record on its own line
     unsigned record_lines = 40;      // without verbose: non-error record lines per interval
+    bool record_lines_total = false; // record_lines is for the whole run, not per interval (run)
     unsigned group_lines = 10;       // group lines per interval (biggest first)
     std::size_t max_buffered = 1 << 16;  // display lines held for the printer; more are dropped
   };
@@ -131,8 +132,29 @@ nlohmann::json group_json(const GroupKey& k, const GroupCount& g, const char* sc
 /// (device 0.000001000..0.900000000 s): FP_UNDERFLOW on PE at pc 0x5 ...".
 std::string group_text(const GroupKey& k, const GroupCount& g);
 
-/// Print an interval on `out`: its group lines (at most the Options'
-/// group_lines, then "... N more groups"), and how many records it hid.
+/// Groups of one (error type, core, engine) at several program counters,
+/// as one line.
+struct PcRange {
+  GroupKey key;  // pc unset
+  GroupCount group;  // summed; text: the earliest group's
+  std::uint32_t pc_first = 0, pc_last = 0;
+  std::size_t pcs = 0;  // groups (program counters) merged
+};
+
+/// `groups` merged by (error type, core, engine), biggest first.
+std::vector<PcRange> collapse(const std::vector<std::pair<GroupKey, GroupCount>>& groups);
+
+/// A PcRange as group_json with "program_counter" null and
+/// "program_counter_first", "program_counter_last", "program_counters" (how many).
+nlohmann::json range_json(const PcRange& r, const char* scope);
+
+/// A PcRange as a text line ("... pc 0x0..0x7cf (2000 pcs) ...").
+std::string range_text(const PcRange& r);
+
+/// Print an interval on `out`: one line per group, or, when it has more
+/// groups than `group_lines`, one line per (error type, core, engine) with
+/// the range of program counters (at most `group_lines`, then "... N more
+/// groups"); and how many records it hid.
 /// `label` starts each text line (e.g. "[  1.0 s]"); JSON lines carry
 /// "interval" = `index`.
 void print_interval(std::FILE* out, const Storm::Interval& iv, unsigned group_lines, bool json,
