@@ -25,6 +25,7 @@
 #include <uapi/linux/neuron.h>
 
 #include "neuron.h"
+#include "neuron_trace.h"
 
 /* Validate core and engine indices of any engine ioctl. */
 static int neuron_engine_check_id(struct neuron_device *ndev, const char *cmd,
@@ -144,6 +145,11 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_TRACE_ENABLE),
 		  trace);
 
+	/*
+	 * Traced before START: the engine may run, and its edges reach the
+	 * interrupt thread, before this thread gets past the write.
+	 */
+	trace_neuron_submit(ndev->id, c, e, arg->count, arg->flags);
 	/* writel() orders START after the program stores above */
 	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_CTRL),
 		  NEURON_ENG_CTRL_START);

@@ -46,6 +46,7 @@
 
 #include "neuron.h"
 #include "neuron_compat.h"
+#include "neuron_trace.h"
 
 /* Largest event size a reader may ask for (UAPI NEURON_IOC_EVENT_SIZE). */
 #define NEURON_EVENT_SIZE_MAX	4096
@@ -191,8 +192,10 @@ static void neuron_events_deliver(struct neuron_device *ndev,
 		for_each_set_bit(q, &queues, NEURON_NUM_SW_QUEUES) {
 			struct eventfd_ctx *ctx = ndev->nq_efd[ev->core][q];
 
-			if (ctx)
-				neuron_eventfd_signal(ctx);
+			if (!ctx)
+				continue;
+			neuron_eventfd_signal(ctx);
+			trace_neuron_threshold_wake(ndev->id, ev->core, q);
 		}
 	}
 	spin_unlock(&ndev->ev_lock);

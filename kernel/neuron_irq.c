@@ -63,6 +63,7 @@
 #include <uapi/linux/neuron.h>
 
 #include "neuron.h"
+#include "neuron_trace.h"
 
 /* Bounded re-reads of INTR_STATUS per interrupt, see neuron_irq_core(). */
 #define NEURON_IRQ_MAX_LOOPS	8
@@ -138,6 +139,8 @@ unlock:
 	spin_unlock(&ndev->irq_lock);
 
 	if (causes) {
+		trace_neuron_storm_mask(ndev->id, core, causes,
+					NEURON_IRQ_STORM_HOLDOFF_MS);
 		dev_warn_ratelimited(&ndev->pdev->dev,
 				     "core %u: interrupt storm (causes %#x): masked for %u ms\n",
 				     core, causes, NEURON_IRQ_STORM_HOLDOFF_MS);
@@ -157,6 +160,7 @@ static void neuron_irq_storm_work(struct work_struct *work)
 	for (c = 0; c < ndev->num_cores && !ndev->storm_stop; c++) {
 		if (!ndev->storm_masked[c])
 			continue;
+		trace_neuron_storm_unmask(ndev->id, c, ndev->storm_masked[c]);
 		WRITE_ONCE(ndev->storm_masked[c], 0);
 		ndev->storm_streak[c] = 0;
 		/* a cause still latched raises an edge at once */
@@ -229,6 +233,8 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 		ev.count = ++ndev->notific_edges[core];
 		spin_unlock(&ndev->irq_lock);
 
+		trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause,
+				      ev.queues, ev.count);
 		neuron_events_broadcast(ndev, &ev);
 	}
 	if (!loop) {
@@ -268,6 +274,8 @@ static irqreturn_t neuron_irq_throttle(int irq, void *data)
 	ev.count = ++ndev->throttle_count;
 	spin_unlock(&ndev->irq_lock);
 
+	trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause, ev.queues,
+			      ev.count);
 	neuron_events_broadcast(ndev, &ev);
 	return IRQ_HANDLED;
 }
@@ -297,6 +305,8 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 	ev.count = ++ndev->fault_edges;
 	spin_unlock(&ndev->irq_lock);
 
+	trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause, ev.queues,
+			      ev.count);
 	dev_warn_ratelimited(&ndev->pdev->dev, "device fault %#lx\n", status);
 	neuron_events_broadcast(ndev, &ev);
 	return IRQ_HANDLED;

@@ -31,6 +31,7 @@
 #include <linux/pci.h>
 
 #include "neuron.h"
+#include "neuron_trace.h"
 
 /**
  * neuron_dev_enable() - bring a reset (or newly probed) device into service
@@ -51,19 +52,21 @@ int neuron_dev_enable(struct neuron_device *ndev)
 
 	ret = neuron_hw_reset(ndev);
 	if (ret)
-		return ret;
+		goto out;
 	pci_set_master(pdev);
 	ret = neuron_irq_init(ndev);
 	if (ret) {
 		pci_clear_master(pdev);
-		return ret;
+		goto out;
 	}
 	ndev->enabled = true;
 
 	down_write(&ndev->rwsem);
 	ndev->offline = 0;
 	up_write(&ndev->rwsem);
-	return 0;
+out:
+	trace_neuron_enable(ndev->id, ret);
+	return ret;
 }
 
 /* Step 1: no call is inside once this returns; see the top of the file. */
@@ -106,6 +109,7 @@ void neuron_dev_disable(struct neuron_device *ndev,
 	neuron_dev_fence(ndev, cause);
 	if (hw_ok && neuron_hw_gone(ndev))
 		hw_ok = false;
+	trace_neuron_disable_begin(ndev->id, cause, hw_ok);
 
 	mutex_lock(&ndev->lock);
 	neuron_engine_stop_all(ndev, hw_ok);
@@ -131,6 +135,7 @@ void neuron_dev_disable(struct neuron_device *ndev,
 
 	ev.queues = queues;
 	ev.count = unread;
+	trace_neuron_disable_end(ndev->id, cause, queues, unread);
 	if (queues || unread)
 		dev_warn(&ndev->pdev->dev, "reset (cause %u): %u queues torn down, %llu records unread\n",
 			 cause, queues, unread);

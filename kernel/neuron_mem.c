@@ -293,8 +293,12 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
  * program itself, [@prog_off, @prog_off + @count * 32): those are the
  * caller's own bytes, and the only way a program can bring constants
  * into device memory (device memory is not mapped to userspace). Gather
- * and scatter descriptors name the same ranges. Called with
- * &neuron_device.lock held.
+ * and scatter descriptors name the same ranges: the device keeps every
+ * element of an indexed direction inside [addr, addr + length)
+ * (docs/device-model.md, "DGE copy"); their index table,
+ * [insn.reserved0, + 4 * (length >> element shift)), must lie in an
+ * allocation or the program too (include/neuron/emu_isa.h,
+ * docs/decisions.md#dge-index-path). Called with &neuron_device.lock held.
  *
  * Return: 0, or -EACCES naming the first bad instruction in the log.
  */
@@ -308,22 +312,36 @@ int neuron_mem_check_program(struct neuron_file *nfile,
 	lockdep_assert_held(&nfile->ndev->lock);
 	for (i = 0; i < count; i++) {
 		const struct neuron_emu_dge_desc *d = &insns[i].operand.dge;
-		u64 len = max_t(u64, d->length, 1);
+		u64 len = max_t(u64, d->length, 1), tab = 0, tlen = 0;
 		const char *bad = NULL;
+		u64 at = 0, alen = len;
 
 		if (insns[i].opcode != NEURON_OP_DGE_COPY)
 			continue;
+		if (d->indirect.indirect_mode) {
+			tab = insns[i].reserved0;
+			tlen = max_t(u64, (u64)d->length >>
+				     ((insns[i].flags & NEURON_DGE_F_ELEM_MASK) >>
+				      NEURON_DGE_F_ELEM_SHIFT), 1) *
+			       NEURON_DGE_IDX_ENTRY_BYTES;
+		}
 		if (!neuron_mem_owned(nfile, d->src, len) &&
-		    !(d->src >= prog_off && d->src + len <= prog_end))
+		    !(d->src >= prog_off && d->src + len <= prog_end)) {
 			bad = "source";
-		else if (!neuron_mem_owned(nfile, d->dst, len))
+			at = d->src;
+		} else if (!neuron_mem_owned(nfile, d->dst, len)) {
 			bad = "destination";
+			at = d->dst;
+		} else if (tlen && !neuron_mem_owned(nfile, tab, tlen) &&
+			   !(tab >= prog_off && tab + tlen <= prog_end)) {
+			bad = "index table";
+			at = tab;
+			alen = tlen;
+		}
 		if (bad) {
 			dev_info_ratelimited(&nfile->ndev->pdev->dev,
 					     "SUBMIT: instruction %u: DGE_COPY %s [%#llx, +%#llx) is not memory pid %d (%s) allocated\n",
-					     i, bad,
-					     bad[0] == 's' ? (u64)d->src : (u64)d->dst,
-					     len, task_tgid_nr(current),
+					     i, bad, at, alen, task_tgid_nr(current),
 					     current->comm);
 			return -EACCES;
 		}

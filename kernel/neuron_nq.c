@@ -30,6 +30,7 @@
 #include <uapi/linux/neuron.h>
 
 #include "neuron.h"
+#include "neuron_trace.h"
 
 /*
  * Allocate and zero a ring: stale records must not look fresh (phase).
@@ -158,6 +159,7 @@ static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 	lockdep_assert_held(&ndev->lock);
 	if (hw)
 		neuron_hw_queue_off(ndev, nq->core, nq->queue);
+	trace_neuron_nq_destroy(ndev->id, nq->core, nq->queue, hw);
 	neuron_events_unbind_nq(ndev, nq->core, nq->queue);
 	ndev->nq[nq->core][nq->queue] = NULL;
 	neuron_mmap_zap_queue(nq->owner, nq->core, nq->queue, nq->alloc_size);
@@ -259,6 +261,8 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 	neuron_nq_hw_enable(nq);
 	nq->seq = ++ndev->nq_seq;
 	ndev->nq[nq->core][nq->queue] = nq;
+	trace_neuron_nq_init(ndev->id, nq->core, nq->queue, nq->size,
+			     nq->flags, nq->threshold);
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
 

@@ -15,6 +15,7 @@
 #include <linux/pm.h>
 
 #include "neuron.h"
+#include "neuron_trace.h"
 
 static void neuron_report_pci_error(struct neuron_device *ndev, u32 what)
 {
@@ -23,6 +24,7 @@ static void neuron_report_pci_error(struct neuron_device *ndev, u32 what)
 		.cause = what,
 	};
 
+	trace_neuron_pci_error(ndev->id, what);
 	neuron_events_broadcast(ndev, &ev);
 }
 

@@ -5,7 +5,8 @@
 #   1. libneuron's GoogleTest suite on the host (ctest), then the docs'
 #      citations and links (scripts/check-docs.sh, TAP) and the ABI headers'
 #      hygiene (scripts/check-headers.sh, TAP), the YNL spec of the
-#      generic netlink family (scripts/check-ynl.sh, TAP)
+#      generic netlink family (scripts/check-ynl.sh, TAP), the device model's
+#      qtest on the host (emulator/tests/qtest, TAP)
 #   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
@@ -104,6 +105,15 @@ scripts/check-ynl.sh >"$build/ynl.log" 2>&1
 st=$?
 count_tap "ynl spec ($(($(date +%s) - ts)) s)" "$build/ynl.log" $st
 
+# the device model's qtest: QEMU's libqtest drives
+# neuron-tpb on a q35 machine from the host, no guest kernel (registers,
+# queues, a record DMA'd into guest memory, full-queue policies, MSI-X,
+# EVT_SEM, resets); glib's TAP, one line per case (emulator/tests/qtest)
+ts=$(date +%s)
+emulator/tests/qtest/run-qtest.sh "$qemu" >"$build/qtest.log" 2>&1
+st=$?
+count_tap "qtest ($(($(date +%s) - ts)) s)" "$build/qtest.log" $st
+
 # figures, not tests: the drain benchmark's records/s and its ratios to
 # memcpy and to the runtime's reference drain (targets in bench_drain.cpp)
 "$build/userspace/bench_drain" --benchmark_min_time=0.5 --benchmark_color=false \
@@ -115,10 +125,16 @@ grep -E '^(records/s|ratio)' "$build/bench.log" | sed 's/^/check: bench_drain: /
 . selftests/vm/lane-lib.sh
 payload=$build/vm-payload
 lane_payload "$payload" || stage_failed "no kselftests in $build/selftests"
+# the tracepoints' checks ride in this boot (guest-tests.sh --trace):
+# trace-cmd, 6.1's perf and neuron-nq (docs/architecture.md#tracepoints)
+trace_payload=$build/vm-trace-payload
+selftests/vm/trace-payload.sh "$trace_payload" 6.1 ||
+	stage_failed "trace-payload.sh 6.1 failed"
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
-	--smp 4 --memory 1024 --timeout 1800 -- /opt/neuron/guest-tests.sh >/dev/null 2>&1
+	--payload "$trace_payload" --smp 4 --memory 1024 --timeout 1800 \
+	-- /opt/neuron/guest-tests.sh --trace >/dev/null 2>&1
 st=$?
 count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $st
 

@@ -27,6 +27,9 @@ STAMP_PKGS=(
 	# the YNL spec: the kernel's YNL library validates it with jsonschema
 	# (scripts/check-ynl.sh), and the 6.12 lane copies them into the guest
 	python3-yaml python3-jsonschema
+	# the driver's tracepoints, read in the VM by trace-cmd and by perf
+	# (6.1's linux-perf; selftests/vm/trace-payload.sh downloads 6.12's)
+	trace-cmd linux-perf
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -4,11 +4,16 @@
 # qemu source package (docs/build-environment.md#qemu-source). The result is
 # cached outside the repository, keyed by the hash of emulator/qemu,
 # include/neuron/ and include/uapi/linux/neuron_record.h (the device model's
-# sources), so a second build with unchanged
-# sources is a no-op. The configured build tree is kept too, so a changed device
+# sources) and emulator/tests/qtest/neuron-tpb-test.c (its qtest), so a
+# second build with unchanged sources is a no-op. The configured build tree is kept too, so a changed device
 # model rebuilds incrementally (seconds).
 #
 # Concurrent runs (several worktrees) serialise on $cache/build.lock.
+#
+# The device model's qtest (emulator/tests/qtest/neuron-tpb-test.c) is built
+# in the same tree, against QEMU's libqtest and libqos, and cached next to the
+# binary: $(dirname "$(build-qemu.sh | tail -1)")/neuron-tpb-test
+# (docs/architecture.md#qtest).
 #
 # Usage: build-qemu.sh            build if needed, print the binary's path last
 # Env:   NEURON_CACHE (default /var/cache/neuron)
@@ -20,11 +25,12 @@ cache=${NEURON_CACHE:-/var/cache/neuron}
 src=$cache/qemu-src
 build=$src/build
 
-key=$( (cd "$top" && find emulator/qemu include/neuron include/uapi/linux/neuron_record.h \
+key=$( (cd "$top" && find emulator/qemu emulator/tests/qtest/neuron-tpb-test.c include/neuron \
+	include/uapi/linux/neuron_record.h \
 	-type f -print0 | sort -z |
 	xargs -0 sha256sum) | sha256sum | cut -c1-16)
 out=$cache/qemu-$key
-if [ -x "$out/qemu-system-x86_64" ]; then
+if [ -x "$out/qemu-system-x86_64" ] && [ -x "$out/neuron-tpb-test" ]; then
 	echo "build-qemu: cached ($out)" >&2
 	echo "$out/qemu-system-x86_64"
 	exit 0
@@ -40,7 +46,7 @@ if ! flock -n 9; then
 	echo "build-qemu: waiting for another build ($cache/build.lock)" >&2
 	flock 9
 fi
-if [ -x "$out/qemu-system-x86_64" ]; then
+if [ -x "$out/qemu-system-x86_64" ] && [ -x "$out/neuron-tpb-test" ]; then
 	echo "build-qemu: cached ($out)" >&2
 	echo "$out/qemu-system-x86_64"
 	exit 0
@@ -76,6 +82,18 @@ cmp -s "$top/include/uapi/linux/neuron_record.h" "$src/include/uapi/linux/neuron
 if ! grep -q "subdir('neuron')" "$src/hw/misc/meson.build"; then
 	echo "subdir('neuron')" >>"$src/hw/misc/meson.build"
 fi
+# The qtest: one file into tests/qtest/ and one executable() line at the end
+# of its meson.build (after QEMU's own loop over the qtests, so it is not a
+# meson test() of every target: this script builds it by name).
+cmp -s "$top/emulator/tests/qtest/neuron-tpb-test.c" "$src/tests/qtest/neuron-tpb-test.c" ||
+	cp "$top/emulator/tests/qtest/neuron-tpb-test.c" "$src/tests/qtest/"
+if ! grep -q "neuron-tpb-test" "$src/tests/qtest/meson.build"; then
+	cat >>"$src/tests/qtest/meson.build" <<'EOF'
+# neuron-tpb's qtest (added by the neuron project's build-qemu.sh)
+executable('neuron-tpb-test', files('neuron-tpb-test.c'),
+           dependencies: [qemuutil, qos], build_by_default: false)
+EOF
+fi
 
 if [ ! -f "$build/build.ninja" ]; then
 	echo "build-qemu: configuring" >&2
@@ -89,12 +107,13 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 
 echo "build-qemu: building (a cold build takes about 5 minutes on 2 cores)" >&2
-ninja -C "$build" -j"$(nproc)" qemu-system-x86_64 >"$cache/ninja.log" 2>&1 || {
+ninja -C "$build" -j"$(nproc)" qemu-system-x86_64 tests/qtest/neuron-tpb-test \
+	>"$cache/ninja.log" 2>&1 || {
 	grep -B2 -A12 -m3 'error' "$cache/ninja.log" >&2 || tail -40 "$cache/ninja.log" >&2
 	exit 1
 }
 mkdir -p "$out.tmp"
-cp "$build/qemu-system-x86_64" "$out.tmp/"
+cp "$build/qemu-system-x86_64" "$build/tests/qtest/neuron-tpb-test" "$out.tmp/"
 rm -rf "$out"
 mv "$out.tmp" "$out"
 echo "$out/qemu-system-x86_64"

@@ -46,6 +46,7 @@ typedef struct neuron_emu_insn insn_t;
 #define PROG_OFF(c, e)	(0x800000ull + ((c) * NEURON_ENGINES_PER_CORE + (e)) * 0x10000ull)
 #define DGE_SRC		0x2000000u
 #define DGE_DST		0x2100000u
+#define DGE_IDX		0x2200000u	/* index table of the gather cases */
 
 #define TIMEOUT_MS	3000
 
@@ -1168,9 +1169,14 @@ static void t_dge(void)
 	      "i: LAST_ERROR");
 	ewr(0, e, NEURON_ENG_CTRL, NEURON_ENG_CTRL_RESET);
 
-	/* j) structural: bc_reg 63 has no $S[64] for the high half */
-	CHECK(dge_run(DGE(DGE_SRC, DGE_DST, 256, BC(63, 0, 1), 0, 0,
-			  NEURON_DGE_BACKEND_POOL), bit1) == NEURON_ENGINE_HALTED, "j");
+	/* j) structural: wide offsets, bc_reg 63 has no $S[64] for the high half */
+	{
+		insn_t w = DGE(DGE_SRC, DGE_DST, 256, BC(63, 0, 1), 0, 0,
+			       NEURON_DGE_BACKEND_POOL);
+
+		w.flags = NEURON_DGE_F_WIDE_OFFSET;
+		CHECK(dge_run(w, bit1) == NEURON_ENGINE_HALTED, "j");
+	}
 	ewr(0, e, NEURON_ENG_CTRL, NEURON_ENG_CTRL_RESET);
 	/* k) structural: unknown backend */
 	CHECK(dge_run(DGE(DGE_SRC, DGE_DST, 256, 0, 0, 0, 3), bit1) ==
@@ -1183,22 +1189,60 @@ static void t_dge(void)
 	ewr(0, e, NEURON_ENG_CTRL, NEURON_ENG_CTRL_RESET);
 	CHECK(nq_collect(&er, r, 2, TIMEOUT_MS) == 2, "j/k/l records");
 	CHECK(nq_collect(&er, r, 1, TIMEOUT_MS) == 1, "j/k/l records");
-	/* m) gather with idx_bound_is_err: OOB reported despite suppress */
-	ewr(0, e, NEURON_ENG_SREG(10), DGE_SRC + 100);
-	CHECK(dge_run(DGE(DGE_SRC, DGE_DST, 256, BC(10, 1, 1), BC(12, 0, 1),
-			  IND(1, 1), NEURON_DGE_BACKEND_POOL), bit1) ==
-	      NEURON_ENGINE_IDLE, "m");
-	CHECK(nq_collect(&er, r, 1, TIMEOUT_MS) == 1 &&
-	      r[0].tpb_error.error_id == NEURON_ISA_TPB_ERROR_SEQUENCER_NONFATAL,
-	      "m: record");
+	/*
+	 * m) gather, 1-byte elements, identity index table (emu_isa.h) except
+	 * index 7 = 200 > the index bound 100, idx_bound_is_err: an error that
+	 * the suppress bit cannot silence (docs/decisions.md#dge-index-path):
+	 * SEQUENCER_FATAL {DGE_BOUNDS, direction src, info src | src index},
+	 * halted, nothing copied
+	 */
+	{
+		uint32_t idx[256];
+		insn_t g = DGE(DGE_SRC, DGE_DST, 256, BC(10, 1, 1), BC(12, 0, 1),
+			       IND(1, 1), NEURON_DGE_BACKEND_POOL);
+		unsigned int i;
+
+		for (i = 0; i < 256; i++)
+			idx[i] = i;
+		idx[7] = 200;
+		vwrite(mem + DGE_IDX, idx, sizeof(idx));
+		g.reserved0 = DGE_IDX;
+		ewr(0, e, NEURON_ENG_SREG(10), 100);
+		CHECK(dge_run(g, bit1) == NEURON_ENGINE_HALTED, "m: not halted");
+		CHECK(nq_collect(&er, r, 1, TIMEOUT_MS) == 1 &&
+		      r[0].tpb_error.error_id == NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL &&
+		      r[0].tpb_error.metadata_lo.sequencer.info_kind ==
+		      NEURON_ISA_SEQ_INFO_DGE_BOUNDS &&
+		      r[0].tpb_error.metadata_lo.sequencer.direction == NEURON_DGE_DIR_SRC &&
+		      r[0].tpb_error.metadata_hi.sequencer.info == 0x5,
+		      "m: record");
+		CHECK(dge_untouched(), "m: copied");
+		ewr(0, e, NEURON_ENG_CTRL, NEURON_ENG_CTRL_RESET);
+		/* m2) every index <= the bound 255: copied element by element */
+		idx[7] = 7;
+		vwrite(mem + DGE_IDX, idx, sizeof(idx));
+		ewr(0, e, NEURON_ENG_SREG(10), 255);
+		CHECK(dge_run(g, bit1) == NEURON_ENGINE_IDLE, "m2: halted");
+		CHECK(dge_copied(), "m2: not copied");
+		CHECK(nq_collect(&dg, r, 1, TIMEOUT_MS) == 1, "m2: no DGE record");
+	}
 	ewr(0, e, NEURON_ENG_SREG(10), DGE_SRC + 255);
 
-	/* n) 64-bit limit: $S[11] high half makes a low $S[10] a big limit */
+	/* n) wide offsets: $S[11] high half makes a low $S[10] a big limit */
 	ewr(0, e, NEURON_ENG_SREG(10), 0);
 	ewr(0, e, NEURON_ENG_SREG(11), 1);
-	CHECK(dge_run(DGE(DGE_SRC, DGE_DST, 256, BC(10, 0, 1), BC(12, 0, 1), 0,
-			  NEURON_DGE_BACKEND_POOL), 0) == NEURON_ENGINE_IDLE, "n");
-	CHECK(dge_copied(), "n: not copied");
+	{
+		insn_t w = DGE(DGE_SRC, DGE_DST, 256, BC(10, 0, 1), BC(12, 0, 1), 0,
+			       NEURON_DGE_BACKEND_POOL);
+
+		w.flags = NEURON_DGE_F_WIDE_OFFSET;
+		CHECK(dge_run(w, 0) == NEURON_ENGINE_IDLE, "n");
+		CHECK(dge_copied(), "n: not copied");
+		/* n2) narrow: $S[11] is not read, limit 0 fails the source */
+		CHECK(dge_run(DGE(DGE_SRC, DGE_DST, 256, BC(10, 0, 1), BC(12, 0, 1), 0,
+				  NEURON_DGE_BACKEND_POOL), 0) == NEURON_ENGINE_IDLE, "n2");
+		CHECK(dge_untouched(), "n2: copied with a stale high half");
+	}
 
 	/* o) trace data_crc: INST_START has the source CRC, INST_END the dest */
 	cwr(0, NEURON_NOTIFIC_TRACE_ENABLE, 1u << e);
@@ -1215,7 +1259,7 @@ static void t_dge(void)
 		      t[0].trace.data_crc, t[1].trace.data_crc, crc16(pattern, 256));
 	}
 	/* every non-halting run reached its NOTIFY */
-	CHECK(qrd(0, 1, NEURON_NQ_TAIL) == 11, "NOTIFY after DGE ran %u times",
+	CHECK(qrd(0, 1, NEURON_NQ_TAIL) == 12, "NOTIFY after DGE ran %u times",
 	      qrd(0, 1, NEURON_NQ_TAIL));
 }
 

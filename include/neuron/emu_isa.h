@@ -87,7 +87,27 @@ struct neuron_isa_tpb_dma_indirect_flags {
  * A DGE copy descriptor: addresses are BAR4 (device memory) offsets; the
  * bound-check bytes are docs/hardware.md#dge-bounds-reg, the indirect flags
  * docs/hardware.md#dge-indirect.
+ *
+ * A DGE_COPY also uses two fields of the instruction header that other
+ * opcodes keep reserved (docs/program-syntax.md#dge-index,
+ * docs/decisions.md#dge-index-path):
+ *  - insn.flags is the descriptor's mode byte, NEURON_DGE_F_*: bit 0 selects
+ *    wide-offset limits ($S[bc_reg] | $S[bc_reg + 1] << 32; else $S[bc_reg]
+ *    alone), bits 3..1 the log2 of the element size of an indirect
+ *    descriptor (1 to 128 bytes; 0 for a direct one), bits 7..4 are 0;
+ *  - insn.reserved0 is the index table of an indirect descriptor: the BAR4
+ *    offset (a multiple of 4) of length >> log2 little-endian u32 element
+ *    indices; 0 for a direct one.
+ * In an indirect descriptor, length (a nonzero multiple of the element size)
+ * is the size of each direction's window: element i comes from
+ * src + idx[i] * size (gather) or src + i * size, and goes to
+ * dst + idx[i] * size (scatter) or dst + i * size.
  */
+#define NEURON_DGE_F_WIDE_OFFSET	0x01	/* 64-bit limits from two $S */
+#define NEURON_DGE_F_ELEM_SHIFT		1	/* log2(element bytes), bits 3..1 */
+#define NEURON_DGE_F_ELEM_MASK		0x0e
+#define NEURON_DGE_F_ALL		0x0f
+#define NEURON_DGE_IDX_ENTRY_BYTES	4	/* one u32 index per element */
 struct neuron_emu_dge_desc {
 	uint32_t src;
 	uint32_t dst;
@@ -100,9 +120,9 @@ struct neuron_emu_dge_desc {
 
 struct neuron_emu_insn {
 	uint8_t opcode;			/* +0  enum neuron_emu_opcode */
-	uint8_t flags;			/* +1  reserved, 0 */
+	uint8_t flags;			/* +1  DGE_COPY: NEURON_DGE_F_*; else 0 */
 	uint16_t debug_hint;		/* +2  low 4 bits -> records' debug_hint */
-	uint32_t reserved0;		/* +4  0 */
+	uint32_t reserved0;		/* +4  DGE_COPY: index table; else 0 */
 	struct neuron_emu_events events; /* +8 */
 	union {				/* +16 */
 		uint8_t raw[16];

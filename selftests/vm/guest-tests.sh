@@ -7,15 +7,19 @@
 # Prints TAP; exits non-zero on any failure. The host counts the
 # "ok"/"not ok" lines.
 #
-# Usage: guest-tests.sh [--lane NAME] [--no-devtests] [TEST...]
+# Usage: guest-tests.sh [--lane NAME] [--no-devtests] [--trace] [TEST...]
 #   NAME prefixes this script's own checks (default "vm"); TEST names
-#   binaries in /opt/neuron/tests (default: all of them).
+#   binaries in /opt/neuron/tests (default: all of them). --trace: right
+#   after insmod, trace-guest.sh checks the driver's tracepoints with
+#   trace-cmd and perf (the payload of trace-payload.sh).
 lane=vm
 devtests=1
+trace=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--lane) lane=$2; shift 2 ;;
 	--no-devtests) devtests=0; shift ;;
+	--trace) trace=1; shift ;;
 	*) break ;;
 	esac
 done
@@ -70,6 +74,15 @@ sed 's/^/# /' /tmp/genl
 grep -q 'name: events' /tmp/genl && grep -q 'ID-0x1 ' /tmp/genl &&
 	grep -q 'ID-0x2 ' /tmp/genl
 result $? "genl_ctrl_lists_family"
+# the tracepoints, on the freshly loaded module (device 0, no edge yet)
+if [ $trace -eq 1 ]; then
+	if [ -x /opt/neuron/trace-guest.sh ]; then
+		run /opt/neuron/trace-guest.sh --lane "$lane"
+	else
+		echo "# --trace: no /opt/neuron/trace-guest.sh (trace-payload.sh)"
+		result 1 "trace"
+	fi
+fi
 
 for name in "$@"; do
 	if [ -x "/opt/neuron/tests/$name" ]; then

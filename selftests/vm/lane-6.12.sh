@@ -9,6 +9,8 @@
 # tool (linux-source-6.12's tools/net/ynl, with the host's python3, yaml and
 # jsonschema copied in by ynl-payload.sh) drives the live family with
 # Documentation/netlink/specs/neuron.yaml (docs/architecture.md#ynl-spec).
+# The tracepoints are checked in the same boot with trace-cmd and 6.12's
+# perf (trace-payload.sh, trace-guest.sh).
 #
 # Prints the guest's TAP; the console goes to $NEURON_VM_LOG (default
 # build/vm/lane-6.12.log), which is what scripts/check.sh counts. A failure
@@ -47,10 +49,14 @@ lane_payload "$payload" || lane_fail_early payload "no kselftests in $build/self
 nq=$build/userspace/neuron-nq
 [ -x "$nq" ] || lane_fail_early neuron_nq "no $nq (make userspace)"
 "$here/ynl-payload.sh" "$payload" || lane_fail_early ynl_payload "ynl-payload.sh failed"
+# trace-cmd and bookworm-backports' 6.12 perf for the tracepoints' checks
+# (guest-tests.sh --trace, docs/architecture.md#tracepoints)
+"$here/trace-payload.sh" "$payload" 6.12 || lane_fail_early trace_payload "trace-payload.sh 6.12 failed"
 cat >"$payload/lane-6.12-guest.sh" <<'GUEST'
 #!/bin/sh
-# the main lane's checks, then the kernel's YNL tool on the live family
-/opt/neuron/guest-tests.sh
+# the main lane's checks (with the tracepoints'), then the kernel's YNL
+# tool on the live family
+/opt/neuron/guest-tests.sh --trace
 st=$?
 /opt/neuron/ynl-guest.sh || st=1
 exit $st

@@ -365,7 +365,7 @@ class Assembler {
       static constexpr const char* usage[] = {
           "nop", "notify hint=N ext=N", "halt", "sem.set IDX VAL", "sem.inc IDX VAL", "sem.dec IDX VAL",
           "wait.ge IDX VAL", "wait.ge.dec IDX VAL", "event.set IDX", "event.clear IDX", "reg IDX VAL",
-          "fp_error ID", "throttle LEVEL", "delay NS", "dge src=A dst=A len=N [bc_src=..] [bc_dst=..] [indirect=..] [backend=..]"};
+          "fp_error ID", "throttle LEVEL", "delay NS", "dge src=A dst=A len=N [bc_src=..] [bc_dst=..] [indirect=..] [backend=..] [offsets=..] [elem=N] [idx=A]"};
       return error(fmt::format("'{}' takes {} operand{}, got {}: {}", opname, op->positional,
                                op->positional == 1 ? "" : "s", pos.size(), usage[op - kOps]));
     }
@@ -455,8 +455,29 @@ class Assembler {
             else if (v == "rtl") d.backend = NEURON_DGE_BACKEND_RTL;
             else if (auto n = parse_number(v); n && *n <= 0xff) d.backend = static_cast<std::uint8_t>(*n);
             else return error(fmt::format("unknown DGE backend '{}'; use none, pool, rtl or a number", v));
+          } else if (k == "offsets") {
+            // wide-offset limits (include/neuron/emu_isa.h NEURON_DGE_F_WIDE_OFFSET)
+            if (v == "wide") in.flags |= NEURON_DGE_F_WIDE_OFFSET;
+            else if (v == "narrow") in.flags &= static_cast<std::uint8_t>(~NEURON_DGE_F_WIDE_OFFSET);
+            else return error(fmt::format("dge offsets '{}': use narrow or wide", v));
+          } else if (k == "elem") {
+            // element size of an indirect descriptor: a power of two, 1..128 bytes
+            auto n = number("dge elem", v, 128);
+            if (!n) return;
+            if (!*n || (*n & (*n - 1)))
+              return error(fmt::format("dge elem {} is not a power of two in 1..128", *n));
+            unsigned shift = 0;
+            while ((1u << shift) < *n) ++shift;
+            in.flags = static_cast<std::uint8_t>((in.flags & ~NEURON_DGE_F_ELEM_MASK) |
+                                                 (shift << NEURON_DGE_F_ELEM_SHIFT));
+          } else if (k == "idx") {
+            // the index table of an indirect descriptor (a device-memory offset)
+            auto n = number("dge idx", v, UINT32_MAX);
+            if (!n) return;
+            in.reserved0 = static_cast<std::uint32_t>(*n);
           } else {
-            return error(fmt::format("unknown dge operand '{}'; dge takes src, dst, len, bc_src, bc_dst, indirect, backend", k));
+            return error(fmt::format("unknown dge operand '{}'; dge takes src, dst, len, bc_src, bc_dst, indirect, "
+                                     "backend, offsets, elem, idx", k));
           }
         }
         if (!have_src || !have_dst || !have_len)
@@ -552,6 +573,10 @@ std::string disassemble(const neuron_emu_insn& in) {
       std::memcpy(&ind, &d.indirect, 1);
       s += fmt::format(" src=0x{:x} dst=0x{:x} len={} bc_src={} bc_dst={} indirect=raw:0x{:02x} backend={}",
                        d.src, d.dst, d.length, bc_text(d.bc_src), bc_text(d.bc_dst), ind, d.backend);
+      if (in.flags & NEURON_DGE_F_WIDE_OFFSET) s += " offsets=wide";
+      if (in.flags & NEURON_DGE_F_ELEM_MASK)
+        s += fmt::format(" elem={}", 1u << ((in.flags & NEURON_DGE_F_ELEM_MASK) >> NEURON_DGE_F_ELEM_SHIFT));
+      if (in.reserved0) s += fmt::format(" idx=0x{:x}", in.reserved0);
       break;
     }
     default:

@@ -171,8 +171,9 @@ std::string bc_problem(const char* dir, std::uint8_t b, bool indexed, bool idx_b
                        "0x00, or bc_enabled with a readable register)",
                        dir, b);
   if (enabled && reg > NEURON_ENG_NUM_SREGS - 2)
-    return fmt::format("bc_{} names $S[{}], but the limit is $S[{}] | $S[{}] << 32 and there is no $S[{}]", dir, reg,
-                       reg, reg + 1, reg + 1);
+    return fmt::format("bc_{} names $S[{}], but with offsets=wide the limit is $S[{}] | $S[{}] << 32 and there "
+                       "is no $S[{}]",
+                       dir, reg, reg, reg + 1, reg + 1);
   if (indexed && quiet && !idx_bound_is_err)
     return fmt::format("the {} is indexed (indirect) with its OOB notification disabled and idx_bound_is_err "
                        "clear: a silent index OOB (has_valid_idx_bound_check_reg)",
@@ -204,20 +205,27 @@ std::string explain(const TpbError& e, const Program& program, unsigned core) {
 
   if (e.is_sequencer() && q.info_kind == NEURON_ISA_SEQ_INFO_DGE_BOUNDS) {
     std::string parts;
+    // narrow offsets read $S[r] alone (include/neuron/emu_isa.h NEURON_DGE_F_WIDE_OFFSET)
+    const bool wide = in.flags & NEURON_DGE_F_WIDE_OFFSET;
     for (std::uint8_t dir : {std::uint8_t(NEURON_DGE_DIR_SRC), std::uint8_t(NEURON_DGE_DIR_DST)}) {
       if (!(q.direction & dir)) continue;
       const bool src = dir == NEURON_DGE_DIR_SRC;
+      if (q.info & (dir << 2)) {  // an index of this direction above its bound (docs/decisions.md#dge-index-path)
+        parts += fmt::format("{}{} index > bound in $S[{}]", parts.empty() ? "" : "; ", src ? "src" : "dst",
+                             byte_of(src ? d.bc_src : d.bc_dst) & 0x3f);
+        continue;
+      }
       const std::uint64_t addr = src ? d.src : d.dst;
       const std::uint64_t last = addr + std::max<std::uint32_t>(d.length, 1) - 1;
       const unsigned reg = byte_of(src ? d.bc_src : d.bc_dst) & 0x3f;
       const auto lo = sreg_before(*ep, pc, reg);
-      const auto hi = sreg_before(*ep, pc, reg + 1);
+      const auto hi = wide ? sreg_before(*ep, pc, reg + 1) : std::nullopt;
       std::string p;
       if (lo) {
         const std::uint64_t limit = lo->first | (static_cast<std::uint64_t>(hi ? hi->first : 0) << 32);
         p = fmt::format("{} $S[{}]+0x{:x} > limit: bytes 0x{:x}..0x{:x}, limit $S[{}] = 0x{:x} (line {}{})",
                         src ? "src" : "dst", reg, last > limit ? last - limit : 0, addr, last, reg, limit, lo->second,
-                        hi ? "" : fmt::format(", $S[{}] assumed 0", reg + 1));
+                        hi || !wide ? "" : fmt::format(", $S[{}] assumed 0", reg + 1));
       } else {
         p = fmt::format("{} bytes 0x{:x}..0x{:x} > limit in $S[{}] (not set by this program)", src ? "src" : "dst",
                         addr, last, reg);
@@ -233,6 +241,8 @@ std::string explain(const TpbError& e, const Program& program, unsigned core) {
     if (q.info & 1) add(bc_problem("src", byte_of(d.bc_src), ind & 0x01, idx_err));
     if (q.info & 2) add(bc_problem("dst", byte_of(d.bc_dst), ind & 0x02, idx_err));
     if (q.info & 4) add(fmt::format("backend {} is none of none (0), pool (1), rtl (2)", d.backend));
+    if (q.info & 8) add(fmt::format("index encoding: mode byte 0x{:02x}, index table 0x{:x}, len {}", in.flags,
+                                    in.reserved0, d.length));
     if (parts.empty()) parts = fmt::format("info 0x{:02x}", q.info);
     return fmt::format("DGE descriptor structurally invalid {}: {}; {} ({}); the host sees no completion "
                        "(TIMEOUT) plus this record",

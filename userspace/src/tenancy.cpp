@@ -135,6 +135,12 @@ std::vector<DgeRange> dge_ranges(const Program& program) {
       const unsigned line = pc < e.lines.size() ? e.lines[pc] : 0;
       out.push_back({{in.operand.dge.src, len}, e.core, e.engine, pc, line, false});
       out.push_back({{in.operand.dge.dst, len}, e.core, e.engine, pc, line, true});
+      if (in.operand.dge.indirect.indirect_mode) {
+        // the index table: one u32 per element (include/neuron/emu_isa.h)
+        const unsigned shift = (in.flags & NEURON_DGE_F_ELEM_MASK) >> NEURON_DGE_F_ELEM_SHIFT;
+        const std::uint64_t n = std::max<std::uint64_t>(in.operand.dge.length >> shift, 1);
+        out.push_back({{in.reserved0, n * NEURON_DGE_IDX_ENTRY_BYTES}, e.core, e.engine, pc, line, false});
+      }
     }
   return out;
 }

@@ -132,6 +132,44 @@ dge src=0 dst=0 len=1 bc_dst=raw:0x41 indirect=raw:0xff
   EXPECT_EQ(b2[31], NEURON_DGE_BACKEND_POOL);  // default backend
 }
 
+// The index path's fields in the instruction header (include/neuron/emu_isa.h,
+// docs/program-syntax.md#dge-index): flags @1 = mode byte {wide:1, elem log2:3},
+// reserved0 @4 = the index table offset, little-endian.
+TEST(Assembler, DgeIndexFields) {
+  auto p = assemble(R"(
+[pool]
+dge src=0x1000 dst=0x2000 len=64 bc_src=63 indirect=1 elem=4 idx=0x3000
+dge src=0 dst=0 len=1 bc_src=62 offsets=wide
+dge src=0 dst=0 len=128 indirect=2,err elem=128 idx=0x12345678 offsets=wide
+dge src=0 dst=0 len=8 indirect=3 elem=1 idx=0x40 offsets=narrow
+)");
+  ASSERT_TRUE(p) << p.error().message();
+  const auto& i = p->engines[0].insns;
+  const auto b0 = raw(i[0]);
+  EXPECT_EQ(b0[1], 0x04);  // elem 4 = 1 << 2 -> bits 3..1 = 2 -> 0x04; narrow
+  const std::array<std::uint8_t, 4> t0 = {0x00, 0x30, 0x00, 0x00};
+  EXPECT_TRUE(std::equal(t0.begin(), t0.end(), b0.begin() + 4));
+  EXPECT_EQ(b0[28], 0xbf);  // bc_src=63: 0x80 | 63
+  const auto b1 = raw(i[1]);
+  EXPECT_EQ(b1[1], 0x01);  // wide offsets, no element size
+  EXPECT_EQ(b1[4] | b1[5] | b1[6] | b1[7], 0);
+  const auto b2 = raw(i[2]);
+  EXPECT_EQ(b2[1], 0x0f);  // wide | elem 128 (log2 7 -> 0x0e)
+  const std::array<std::uint8_t, 4> t2 = {0x78, 0x56, 0x34, 0x12};
+  EXPECT_TRUE(std::equal(t2.begin(), t2.end(), b2.begin() + 4));
+  EXPECT_EQ(b2[30], 0x06);  // scatter (2) | idx_bound_is_err (0x04)
+  const auto b3 = raw(i[3]);
+  EXPECT_EQ(b3[1], 0x00);  // elem 1 = log2 0, narrow
+  EXPECT_EQ(b3[4], 0x40);
+  // round trip through the disassembler keeps every byte
+  auto q = assemble(disassemble(*p));
+  ASSERT_TRUE(q) << q.error().message() << "\n" << disassemble(*p);
+  for (std::size_t k = 0; k < i.size(); ++k) EXPECT_EQ(raw(i[k]), raw(q->engines[0].insns[k])) << k;
+  EXPECT_THAT(err("[pool]\ndge src=1 dst=2 len=3 elem=3\n"), HasSubstr("dge elem 3 is not a power of two in 1..128"));
+  EXPECT_THAT(err("[pool]\ndge src=1 dst=2 len=3 elem=256\n"), HasSubstr("dge elem 256 out of range"));
+  EXPECT_THAT(err("[pool]\ndge src=1 dst=2 len=3 offsets=huge\n"), HasSubstr("dge offsets 'huge': use narrow or wide"));
+}
+
 TEST(Assembler, CommentsBlankLinesSectionsAndCase) {
   auto p = assemble("# header\n\n  [PE]  # engine\n\tnop   # trailing\n[sp]\nhalt\n[pe]\nhalt\n");
   ASSERT_TRUE(p) << p.error().message();

@@ -3,16 +3,23 @@
  * neuron-tpb: the DGE copy descriptor (docs/hardware.md#dge,
  * docs/decisions.md#arch-device, the "DGE" section of docs/device-model.md).
  *
- * Two error severities (docs/hardware.md#dge-structural, #dge-recovery):
+ * Error severities (docs/hardware.md#dge-structural, #dge-recovery,
+ * docs/decisions.md#dge-index-path):
  *  - structural: a BOUND_CHECK_REG or the indirect flags fail the validity
- *    predicates of docs/hardware.md#dge-indirect, #dge-validity, or the backend
- *    is not one we know: HandleIllegalInstr, i.e. SEQUENCER_FATAL and the
- *    engine halts. Checked at decode, before INST_START.
- *  - content: an address beyond its direction's bound (addr <= limit fails,
- *    docs/hardware.md#dge-detect): the descriptor is not emitted; a
- *    SEQUENCER_NONFATAL TPB_ERROR is written iff FEATURE_FLAGS bit 1 is set and
- *    that direction's bc_disable_oob_error_notif is 0
+ *    predicates of docs/hardware.md#dge-indirect, #dge-validity, the index
+ *    encoding is malformed, or the backend is not one we know:
+ *    HandleIllegalInstr, i.e. SEQUENCER_FATAL and the engine halts. Checked
+ *    at decode, before INST_START.
+ *  - address content: a direct direction's last byte beyond its bound
+ *    (addr <= limit fails, docs/hardware.md#dge-detect): the descriptor is
+ *    not emitted; a SEQUENCER_NONFATAL TPB_ERROR is written iff FEATURE_FLAGS
+ *    bit 1 is set and that direction's bc_disable_oob_error_notif is 0
  *    (docs/hardware.md#dge-gating); the engine continues.
+ *  - index content: an index of an indexed direction beyond its bound: never
+ *    silent. With idx_bound_is_err, or with FEATURE_FLAGS bit 1 clear (no
+ *    notification can carry it), a SEQUENCER_FATAL record and the engine
+ *    halts; else a SEQUENCER_NONFATAL record (the suppress bit is 0 there by
+ *    the validity rule) and the engine continues.
  * "No backend" does nothing and continues (docs/hardware.md#dge-recovery). A
  * copy that is emitted is done in device memory and, with bit 1 set, announced
  * by a DGE_METADATA record (docs/hardware.md#rec-dge-metadata).
@@ -27,10 +34,6 @@
 #include "neuron-tpb.h"
 
 #define NEURON_DGE_BACKEND_MAX  NEURON_DGE_BACKEND_RTL
-
-/* indirect_mode bits: 1 = gather (src indexed), 2 = scatter (dst indexed). */
-#define NEURON_DGE_INDIRECT_GATHER  0x1
-#define NEURON_DGE_INDIRECT_SCATTER 0x2
 
 /**
  * neuron_crc16() - CRC-16/CCITT-FALSE (poly 0x1021, init 0xffff, no
@@ -51,20 +54,31 @@ uint16_t neuron_crc16(const uint8_t *data, uint64_t len)
     return crc;
 }
 
-/*
- * is_valid_register_read_with_marker (docs/hardware.md#dge-validity): the limit
- * is $S[bc_reg] | $S[bc_reg + 1] << 32, so both registers must exist.
- */
-static bool neuron_dge_reg_read_ok(unsigned int reg)
+/* indirect_mode bits: 1 = gather (src indexed), 2 = scatter (dst indexed). */
+#define NEURON_DGE_INDIRECT_GATHER  0x1
+#define NEURON_DGE_INDIRECT_SCATTER 0x2
+
+static bool neuron_dge_wide(uint8_t mode)
 {
-    return reg + 1 < NEURON_ENG_NUM_SREGS;
+    return mode & NEURON_DGE_F_WIDE_OFFSET;
+}
+
+/*
+ * is_valid_register_read_with_marker (docs/hardware.md#dge-validity): in
+ * wide-offset mode the limit is $S[bc_reg] | $S[bc_reg + 1] << 32, so both
+ * registers must exist; in narrow mode only $S[bc_reg] is read.
+ */
+static bool neuron_dge_reg_read_ok(unsigned int reg, uint8_t mode)
+{
+    return reg + (neuron_dge_wide(mode) ? 1 : 0) < NEURON_ENG_NUM_SREGS;
 }
 
 /* docs/hardware.md#dge-validity has_valid_bound_check_reg: all zero, or enabled and readable */
-static bool neuron_dge_bc_valid(struct neuron_isa_tpb_bound_check_reg bc)
+static bool neuron_dge_bc_valid(struct neuron_isa_tpb_bound_check_reg bc,
+                                uint8_t mode)
 {
     return (!bc.bc_enabled && !bc.bc_reg && !bc.bc_disable_oob_error_notif) ||
-           (bc.bc_enabled && neuron_dge_reg_read_ok(bc.bc_reg));
+           (bc.bc_enabled && neuron_dge_reg_read_ok(bc.bc_reg, mode));
 }
 
 /*
@@ -73,9 +87,10 @@ static bool neuron_dge_bc_valid(struct neuron_isa_tpb_bound_check_reg bc)
  * may not be both silent and not an error.
  */
 static bool neuron_dge_idx_bc_valid(struct neuron_isa_tpb_bound_check_reg bc,
-                                    struct neuron_isa_tpb_dma_indirect_flags fl)
+                                    struct neuron_isa_tpb_dma_indirect_flags fl,
+                                    uint8_t mode)
 {
-    return neuron_dge_bc_valid(bc) &&
+    return neuron_dge_bc_valid(bc, mode) &&
            (fl.idx_bound_is_err || !bc.bc_disable_oob_error_notif);
 }
 
@@ -86,6 +101,11 @@ static bool neuron_dge_indexed(const struct neuron_emu_dge_desc *d,
                                                  : NEURON_DGE_INDIRECT_SCATTER;
 
     return d->indirect.indirect_mode & bit;
+}
+
+static unsigned int neuron_dge_elem_shift(uint8_t mode)
+{
+    return (mode & NEURON_DGE_F_ELEM_MASK) >> NEURON_DGE_F_ELEM_SHIFT;
 }
 
 /* Log prefixed with the engine's core, index and PC (op->who). */
@@ -104,33 +124,56 @@ static void G_GNUC_PRINTF(2, 3) neuron_dge_log(const NeuronDgeCopy *op,
     qemu_log_mask(LOG_GUEST_ERROR, "neuron-tpb: %s: %s\n", op->who, msg);
 }
 
+/*
+ * The index encoding (emu_isa.h, docs/device-model.md "DGE copy"): no
+ * unknown mode bits; a direct descriptor has no element size and no index
+ * table; an indirect one has a 4-byte aligned table and a nonzero length
+ * that is a whole number of elements.
+ */
+static bool neuron_dge_index_encoding_ok(const struct neuron_emu_insn *in)
+{
+    const struct neuron_emu_dge_desc *d = &in->operand.dge;
+    uint32_t elem = 1u << neuron_dge_elem_shift(in->flags);
+
+    if (in->flags & ~NEURON_DGE_F_ALL) {
+        return false;
+    }
+    if (!d->indirect.indirect_mode) {
+        return !(in->flags & NEURON_DGE_F_ELEM_MASK) && !in->reserved0;
+    }
+    return !(in->reserved0 % NEURON_DGE_IDX_ENTRY_BYTES) && d->length &&
+           !(d->length & (elem - 1));
+}
+
 /**
- * neuron_dge_check() - structural validity of DGE descriptor @d
+ * neuron_dge_check() - structural validity of the DGE_COPY instruction @in
  * @bc_reg: set to the first failing direction's bc_reg
  *
  * Returns 0 if valid, else the failing bits: NEURON_DGE_DIR_SRC,
- * NEURON_DGE_DIR_DST (BOUND_CHECK_REG or indirect flags) and
- * NEURON_DGE_BAD_BACKEND. The engine makes that a SEQUENCER_FATAL
- * (info_kind DGE_INVALID, info = the bits, direction = the failing
- * directions) and halts.
+ * NEURON_DGE_DIR_DST (BOUND_CHECK_REG or indirect flags),
+ * NEURON_DGE_BAD_BACKEND and NEURON_DGE_BAD_INDEX. The engine makes that a
+ * SEQUENCER_FATAL (info_kind DGE_INVALID, info = the bits, direction = the
+ * failing directions) and halts.
  */
-uint8_t neuron_dge_check(const struct neuron_emu_dge_desc *d,
+uint8_t neuron_dge_check(const struct neuron_emu_insn *in,
                          unsigned int *bc_reg)
 {
+    const struct neuron_emu_dge_desc *d = &in->operand.dge;
+    uint8_t mode = in->flags;
     uint8_t bad = 0;
     bool ok;
 
     *bc_reg = 0;
     ok = neuron_dge_indexed(d, NEURON_DGE_DIR_SRC) ?
-         neuron_dge_idx_bc_valid(d->bc_src, d->indirect) :
-         neuron_dge_bc_valid(d->bc_src);
+         neuron_dge_idx_bc_valid(d->bc_src, d->indirect, mode) :
+         neuron_dge_bc_valid(d->bc_src, mode);
     if (!ok) {
         bad |= NEURON_DGE_DIR_SRC;
         *bc_reg = d->bc_src.bc_reg;
     }
     ok = neuron_dge_indexed(d, NEURON_DGE_DIR_DST) ?
-         neuron_dge_idx_bc_valid(d->bc_dst, d->indirect) :
-         neuron_dge_bc_valid(d->bc_dst);
+         neuron_dge_idx_bc_valid(d->bc_dst, d->indirect, mode) :
+         neuron_dge_bc_valid(d->bc_dst, mode);
     if (!ok) {
         if (!bad) {
             *bc_reg = d->bc_dst.bc_reg;
@@ -139,6 +182,9 @@ uint8_t neuron_dge_check(const struct neuron_emu_dge_desc *d,
     }
     if (d->backend > NEURON_DGE_BACKEND_MAX) {
         bad |= NEURON_DGE_BAD_BACKEND;
+    }
+    if (!neuron_dge_index_encoding_ok(in)) {
+        bad |= NEURON_DGE_BAD_INDEX;
     }
     return bad;
 }
@@ -155,40 +201,162 @@ uint16_t neuron_dge_input_crc(const NeuronDevMem *m,
 }
 
 /*
- * The bounds check of one direction (docs/hardware.md#dge-detect: addr <=
- * limit). The address checked is the last byte the copy touches.
- * Returns true if the direction is out of bounds.
+ * A direction's limit (docs/hardware.md#dge-bounds-reg): $S[bc_reg], and in
+ * wide-offset mode $S[bc_reg + 1] as its upper 32 bits. Narrow mode never
+ * reads $S[bc_reg + 1] (bc_reg may be 63).
  */
-static bool neuron_dge_oob(const NeuronDgeCopy *op,
-                           struct neuron_isa_tpb_bound_check_reg bc,
-                           uint32_t addr, uint32_t length, uint64_t *limit,
-                           uint64_t *last)
+static uint64_t neuron_dge_limit(const NeuronDgeCopy *op,
+                                 struct neuron_isa_tpb_bound_check_reg bc)
 {
+    uint64_t limit = op->sreg[bc.bc_reg];
+
+    if (neuron_dge_wide(op->mode)) {
+        limit |= (uint64_t)op->sreg[bc.bc_reg + 1] << 32;
+    }
+    return limit;
+}
+
+static uint32_t neuron_dge_idx(const NeuronDgeCopy *op, uint32_t i)
+{
+    return ldl_le_p(op->mem->ptr + op->idx_table +
+                    (uint64_t)i * NEURON_DGE_IDX_ENTRY_BYTES);
+}
+
+/*
+ * The bounds check of one direction (docs/hardware.md#dge-detect: addr <=
+ * limit; docs/decisions.md#dge-index-path). A direct direction compares the
+ * last byte the copy touches, addr + max(length, 1) - 1; an indexed one
+ * compares every index. Returns true if the direction is out of bounds;
+ * @shown/@limit are what the log prints (the last byte or the first
+ * failing index).
+ */
+static bool neuron_dge_oob(const NeuronDgeCopy *op, unsigned int dir,
+                           struct neuron_isa_tpb_bound_check_reg bc,
+                           uint32_t addr, uint32_t count, uint64_t *shown,
+                           uint64_t *limit)
+{
+    const struct neuron_emu_dge_desc *d = &op->desc;
+    uint32_t i;
+
     if (!bc.bc_enabled) {
         return false;
     }
-    *limit = op->sreg[bc.bc_reg] | (uint64_t)op->sreg[bc.bc_reg + 1] << 32;
-    *last = (uint64_t)addr + (length ? length - 1 : 0);
-    return *last > *limit;
+    *limit = neuron_dge_limit(op, bc);
+    if (!neuron_dge_indexed(d, dir)) {
+        *shown = (uint64_t)addr + (d->length ? d->length - 1 : 0);
+        return *shown > *limit;
+    }
+    for (i = 0; i < count; i++) {
+        *shown = neuron_dge_idx(op, i);
+        if (*shown > *limit) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Element @i of direction @dir: its BAR4 offset, or false if it leaves the
+ * direction's window [addr, addr + length) (the range the driver checked
+ * against the file's allocations, docs/decisions.md#tenancy).
+ */
+static bool neuron_dge_elem(const NeuronDgeCopy *op, unsigned int dir,
+                            uint32_t addr, uint32_t i, uint32_t elem,
+                            uint64_t *off)
+{
+    uint64_t rel = (uint64_t)(neuron_dge_indexed(&op->desc, dir) ?
+                              neuron_dge_idx(op, i) : i) * elem;
+
+    *off = addr + rel;
+    return rel + elem <= op->desc.length;
+}
+
+/* Gather/scatter element by element; false (nothing written) if one leaves its window. */
+static bool neuron_dge_indirect_copy(NeuronDgeCopy *op, uint32_t count,
+                                     uint32_t elem)
+{
+    const NeuronDevMem *m = op->mem;
+    const struct neuron_emu_dge_desc *d = &op->desc;
+    uint64_t s, t;
+    uint32_t i;
+
+    for (i = 0; i < count; i++) {
+        if (!neuron_dge_elem(op, NEURON_DGE_DIR_SRC, d->src, i, elem, &s) ||
+            !neuron_dge_elem(op, NEURON_DGE_DIR_DST, d->dst, i, elem, &t)) {
+            neuron_dge_log(op, "DGE element %u (index %u) leaves its "
+                           "window [addr, addr + length 0x%x): "
+                           "MEMORY_ERROR, descriptor not emitted", i,
+                           neuron_dge_idx(op, i), d->length);
+            return false;
+        }
+    }
+    for (i = 0; i < count; i++) {
+        neuron_dge_elem(op, NEURON_DGE_DIR_SRC, d->src, i, elem, &s);
+        neuron_dge_elem(op, NEURON_DGE_DIR_DST, d->dst, i, elem, &t);
+        memmove(m->ptr + t, m->ptr + s, elem);
+    }
+    return true;
+}
+
+/* Which failing directions a bounds record reports and whether it is fatal. */
+static void neuron_dge_bounds_outcome(NeuronDgeCopy *op, unsigned int oob)
+{
+    const struct neuron_emu_dge_desc *d = &op->desc;
+    unsigned int report = 0, index = 0, dir;
+    bool fatal = false;
+
+    for (dir = NEURON_DGE_DIR_SRC; dir <= NEURON_DGE_DIR_DST; dir <<= 1) {
+        struct neuron_isa_tpb_bound_check_reg bc =
+            dir == NEURON_DGE_DIR_SRC ? d->bc_src : d->bc_dst;
+
+        if (!(oob & dir)) {
+            continue;
+        }
+        if (neuron_dge_indexed(d, dir)) {
+            /*
+             * docs/decisions.md#dge-index-path: an index OOB is never
+             * silent: an error with idx_bound_is_err, or when bit 1 leaves
+             * no notification to carry it.
+             */
+            index |= dir;
+            report |= dir;
+            fatal |= d->indirect.idx_bound_is_err || !op->packet_notif;
+        } else if (!bc.bc_disable_oob_error_notif) {
+            report |= dir;  /* gate 2, docs/hardware.md#dge-bounds-reg */
+        }
+    }
+    op->dirs = oob;
+    op->bc_reg = (oob & NEURON_DGE_DIR_SRC) ? d->bc_src.bc_reg
+                                            : d->bc_dst.bc_reg;
+    op->info = report | index << NEURON_DGE_INFO_INDEX_SHIFT;
+    if (fatal) {
+        op->record = NEURON_DGE_RECORD_BOUNDS_FATAL;
+    } else if (op->packet_notif && report) {
+        op->record = NEURON_DGE_RECORD_BOUNDS;   /* gate 1 */
+    }
 }
 
 /**
  * neuron_dge_exec() - execute the structurally valid DGE_COPY @op
  *
- * Sets @op->record to the one record owed (if any): the bounds error, a
- * MEMORY_ERROR for a copy outside device memory, or the DGE_METADATA
- * success record.
+ * Sets @op->record to the one record owed (if any): the bounds error
+ * (non-fatal, or fatal for an index OOB that no notification may carry), a
+ * MEMORY_ERROR for a copy outside device memory or an element outside its
+ * window, or the DGE_METADATA success record.
  */
 void neuron_dge_exec(NeuronDgeCopy *op)
 {
     const NeuronDevMem *m = op->mem;
     const struct neuron_emu_dge_desc *d = &op->desc;
-    bool notif = op->packet_notif;
-    uint64_t limit[2] = { 0, 0 }, last[2] = { 0, 0 };
-    unsigned int oob = 0, report = 0, bc_reg = 0;
+    bool indirect = d->indirect.indirect_mode;
+    uint32_t elem = 1u << neuron_dge_elem_shift(op->mode);
+    uint32_t count = indirect ? d->length / elem : 0;
+    uint64_t limit[2] = { 0, 0 }, shown[2] = { 0, 0 };
+    unsigned int oob = 0;
 
     op->record = NEURON_DGE_RECORD_NONE;
     op->dirs = 0;
+    op->info = 0;
     op->bc_reg = 0;
     op->crc_out = 0;
 
@@ -196,49 +364,40 @@ void neuron_dge_exec(NeuronDgeCopy *op)
         neuron_dge_log(op, "DGE: NO BACKEND FOUND, doing nothing");
         return;
     }
+    if (indirect && !neuron_mem_range_ok(m, op->idx_table,
+                                         (uint64_t)count *
+                                         NEURON_DGE_IDX_ENTRY_BYTES)) {
+        neuron_dge_log(op, "DGE index table 0x%x (%u entries) leaves device "
+                       "memory: MEMORY_ERROR, descriptor not emitted",
+                       op->idx_table, count);
+        op->record = NEURON_DGE_RECORD_MEMORY_ERROR;
+        return;
+    }
 
-    if (neuron_dge_oob(op, d->bc_src, d->src, d->length, &limit[0],
-                       &last[0])) {
+    if (neuron_dge_oob(op, NEURON_DGE_DIR_SRC, d->bc_src, d->src, count,
+                       &shown[0], &limit[0])) {
         oob |= NEURON_DGE_DIR_SRC;
     }
-    if (neuron_dge_oob(op, d->bc_dst, d->dst, d->length, &limit[1],
-                       &last[1])) {
+    if (neuron_dge_oob(op, NEURON_DGE_DIR_DST, d->bc_dst, d->dst, count,
+                       &shown[1], &limit[1])) {
         oob |= NEURON_DGE_DIR_DST;
     }
     if (oob) {
-        /*
-         * Gate 2 per failing direction (docs/hardware.md#dge-bounds-reg); on an
-         * indexed direction idx_bound_is_err makes the OOB an error to report
-         * whatever the suppress bit says (docs/hardware.md#dge-indirect).
-         */
-        if ((oob & NEURON_DGE_DIR_SRC) &&
-            (!d->bc_src.bc_disable_oob_error_notif ||
-             (neuron_dge_indexed(d, NEURON_DGE_DIR_SRC) &&
-              d->indirect.idx_bound_is_err))) {
-            report |= NEURON_DGE_DIR_SRC;
-            bc_reg = d->bc_src.bc_reg;
-        }
-        if ((oob & NEURON_DGE_DIR_DST) &&
-            (!d->bc_dst.bc_disable_oob_error_notif ||
-             (neuron_dge_indexed(d, NEURON_DGE_DIR_DST) &&
-              d->indirect.idx_bound_is_err))) {
-            if (!report) {
-                bc_reg = d->bc_dst.bc_reg;
-            }
-            report |= NEURON_DGE_DIR_DST;
-        }
-        neuron_dge_log(op, "DGE: Failed bounds check (src %d 0x%" PRIx64
-                       "<=0x%" PRIx64 ", dst %d 0x%" PRIx64 "<=0x%" PRIx64
-                       "): descriptor not emitted, %s",
-                       !!(oob & NEURON_DGE_DIR_SRC), last[0], limit[0],
-                       !!(oob & NEURON_DGE_DIR_DST), last[1], limit[1],
-                       notif && report ? "error notification dispatched"
-                                       : "notification suppressed");
-        if (notif && report) {
-            op->record = NEURON_DGE_RECORD_BOUNDS;
-            op->dirs = report;
-            op->bc_reg = bc_reg;
-        }
+        neuron_dge_bounds_outcome(op, oob);
+        neuron_dge_log(op, "DGE: Failed bounds check (src %d %s0x%" PRIx64
+                       "<=0x%" PRIx64 ", dst %d %s0x%" PRIx64 "<=0x%" PRIx64
+                       "%s): descriptor not emitted, %s",
+                       !!(oob & NEURON_DGE_DIR_SRC),
+                       neuron_dge_indexed(d, NEURON_DGE_DIR_SRC) ? "index " : "",
+                       shown[0], limit[0], !!(oob & NEURON_DGE_DIR_DST),
+                       neuron_dge_indexed(d, NEURON_DGE_DIR_DST) ? "index " : "",
+                       shown[1], limit[1],
+                       neuron_dge_wide(op->mode) ? ", wide" : "",
+                       op->record == NEURON_DGE_RECORD_BOUNDS_FATAL ?
+                       "index bound error: SEQUENCER_FATAL" :
+                       op->record == NEURON_DGE_RECORD_BOUNDS ?
+                       "error notification dispatched" :
+                       "notification suppressed");
         return;
     }
 
@@ -252,12 +411,19 @@ void neuron_dge_exec(NeuronDgeCopy *op)
         return;
     }
 
-    memmove(m->ptr + d->dst, m->ptr + d->src, d->length);
+    if (indirect) {
+        if (!neuron_dge_indirect_copy(op, count, elem)) {
+            op->record = NEURON_DGE_RECORD_MEMORY_ERROR;
+            return;
+        }
+    } else {
+        memmove(m->ptr + d->dst, m->ptr + d->src, d->length);
+    }
     memory_region_set_dirty(m->mr, d->dst, d->length);
     if (op->want_crc && d->length) {
         op->crc_out = neuron_crc16(m->ptr + d->dst, d->length);
     }
-    if (notif) {
+    if (op->packet_notif) {
         op->record = NEURON_DGE_RECORD_METADATA;
     }
 }

@@ -279,19 +279,22 @@ static bool neuron_engine_dge_decode_ok(NeuronEngine *e)
 {
     const struct neuron_emu_dge_desc *d = &e->insn.operand.dge;
     unsigned int bc_reg;
-    uint8_t bad = neuron_dge_check(d, &bc_reg);
+    uint8_t bad = neuron_dge_check(&e->insn, &bc_reg);
 
     if (!bad) {
         return true;
     }
-    neuron_engine_log(e, "DGE descriptor invalid:%s%s%s (bc_src 0x%02x "
-                      "bc_dst 0x%02x indirect 0x%02x backend %u): "
+    neuron_engine_log(e, "DGE descriptor invalid:%s%s%s%s (bc_src 0x%02x "
+                      "bc_dst 0x%02x indirect 0x%02x backend %u mode 0x%02x "
+                      "index table 0x%x length 0x%x): "
                       "HandleIllegalInstr, SEQUENCER_FATAL, halted",
                       (bad & NEURON_DGE_DIR_SRC) ? " src BOUND_CHECK_REG" : "",
                       (bad & NEURON_DGE_DIR_DST) ? " dst BOUND_CHECK_REG" : "",
                       (bad & NEURON_DGE_BAD_BACKEND) ? " backend" : "",
+                      (bad & NEURON_DGE_BAD_INDEX) ? " index encoding" : "",
                       e->insn.operand.raw[12], e->insn.operand.raw[13],
-                      e->insn.operand.raw[14], d->backend);
+                      e->insn.operand.raw[14], d->backend, e->insn.flags,
+                      e->insn.reserved0, d->length);
     neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_DGE_INVALID, bad, bc_reg,
                             bad & (NEURON_DGE_DIR_SRC | NEURON_DGE_DIR_DST));
     return false;
@@ -313,18 +316,22 @@ static bool neuron_engine_decode_ok(NeuronEngine *e)
 
     if (in->opcode >= NEURON_OP_COUNT) {
         why = "unknown opcode";
-    } else if (in->flags || in->reserved0) {
+    } else if (in->opcode == NEURON_OP_DGE_COPY &&
+               e->core->cfg.gen == NEURON_GEN_SUNDA) {
+        why = "DGE_COPY is illegal on gen sunda (no DGE, docs/hardware.md#generations)";
+    } else if (in->opcode == NEURON_OP_DGE_COPY &&
+               e->index != NEURON_ENGINE_POOL) {
+        /* docs/hardware.md#dge: the DGE is part of the POOL firmware */
+        why = "DGE_COPY is illegal off the POOL engine (docs/hardware.md#dge)";
+    } else if (in->opcode != NEURON_OP_DGE_COPY &&
+               (in->flags || in->reserved0)) {
         why = "nonzero reserved field (flags or reserved0)";
     } else if (in->events.wait_mode > NEURON_WAIT_EVENT_SET) {
         why = "EVENTS.wait_mode out of range";
     } else if (in->events.update_mode > NEURON_EVT_SEM_UPDATE_EVENT_CLEAR) {
         why = "EVENTS.update_mode out of range";
     } else if (in->opcode == NEURON_OP_DGE_COPY) {
-        if (e->core->cfg.gen == NEURON_GEN_SUNDA) {
-            why = "DGE_COPY is illegal on gen sunda (no DGE, docs/hardware.md#generations)";
-        } else {
-            return neuron_engine_dge_decode_ok(e);
-        }
+        return neuron_engine_dge_decode_ok(e);
     } else if (in->operand.arg.reserved1 || in->operand.arg.reserved2) {
         why = "nonzero operand reserved field (reserved1 or reserved2)";
     } else {
@@ -422,14 +429,17 @@ static void neuron_engine_dge_metadata_record(NeuronEngine *e)
 
 /*
  * DGE_COPY (decoded and structurally valid): the DGE helper copies and says
- * which record is owed; at most one record, and the engine continues.
+ * which record is owed; at most one record. Returns false if the engine is
+ * to halt (an index bound error), else it continues.
  */
-static void neuron_engine_dge(NeuronEngine *e)
+static bool neuron_engine_dge(NeuronEngine *e)
 {
     char who[64] = "";
     NeuronDgeCopy op = {
         .mem = e->core->mem,
         .desc = e->insn.operand.dge,
+        .mode = e->insn.flags,
+        .idx_table = e->insn.reserved0,
         .sreg = e->sreg,
         .packet_notif = e->feature_flags & NEURON_FEATURE_DGE_PACKET_NOTIF,
         .want_crc = e->traced,
@@ -446,9 +456,14 @@ static void neuron_engine_dge(NeuronEngine *e)
         break;
     case NEURON_DGE_RECORD_BOUNDS:
         neuron_engine_error_record(e, NEURON_ISA_TPB_ERROR_SEQUENCER_NONFATAL,
-                                   NEURON_ISA_SEQ_INFO_DGE_BOUNDS, op.dirs,
+                                   NEURON_ISA_SEQ_INFO_DGE_BOUNDS, op.info,
                                    op.bc_reg, op.dirs);
         break;
+    case NEURON_DGE_RECORD_BOUNDS_FATAL:
+        /* docs/decisions.md#dge-index-path: an index OOB that is an error */
+        neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_DGE_BOUNDS, op.info,
+                                op.bc_reg, op.dirs);
+        return false;
     case NEURON_DGE_RECORD_MEMORY_ERROR:
         neuron_engine_error_record(e, NEURON_ISA_TPB_ERROR_MEMORY_ERROR,
                                    NEURON_ISA_SEQ_INFO_OTHER, 0, 0, 0);
@@ -457,6 +472,7 @@ static void neuron_engine_dge(NeuronEngine *e)
         neuron_engine_dge_metadata_record(e);
         break;
     }
+    return true;
 }
 
 /* The operation of the current instruction (already decoded and valid). */
@@ -505,9 +521,13 @@ static NeuronOpResult neuron_engine_op(NeuronEngine *e)
         e->sreg[idx] = value;
         return NEURON_OP_DONE;
     case NEURON_OP_DGE_COPY:
-        neuron_engine_dge(e);
-        return NEURON_OP_DONE;
+        return neuron_engine_dge(e) ? NEURON_OP_DONE : NEURON_OP_FATAL;
     case NEURON_OP_FP_ERROR:
+        if (value == NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL) {
+            /* a fatal error id halts like any fatal error (LAST_ERROR 0x0a) */
+            neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_FP, idx, 0, 0);
+            return NEURON_OP_FATAL;
+        }
         /* Injected, non-fatal: report and go on (LAST_ERROR is for fatal). */
         neuron_engine_error_record(e, value, NEURON_ISA_SEQ_INFO_FP, idx, 0, 0);
         return NEURON_OP_DONE;

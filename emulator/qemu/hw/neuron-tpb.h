@@ -314,13 +314,22 @@ bool neuron_engine_busy(NeuronEngine *e);
 
 /* neuron-dge.c: called by neuron-engine.c */
 
-/* Structural failure bits of neuron_dge_check(), after SRC 1 and DST 2. */
+/*
+ * Structural failure bits of neuron_dge_check(), after SRC 1 and DST 2:
+ * an unknown backend; a bad index encoding (mode byte, index table, length
+ * of an indirect descriptor: docs/device-model.md "DGE copy").
+ */
 #define NEURON_DGE_BAD_BACKEND  0x4
+#define NEURON_DGE_BAD_INDEX    0x8
+
+/* metadata_hi.info of a DGE bounds record: bits 3..2, index OOB directions */
+#define NEURON_DGE_INFO_INDEX_SHIFT 2
 
 /* The record a DGE_COPY asks its engine to write. */
 typedef enum NeuronDgeRecord {
     NEURON_DGE_RECORD_NONE,
     NEURON_DGE_RECORD_BOUNDS,           /* SEQUENCER_NONFATAL, DGE_BOUNDS */
+    NEURON_DGE_RECORD_BOUNDS_FATAL,     /* SEQUENCER_FATAL, DGE_BOUNDS: halt */
     NEURON_DGE_RECORD_MEMORY_ERROR,     /* MEMORY_ERROR, info_kind OTHER */
     NEURON_DGE_RECORD_METADATA,         /* DGE_METADATA packet notification */
 } NeuronDgeRecord;
@@ -329,6 +338,8 @@ typedef enum NeuronDgeRecord {
  * struct NeuronDgeCopy - one DGE_COPY as the engine hands it to the DGE
  * @mem:          device memory, where the copy happens
  * @desc:         the (structurally valid) descriptor
+ * @mode:         the instruction's mode byte (NEURON_DGE_F_*)
+ * @idx_table:    the index table (BAR4 offset) of an indirect descriptor
  * @sreg:         the engine's $S registers, for the bound limits
  * @packet_notif: FEATURE_FLAGS DGE_PACKET_NOTIF
  * @want_crc:     the instruction is traced: compute @crc_out
@@ -336,13 +347,17 @@ typedef enum NeuronDgeRecord {
  *
  * Results, filled by neuron_dge_exec():
  * @record:       the record the engine is to write
- * @dirs:         NEURON_DGE_RECORD_BOUNDS: the reported directions
- * @bc_reg:       NEURON_DGE_RECORD_BOUNDS: the first reported one's bc_reg
+ * @dirs:         BOUNDS records: every failing direction
+ * @info:         BOUNDS records: bits 1..0 the failing directions the record
+ *                reports, bits 3..2 those that failed on an index
+ * @bc_reg:       BOUNDS records: the first failing direction's bc_reg
  * @crc_out:      data_crc of INST_END (the destination after the copy)
  */
 typedef struct NeuronDgeCopy {
     const NeuronDevMem *mem;
     struct neuron_emu_dge_desc desc;
+    uint8_t mode;
+    uint32_t idx_table;
     const uint32_t *sreg;
     bool packet_notif;
     bool want_crc;
@@ -350,12 +365,13 @@ typedef struct NeuronDgeCopy {
 
     NeuronDgeRecord record;
     uint8_t dirs;
+    uint8_t info;
     uint8_t bc_reg;
     uint16_t crc_out;
 } NeuronDgeCopy;
 
 uint16_t neuron_crc16(const uint8_t *data, uint64_t len);
-uint8_t neuron_dge_check(const struct neuron_emu_dge_desc *d,
+uint8_t neuron_dge_check(const struct neuron_emu_insn *in,
                          unsigned int *bc_reg);
 uint16_t neuron_dge_input_crc(const NeuronDevMem *m,
                               const struct neuron_emu_dge_desc *d);

@@ -3,18 +3,17 @@
  * kselftests of the DGE error-notification path (docs/hardware.md#dge, issue 4)
  * against the emulated device, through the driver's ioctls and mapped rings:
  *
- *  - the gating matrix: NEURON_FEATURE_FLAGS bit 1 x per-direction
- *    bc_disable_oob_error_notif x OOB on {none, src, dst, both}, for direct
- *    descriptors and indexed ones (gather, scatter, both) with
- *    idx_bound_is_err 0/1: which records reach the errors queue (3) and the
- *    DGE queue (5), byte for byte; that an OOB descriptor moved no bytes;
- *    that the engine goes on after a content OOB
- *    (docs/hardware.md#dge-recovery);
+ *  - the conformance table (dge_table, dge_table_sunda): one literal row
+ *    per combination of direct/gather/scatter, each direction, suppress bit,
+ *    idx_bound_is_err, NEURON_FEATURE_FLAGS bit 1, narrow/wide offsets,
+ *    bc_reg 0/62/63, index in/out of bounds, length 1/8, addr == limit, POOL
+ *    and the other engines, cayman and sunda, with the record (or none), the
+ *    engine's end state and what the destination holds written out by hand
+ *    (docs/decisions.md#dge-index-path); FP_ERROR with a fatal error id;
  *  - the structural leg (docs/hardware.md#dge-structural, #dge-indirect,
  *    #dge-validity): SEQUENCER_FATAL, engine HALTED, no completion (timeout),
  *    SUBMIT -EIO, reset, a new program works;
- *  - "no backend", the wide-offset limit register, the block_id of every
- *    engine; a copy leaving device memory or the file's allocations is
+ *  - "no backend", the wide-offset limit register; a copy leaving device memory or the file's allocations is
  *    refused by SUBMIT (-EACCES, docs/decisions.md#tenancy);
  *  - NEURON_IOC_FEATURE_FLAGS: round trip and bad inputs;
  *  - generation sunda (docs/hardware.md#generations): no feature-flag register
@@ -202,6 +201,13 @@ static struct neuron_emu_insn dge(uint32_t src, uint32_t dst, uint32_t len,
 static struct neuron_emu_insn copy(uint32_t src, uint32_t dst, uint32_t len)
 {
 	return dge(src, dst, len, BC_OFF, BC_OFF, 0, NEURON_DGE_BACKEND_POOL);
+}
+
+/* @in with the mode byte insn.flags = @flags (NEURON_DGE_F_*, emu_isa.h) */
+static struct neuron_emu_insn with_flags(struct neuron_emu_insn in, uint8_t flags)
+{
+	in.flags = flags;
+	return in;
 }
 
 /* ---- the environment: device, its info, the four rings ------------------ */
@@ -533,58 +539,6 @@ static void build_case(const struct dge_env *env, unsigned int engine,
 }
 
 /*
- * What the hardware (docs/hardware.md#dge-gating) and the contract say one
- * matrix case does.
- */
-struct dge_expect {
-	unsigned int fatal;	/* structural failure bits (src 1, dst 2), 0 if valid */
-	unsigned int oob;	/* failing directions */
-	unsigned int reported;	/* failing directions whose OOB is reported */
-	bool err_record;	/* a SEQUENCER_NONFATAL record on queue 3 */
-	bool moved;		/* the copy happened */
-	bool meta_record;	/* a DGE_METADATA record on queue 5 for it */
-};
-
-static struct dge_expect expect_case(unsigned int features, unsigned int mode,
-				     unsigned int ibe, unsigned int src_sup,
-				     unsigned int dst_sup, unsigned int oob)
-{
-	bool bit1 = features & NEURON_FEATURE_DGE_PACKET_NOTIF;
-	bool idx_src = mode & MODE_GATHER, idx_dst = mode & MODE_SCATTER;
-	struct dge_expect x = { .oob = oob };
-
-	/*
-	 * has_valid_idx_bound_check_reg (docs/hardware.md#dge-indirect): an
-	 * indexed direction needs idx_bound_is_err == 1 ||
-	 * bc_disable_oob_error_notif == 0.
-	 */
-	if (idx_src && src_sup && !ibe)
-		x.fatal |= DIR_SRC;
-	if (idx_dst && dst_sup && !ibe)
-		x.fatal |= DIR_DST;
-	if (x.fatal)
-		return x;
-	/*
-	 * Gate 2 per failing direction (docs/hardware.md#dge-gating): suppress
-	 * bit clear, or (docs/hardware.md#dge-indirect) an indexed direction
-	 * whose index OOB is declared an error.
-	 */
-	if ((oob & DIR_SRC) && (!src_sup || (idx_src && ibe)))
-		x.reported |= DIR_SRC;
-	if ((oob & DIR_DST) && (!dst_sup || (idx_dst && ibe)))
-		x.reported |= DIR_DST;
-	/*
-	 * Gate 1 AND gate 2; any OOB skips the copy
-	 * (docs/hardware.md#dge-recovery); a copy with bit 1 set is announced
-	 * (docs/hardware.md#rec-dge-metadata).
-	 */
-	x.err_record = bit1 && x.reported;
-	x.moved = !oob;
-	x.meta_record = bit1 && x.moved;
-	return x;
-}
-
-/*
  * A case program whose descriptor at PC_TEST is structurally invalid
  * (HandleIllegalInstr, docs/hardware.md#dge-structural): rejected at decode,
  * before its INST_START; one SEQUENCER_FATAL record; HALTED with PC on it and
@@ -623,139 +577,533 @@ static void check_fatal(struct __test_metadata *_metadata, struct dge_env *env,
 	probe_after_reset(_metadata, env, engine, crc_x(), what);
 }
 
+/* ---- the DGE conformance table -------------------------------------------- */
+
 /*
- * Runs one matrix case on @engine and checks every queue. Limits: a
- * direction in bounds has its limit on the last byte the copy touches
- * (S + LEN - 1: addr <= limit holds with equality), an OOB one a byte
- * below it (contract: the checked address is addr + length - 1).
+ * One row per case: the descriptor, the registers and flags it runs under,
+ * and what must happen. The expected columns are written out by hand from
+ * docs/hardware.md#dge (detection, the two gates, the validity rules,
+ * idx_bound_is_err), docs/decisions.md#dge-index-path (the index policy, the
+ * last-byte compare, wide-offset mode, POOL only) and docs/device-model.md
+ * "DGE copy" (record fields); nothing in a row is derived by code. The
+ * runner only builds the programs from the input columns and compares what
+ * arrives with the expected ones.
+ *
+ * Each cayman row runs three programs on core 0:
+ *  1. seed, on POOL: X -> D, Y -> S (the patterns in the seed program);
+ *  2. the test program on the row's engine, traced: pc 0..3 REG_WRITE the
+ *     limits $S[src reg], $S[src reg + 1], $S[dst reg], $S[dst reg + 1] (a
+ *     NOP for a direction whose check is off, and for $S[64]), pc 4 the
+ *     descriptor S -> D, pc 5 NOTIFY (the completion), pc 6 HALT, pc 7 the
+ *     index table (two u32 indices), which an indirect descriptor names;
+ *  3. probe, on POOL (after ENGINE_RESET of a halted test engine): D -> T;
+ *     its INST_START data_crc is the CRC of D[0..64), compared with the CRC
+ *     of the row's expected contents of D.
+ * A sunda row runs only the test program: DGE_COPY is illegal there on
+ * every engine, so nothing could seed or probe.
+ *
+ * Record columns (docs/hardware.md#rec-tpb-error, #rec-seq-metadata): id =
+ * error_id, kind = metadata_lo.info_kind, bc = metadata_lo.bc_reg, dir =
+ * metadata_lo.direction (every failing direction), info =
+ * metadata_hi.info (for DGE bounds: bits 1..0 the failing directions the
+ * record reports, bits 3..2 those that failed on an index; for a structural
+ * error the failing bits; for an illegal instruction the opcode 0x0b);
+ * block_id is the row's engine and program_counter 4.
  */
-static void run_case(struct __test_metadata *_metadata, struct dge_env *env,
-		     unsigned int engine, unsigned int features, unsigned int mode, unsigned int ibe,
-		     unsigned int src_sup, unsigned int dst_sup, unsigned int oob)
+enum { G_CAYMAN, G_SUNDA };
+enum { GRP_DIRECT, GRP_OFFSETS, GRP_GATHER, GRP_SCATTER, GRP_ENGINE };
+enum { D_NA, D_X, D_Y1, D_Y8, D_SWAP };	/* D afterwards, see row_d_crc() */
+
+struct dge_row {
+	const char *name;
+	uint8_t gen, group, engine;
+	uint8_t feat;		/* FEATURE_FLAGS (cayman) */
+	uint8_t flags;		/* insn.flags: bit 0 wide offsets, bits 3..1 log2(element) */
+	uint8_t ind;		/* DMA_INDIRECT_FLAGS: mode bits 1..0, idx_bound_is_err bit 2 */
+	uint8_t bc_src, bc_dst;	/* BOUND_CHECK_REG bytes */
+	uint32_t lim[4];	/* $S[src reg], $S[src reg + 1], $S[dst reg], $S[dst reg + 1] */
+	uint32_t len;
+	uint32_t idx[2];	/* the index table */
+	/* expected */
+	uint8_t state;		/* the test engine at the end */
+	uint8_t ntrace;		/* trace records of the test program */
+	uint8_t err;		/* records on the errors queue (3): 0 or 1 */
+	uint8_t id, kind, bc, dir, info;
+	uint8_t meta;		/* DGE_METADATA records of the test program (queue 5) */
+	uint8_t d;		/* what D holds afterwards */
+};
+
+/*
+ * The outcome classes, each a list of literal expected columns:
+ * copied (ran to HALT, 7 instructions traced, no error), skipped silently
+ * (a direct direction's OOB under a closed gate), a NONFATAL bounds record
+ * (report and continue), an index bound error (SEQUENCER_FATAL during the
+ * operation: INST_START of pc 4 traced, then halted), a structural error and
+ * an illegal instruction (both at decode: pcs 0..3 traced, then halted), a
+ * MEMORY_ERROR (an element leaves its window; continue).
+ */
+#define COPIED(m, dd)	.state = NEURON_ENGINE_IDLE, .ntrace = 14, .err = 0, .meta = m, .d = dd
+#define SKIPPED		.state = NEURON_ENGINE_IDLE, .ntrace = 14, .err = 0, .meta = 0, .d = D_X
+#define NONFATAL(b, dr, in)	.state = NEURON_ENGINE_IDLE, .ntrace = 14, .err = 1,	\
+	.id = 0x09, .kind = 5, .bc = b, .dir = dr, .info = in, .meta = 0, .d = D_X
+#define INDEX_FATAL(b, dr, in)	.state = NEURON_ENGINE_HALTED, .ntrace = 9, .err = 1,	\
+	.id = 0x0a, .kind = 5, .bc = b, .dir = dr, .info = in, .meta = 0, .d = D_X
+#define INVALID(b, dr, in)	.state = NEURON_ENGINE_HALTED, .ntrace = 8, .err = 1,	\
+	.id = 0x0a, .kind = 6, .bc = b, .dir = dr, .info = in, .meta = 0, .d = D_X
+#define ILLEGAL(dd)	.state = NEURON_ENGINE_HALTED, .ntrace = 8, .err = 1,		\
+	.id = 0x0a, .kind = 1, .bc = 0, .dir = 0, .info = 0x0b, .meta = 0, .d = dd
+#define MEMERR		.state = NEURON_ENGINE_IDLE, .ntrace = 14, .err = 1,		\
+	.id = 0x04, .kind = 0, .bc = 0, .dir = 0, .info = 0, .meta = 0, .d = D_X
+
+/* S is REG_S 0x100000, D is REG_D 0x200000; a len-8 copy's last bytes are +7 */
+#define POOL	NEURON_ENGINE_POOL
+#define DIRECT(g)	.gen = G_CAYMAN, .group = g, .engine = POOL
+#define GATHER4		.flags = 0x04, .ind = 0x01, .len = 8, .idx = { 1, 0 }	/* 2 x 4 B */
+#define SCATTER4	.flags = 0x04, .ind = 0x02, .len = 8, .idx = { 1, 0 }
+
+static const struct dge_row dge_table[] = {
+	/* ---- direct descriptors: the two gates, both directions, lengths */
+	{ "direct in bounds, bit 1", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200007, 0 }, .len = 8,
+	  COPIED(1, D_Y8) },
+	{ "direct in bounds, bit 1 clear", DIRECT(GRP_DIRECT), .feat = FEAT_OFF,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200007, 0 }, .len = 8,
+	  COPIED(0, D_Y8) },
+	{ "direct src OOB, bit 1", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 0x200007, 0 }, .len = 8,
+	  NONFATAL(10, 1, 1) },
+	{ "direct src OOB, bit 1 clear", DIRECT(GRP_DIRECT), .feat = FEAT_OFF,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 0x200007, 0 }, .len = 8,
+	  SKIPPED },
+	{ "direct src OOB suppressed, bit 1", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 1), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 0x200007, 0 }, .len = 8,
+	  SKIPPED },
+	{ "direct dst OOB, bit 1", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200006, 0 }, .len = 8,
+	  NONFATAL(20, 2, 2) },
+	{ "direct dst OOB suppressed, bit 1 clear", DIRECT(GRP_DIRECT), .feat = FEAT_OFF,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 1), .lim = { 0x100007, 0, 0x200006, 0 }, .len = 8,
+	  SKIPPED },
+	{ "direct both OOB: the record names both", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 0x200006, 0 }, .len = 8,
+	  NONFATAL(10, 3, 3) },
+	{ "direct both OOB, src suppressed", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 1), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 0x200006, 0 }, .len = 8,
+	  NONFATAL(10, 3, 2) },
+	{ "direct both OOB, dst suppressed", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 1), .lim = { 0x100006, 0, 0x200006, 0 }, .len = 8,
+	  NONFATAL(10, 3, 1) },
+	{ "direct both OOB, both suppressed", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 1), .bc_dst = BC(20, 1), .lim = { 0x100006, 0, 0x200006, 0 }, .len = 8,
+	  SKIPPED },
+	{ "direct both OOB, bit 1 clear", DIRECT(GRP_DIRECT), .feat = FEAT_OFF,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 0x200006, 0 }, .len = 8,
+	  SKIPPED },
+	{ "direct, idx_bound_is_err, src OOB suppressed: no index, no error", DIRECT(GRP_DIRECT),
+	  .feat = FEAT_ON, .ind = 0x04,
+	  .bc_src = BC(10, 1), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 0x200007, 0 }, .len = 8,
+	  SKIPPED },
+	{ "direct, idx_bound_is_err, src OOB", DIRECT(GRP_DIRECT), .feat = FEAT_ON, .ind = 0x04,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 0x200007, 0 }, .len = 8,
+	  NONFATAL(10, 1, 1) },
+	{ "addr == limit, length 1: passes", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100000, 0, 0x200000, 0 }, .len = 1,
+	  COPIED(1, D_Y1) },
+	{ "addr == limit, length 8: the last byte is above", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200000, 0 }, .len = 8,
+	  NONFATAL(20, 2, 2) },
+	{ "length 1, addr = limit + 1", DIRECT(GRP_DIRECT), .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100000, 0, 0x1fffff, 0 }, .len = 1,
+	  NONFATAL(20, 2, 2) },
+
+	/* ---- narrow and wide offsets; bc_reg 0, 62, 63 */
+	{ "narrow: a stale $S[r + 1] is not read", DIRECT(GRP_OFFSETS), .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200006, 1 }, .len = 8,
+	  NONFATAL(20, 2, 2) },
+	{ "wide: $S[r + 1] is the high half", DIRECT(GRP_OFFSETS), .feat = FEAT_ON, .flags = 0x01,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200006, 1 }, .len = 8,
+	  COPIED(1, D_Y8) },
+	{ "wide, high half 0", DIRECT(GRP_OFFSETS), .feat = FEAT_ON, .flags = 0x01,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200006, 0 }, .len = 8,
+	  NONFATAL(20, 2, 2) },
+	{ "narrow, bc_reg 63 is valid", DIRECT(GRP_OFFSETS), .feat = FEAT_ON,
+	  .bc_src = BC_OFF, .bc_dst = BC(63, 0), .lim = { 0, 0, 0x200007, 0 }, .len = 8,
+	  COPIED(1, D_Y8) },
+	{ "narrow, bc_reg 63, OOB", DIRECT(GRP_OFFSETS), .feat = FEAT_ON,
+	  .bc_src = BC_OFF, .bc_dst = BC(63, 0), .lim = { 0, 0, 0x200006, 0 }, .len = 8,
+	  NONFATAL(63, 2, 2) },
+	{ "wide, bc_reg 63: no $S[64] (structural)", DIRECT(GRP_OFFSETS), .feat = FEAT_ON,
+	  .flags = 0x01,
+	  .bc_src = BC_OFF, .bc_dst = BC(63, 0), .lim = { 0, 0, 0x200007, 0 }, .len = 8,
+	  INVALID(63, 2, 2) },
+	{ "wide, bc_reg 62: $S[62] | $S[63] << 32", DIRECT(GRP_OFFSETS), .feat = FEAT_ON,
+	  .flags = 0x01,
+	  .bc_src = BC_OFF, .bc_dst = BC(62, 0), .lim = { 0, 0, 0x200006, 1 }, .len = 8,
+	  COPIED(1, D_Y8) },
+	{ "narrow, bc_reg 62, stale $S[63]", DIRECT(GRP_OFFSETS), .feat = FEAT_ON,
+	  .bc_src = BC_OFF, .bc_dst = BC(62, 0), .lim = { 0, 0, 0x200006, 1 }, .len = 8,
+	  NONFATAL(62, 2, 2) },
+	{ "bc_reg 0, in bounds", DIRECT(GRP_OFFSETS), .feat = FEAT_ON,
+	  .bc_src = BC(0, 0), .bc_dst = BC_OFF, .lim = { 0x100007, 0, 0, 0 }, .len = 8,
+	  COPIED(1, D_Y8) },
+	{ "bc_reg 0, OOB", DIRECT(GRP_OFFSETS), .feat = FEAT_ON,
+	  .bc_src = BC(0, 0), .bc_dst = BC_OFF, .lim = { 0x100006, 0, 0, 0 }, .len = 8,
+	  NONFATAL(0, 1, 1) },
+
+	/* ---- gather: 4-byte elements, indices {1, 0}, the src bound bounds the indices */
+	{ "gather, indices in bounds (index == limit)", DIRECT(GRP_GATHER), .feat = FEAT_ON, GATHER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 1, 0, 0x200007, 0 },
+	  COPIED(1, D_SWAP) },
+	{ "gather in bounds, bit 1 clear", DIRECT(GRP_GATHER), .feat = FEAT_OFF, GATHER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 1, 0, 0x200007, 0 },
+	  COPIED(0, D_SWAP) },
+	{ "gather index OOB, bit 1: reported", DIRECT(GRP_GATHER), .feat = FEAT_ON, GATHER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200007, 0 },
+	  NONFATAL(10, 1, 5) },
+	{ "gather index OOB, bit 1 clear: never silent", DIRECT(GRP_GATHER), .feat = FEAT_OFF,
+	  GATHER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200007, 0 },
+	  INDEX_FATAL(10, 1, 5) },
+	{ "gather index OOB, idx_bound_is_err, bit 1", DIRECT(GRP_GATHER), .feat = FEAT_ON,
+	  GATHER4, .ind = 0x05,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200007, 0 },
+	  INDEX_FATAL(10, 1, 5) },
+	{ "gather index OOB, idx_bound_is_err, suppressed, bit 1", DIRECT(GRP_GATHER),
+	  .feat = FEAT_ON, GATHER4, .ind = 0x05,
+	  .bc_src = BC(10, 1), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200007, 0 },
+	  INDEX_FATAL(10, 1, 5) },
+	{ "gather index OOB, idx_bound_is_err, suppressed, bit 1 clear", DIRECT(GRP_GATHER),
+	  .feat = FEAT_OFF, GATHER4, .ind = 0x05,
+	  .bc_src = BC(10, 1), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200007, 0 },
+	  INDEX_FATAL(10, 1, 5) },
+	{ "gather suppressed without idx_bound_is_err: structural", DIRECT(GRP_GATHER),
+	  .feat = FEAT_ON, GATHER4,
+	  .bc_src = BC(10, 1), .bc_dst = BC(20, 0), .lim = { 1, 0, 0x200007, 0 },
+	  INVALID(10, 1, 1) },
+	{ "gather in bounds, idx_bound_is_err, suppressed", DIRECT(GRP_GATHER), .feat = FEAT_ON,
+	  GATHER4, .ind = 0x05,
+	  .bc_src = BC(10, 1), .bc_dst = BC(20, 0), .lim = { 1, 0, 0x200007, 0 },
+	  COPIED(1, D_SWAP) },
+	{ "gather length 1 (1-byte element), index 0 <= 0", DIRECT(GRP_GATHER), .feat = FEAT_ON,
+	  .flags = 0x00, .ind = 0x01, .len = 1, .idx = { 0, 0 },
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200000, 0 },
+	  COPIED(1, D_Y1) },
+	{ "gather length 1, index 1 > 0", DIRECT(GRP_GATHER), .feat = FEAT_ON,
+	  .flags = 0x00, .ind = 0x01, .len = 1, .idx = { 1, 0 },
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200000, 0 },
+	  NONFATAL(10, 1, 5) },
+	{ "gather index in bounds, element outside its window", DIRECT(GRP_GATHER),
+	  .feat = FEAT_ON, .flags = 0x04, .ind = 0x01, .len = 8, .idx = { 2, 0 },
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 5, 0, 0x200007, 0 },
+	  MEMERR },
+	{ "gather, index check off", DIRECT(GRP_GATHER), .feat = FEAT_ON, GATHER4,
+	  .bc_src = BC_OFF, .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200007, 0 },
+	  COPIED(1, D_SWAP) },
+	{ "gather, wide index bound", DIRECT(GRP_GATHER), .feat = FEAT_ON, GATHER4, .flags = 0x05,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 1, 0x200007, 0 },
+	  COPIED(1, D_SWAP) },
+	{ "gather, narrow: a stale high half is not read", DIRECT(GRP_GATHER), .feat = FEAT_ON,
+	  GATHER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 1, 0x200007, 0 },
+	  NONFATAL(10, 1, 5) },
+	{ "gather index OOB and dst address OOB", DIRECT(GRP_GATHER), .feat = FEAT_ON, GATHER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200006, 0 },
+	  NONFATAL(10, 3, 7) },
+	{ "gather index OOB and dst address OOB suppressed", DIRECT(GRP_GATHER), .feat = FEAT_ON,
+	  GATHER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 1), .lim = { 0, 0, 0x200006, 0 },
+	  NONFATAL(10, 3, 5) },
+	{ "gather index OOB and dst address OOB, bit 1 clear", DIRECT(GRP_GATHER),
+	  .feat = FEAT_OFF, GATHER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200006, 0 },
+	  INDEX_FATAL(10, 3, 7) },
+
+	/* ---- scatter (the dst bound bounds the indices) and both indexed */
+	{ "scatter in bounds", DIRECT(GRP_SCATTER), .feat = FEAT_ON, SCATTER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 1, 0 },
+	  COPIED(1, D_SWAP) },
+	{ "scatter index OOB, bit 1", DIRECT(GRP_SCATTER), .feat = FEAT_ON, SCATTER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0, 0 },
+	  NONFATAL(20, 2, 10) },
+	{ "scatter index OOB, bit 1 clear", DIRECT(GRP_SCATTER), .feat = FEAT_OFF, SCATTER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0, 0 },
+	  INDEX_FATAL(20, 2, 10) },
+	{ "scatter index OOB, idx_bound_is_err, suppressed", DIRECT(GRP_SCATTER),
+	  .feat = FEAT_ON, SCATTER4, .ind = 0x06,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 1), .lim = { 0x100007, 0, 0, 0 },
+	  INDEX_FATAL(20, 2, 10) },
+	{ "scatter suppressed without idx_bound_is_err: structural", DIRECT(GRP_SCATTER),
+	  .feat = FEAT_OFF, SCATTER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 1), .lim = { 0x100007, 0, 1, 0 },
+	  INVALID(20, 2, 2) },
+	{ "scatter, src address OOB", DIRECT(GRP_SCATTER), .feat = FEAT_ON, SCATTER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 1, 0 },
+	  NONFATAL(10, 1, 1) },
+	{ "gather + scatter in bounds", DIRECT(GRP_SCATTER), .feat = FEAT_ON,
+	  .flags = 0x04, .ind = 0x03, .len = 8, .idx = { 1, 0 },
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 1, 0, 1, 0 },
+	  COPIED(1, D_Y8) },
+	{ "gather + scatter, both index OOB, bit 1", DIRECT(GRP_SCATTER), .feat = FEAT_ON,
+	  .flags = 0x04, .ind = 0x03, .len = 8, .idx = { 1, 0 },
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 0, 0, 0 },
+	  NONFATAL(10, 3, 15) },
+	{ "gather + scatter, both index OOB, idx_bound_is_err", DIRECT(GRP_SCATTER),
+	  .feat = FEAT_ON, .flags = 0x04, .ind = 0x07, .len = 8, .idx = { 1, 0 },
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0, 0, 0, 0 },
+	  INDEX_FATAL(10, 3, 15) },
+
+	/* ---- engines: DGE_COPY only on POOL */
+	{ "ACT: DGE_COPY is illegal", .gen = G_CAYMAN, .group = GRP_ENGINE,
+	  .engine = NEURON_ENGINE_ACT, .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200007, 0 }, .len = 8,
+	  ILLEGAL(D_X) },
+	{ "PE: a gather is illegal", .gen = G_CAYMAN, .group = GRP_ENGINE,
+	  .engine = NEURON_ENGINE_PE, .feat = FEAT_ON, GATHER4,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 1, 0, 0x200007, 0 },
+	  ILLEGAL(D_X) },
+	{ "SP: an OOB descriptor is illegal", .gen = G_CAYMAN, .group = GRP_ENGINE,
+	  .engine = NEURON_ENGINE_SP, .feat = FEAT_ON,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100006, 0, 0x200007, 0 }, .len = 8,
+	  ILLEGAL(D_X) },
+	{ "DVE, bit 1 clear: illegal", .gen = G_CAYMAN, .group = GRP_ENGINE,
+	  .engine = NEURON_ENGINE_DVE, .feat = FEAT_OFF,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200007, 0 }, .len = 8,
+	  ILLEGAL(D_X) },
+	{ "POOL: the same descriptor copies", .gen = G_CAYMAN, .group = GRP_ENGINE,
+	  .engine = POOL, .feat = FEAT_OFF,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200007, 0 }, .len = 8,
+	  COPIED(0, D_Y8) },
+
+	/* ---- sunda: no DGE at all */
+	{ "sunda POOL: direct, in bounds", .gen = G_SUNDA, .group = GRP_ENGINE, .engine = POOL,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200007, 0 }, .len = 8,
+	  ILLEGAL(D_NA) },
+	{ "sunda POOL: gather index OOB", .gen = G_SUNDA, .group = GRP_ENGINE, .engine = POOL,
+	  GATHER4, .ind = 0x05,
+	  .bc_src = BC(10, 1), .bc_dst = BC(20, 0), .lim = { 0, 0, 0x200007, 0 },
+	  ILLEGAL(D_NA) },
+	{ "sunda POOL: wide, bc_reg 63", .gen = G_SUNDA, .group = GRP_ENGINE, .engine = POOL,
+	  .flags = 0x01,
+	  .bc_src = BC_OFF, .bc_dst = BC(63, 0), .lim = { 0, 0, 0x200007, 0 }, .len = 8,
+	  ILLEGAL(D_NA) },
+	{ "sunda ACT: direct", .gen = G_SUNDA, .group = GRP_ENGINE,
+	  .engine = NEURON_ENGINE_ACT,
+	  .bc_src = BC(10, 0), .bc_dst = BC(20, 0), .lim = { 0x100007, 0, 0x200007, 0 }, .len = 1,
+	  ILLEGAL(D_NA) },
+};
+
+/*
+ * The CRC of D[0..64) for the expected contents: D_X untouched (pattern X),
+ * D_Y1 / D_Y8 the first 1 / 8 bytes of S (pattern Y) over X, D_SWAP S's two
+ * 4-byte elements swapped (Y[4..8], Y[0..4]) over X.
+ */
+static uint16_t row_d_crc(unsigned int d)
 {
-	struct dge_expect x = expect_case(features, mode, ibe, src_sup, dst_sup, oob);
-	uint32_t src_limit = REG_S + LEN - 1 - !!(oob & DIR_SRC);
-	uint32_t dst_limit = REG_D + LEN - 1 - !!(oob & DIR_DST);
-	uint16_t cx = crc_x(), cy = crc_y();
-	int start[PC_HALT + 1] = { 0 }, end[PC_HALT + 1] = { 0 };
-	struct neuron_emu_insn prog[PROG_LEN];
-	struct neuron_engine_status before, st;
-	static struct collected c;
-	char what[160];
-	int state, nmeta, i;
+	uint8_t x[LEN], y[LEN];
 
-	snprintf(what, sizeof(what),
-		 "features 0x%x indirect_mode %u idx_bound_is_err %u suppress src %u dst %u oob%s%s%s",
-		 features, mode, ibe, src_sup, dst_sup, oob & DIR_SRC ? " src" : "",
-		 oob & DIR_DST ? " dst" : "", oob ? "" : " none");
-	ASSERT_EQ(0, set_features(env->fd, CORE, features)) TH_LOG("%s", what);
-	build_case(env, engine, prog, src_limit, dst_limit,
-		   dge(REG_S, REG_D, LEN, BC(SRC_REG, src_sup), BC(DST_REG, dst_sup),
-		       IND(mode, ibe), NEURON_DGE_BACKEND_POOL));
-	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, engine, &before));
-	state = run(_metadata, env, engine, prog, PROG_LEN, &c, &st);
-
-	start[PC_SEED_X] = end[PC_SEED_X] = cx;
-	start[PC_SEED_Y] = end[PC_SEED_Y] = cy;
-
-	if (x.fatal) {
-		check_fatal(_metadata, env, engine, &c, state, &st, features, x.fatal,
-			    x.fatal & DIR_SRC ? SRC_REG : DST_REG, x.fatal, prog, what);
-		return;
+	pattern(x, 0);
+	pattern(y, 1);
+	switch (d) {
+	case D_Y1:
+		x[0] = y[0];
+		break;
+	case D_Y8:
+		memcpy(x, y, 8);
+		break;
+	case D_SWAP:
+		memcpy(x, y + 4, 4);
+		memcpy(x + 4, y, 4);
+		break;
 	}
-
-	/* report-and-continue: the program ran to its HALT */
-	ASSERT_EQ(NEURON_ENGINE_IDLE, state) TH_LOG("%s", what);
-	EXPECT_EQ(PC_HALT + 1, st.pc) TH_LOG("%s", what);
-	EXPECT_EQ(before.last_error, st.last_error) TH_LOG("%s: LAST_ERROR touched", what);
-	EXPECT_EQ(before.soft_reset_counter + 1, st.soft_reset_counter);
-
-	start[PC_TEST] = cy;			/* INST_START: the source bytes */
-	end[PC_TEST] = x.moved ? cy : 0;	/* INST_END: 0 if not emitted */
-	start[PC_PROBE] = end[PC_PROBE] = x.moved ? cy : cx;	/* what D holds */
-	check_trace(_metadata, &c, engine, PC_HALT + 1, start, end, &st, what);
-
-	/* the engine went on: the completion after the descriptor arrived */
-	ASSERT_EQ(1, c.n[Q_EXPL]) TH_LOG("%s: explicit queue", what);
-	EXPECT_EQ(PC_NOTIFY, (int)c.q[Q_EXPL][0].r.explicit_notif.program_counter);
-	EXPECT_EQ(0x0d9e, c.q[Q_EXPL][0].r.explicit_notif.debug_hint_extended);
-
-	ASSERT_EQ(x.err_record ? 1 : 0, c.n[Q_ERR]) TH_LOG("%s: errors queue", what);
-	if (x.err_record) {
-		check_tpb_error(_metadata, &c.q[Q_ERR][0], ERR_NONFATAL, KIND_DGE_BOUNDS,
-				x.reported & DIR_SRC ? SRC_REG : DST_REG, x.reported,
-				engine, PC_TEST, x.reported, what);
-		check_within(_metadata, &c, PC_TEST, &c.q[Q_ERR][0], what);
-	}
-
-	/* DGE queue: seed X, seed Y, the test copy if it happened, the probe */
-	nmeta = features & NEURON_FEATURE_DGE_PACKET_NOTIF ? 3 + x.meta_record : 0;
-	ASSERT_EQ(nmeta, c.n[Q_DGE]) TH_LOG("%s: DGE queue", what);
-	if (nmeta) {
-		int pcs[4] = { PC_SEED_X, PC_SEED_Y, PC_TEST, PC_PROBE };
-
-		if (!x.meta_record)	/* the test copy was not emitted */
-			pcs[2] = PC_PROBE;
-		for (i = 0; i < nmeta; i++) {
-			check_dge_metadata(_metadata, &c.q[Q_DGE][i], engine, pcs[i], what);
-			check_within(_metadata, &c, pcs[i], &c.q[Q_DGE][i], what);
-		}
-	}
+	return crc16(x, LEN);
 }
 
-/* ---- the gating matrix ---------------------------------------------------- */
+/* A REG_WRITE of $S[@reg], or a NOP when the direction is off or @reg is 64. */
+static struct neuron_emu_insn row_limit(uint8_t bc, unsigned int reg, uint32_t v)
+{
+	if (!(bc & 0x80) || reg >= 64)
+		return neuron_insn(NEURON_OP_NOP, 0);
+	return reg_write(reg, v);
+}
 
-FIXTURE(dge_matrix)
+static void run_row(struct __test_metadata *_metadata, struct dge_env *env,
+		    const struct dge_row *r, unsigned int n)
+{
+	enum { T_PC = 4, T_IDX = 7, T_N = 8 };
+	uint32_t pool = prog_area(env, CORE, POOL);
+	struct neuron_emu_insn seed[7] = {
+		copy(pool + 3 * 32, REG_D, LEN), copy(pool + 5 * 32, REG_S, LEN),
+		neuron_insn(NEURON_OP_HALT, 0),
+	};
+	struct neuron_emu_insn probe[2] = { copy(REG_D, REG_T, LEN), neuron_insn(NEURON_OP_HALT, 0) };
+	struct neuron_emu_insn t[T_N];
+	unsigned int rs = r->bc_src & 0x3f, rd = r->bc_dst & 0x3f, e = r->engine;
+	bool sunda = r->gen == G_SUNDA;
+	struct neuron_engine_status st;
+	static struct collected c;
+	char what[160];
+	int state;
+
+	snprintf(what, sizeof(what), "row %u (%s)", n, r->name);
+	if (!sunda) {
+		pattern((uint8_t *)&seed[3], 0);
+		pattern((uint8_t *)&seed[5], 1);
+		ASSERT_EQ(NEURON_ENGINE_IDLE, run(_metadata, env, POOL, seed, 7, &c, &st))
+			TH_LOG("%s: seed", what);
+		ASSERT_EQ(0, c.n[Q_ERR]) TH_LOG("%s: seed", what);
+		ASSERT_EQ(0, set_features(env->fd, CORE, r->feat)) TH_LOG("%s", what);
+	}
+
+	t[0] = row_limit(r->bc_src, rs, r->lim[0]);
+	t[1] = row_limit(r->bc_src, rs + 1, r->lim[1]);
+	t[2] = row_limit(r->bc_dst, rd, r->lim[2]);
+	t[3] = row_limit(r->bc_dst, rd + 1, r->lim[3]);
+	t[T_PC] = dge(REG_S, REG_D, r->len, r->bc_src, r->bc_dst, r->ind,
+		      NEURON_DGE_BACKEND_POOL);
+	t[T_PC].flags = r->flags;
+	if (r->ind & 0x3)
+		t[T_PC].reserved0 = prog_area(env, CORE, e) + T_IDX * 32;
+	t[5] = notify(5, 0x0d9e);
+	t[6] = neuron_insn(NEURON_OP_HALT, 0);
+	memset(&t[T_IDX], 0, sizeof(t[T_IDX]));
+	put_le32((uint8_t *)&t[T_IDX], r->idx[0]);
+	put_le32((uint8_t *)&t[T_IDX] + 4, r->idx[1]);
+
+	state = run(_metadata, env, e, t, T_N, &c, &st);
+	EXPECT_EQ(r->state, state) TH_LOG("%s: engine state", what);
+
+	/* the trace: INST_START/INST_END pairs from pc 0, as many as expected */
+	EXPECT_EQ(r->ntrace, c.n[Q_TRACE]) TH_LOG("%s: trace records", what);
+	for (int i = 0; i < c.n[Q_TRACE] && i < r->ntrace; i++) {
+		EXPECT_EQ(0x04 + 4 * e + (i & 1), neuron_rec_type(&c.q[Q_TRACE][i].r))
+			TH_LOG("%s: trace record %d", what, i);
+		EXPECT_EQ(i / 2, (int)c.q[Q_TRACE][i].r.trace.program_counter)
+			TH_LOG("%s: trace record %d", what, i);
+	}
+
+	/* EXPECT, not ASSERT: a failing row must not hide the rows after it */
+	EXPECT_EQ(r->err, c.n[Q_ERR]) TH_LOG("%s: errors queue", what);
+	if (r->err && c.n[Q_ERR]) {
+		check_tpb_error(_metadata, &c.q[Q_ERR][0], r->id, r->kind, r->bc, r->dir, e,
+				T_PC, r->info, what);
+		if (r->state == NEURON_ENGINE_IDLE)	/* made during pc 4 */
+			check_within(_metadata, &c, T_PC, &c.q[Q_ERR][0], what);
+	}
+	EXPECT_EQ(r->meta, c.n[Q_DGE]) TH_LOG("%s: DGE queue", what);
+	if (r->meta && c.n[Q_DGE])
+		check_dge_metadata(_metadata, &c.q[Q_DGE][0], e, T_PC, what);
+
+	if (r->state == NEURON_ENGINE_IDLE) {
+		EXPECT_EQ(1, c.n[Q_EXPL]) TH_LOG("%s: the completion", what);
+		if (c.n[Q_EXPL])
+			EXPECT_EQ(5, (int)c.q[Q_EXPL][0].r.explicit_notif.program_counter);
+		EXPECT_EQ(7, st.pc) TH_LOG("%s", what);
+	} else {
+		EXPECT_EQ(0, c.n[Q_EXPL]) TH_LOG("%s: a completion after a halt", what);
+		EXPECT_EQ(T_PC, st.pc) TH_LOG("%s: PC left on the descriptor", what);
+		EXPECT_EQ(ERR_FATAL, st.last_error) TH_LOG("%s", what);
+	}
+	if (state == NEURON_ENGINE_HALTED)	/* whatever was expected: the next row needs it */
+		reset_engine(_metadata, env, e);
+
+	if (r->d == D_NA)
+		return;
+	ASSERT_EQ(NEURON_ENGINE_IDLE, run(_metadata, env, POOL, probe, 2, &c, &st))
+		TH_LOG("%s: probe", what);
+	ASSERT_LE(1, c.n[Q_TRACE]) TH_LOG("%s: probe trace", what);
+	EXPECT_EQ(row_d_crc(r->d), c.q[Q_TRACE][0].r.trace.data_crc)
+		TH_LOG("%s: D afterwards (want contents %u)", what, r->d);
+}
+
+static void run_rows(struct __test_metadata *_metadata, struct dge_env *env,
+		     unsigned int gen, unsigned int group)
+{
+	unsigned int rows = 0;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(dge_table); i++) {
+		if (dge_table[i].gen != gen || dge_table[i].group != group)
+			continue;
+		run_row(_metadata, env, &dge_table[i], i);
+		rows++;
+	}
+	ksft_print_msg("dge_table: group %u: %u rows\n", group, rows);
+	EXPECT_LT(0, rows);
+}
+
+FIXTURE(dge_table)
 {
 	struct dge_env env;
 };
 
-/* descriptor kind: direct, or indexed directions; idx_bound_is_err */
-FIXTURE_VARIANT(dge_matrix)
-{
-	unsigned int mode;
-	unsigned int ibe;
-};
-
-FIXTURE_VARIANT_ADD(dge_matrix, direct) { .mode = 0, .ibe = 0 };
-FIXTURE_VARIANT_ADD(dge_matrix, direct_idx_bound_is_err) { .mode = 0, .ibe = 1 };
-FIXTURE_VARIANT_ADD(dge_matrix, gather) { .mode = MODE_GATHER, .ibe = 0 };
-FIXTURE_VARIANT_ADD(dge_matrix, gather_idx_bound_is_err) { .mode = MODE_GATHER, .ibe = 1 };
-FIXTURE_VARIANT_ADD(dge_matrix, scatter) { .mode = MODE_SCATTER, .ibe = 0 };
-FIXTURE_VARIANT_ADD(dge_matrix, scatter_idx_bound_is_err) { .mode = MODE_SCATTER, .ibe = 1 };
-FIXTURE_VARIANT_ADD(dge_matrix, gather_scatter) { .mode = MODE_GATHER | MODE_SCATTER, .ibe = 0 };
-FIXTURE_VARIANT_ADD(dge_matrix, gather_scatter_idx_bound_is_err) {
-	.mode = MODE_GATHER | MODE_SCATTER, .ibe = 1
-};
-
-FIXTURE_SETUP(dge_matrix)
+FIXTURE_SETUP(dge_table)
 {
 	env_setup(_metadata, &self->env);
 }
 
-FIXTURE_TEARDOWN(dge_matrix)
+FIXTURE_TEARDOWN(dge_table)
 {
 	env_teardown(&self->env);
 }
 
-/* each test: one feature value and OOB location, the four suppress pairs */
-#define MATRIX_TEST(name, features, oob)					\
-	TEST_F(dge_matrix, name)						\
-	{									\
-		for (unsigned int sup = 0; sup < 4; sup++)			\
-			run_case(_metadata, &self->env, ENGINE, features,	\
-				 variant->mode,					\
-				 variant->ibe, sup & 1, sup >> 1, oob);	\
-	}
+TEST_F(dge_table, direct) { run_rows(_metadata, &self->env, G_CAYMAN, GRP_DIRECT); }
+TEST_F(dge_table, offsets) { run_rows(_metadata, &self->env, G_CAYMAN, GRP_OFFSETS); }
+TEST_F(dge_table, gather) { run_rows(_metadata, &self->env, G_CAYMAN, GRP_GATHER); }
+TEST_F(dge_table, scatter) { run_rows(_metadata, &self->env, G_CAYMAN, GRP_SCATTER); }
+TEST_F(dge_table, engines) { run_rows(_metadata, &self->env, G_CAYMAN, GRP_ENGINE); }
 
-MATRIX_TEST(feature_off_oob_none, FEAT_OFF, 0)
-MATRIX_TEST(feature_off_oob_src, FEAT_OFF, DIR_SRC)
-MATRIX_TEST(feature_off_oob_dst, FEAT_OFF, DIR_DST)
-MATRIX_TEST(feature_off_oob_both, FEAT_OFF, DIR_SRC | DIR_DST)
-MATRIX_TEST(feature_on_oob_none, FEAT_ON, 0)
-MATRIX_TEST(feature_on_oob_src, FEAT_ON, DIR_SRC)
-MATRIX_TEST(feature_on_oob_dst, FEAT_ON, DIR_DST)
-MATRIX_TEST(feature_on_oob_both, FEAT_ON, DIR_SRC | DIR_DST)
+/* the same table's sunda rows, on a sunda device (main() below) */
+FIXTURE(dge_table_sunda)
+{
+	struct dge_env env;
+};
+
+FIXTURE_SETUP(dge_table_sunda)
+{
+	env_setup(_metadata, &self->env);
+}
+
+FIXTURE_TEARDOWN(dge_table_sunda)
+{
+	env_teardown(&self->env);
+}
+
+TEST_F(dge_table_sunda, rows) { run_rows(_metadata, &self->env, G_SUNDA, GRP_ENGINE); }
+
+/*
+ * FP_ERROR with a fatal error id (SEQUENCER_FATAL 0x0a,
+ * docs/hardware.md#rec-error-ids) halts the engine like any fatal error
+ * (docs/device-model.md "Engines"): the record {error_id 0x0a, info_kind FP
+ * 3, info = the flags}, HALTED with PC on it, LAST_ERROR 0x0a, no
+ * completion; a non-fatal id before it (FP_NAN 0x01) is reported and the
+ * engine goes on. On PE: FP_ERROR is no DGE instruction.
+ */
+TEST_F(dge_table, fp_error_fatal_id_halts)
+{
+	struct dge_env *env = &self->env;
+	struct neuron_emu_insn prog[4] = {
+		neuron_insn(NEURON_OP_FP_ERROR, 0), neuron_insn(NEURON_OP_FP_ERROR, 0),
+		notify(1, 0x1111), neuron_insn(NEURON_OP_HALT, 0),
+	};
+	struct neuron_engine_status st;
+	static struct collected c;
+
+	prog[0].operand.arg.idx = 0x10;
+	prog[0].operand.arg.value = 0x01;
+	prog[1].operand.arg.idx = 0x20;
+	prog[1].operand.arg.value = 0x0a;
+	ASSERT_EQ(NEURON_ENGINE_HALTED, run(_metadata, env, NEURON_ENGINE_PE, prog, 4, &c, &st));
+	EXPECT_EQ(1, st.pc);
+	EXPECT_EQ(ERR_FATAL, st.last_error);
+	ASSERT_EQ(2, c.n[Q_ERR]);
+	check_tpb_error(_metadata, &c.q[Q_ERR][0], 0x01, 3, 0, 0, NEURON_ENGINE_PE, 0, 0x10,
+			"FP_NAN");
+	check_tpb_error(_metadata, &c.q[Q_ERR][1], 0x0a, 3, 0, 0, NEURON_ENGINE_PE, 1, 0x20,
+			"FP_ERROR SEQUENCER_FATAL");
+	EXPECT_EQ(0, c.n[Q_EXPL]) TH_LOG("a completion after the fatal FP_ERROR");
+	EXPECT_EQ(3, c.n[Q_TRACE]);	/* pc 0 start+end, pc 1 start */
+	EXPECT_EQ(-EIO, neuron_submit(env->fd, CORE, NEURON_ENGINE_PE, prog, 1, 0));
+	reset_engine(_metadata, env, NEURON_ENGINE_PE);
+}
 
 /* ---- structural errors: fatal halt until reset ---------------------------- */
 
@@ -767,6 +1115,8 @@ FIXTURE(dge_structural)
 FIXTURE_VARIANT(dge_structural)
 {
 	uint8_t bc_src, bc_dst, ind, backend;
+	uint8_t flags;		/* insn.flags: NEURON_DGE_F_* (emu_isa.h) */
+	uint32_t table;		/* index table offset from REG_T (indirect) */
 	unsigned int features;
 	/* expected FATAL metadata (contract): info bits, bc_reg, direction */
 	unsigned int info, bc_reg, dir;
@@ -781,18 +1131,39 @@ FIXTURE_VARIANT_ADD(dge_structural, dst_disabled_with_suppress) {
 	.bc_src = BC(SRC_REG, 0), .bc_dst = 0x40, .backend = NEURON_DGE_BACKEND_POOL,
 	.features = FEAT_OFF, .info = 2, .bc_reg = 0, .dir = DIR_DST,
 };
-/* docs/hardware.md#dge-validity: enabled, but $S[63 + 1] does not exist */
-FIXTURE_VARIANT_ADD(dge_structural, src_reg_63) {
+/*
+ * docs/hardware.md#dge-validity: enabled, but in wide-offset mode $S[63 + 1]
+ * does not exist (docs/decisions.md#dge-index-path; narrow mode reads $S[63]
+ * alone and is valid, see the table)
+ */
+FIXTURE_VARIANT_ADD(dge_structural, wide_src_reg_63) {
 	.bc_src = BC(63, 0), .bc_dst = BC(DST_REG, 0), .backend = NEURON_DGE_BACKEND_POOL,
-	.features = FEAT_ON, .info = 1, .bc_reg = 63, .dir = DIR_SRC,
+	.flags = 0x01, .features = FEAT_ON, .info = 1, .bc_reg = 63, .dir = DIR_SRC,
 };
-FIXTURE_VARIANT_ADD(dge_structural, dst_reg_63_suppressed) {
+FIXTURE_VARIANT_ADD(dge_structural, wide_dst_reg_63_suppressed) {
 	.bc_src = BC(SRC_REG, 1), .bc_dst = BC(63, 1), .backend = NEURON_DGE_BACKEND_RTL,
-	.features = FEAT_OFF, .info = 2, .bc_reg = 63, .dir = DIR_DST,
+	.flags = 0x01, .features = FEAT_OFF, .info = 2, .bc_reg = 63, .dir = DIR_DST,
 };
 FIXTURE_VARIANT_ADD(dge_structural, both_invalid) {
 	.bc_src = 0x41, .bc_dst = BC(63, 0), .backend = NEURON_DGE_BACKEND_POOL,
-	.features = FEAT_ON, .info = 3, .bc_reg = 1, .dir = DIR_SRC | DIR_DST,
+	.flags = 0x01, .features = FEAT_ON, .info = 3, .bc_reg = 1, .dir = DIR_SRC | DIR_DST,
+};
+/*
+ * The index encoding (emu_isa.h; info bit 8): an element size on a direct
+ * descriptor, undefined mode bits, a misaligned index table
+ */
+FIXTURE_VARIANT_ADD(dge_structural, direct_with_element_size) {
+	.bc_src = BC(SRC_REG, 0), .bc_dst = BC(DST_REG, 0), .backend = NEURON_DGE_BACKEND_POOL,
+	.flags = 0x04, .features = FEAT_ON, .info = 8, .bc_reg = 0, .dir = 0,
+};
+FIXTURE_VARIANT_ADD(dge_structural, undefined_mode_bits) {
+	.bc_src = BC(SRC_REG, 0), .bc_dst = BC(DST_REG, 0), .backend = NEURON_DGE_BACKEND_POOL,
+	.flags = 0x10, .features = FEAT_OFF, .info = 8, .bc_reg = 0, .dir = 0,
+};
+FIXTURE_VARIANT_ADD(dge_structural, gather_table_misaligned) {
+	.bc_src = BC(SRC_REG, 0), .bc_dst = BC(DST_REG, 0), .ind = IND(MODE_GATHER, 0),
+	.backend = NEURON_DGE_BACKEND_POOL, .table = 2,
+	.features = FEAT_ON, .info = 8, .bc_reg = 0, .dir = 0,
 };
 /* docs/hardware.md#dge-indirect: an indexed OOB is an error or reported */
 FIXTURE_VARIANT_ADD(dge_structural, gather_suppressed_not_err) {
@@ -849,6 +1220,9 @@ TEST_F(dge_structural, fatal_halt_until_reset)
 	build_case(env, ENGINE, prog, 0xffffffff, 0xffffffff,
 		   dge(REG_S, REG_D, LEN, variant->bc_src, variant->bc_dst, variant->ind,
 		       variant->backend));
+	prog[PC_TEST].flags = variant->flags;
+	if (variant->ind & 3)	/* an index table the file owns: SUBMIT checks it */
+		prog[PC_TEST].reserved0 = REG_T + variant->table;
 	state = run(_metadata, env, ENGINE, prog, PROG_LEN, &c, &st);
 	ASSERT_EQ(NEURON_ENGINE_HALTED, state);
 
@@ -929,9 +1303,9 @@ TEST_F(dge, no_backend_does_nothing)
 }
 
 /*
- * Wide offsets: the limit is $S[bc_reg] | $S[bc_reg + 1] << 32
- * (docs/hardware.md#dge-bounds-reg "bc_reg+1 = high 32 b"), with bc_reg 62, the
- * highest valid one. Limit 0x100 fails the destination; then $S[63] = 1 makes
+ * Wide offsets (insn.flags NEURON_DGE_F_WIDE_OFFSET): the limit is
+ * $S[bc_reg] | $S[bc_reg + 1] << 32 (docs/hardware.md#dge-bounds-reg "bc_reg+1 =
+ * high 32 b in wide-offset mode"), with bc_reg 62, the highest valid one. Limit 0x100 fails the destination; then $S[63] = 1 makes
  * the limit 0x1_0000_0100 and the same descriptor copies.
  */
 TEST_F(dge, limit_high_half_from_next_register)
@@ -939,8 +1313,8 @@ TEST_F(dge, limit_high_half_from_next_register)
 	enum { P_DATA = 13, N = 17 };
 	struct dge_env *env = &self->env;
 	uint32_t area = prog_area(env, CORE, ENGINE);
-	struct neuron_emu_insn d = dge(REG_S, REG_D, LEN, BC(SRC_REG, 0), BC(62, 0), 0,
-				       NEURON_DGE_BACKEND_RTL);
+	struct neuron_emu_insn d = with_flags(dge(REG_S, REG_D, LEN, BC(SRC_REG, 0), BC(62, 0), 0,
+						  NEURON_DGE_BACKEND_RTL), NEURON_DGE_F_WIDE_OFFSET);
 	struct neuron_emu_insn prog[N] = {
 		reg_write(SRC_REG, 0xffffffff), reg_write(SRC_REG + 1, 0),
 		reg_write(62, 0x100), reg_write(63, 0),
@@ -1019,19 +1393,6 @@ TEST_F(dge, several_oob_report_and_continue)
 }
 
 /*
- * block_id names the issuing engine and DGE_METADATA carries its EXPLICIT
- * type, on every engine of the core (docs/hardware.md#rec-seq-metadata,
- * #rec-dge-metadata).
- */
-TEST_F(dge, every_engine)
-{
-	for (unsigned int e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
-		run_case(_metadata, &self->env, e, FEAT_ON, 0, 0, 0, 0, DIR_DST);
-		run_case(_metadata, &self->env, e, FEAT_ON, 0, 0, 0, 0, 0);
-	}
-}
-
-/*
  * A copy that leaves device memory (or the file's memory): the device would
  * report MEMORY_ERROR (docs/device-model.md, DGE step 4), but since tenancy
  * (docs/decisions.md#tenancy) SUBMIT refuses such a program with -EACCES
@@ -1082,6 +1443,49 @@ TEST_F(dge, copy_outside_device_memory)
 	ASSERT_EQ(NEURON_ENGINE_IDLE, run(_metadata, env, ENGINE, prog, 4, &c, &st));
 	EXPECT_EQ(1, c.n[Q_EXPL]);
 	EXPECT_EQ(0, c.n[Q_ERR]);
+}
+
+/*
+ * An indirect descriptor's index table is memory the program reads too:
+ * SUBMIT refuses a table, [table, table + 4 * count), outside the file's
+ * allocations and the program (kernel/neuron_mem.c, docs/decisions.md#tenancy,
+ * #dge-index-path) with -EACCES before anything runs; the same gather with
+ * its table in the file's memory runs. Gather of 16 one-byte elements: a
+ * 64-byte table.
+ */
+TEST_F(dge, index_table_outside_file_memory)
+{
+	struct dge_env *env = &self->env;
+	uint32_t area = prog_area(env, CORE, ENGINE);
+	const uint32_t bad[] = {
+		REG_T + REG_BYTES - 32,		/* leaves its page by 32 bytes */
+		0x400000,			/* a page nobody allocated */
+		(uint32_t)env->info.mem_size - 16,	/* past the file's memory */
+	};
+	/* 1: zeros (slots 4, 5) -> T, the table: every index 0; 2: the gather */
+	struct neuron_emu_insn prog[6] = {
+		reg_write(SRC_REG, 0), copy(area + 4 * 32, REG_T, 64),
+		dge(REG_S, REG_D, 16, BC(SRC_REG, 0), BC_OFF, IND(MODE_GATHER, 0),
+		    NEURON_DGE_BACKEND_POOL),
+		neuron_insn(NEURON_OP_HALT, 0),
+	};
+	struct neuron_engine_status before, st;
+	static struct collected c;
+
+	memset(&prog[4], 0, 2 * sizeof(prog[4]));
+	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &before));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		prog[2].reserved0 = bad[i];
+		EXPECT_EQ(-EACCES, neuron_submit(env->fd, CORE, ENGINE, prog, 6, 0))
+			TH_LOG("index table at %#x", bad[i]);
+	}
+	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &st));
+	EXPECT_EQ(before.soft_reset_counter, st.soft_reset_counter);
+	prog[2].reserved0 = REG_T;
+	ASSERT_EQ(0, set_features(env->fd, CORE, FEAT_ON));
+	ASSERT_EQ(NEURON_ENGINE_IDLE, run(_metadata, env, ENGINE, prog, 6, &c, &st));
+	EXPECT_EQ(0, c.n[Q_ERR]);
+	EXPECT_EQ(2, c.n[Q_DGE]);	/* the table copy and the gather */
 }
 
 /*
@@ -1304,7 +1708,8 @@ static bool fixture_applies(const struct __fixture_metadata *f, bool sunda)
 {
 	if (!f->tests)
 		return true;	/* the "global" fixture: no TEST() here */
-	return (strcmp(f->name, "sunda") == 0) == sunda;
+	return (strcmp(f->name, "sunda") == 0 ||
+		strcmp(f->name, "dge_table_sunda") == 0) == sunda;
 }
 
 int main(int argc, char **argv)

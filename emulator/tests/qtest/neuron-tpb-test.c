@@ -1,0 +1,1037 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * qtest for the neuron-tpb device model: drives the PCI function from the
+ * host through QEMU's qtest protocol, with no guest kernel. Each case starts
+ * its own q35 machine with the function behind a PCIe root port (as in the
+ * VM lanes, 01:00.0), programs the port's bus numbers and memory window,
+ * maps the BARs with libqos and steps QEMU_CLOCK_VIRTUAL by hand, so the
+ * engines, the reset latency and the timestamp are deterministic.
+ *
+ * Expected values are written out here as literals from docs/hardware.md
+ * (#notific, #nq-descriptor, #nq-head-tail, #rec-header, #rec-phase,
+ * #rec-types, #evt-sem-windows, #intr-causes, #timestamp),
+ * docs/decisions.md#register-map, docs/decisions.md#msix-vectors and
+ * docs/device-model.md (reset values, queue rules, full-queue policies,
+ * MSI-X edges, resets), never taken from the model's headers: a register
+ * moved in the model, or in include/neuron/regs.h, fails here.
+ *
+ * The build script (emulator/qemu/build-qemu.sh) copies this file into the
+ * QEMU tree's tests/qtest/ and builds it with ninja next to
+ * qemu-system-x86_64. Run it as QEMU's runner does:
+ *   QTEST_QEMU_BINARY=.../qemu-system-x86_64 ./neuron-tpb-test --tap -k
+ */
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "libqtest.h"
+#include "libqos/pci.h"
+#include "libqos/pci-pc.h"
+#include "libqos/malloc-pc.h"
+#include "hw/pci/pci_regs.h"
+
+/* ---- the register map, by hand (docs/decisions.md#register-map) --------- */
+
+/* global page */
+#define R_ID            0x000
+#define R_VERSION       0x004
+#define R_NUM_CORES     0x008
+#define R_GEN           0x00c
+#define R_MEM_SIZE_LO   0x010
+#define R_MEM_SIZE_HI   0x014
+#define R_FAULT_STATUS  0x018
+#define R_FAULT_MASK    0x01c
+#define R_THROTTLE_STAT 0x020
+#define R_THROTTLE_CTRL 0x024
+#define R_RESET         0x028
+#define R_DEV_STATUS    0x02c
+#define R_BUSY_CORES    0x030
+
+/* core c's 64 KiB window starts at 0x10000 * (c + 1) */
+#define CORE(c)         (0x10000u * ((c) + 1))
+
+/* NOTIFIC block at the start of the core window (docs/hardware.md#notific) */
+#define N_TS_LO         0x000
+#define N_TS_HI         0x004
+#define N_TS_INC        0x008
+#define N_INTR_STATUS   0x010
+#define N_INTR_MASK     0x014
+#define N_QUEUE_ENABLE  0x018
+#define N_SW_BACKPRESS  0x01c
+#define N_IGNORE_FULL   0x020
+#define N_ROUTE         0x024
+#define N_TRACE_ENABLE  0x028
+#define N_THRESH_STATUS 0x02c
+
+/* queue descriptor q at 0x100 + q * 0x28 (docs/hardware.md#nq-descriptor) */
+#define Q(q)            (0x100u + (q) * 0x28u)
+#define Q_BASE_LO       0x00
+#define Q_BASE_HI       0x04
+#define Q_SIZE          0x08
+#define Q_HEAD          0x0c
+#define Q_TAIL          0x10
+#define Q_THRESHOLD     0x14
+#define Q_STATUS        0x18
+#define Q_CTRL          0x1c
+#define Q_OVERFLOW      0x20
+#define Q_DROP          0x24
+
+/* head doorbell page of queue q */
+#define DOORBELL(q)     (0x1000u + (q) * 0x1000u)
+
+/* engine e (PE 0, ACT 1, POOL 2, DVE 3, SP 4) at 0xb000 + e * 0x200 */
+#define ENG(e)          (0xb000u + (e) * 0x200u)
+#define E_CTRL          0x00
+#define E_STATUS        0x04
+#define E_PROG_BASE_LO  0x08
+#define E_PROG_BASE_HI  0x0c
+#define E_PROG_COUNT    0x10
+#define E_PC            0x14
+#define E_SOFT_RESETS   0x18
+#define E_EXEC_COUNT    0x1c
+#define E_FEATURE_FLAGS 0x20
+#define E_LAST_ERROR    0x24
+#define E_SREG(n)       (0x100u + (n) * 4u)
+
+/* EVT_SEM unit (docs/hardware.md#evt-sem-windows) */
+#define EVTSEM          0xc000u
+#define ES_EVENT(i)     (EVTSEM + 0x0000u + (i) * 4u)
+#define ES_READ(i)      (EVTSEM + 0x1000u + (i) * 4u)
+#define ES_SET(i)       (EVTSEM + 0x1400u + (i) * 4u)
+#define ES_INC(i)       (EVTSEM + 0x1800u + (i) * 4u)
+#define ES_DEC(i)       (EVTSEM + 0x1c00u + (i) * 4u)
+
+/* engine states, CTRL bits, queue STATUS bits */
+#define ST_IDLE         0
+#define ST_RUNNING      1
+#define ST_WAITING      2
+#define ST_HALTED       3
+#define CTRL_START      0x1
+#define QS_PHASE        0x1
+#define QS_FULL         0x2
+#define QS_STALLED      0x4
+#define QS_DMA_ERROR    0x8
+#define QC_DEVICE_MEM   0x1
+
+/* opcodes (docs/decisions.md#emu-isa) */
+#define OP_NOTIFY       0x01
+#define OP_HALT         0x02
+#define OP_SEM_INC      0x04
+#define OP_WAIT_GE      0x06
+#define OP_THROTTLE     0x0d
+
+/* the machine: 2 cores, 16 MiB of device memory */
+#define MEM_SIZE        0x1000000u
+#define PROG_OFF        0x100000u       /* BAR4 offset of the test program */
+#define RP_DEVFN        QPCI_DEVFN(1, 0)        /* root port 00:01.0 */
+#define DEV_DEVFN       QPCI_DEVFN(1 << 5, 0)   /* the function, 01:00.0 */
+
+typedef struct {
+    QTestState *qts;
+    QGuestAllocator alloc;
+    QPCIBus *bus;
+    QPCIDevice *rp, *dev;
+    QPCIBar bar0, bar4;
+    uint64_t size0, size4;
+} Dev;
+
+static void rp_setup(Dev *d)
+{
+    /* bus 1 behind the port; one window over 0xe0000000..0xefffffff */
+    g_assert_cmpint(qpci_secondary_buses_init(d->bus), ==, 1);
+    d->rp = qpci_device_find(d->bus, RP_DEVFN);
+    g_assert_nonnull(d->rp);
+    qpci_config_writew(d->rp, PCI_MEMORY_BASE, 0xe000);
+    qpci_config_writew(d->rp, PCI_MEMORY_LIMIT, 0xeff0);
+    qpci_config_writew(d->rp, PCI_PREF_MEMORY_BASE, 0xfff0);   /* off */
+    qpci_config_writew(d->rp, PCI_PREF_MEMORY_LIMIT, 0x0000);
+    qpci_device_enable(d->rp);
+}
+
+/* Maps BAR0 and BAR4 and enables memory decoding and bus mastering. */
+static void dev_map(Dev *d)
+{
+    d->bar0 = qpci_iomap(d->dev, 0, &d->size0);
+    d->bar4 = qpci_iomap(d->dev, 4, &d->size4);
+    qpci_device_enable(d->dev);
+}
+
+static Dev *dev_start(const char *props)
+{
+    Dev *d = g_new0(Dev, 1);
+
+    d->qts = qtest_initf("-machine q35 -nodefaults "
+                         "-L /usr/share/seabios -L /usr/share/qemu "
+                         "-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,"
+                         "addr=01.0 "
+                         "-device neuron-tpb,id=neuron0,bus=rp1,"
+                         "mem-size=16M%s", props ? props : "");
+    pc_alloc_init(&d->alloc, d->qts, ALLOC_NO_FLAGS);
+    d->bus = qpci_new_pc(d->qts, &d->alloc);
+    rp_setup(d);
+    d->dev = qpci_device_find(d->bus, DEV_DEVFN);
+    g_assert_nonnull(d->dev);
+    dev_map(d);
+    /* machine reset started a reset of the function: READY 100 us later */
+    qtest_clock_step(d->qts, 100 * 1000);
+    return d;
+}
+
+static void dev_stop(Dev *d)
+{
+    g_free(d->dev);
+    g_free(d->rp);
+    qpci_free_pc(d->bus);
+    alloc_destroy(&d->alloc);
+    qtest_quit(d->qts);
+    g_free(d);
+}
+
+static uint32_t rd(Dev *d, uint32_t off)
+{
+    return qpci_io_readl(d->dev, d->bar0, off);
+}
+
+static void wr(Dev *d, uint32_t off, uint32_t v)
+{
+    qpci_io_writel(d->dev, d->bar0, off, v);
+}
+
+static void step_us(Dev *d, unsigned int us)
+{
+    qtest_clock_step(d->qts, us * 1000ll);
+}
+
+/* ---- programs: 32-byte instructions (docs/decisions.md#emu-isa) --------- */
+
+typedef struct {
+    uint8_t b[32];
+} Insn;
+
+static Insn insn(uint8_t op, uint16_t hint, uint32_t idx, uint32_t value)
+{
+    Insn in = { };
+
+    in.b[0] = op;
+    stw_le_p(&in.b[2], hint);
+    stl_le_p(&in.b[16], idx);
+    stl_le_p(&in.b[20], value);
+    return in;
+}
+
+static Insn notify(uint16_t hint, uint16_t ext)
+{
+    Insn in = insn(OP_NOTIFY, hint, 0, 0);
+
+    stw_le_p(&in.b[24], ext);
+    return in;
+}
+
+/* Loads @n instructions at PROG_OFF + e * 0x10000 and starts engine @e. */
+static void run(Dev *d, unsigned int c, unsigned int e, const Insn *p,
+                unsigned int n)
+{
+    uint32_t off = PROG_OFF + (c * 5 + e) * 0x10000u;
+
+    qpci_memwrite(d->dev, d->bar4, off, p, n * sizeof(*p));
+    wr(d, CORE(c) + ENG(e) + E_PROG_BASE_LO, off);
+    wr(d, CORE(c) + ENG(e) + E_PROG_BASE_HI, 0);
+    wr(d, CORE(c) + ENG(e) + E_PROG_COUNT, n);
+    wr(d, CORE(c) + ENG(e) + E_CTRL, CTRL_START);
+    step_us(d, 1000);
+}
+
+/* Queue q of core c as a host-memory ring of @size bytes; returns its address */
+static uint64_t host_ring(Dev *d, unsigned int c, unsigned int q,
+                          uint32_t size, uint32_t threshold)
+{
+    uint64_t ring = guest_alloc(&d->alloc, size);
+    g_autofree uint8_t *zero = g_malloc0(size);
+
+    qtest_memwrite(d->qts, ring, zero, size);
+    wr(d, CORE(c) + Q(q) + Q_BASE_LO, (uint32_t)ring);
+    wr(d, CORE(c) + Q(q) + Q_BASE_HI, (uint32_t)(ring >> 32));
+    wr(d, CORE(c) + Q(q) + Q_SIZE, size);
+    wr(d, CORE(c) + Q(q) + Q_CTRL, 0);
+    wr(d, CORE(c) + Q(q) + Q_THRESHOLD, threshold);
+    wr(d, CORE(c) + N_QUEUE_ENABLE,
+       rd(d, CORE(c) + N_QUEUE_ENABLE) | (1u << q));
+    g_assert_cmphex(rd(d, CORE(c) + N_QUEUE_ENABLE) & (1u << q), ==, 1u << q);
+    return ring;
+}
+
+static void slot(Dev *d, uint64_t ring, unsigned int i, uint8_t rec[16])
+{
+    qtest_memread(d->qts, ring + i * 16, rec, 16);
+}
+
+/* ---- identity and BARs --------------------------------------------------- */
+
+static void test_pci_identity(void)
+{
+    Dev *d = dev_start(NULL);
+
+    g_assert_cmphex(qpci_config_readw(d->dev, PCI_VENDOR_ID), ==, 0x1d0f);
+    g_assert_cmphex(qpci_config_readw(d->dev, PCI_DEVICE_ID), ==, 0x7f00);
+    g_assert_cmphex(qpci_config_readw(d->dev, PCI_CLASS_DEVICE), ==, 0x1200);
+    g_assert_cmphex(qpci_config_readb(d->dev, PCI_REVISION_ID), ==, 1);
+    g_assert_cmphex(qpci_config_readb(d->dev, PCI_HEADER_TYPE), ==, 0);
+    g_assert_cmphex(qpci_config_readb(d->dev, PCI_INTERRUPT_PIN), ==, 0);
+    /* MSI-X at 0x40, power management at 0x60, PCI Express at 0x80 */
+    g_assert_cmphex(qpci_find_capability(d->dev, PCI_CAP_ID_MSIX, 0), ==, 0x40);
+    g_assert_cmphex(qpci_find_capability(d->dev, PCI_CAP_ID_PM, 0), ==, 0x60);
+    g_assert_cmphex(qpci_find_capability(d->dev, PCI_CAP_ID_EXP, 0), ==, 0x80);
+    /* Function Level Reset advertised: DEVCAP bit 28 */
+    g_assert_cmphex(qpci_config_readl(d->dev, 0x80 + PCI_EXP_DEVCAP) &
+                    (1u << 28), ==, 1u << 28);
+    dev_stop(d);
+}
+
+/* Size probe of one BAR register: all-ones written, the mask read back. */
+static uint32_t bar_probe(QPCIDevice *dev, uint8_t reg)
+{
+    uint32_t old = qpci_config_readl(dev, reg), v;
+
+    qpci_config_writel(dev, reg, 0xffffffff);
+    v = qpci_config_readl(dev, reg);
+    qpci_config_writel(dev, reg, old);
+    return v;
+}
+
+static void test_bar_sizes(void)
+{
+    Dev *d = dev_start(NULL);
+
+    /* BAR0: 1 MiB, memory, 64-bit, not prefetchable */
+    g_assert_cmphex(bar_probe(d->dev, PCI_BASE_ADDRESS_0), ==, 0xfff00004);
+    g_assert_cmphex(d->size0, ==, 0x100000);
+    /* BAR2: the MSI-X table and PBA, one 4 KiB page */
+    g_assert_cmphex(bar_probe(d->dev, PCI_BASE_ADDRESS_2), ==, 0xfffff000);
+    /* BAR4: mem-size (16 MiB here), 64-bit prefetchable */
+    g_assert_cmphex(bar_probe(d->dev, PCI_BASE_ADDRESS_4), ==, 0xff00000c);
+    g_assert_cmphex(d->size4, ==, 0x1000000);
+    /* BAR1, BAR3 and BAR5 are the upper halves */
+    g_assert_cmphex(bar_probe(d->dev, PCI_BASE_ADDRESS_1), ==, 0xffffffff);
+    g_assert_cmphex(bar_probe(d->dev, PCI_BASE_ADDRESS_5), ==, 0xffffffff);
+    /* device memory is plain RAM through BAR4 */
+    qpci_io_writel(d->dev, d->bar4, 0xfffffc, 0x5a5aa5a5);
+    g_assert_cmphex(qpci_io_readl(d->dev, d->bar4, 0xfffffc), ==, 0x5a5aa5a5);
+    dev_stop(d);
+}
+
+/* ---- registers ----------------------------------------------------------- */
+
+static void test_global_regs(void)
+{
+    Dev *d = dev_start(NULL);
+
+    g_assert_cmphex(rd(d, R_ID), ==, 0x4e45524e);             /* "NREN" */
+    g_assert_cmphex(rd(d, R_VERSION), ==, 1);
+    g_assert_cmphex(rd(d, R_NUM_CORES), ==, 2);
+    g_assert_cmphex(rd(d, R_GEN), ==, 1);                      /* cayman */
+    g_assert_cmphex(rd(d, R_MEM_SIZE_LO), ==, 0x1000000);
+    g_assert_cmphex(rd(d, R_MEM_SIZE_HI), ==, 0);
+    g_assert_cmphex(rd(d, R_FAULT_STATUS), ==, 0);
+    g_assert_cmphex(rd(d, R_FAULT_MASK), ==, 0);
+    g_assert_cmphex(rd(d, R_THROTTLE_STAT), ==, 0);
+    g_assert_cmphex(rd(d, R_THROTTLE_CTRL), ==, 0);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);      /* READY | QUIESCED */
+    g_assert_cmphex(rd(d, R_BUSY_CORES), ==, 0);
+    /* read-only: a write changes nothing */
+    wr(d, R_ID, 0);
+    wr(d, R_NUM_CORES, 7);
+    g_assert_cmphex(rd(d, R_ID), ==, 0x4e45524e);
+    g_assert_cmphex(rd(d, R_NUM_CORES), ==, 2);
+    /* FAULT_MASK and THROTTLE_CTRL keep their defined bits only */
+    wr(d, R_FAULT_MASK, 0xffffffff);
+    g_assert_cmphex(rd(d, R_FAULT_MASK), ==, 0x3);
+    wr(d, R_THROTTLE_CTRL, 0xffffffff);
+    g_assert_cmphex(rd(d, R_THROTTLE_CTRL), ==, 0x1);
+    dev_stop(d);
+}
+
+static void test_gen_sunda(void)
+{
+    Dev *d = dev_start(",gen=sunda,cores=3");
+
+    g_assert_cmphex(rd(d, R_GEN), ==, 0);
+    g_assert_cmphex(rd(d, R_NUM_CORES), ==, 3);
+    /* no FEATURE_FLAGS register on sunda: reads 0, ignores writes */
+    wr(d, CORE(2) + ENG(2) + E_FEATURE_FLAGS, 0x2);
+    g_assert_cmphex(rd(d, CORE(2) + ENG(2) + E_FEATURE_FLAGS), ==, 0);
+    /* 3 cores + throttle + fault vectors */
+    qpci_msix_enable(d->dev);
+    g_assert_cmpint(qpci_msix_table_size(d->dev), ==, 5);
+    dev_stop(d);
+}
+
+static void test_core_reset_values(void)
+{
+    Dev *d = dev_start(NULL);
+    unsigned int c, q, e;
+
+    for (c = 0; c < 2; c++) {
+        uint32_t b = CORE(c);
+
+        g_assert_cmphex(rd(d, b + N_TS_INC), ==, 1000);
+        g_assert_cmphex(rd(d, b + N_INTR_STATUS), ==, 0);
+        g_assert_cmphex(rd(d, b + N_INTR_MASK), ==, 0);
+        g_assert_cmphex(rd(d, b + N_QUEUE_ENABLE), ==, 0);
+        g_assert_cmphex(rd(d, b + N_SW_BACKPRESS), ==, 0x3ff);
+        g_assert_cmphex(rd(d, b + N_IGNORE_FULL), ==, 0);
+        g_assert_cmphex(rd(d, b + N_ROUTE), ==, 0x01543210);
+        g_assert_cmphex(rd(d, b + N_TRACE_ENABLE), ==, 0);
+        g_assert_cmphex(rd(d, b + N_THRESH_STATUS), ==, 0);
+        for (q = 0; q < 10; q++) {
+            g_assert_cmphex(rd(d, b + Q(q) + Q_BASE_LO), ==, 0);
+            g_assert_cmphex(rd(d, b + Q(q) + Q_SIZE), ==, 0);
+            g_assert_cmphex(rd(d, b + Q(q) + Q_HEAD), ==, 0);
+            g_assert_cmphex(rd(d, b + Q(q) + Q_TAIL), ==, 0);
+            g_assert_cmphex(rd(d, b + Q(q) + Q_OVERFLOW), ==, 0);
+            g_assert_cmphex(rd(d, b + Q(q) + Q_DROP), ==, 0);
+        }
+        for (e = 0; e < 5; e++) {
+            g_assert_cmphex(rd(d, b + ENG(e) + E_STATUS), ==, ST_IDLE);
+            g_assert_cmphex(rd(d, b + ENG(e) + E_PC), ==, 0);
+            g_assert_cmphex(rd(d, b + ENG(e) + E_SOFT_RESETS), ==, 0);
+            g_assert_cmphex(rd(d, b + ENG(e) + E_EXEC_COUNT), ==, 0);
+            g_assert_cmphex(rd(d, b + ENG(e) + E_FEATURE_FLAGS), ==, 0);
+            g_assert_cmphex(rd(d, b + ENG(e) + E_LAST_ERROR), ==, 0xff);
+            g_assert_cmphex(rd(d, b + ENG(e) + E_SREG(63)), ==, 0);
+        }
+    }
+    dev_stop(d);
+}
+
+static void test_register_rw(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(1);
+
+    /* per-queue registers keep bits 9..0 (10 queues) */
+    wr(d, b + N_SW_BACKPRESS, 0xffffffff);
+    g_assert_cmphex(rd(d, b + N_SW_BACKPRESS), ==, 0x3ff);
+    wr(d, b + N_IGNORE_FULL, 0x00000201);
+    g_assert_cmphex(rd(d, b + N_IGNORE_FULL), ==, 0x201);
+    /* INTR_MASK: nine causes */
+    wr(d, b + N_INTR_MASK, 0xffffffff);
+    g_assert_cmphex(rd(d, b + N_INTR_MASK), ==, 0x1ff);
+    wr(d, b + N_ROUTE, 0x76543210);
+    g_assert_cmphex(rd(d, b + N_ROUTE), ==, 0x76543210);
+    /* descriptor fields of a disabled queue */
+    wr(d, b + Q(9) + Q_BASE_LO, 0x12345670);
+    wr(d, b + Q(9) + Q_BASE_HI, 0x9);
+    wr(d, b + Q(9) + Q_SIZE, 0x1000);
+    wr(d, b + Q(9) + Q_THRESHOLD, 17);
+    wr(d, b + Q(9) + Q_CTRL, QC_DEVICE_MEM);
+    g_assert_cmphex(rd(d, b + Q(9) + Q_BASE_LO), ==, 0x12345670);
+    g_assert_cmphex(rd(d, b + Q(9) + Q_BASE_HI), ==, 0x9);
+    g_assert_cmphex(rd(d, b + Q(9) + Q_SIZE), ==, 0x1000);
+    g_assert_cmphex(rd(d, b + Q(9) + Q_THRESHOLD), ==, 17);
+    g_assert_cmphex(rd(d, b + Q(9) + Q_CTRL), ==, QC_DEVICE_MEM);
+    /* the neighbour descriptor is untouched */
+    g_assert_cmphex(rd(d, b + Q(8) + Q_SIZE), ==, 0);
+    /* engine registers: program, $S, feature flags (local reg 38) */
+    wr(d, b + ENG(4) + E_PROG_BASE_LO, 0x2000);
+    wr(d, b + ENG(4) + E_PROG_COUNT, 9);
+    wr(d, b + ENG(4) + E_SREG(38), 0xdeadbeef);
+    wr(d, b + ENG(4) + E_FEATURE_FLAGS, 0x2);
+    g_assert_cmphex(rd(d, b + ENG(4) + E_PROG_BASE_LO), ==, 0x2000);
+    g_assert_cmphex(rd(d, b + ENG(4) + E_PROG_COUNT), ==, 9);
+    g_assert_cmphex(rd(d, b + ENG(4) + E_SREG(38)), ==, 0xdeadbeef);
+    g_assert_cmphex(rd(d, b + ENG(4) + E_FEATURE_FLAGS), ==, 0x2);
+    g_assert_cmphex(rd(d, b + ENG(3) + E_SREG(38)), ==, 0);
+    /* core 0 untouched by core 1's writes */
+    g_assert_cmphex(rd(d, CORE(0) + N_ROUTE), ==, 0x01543210);
+    dev_stop(d);
+}
+
+static void test_timestamp(void)
+{
+    Dev *d = dev_start(NULL);
+    int64_t ns = qtest_clock_step(d->qts, 123456);
+    uint64_t ps;
+
+    /* picoseconds of the virtual clock; reading LO latches HI */
+    ps = rd(d, CORE(0) + N_TS_LO);
+    ps |= (uint64_t)rd(d, CORE(0) + N_TS_HI) << 32;
+    g_assert_cmpuint(ps, ==, (uint64_t)ns * 1000);
+    ns = qtest_clock_step(d->qts, 5000000000ll);        /* past 2^32 ps */
+    ps = rd(d, CORE(1) + N_TS_LO);
+    ps |= (uint64_t)rd(d, CORE(1) + N_TS_HI) << 32;
+    g_assert_cmpuint(ps, ==, (uint64_t)ns * 1000);
+    g_assert_cmphex(ps >> 32, !=, 0);
+    dev_stop(d);
+}
+
+/* ---- queue programming --------------------------------------------------- */
+
+static void test_queue_enable_checks(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+
+    /* SIZE not a power of two: the enable bit stays 0 */
+    wr(d, b + Q(4) + Q_BASE_LO, 0x1000);
+    wr(d, b + Q(4) + Q_SIZE, 48);
+    wr(d, b + Q(4) + Q_CTRL, QC_DEVICE_MEM);
+    wr(d, b + N_QUEUE_ENABLE, 1u << 4);
+    g_assert_cmphex(rd(d, b + N_QUEUE_ENABLE), ==, 0);
+    /* below the 64-byte minimum */
+    wr(d, b + Q(4) + Q_SIZE, 32);
+    wr(d, b + N_QUEUE_ENABLE, 1u << 4);
+    g_assert_cmphex(rd(d, b + N_QUEUE_ENABLE), ==, 0);
+    /* BASE not 16-byte aligned */
+    wr(d, b + Q(4) + Q_SIZE, 64);
+    wr(d, b + Q(4) + Q_BASE_LO, 0x1008);
+    wr(d, b + N_QUEUE_ENABLE, 1u << 4);
+    g_assert_cmphex(rd(d, b + N_QUEUE_ENABLE), ==, 0);
+    /* a device-memory ring past mem-size (16 MiB) */
+    wr(d, b + Q(4) + Q_BASE_LO, 0xfffff0);
+    wr(d, b + N_QUEUE_ENABLE, 1u << 4);
+    g_assert_cmphex(rd(d, b + N_QUEUE_ENABLE), ==, 0);
+    /* valid: enabled, empty, phase 1 */
+    wr(d, b + Q(4) + Q_BASE_LO, 0xffffc0);
+    wr(d, b + N_QUEUE_ENABLE, 1u << 4);
+    g_assert_cmphex(rd(d, b + N_QUEUE_ENABLE), ==, 1u << 4);
+    g_assert_cmphex(rd(d, b + Q(4) + Q_HEAD), ==, 0);
+    g_assert_cmphex(rd(d, b + Q(4) + Q_TAIL), ==, 0);
+    g_assert_cmphex(rd(d, b + Q(4) + Q_STATUS), ==, QS_PHASE);
+    /* BASE, SIZE and CTRL are ignored while enabled; THRESHOLD is not */
+    wr(d, b + Q(4) + Q_BASE_LO, 0x2000);
+    wr(d, b + Q(4) + Q_SIZE, 0x1000);
+    wr(d, b + Q(4) + Q_CTRL, 0);
+    wr(d, b + Q(4) + Q_THRESHOLD, 3);
+    g_assert_cmphex(rd(d, b + Q(4) + Q_BASE_LO), ==, 0xffffc0);
+    g_assert_cmphex(rd(d, b + Q(4) + Q_SIZE), ==, 64);
+    g_assert_cmphex(rd(d, b + Q(4) + Q_CTRL), ==, QC_DEVICE_MEM);
+    g_assert_cmphex(rd(d, b + Q(4) + Q_THRESHOLD), ==, 3);
+    /* an enabled queue keeps the core from QUIESCED */
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x1);
+    g_assert_cmphex(rd(d, R_BUSY_CORES), ==, 0x1);
+    wr(d, b + N_QUEUE_ENABLE, 0);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);
+    dev_stop(d);
+}
+
+/*
+ * One NOTIFY by engine ACT into a host-memory ring: the 16 bytes DMA'd into
+ * guest memory, byte by byte (docs/hardware.md#rec-header, #rec-types: ACT
+ * EXPLICIT is 0x0a; phase 1 on the first pass, #rec-phase).
+ */
+static void test_record_dma(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[2] = { notify(5, 0x1234), insn(OP_HALT, 0, 0, 0) };
+    uint8_t r[16], want_head[8] = {
+        0x00, 0x00, 0x50,       /* program_counter 0, debug_hint 5 (bits 23:20) */
+        0x8a,                   /* phase | ACT_EXPLICIT */
+        0x01, 0x00,             /* soft_reset_counter: first program */
+        0x34, 0x12,             /* debug_hint_extended */
+    };
+    uint64_t ring = host_ring(d, 0, 1, 64, 0), ts;
+    int64_t t0 = qtest_clock_step(d->qts, 0);
+
+    run(d, 0, 1, p, 2);
+    slot(d, ring, 0, r);
+    g_assert_cmpmem(r, 8, want_head, 8);
+    /* timestamp (bytes 8..15): picoseconds of the virtual clock at the write */
+    ts = ldq_le_p(&r[8]);
+    g_assert_cmpuint(ts, >=, (uint64_t)t0 * 1000);
+    g_assert_cmpuint(ts, <=, (uint64_t)qtest_clock_step(d->qts, 0) * 1000);
+    /* the next slot is untouched */
+    slot(d, ring, 1, r);
+    g_assert_cmphex(r[3], ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_TAIL), ==, 1);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_HEAD), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(1) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(1) + E_PC), ==, 2);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(1) + E_EXEC_COUNT), ==, 2);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(1) + E_SOFT_RESETS), ==, 1);
+    /* nothing went wrong: no cause raised */
+    g_assert_cmphex(rd(d, CORE(0) + N_INTR_STATUS), ==, 0);
+    dev_stop(d);
+}
+
+/*
+ * Six records into a 4-entry ring under the default (lossless) policy: the
+ * engine stalls after four, a doorbell HEAD write lets it finish, records
+ * 4 and 5 land in slots 0 and 1 with phase 0 (the second pass).
+ */
+static void test_phase_wrap_backpressure(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[7];
+    uint64_t ring = host_ring(d, 0, 1, 64, 0);
+    uint8_t r[16];
+    unsigned int i;
+    static const uint8_t hdr[6] = { 0x8e, 0x8e, 0x8e, 0x8e, 0x0e, 0x0e };
+
+    for (i = 0; i < 6; i++) {
+        p[i] = notify(0, 0x100 + i);
+    }
+    p[6] = insn(OP_HALT, 0, 0, 0);
+    run(d, 0, 2, p, 7);                 /* POOL: EXPLICIT is 0x0e */
+    g_assert_cmphex(rd(d, CORE(0) + ENG(2) + E_STATUS), ==, ST_WAITING);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_TAIL), ==, 4);
+    /* 4 records written, the next gets phase 0: FULL | STALLED, no PHASE */
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_STATUS), ==, QS_FULL | QS_STALLED);
+    g_assert_cmphex(rd(d, CORE(0) + N_INTR_STATUS), ==, 1u << 5);
+    for (i = 0; i < 4; i++) {
+        slot(d, ring, i, r);
+        g_assert_cmphex(r[3], ==, hdr[i]);
+        g_assert_cmphex(lduw_le_p(&r[6]), ==, 0x100 + i);
+    }
+    /* the consumer read four: HEAD through the doorbell page */
+    wr(d, CORE(0) + DOORBELL(1), 4);
+    step_us(d, 1000);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_HEAD), ==, 4);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_TAIL), ==, 6);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(2) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_STATUS), ==, 0);
+    for (i = 0; i < 2; i++) {
+        slot(d, ring, i, r);
+        g_assert_cmphex(r[3], ==, hdr[4 + i]);
+        g_assert_cmphex(lduw_le_p(&r[6]), ==, 0x104 + i);
+        g_assert_cmphex(ldl_le_p(r) & 0xfffff, ==, 4 + i);   /* PC */
+    }
+    /* slots 2, 3 still hold the first pass */
+    slot(d, ring, 2, r);
+    g_assert_cmphex(r[3], ==, 0x8e);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_DROP), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_OVERFLOW), ==, 0);
+    dev_stop(d);
+}
+
+/*
+ * IGNORE_FULL (lossy): the engine never stalls; records 4 and 5 overwrite
+ * slots 0 and 1, marked software_queue_overflow (header bit 5) with phase 0.
+ */
+static void test_ignore_full(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[7];
+    uint64_t ring = host_ring(d, 0, 1, 64, 0);
+    uint8_t r[16];
+    unsigned int i;
+
+    wr(d, CORE(0) + N_IGNORE_FULL, 1u << 1);
+    for (i = 0; i < 6; i++) {
+        p[i] = notify(0, i);
+    }
+    p[6] = insn(OP_HALT, 0, 0, 0);
+    run(d, 0, 0, p, 7);                 /* PE: EXPLICIT is 0x06 */
+    g_assert_cmphex(rd(d, CORE(0) + ENG(0) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_TAIL), ==, 6);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_OVERFLOW), ==, 2);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_DROP), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + N_INTR_STATUS) & (1u << 2), ==, 1u << 2);
+    g_assert_cmphex(rd(d, CORE(0) + N_INTR_STATUS) & (1u << 5), ==, 0);
+    slot(d, ring, 0, r);
+    g_assert_cmphex(r[3], ==, 0x26);
+    g_assert_cmphex(lduw_le_p(&r[6]), ==, 4);
+    slot(d, ring, 1, r);
+    g_assert_cmphex(r[3], ==, 0x26);
+    g_assert_cmphex(lduw_le_p(&r[6]), ==, 5);
+    slot(d, ring, 2, r);
+    g_assert_cmphex(r[3], ==, 0x86);
+    g_assert_cmphex(lduw_le_p(&r[6]), ==, 2);
+    dev_stop(d);
+}
+
+/* Neither policy bit: the fifth record is lost (DROP_COUNT, intr_3). */
+static void test_full_no_policy(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[6];
+    unsigned int i;
+
+    host_ring(d, 0, 1, 64, 0);
+    wr(d, CORE(0) + N_SW_BACKPRESS, 0x3fd);
+    for (i = 0; i < 5; i++) {
+        p[i] = notify(0, i);
+    }
+    p[5] = insn(OP_HALT, 0, 0, 0);
+    run(d, 0, 0, p, 6);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(0) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_TAIL), ==, 4);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_DROP), ==, 1);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_OVERFLOW), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + N_INTR_STATUS), ==, 1u << 3);
+    dev_stop(d);
+}
+
+/* A record routed to a disabled queue: dropped, DROP_COUNT, intr_1, W1C. */
+static void test_disabled_queue(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[2] = { notify(0, 1), insn(OP_HALT, 0, 0, 0) };
+
+    wr(d, CORE(1) + N_ROUTE, 0x01543270);       /* EXPLICIT -> queue 7 */
+    run(d, 1, 3, p, 2);
+    g_assert_cmphex(rd(d, CORE(1) + ENG(3) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, CORE(1) + Q(7) + Q_DROP), ==, 1);
+    g_assert_cmphex(rd(d, CORE(1) + Q(7) + Q_TAIL), ==, 0);
+    g_assert_cmphex(rd(d, CORE(1) + N_INTR_STATUS), ==, 1u << 1);
+    g_assert_cmphex(rd(d, CORE(0) + N_INTR_STATUS), ==, 0);
+    wr(d, CORE(1) + N_INTR_STATUS, 1u << 1);
+    g_assert_cmphex(rd(d, CORE(1) + N_INTR_STATUS), ==, 0);
+    dev_stop(d);
+}
+
+/* THRESHOLD 2 fires once at 2 unread; a HEAD past TAIL is refused (intr_7). */
+static void test_threshold_bad_head(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[4] = { notify(0, 0), notify(0, 1), notify(0, 2),
+                  insn(OP_HALT, 0, 0, 0) };
+
+    host_ring(d, 1, 1, 256, 2);         /* 16 entries */
+    run(d, 1, 0, p, 4);
+    g_assert_cmphex(rd(d, CORE(1) + Q(1) + Q_TAIL), ==, 3);
+    g_assert_cmphex(rd(d, CORE(1) + N_THRESH_STATUS), ==, 1u << 1);
+    g_assert_cmphex(rd(d, CORE(1) + N_INTR_STATUS), ==, 1u << 0);
+    wr(d, CORE(1) + N_THRESH_STATUS, 1u << 1);
+    wr(d, CORE(1) + N_INTR_STATUS, 0x1ff);
+    g_assert_cmphex(rd(d, CORE(1) + N_THRESH_STATUS), ==, 0);
+    /* HEAD 5 > TAIL 3: ignored */
+    wr(d, CORE(1) + Q(1) + Q_HEAD, 5);
+    g_assert_cmphex(rd(d, CORE(1) + Q(1) + Q_HEAD), ==, 0);
+    g_assert_cmphex(rd(d, CORE(1) + N_INTR_STATUS), ==, 1u << 7);
+    /* HEAD 3 == TAIL: accepted */
+    wr(d, CORE(1) + Q(1) + Q_HEAD, 3);
+    g_assert_cmphex(rd(d, CORE(1) + Q(1) + Q_HEAD), ==, 3);
+    dev_stop(d);
+}
+
+/* ---- MSI-X --------------------------------------------------------------- */
+
+static void test_msix_table(void)
+{
+    Dev *d = dev_start(NULL);
+    uint16_t v;
+
+    /* cores + 2 vectors, table at BAR2 + 0, PBA at BAR2 + 0x800 */
+    g_assert_cmphex(qpci_config_readw(d->dev, 0x40 + PCI_MSIX_FLAGS) & 0x7ff,
+                    ==, 3);
+    g_assert_cmphex(qpci_config_readl(d->dev, 0x40 + PCI_MSIX_TABLE), ==, 2);
+    g_assert_cmphex(qpci_config_readl(d->dev, 0x40 + PCI_MSIX_PBA), ==, 0x802);
+    qpci_msix_enable(d->dev);
+    g_assert_cmpint(qpci_msix_table_size(d->dev), ==, 4);
+    for (v = 0; v < 4; v++) {
+        g_assert_true(qpci_msix_masked(d->dev, v));
+        g_assert_false(qpci_msix_pending(d->dev, v));
+    }
+    dev_stop(d);
+}
+
+/* Points MSI-X vector @v at guest address @addr with data 0xc0de0000 | v. */
+static void msix_entry(Dev *d, uint16_t v, uint64_t addr, bool masked)
+{
+    uint64_t off = d->dev->msix_table_off + v * 16;
+
+    qpci_io_writel(d->dev, d->dev->msix_table_bar, off + 0, (uint32_t)addr);
+    qpci_io_writel(d->dev, d->dev->msix_table_bar, off + 4, addr >> 32);
+    qpci_io_writel(d->dev, d->dev->msix_table_bar, off + 8, 0xc0de0000 | v);
+    qpci_io_writel(d->dev, d->dev->msix_table_bar, off + 12, masked);
+}
+
+/*
+ * Core 0's vector (0) on an INTR_STATUS & INTR_MASK edge: pending in the PBA
+ * while masked, the message sent on unmask; no second message without a new
+ * edge; a new edge after the W1C.
+ */
+static void test_msix_core_vector(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[2] = { notify(0, 1), insn(OP_HALT, 0, 0, 0) };
+    uint64_t msg = guest_alloc(&d->alloc, 64);
+    uint16_t v;
+
+    qtest_memset(d->qts, msg, 0, 64);
+    qpci_msix_enable(d->dev);
+    for (v = 0; v < 4; v++) {
+        msix_entry(d, v, msg + v * 4, v == 0);
+    }
+    wr(d, CORE(0) + N_INTR_MASK, 1u << 1);
+    wr(d, CORE(0) + N_ROUTE, 0x01543270);       /* to disabled queue 7 */
+    run(d, 0, 0, p, 2);
+    g_assert_cmphex(rd(d, CORE(0) + N_INTR_STATUS), ==, 1u << 1);
+    g_assert_cmphex(qtest_readl(d->qts, msg), ==, 0);
+    g_assert_true(qpci_msix_pending(d->dev, 0));
+    g_assert_false(qpci_msix_pending(d->dev, 1));
+    msix_entry(d, 0, msg, false);               /* unmask: sent now */
+    g_assert_cmphex(qtest_readl(d->qts, msg), ==, 0xc0de0000);
+    g_assert_false(qpci_msix_pending(d->dev, 0));
+    /* status still set: no edge, no message */
+    qtest_writel(d->qts, msg, 0);
+    run(d, 0, 0, p, 2);
+    g_assert_cmphex(qtest_readl(d->qts, msg), ==, 0);
+    /* W1C, then a new cause: a new edge */
+    wr(d, CORE(0) + N_INTR_STATUS, 0x1ff);
+    run(d, 0, 0, p, 2);
+    g_assert_cmphex(qtest_readl(d->qts, msg), ==, 0xc0de0000);
+    /* a masked-out cause (INTR_MASK) sends nothing */
+    qtest_writel(d->qts, msg, 0);
+    wr(d, CORE(0) + N_INTR_STATUS, 0x1ff);
+    wr(d, CORE(0) + N_INTR_MASK, 0);
+    run(d, 0, 0, p, 2);
+    g_assert_cmphex(qtest_readl(d->qts, msg), ==, 0);
+    /* ... until INTR_MASK lets it through: that is an edge too */
+    wr(d, CORE(0) + N_INTR_MASK, 1u << 1);
+    g_assert_cmphex(qtest_readl(d->qts, msg), ==, 0xc0de0000);
+    /* no other vector fired */
+    g_assert_cmphex(qtest_readl(d->qts, msg + 4), ==, 0);
+    g_assert_cmphex(qtest_readl(d->qts, msg + 8), ==, 0);
+    g_assert_cmphex(qtest_readl(d->qts, msg + 12), ==, 0);
+    dev_stop(d);
+}
+
+/* Vector 1 for core 1, vector 2 = throttle, vector 3 = device fault. */
+static void test_msix_other_vectors(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn drop[2] = { notify(0, 1), insn(OP_HALT, 0, 0, 0) };
+    Insn thr[2] = { insn(OP_THROTTLE, 0, 0, 1), insn(OP_HALT, 0, 0, 0) };
+    uint64_t msg = guest_alloc(&d->alloc, 64);
+    uint16_t v;
+
+    qtest_memset(d->qts, msg, 0, 64);
+    qpci_msix_enable(d->dev);
+    for (v = 0; v < 4; v++) {
+        msix_entry(d, v, msg + v * 4, false);
+    }
+    /* core 1: a drop on a disabled queue with intr_1 unmasked */
+    wr(d, CORE(1) + N_INTR_MASK, 1u << 1);
+    wr(d, CORE(1) + N_ROUTE, 0x01543270);
+    run(d, 1, 4, drop, 2);
+    g_assert_cmphex(qtest_readl(d->qts, msg + 4), ==, 0xc0de0001);
+    g_assert_cmphex(qtest_readl(d->qts, msg + 0), ==, 0);
+    /* throttle vector: every THROTTLE instruction */
+    run(d, 0, 1, thr, 2);
+    g_assert_cmphex(qtest_readl(d->qts, msg + 8), ==, 0xc0de0002);
+    g_assert_cmphex(rd(d, R_THROTTLE_STAT), ==, 0x1);
+    /* fault vector: a ring write nothing decodes (2^48) with DMA_ERROR unmasked */
+    wr(d, R_FAULT_MASK, 0x1);
+    g_assert_cmphex(qtest_readl(d->qts, msg + 12), ==, 0);
+    wr(d, CORE(1) + Q(1) + Q_BASE_LO, 0);
+    wr(d, CORE(1) + Q(1) + Q_BASE_HI, 0x10000);
+    wr(d, CORE(1) + Q(1) + Q_SIZE, 1024);
+    wr(d, CORE(1) + N_ROUTE, 0x01543210);
+    wr(d, CORE(1) + N_QUEUE_ENABLE, 1u << 1);
+    run(d, 1, 4, drop, 2);
+    g_assert_cmphex(qtest_readl(d->qts, msg + 12), ==, 0xc0de0003);
+    g_assert_cmphex(rd(d, R_FAULT_STATUS), ==, 0x1);
+    g_assert_cmphex(rd(d, CORE(1) + Q(1) + Q_STATUS) & QS_DMA_ERROR, ==,
+                    QS_DMA_ERROR);
+    g_assert_cmphex(rd(d, CORE(1) + Q(1) + Q_DROP), ==, 1);
+    g_assert_cmphex(rd(d, CORE(1) + N_INTR_STATUS) & (1u << 4), ==, 1u << 4);
+    wr(d, R_FAULT_STATUS, 0x1);
+    g_assert_cmphex(rd(d, R_FAULT_STATUS), ==, 0);
+    dev_stop(d);
+}
+
+/* ---- EVT_SEM ------------------------------------------------------------- */
+
+/* Host writes to the windows: values, modulo 2^32, no record written. */
+static void test_evtsem_windows(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+
+    host_ring(d, 0, 2, 64, 0);          /* the EVT_SEM class's queue */
+    wr(d, b + ES_SET(3), 10);
+    g_assert_cmphex(rd(d, b + ES_READ(3)), ==, 10);
+    wr(d, b + ES_INC(3), 5);
+    g_assert_cmphex(rd(d, b + ES_READ(3)), ==, 15);
+    wr(d, b + ES_DEC(3), 20);
+    g_assert_cmphex(rd(d, b + ES_READ(3)), ==, 0xfffffffb);
+    wr(d, b + ES_INC(3), 6);
+    g_assert_cmphex(rd(d, b + ES_READ(3)), ==, 1);
+    wr(d, b + ES_SET(255), 0xabcdef01);
+    g_assert_cmphex(rd(d, b + ES_READ(255)), ==, 0xabcdef01);
+    g_assert_cmphex(rd(d, b + ES_READ(254)), ==, 0);
+    /* events store 1 for any nonzero value */
+    wr(d, b + ES_EVENT(9), 7);
+    g_assert_cmphex(rd(d, b + ES_EVENT(9)), ==, 1);
+    wr(d, b + ES_EVENT(9), 0);
+    g_assert_cmphex(rd(d, b + ES_EVENT(9)), ==, 0);
+    /* per core */
+    g_assert_cmphex(rd(d, CORE(1) + ES_READ(3)), ==, 0);
+    /* host updates write no record */
+    g_assert_cmphex(rd(d, b + Q(2) + Q_TAIL), ==, 0);
+    dev_stop(d);
+}
+
+/*
+ * An engine waits on a semaphore the host raises through INC; then its own
+ * SEM_INC writes an EVT_SEM record: {id, mode SEM_INC (2), block_id, header
+ * 0x8f (phase | POOL_EVT_SEM), value after the update}.
+ */
+static void test_evtsem_engine(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[3] = { insn(OP_WAIT_GE, 0, 4, 2), insn(OP_SEM_INC, 0, 7, 5),
+                  insn(OP_HALT, 0, 0, 0) };
+    uint64_t ring = host_ring(d, 0, 2, 64, 0);
+    uint8_t r[16];
+    static const uint8_t want[8] = { 0x07, 0x02, 0x02, 0x8f,
+                                     0x0f, 0x00, 0x00, 0x00 };
+
+    wr(d, CORE(0) + ES_SET(7), 10);
+    run(d, 0, 2, p, 3);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(2) + E_STATUS), ==, ST_WAITING);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(2) + E_PC), ==, 0);
+    wr(d, CORE(0) + ES_INC(4), 1);
+    step_us(d, 1000);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(2) + E_STATUS), ==, ST_WAITING);
+    wr(d, CORE(0) + ES_INC(4), 1);
+    step_us(d, 1000);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(2) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, CORE(0) + ES_READ(4)), ==, 2);   /* WAIT_GE keeps it */
+    g_assert_cmphex(rd(d, CORE(0) + ES_READ(7)), ==, 15);
+    g_assert_cmphex(rd(d, CORE(0) + Q(2) + Q_TAIL), ==, 1);
+    slot(d, ring, 0, r);
+    g_assert_cmpmem(r, 8, want, 8);
+    dev_stop(d);
+}
+
+/* ---- resets -------------------------------------------------------------- */
+
+/*
+ * RESET (0x028): engines stop and queues are disabled at once; DEV_STATUS
+ * reads 0 and core writes are ignored for reset-latency-us (100); policy
+ * registers and descriptors are kept.
+ */
+static void test_global_reset(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[2] = { insn(OP_WAIT_GE, 0, 0, 1), insn(OP_HALT, 0, 0, 0) };
+
+    host_ring(d, 0, 1, 64, 0);
+    wr(d, CORE(0) + N_SW_BACKPRESS, 0x155);
+    run(d, 0, 3, p, 2);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(3) + E_STATUS), ==, ST_WAITING);
+    g_assert_cmphex(rd(d, R_BUSY_CORES), ==, 0x1);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x1);
+    wr(d, R_RESET, 1);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(3) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, CORE(0) + N_QUEUE_ENABLE), ==, 0);
+    wr(d, CORE(0) + N_ROUTE, 0);                /* ignored: not READY */
+    g_assert_cmphex(rd(d, CORE(0) + N_ROUTE), ==, 0x01543210);
+    step_us(d, 99);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0);
+    step_us(d, 1);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);
+    g_assert_cmphex(rd(d, R_BUSY_CORES), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + N_SW_BACKPRESS), ==, 0x155);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_SIZE), ==, 64);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(3) + E_SOFT_RESETS), ==, 1);
+    wr(d, CORE(0) + N_ROUTE, 0);                /* READY: taken */
+    g_assert_cmphex(rd(d, CORE(0) + N_ROUTE), ==, 0);
+    /* RESET takes only 1 */
+    wr(d, R_RESET, 2);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);
+    dev_stop(d);
+}
+
+/*
+ * FLR (PCIe DEVCTL bit 15): BAR0 back to its power-on values, the PCI side
+ * reset by QEMU (BARs, command), BAR4's contents kept; READY 100 us later.
+ */
+static void test_flr(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[2] = { notify(0, 1), insn(OP_HALT, 0, 0, 0) };
+    uint16_t ctl;
+
+    host_ring(d, 0, 1, 64, 0);
+    run(d, 0, 0, p, 2);
+    wr(d, CORE(0) + N_ROUTE, 0x11111111);
+    wr(d, CORE(0) + N_INTR_MASK, 0x1ff);
+    wr(d, CORE(1) + ENG(2) + E_SREG(5), 0x55);
+    wr(d, R_FAULT_MASK, 0x1);
+    qpci_io_writel(d->dev, d->bar4, 0x10, 0xfeedf00d);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(0) + E_SOFT_RESETS), ==, 1);
+
+    ctl = qpci_config_readw(d->dev, 0x80 + PCI_EXP_DEVCTL);
+    qpci_config_writew(d->dev, 0x80 + PCI_EXP_DEVCTL, ctl | PCI_EXP_DEVCTL_BCR_FLR);
+    g_assert_cmphex(qpci_config_readw(d->dev, PCI_COMMAND) &
+                    (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER), ==, 0);
+    dev_map(d);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0);
+    step_us(d, 100);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);
+    g_assert_cmphex(rd(d, R_FAULT_MASK), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + N_ROUTE), ==, 0x01543210);
+    g_assert_cmphex(rd(d, CORE(0) + N_INTR_MASK), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + N_QUEUE_ENABLE), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_SIZE), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + Q(1) + Q_TAIL), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(0) + E_SOFT_RESETS), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(0) + E_LAST_ERROR), ==, 0xff);
+    g_assert_cmphex(rd(d, CORE(1) + ENG(2) + E_SREG(5)), ==, 0);
+    g_assert_cmphex(qpci_io_readl(d->dev, d->bar4, 0x10), ==, 0xfeedf00d);
+    dev_stop(d);
+}
+
+/* An unknown opcode: SEQUENCER_FATAL, HALTED, LAST_ERROR 0x0a, intr_6. */
+static void test_bad_opcode(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn p[2] = { insn(0x7f, 0, 0, 0), insn(OP_HALT, 0, 0, 0) };
+    uint64_t ring = host_ring(d, 0, 3, 64, 0);  /* the error class's queue */
+    uint8_t r[16];
+
+    run(d, 0, 4, p, 2);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_STATUS), ==, ST_HALTED);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_LAST_ERROR), ==, 0x0a);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_PC), ==, 0);
+    g_assert_cmphex(rd(d, CORE(0) + N_INTR_STATUS) & (1u << 6), ==, 1u << 6);
+    g_assert_cmphex(rd(d, CORE(0) + Q(3) + Q_TAIL), ==, 1);
+    slot(d, ring, 0, r);
+    g_assert_cmphex(r[3], ==, 0x9f);            /* phase | TPB_ERROR */
+    g_assert_cmphex(r[0], ==, 0x0a);            /* SEQUENCER_FATAL */
+    /* START is ignored while HALTED; CTRL.RESET leaves it */
+    wr(d, CORE(0) + ENG(4) + E_CTRL, CTRL_START);
+    step_us(d, 100);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_STATUS), ==, ST_HALTED);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_SOFT_RESETS), ==, 1);
+    wr(d, CORE(0) + ENG(4) + E_CTRL, 0x2);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_LAST_ERROR), ==, 0x0a);
+    dev_stop(d);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    /* a failed check fails its case and the run goes on (-k) */
+    g_test_set_nonfatal_assertions();
+
+    qtest_add_func("/neuron-tpb/pci/identity", test_pci_identity);
+    qtest_add_func("/neuron-tpb/pci/bar-sizes", test_bar_sizes);
+    qtest_add_func("/neuron-tpb/regs/global", test_global_regs);
+    qtest_add_func("/neuron-tpb/regs/gen-sunda", test_gen_sunda);
+    qtest_add_func("/neuron-tpb/regs/core-reset-values", test_core_reset_values);
+    qtest_add_func("/neuron-tpb/regs/read-write", test_register_rw);
+    qtest_add_func("/neuron-tpb/regs/timestamp", test_timestamp);
+    qtest_add_func("/neuron-tpb/queue/enable-checks", test_queue_enable_checks);
+    qtest_add_func("/neuron-tpb/queue/record-dma", test_record_dma);
+    qtest_add_func("/neuron-tpb/queue/phase-wrap-backpressure",
+                   test_phase_wrap_backpressure);
+    qtest_add_func("/neuron-tpb/queue/ignore-full", test_ignore_full);
+    qtest_add_func("/neuron-tpb/queue/full-no-policy", test_full_no_policy);
+    qtest_add_func("/neuron-tpb/queue/disabled-drop", test_disabled_queue);
+    qtest_add_func("/neuron-tpb/queue/threshold-bad-head",
+                   test_threshold_bad_head);
+    qtest_add_func("/neuron-tpb/msix/table", test_msix_table);
+    qtest_add_func("/neuron-tpb/msix/core-vector", test_msix_core_vector);
+    qtest_add_func("/neuron-tpb/msix/other-vectors", test_msix_other_vectors);
+    qtest_add_func("/neuron-tpb/evtsem/windows", test_evtsem_windows);
+    qtest_add_func("/neuron-tpb/evtsem/engine", test_evtsem_engine);
+    qtest_add_func("/neuron-tpb/reset/global", test_global_reset);
+    qtest_add_func("/neuron-tpb/reset/flr", test_flr);
+    qtest_add_func("/neuron-tpb/engine/bad-opcode", test_bad_opcode);
+
+    return g_test_run();
+}
