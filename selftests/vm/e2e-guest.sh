@@ -48,7 +48,10 @@ result $? "e2e.bench_exit_status"
 $nq monitor --json --count 14 --duration 30 --run $ex/hello.nq >/tmp/mon.json 2>/tmp/mon.err
 st=$?
 comment /tmp/mon.json /tmp/mon.err
-[ $st -eq 0 ] && [ "$(wc -l </tmp/mon.json)" -eq 14 ] && [ "$(grep -c '"source":"record"' /tmp/mon.json)" -eq 14 ]
+[ $st -eq 0 ] && [ "$(grep -c '"object":"record"' /tmp/mon.json)" -eq 14 ] &&
+	[ "$(grep -c '"schema":1' /tmp/mon.json)" -eq "$(wc -l </tmp/mon.json)" ] &&
+	tail -n 1 /tmp/mon.json | grep -q '"object":"summary"'
+
 result $? "e2e.monitor_json_hello_14_records"
 
 # a lossy 4-entry ring and 64 NOTIFYs: SW_OVERFLOW edges (netlink) between the records
@@ -64,10 +67,11 @@ head -n 12 /tmp/mon2.json | comment
 echo "# ... $(wc -l </tmp/mon2.json) lines in all"
 comment /tmp/mon2.err
 # (JSON keys are sorted, so test the fields separately)
-[ $st -eq 0 ] && grep '"source":"edge"' /tmp/mon2.json | grep -q 'SW_OVERFLOW' && grep -q '"source":"record"' /tmp/mon2.json
+[ $st -eq 0 ] && grep '"object":"edge"' /tmp/mon2.json | grep -q 'SW_OVERFLOW' && grep -q '"object":"record"' /tmp/mon2.json
 result $? "e2e.monitor_json_overflow_edges_and_records"
 # in time order on the monotonic axis
-awk -F'"time_ns":' '{ split($2, a, ","); t = a[1] + 0; if (NR > 1 && t < last) bad++; last = t } END { exit bad > 0 }' /tmp/mon2.json
+grep -E '"object":"(record|edge)"' /tmp/mon2.json |
+	awk -F'"time_ns":' '{ split($2, a, /[,}]/); t = a[1] + 0; if (NR > 1 && t < last) bad++; last = t } END { exit bad > 0 }' 
 result $? "e2e.monitor_lines_in_time_order"
 
 # ---- neuron-nq stats while a monitor holds queues 1 and 3 of core 0 and
@@ -104,7 +108,7 @@ run_example() { # run_example FILE EXPECTED_EXIT PATTERN [ARGS...]
 	result $? "e2e.run.$f"
 }
 run_example dge-success.nq 0 'DGE_METADATA pc=0x00004'
-run_example dge-oob-report.nq 3 'DGE OOB on POOL at pc 0x2 (.*): dst \$S\[3\]+0x7ff > limit'
+run_example dge-oob-report.nq 4 'DGE OOB on POOL at pc 0x2 (.*): dst \$S\[3\]+0x7ff > limit'
 run_example dge-oob-suppressed.nq 0 'status: OK (0)'
 run_example dge-oob-flag-off.nq 0 'status: OK (0)'
 run_example dge-no-backend.nq 0 'status: OK (0)'
@@ -117,6 +121,77 @@ st=$?
 comment /tmp/run.out
 [ $st -eq 0 ]
 result $? "e2e.run.hello_without_trace"
+
+# ---- an error storm (docs/cli-json.md#storms): every engine of core 0 runs
+# 2000 FP_ERRORs, one error type per engine, 25 times in a row: 250,000
+# error records, 50,000 of each type (5 engines x 2000 x 25)
+{
+	for eng in pe:FP_UNDERFLOW act:FP_NAN pool:FP_INF dve:FP_OVERFLOW sp:FAKE_ERROR; do
+		echo "[${eng%%:*}]"
+		i=0
+		while [ $i -lt 2000 ]; do echo "fp_error ${eng#*:}"; i=$((i + 1)); done
+		echo "halt"
+	done
+} >/tmp/storm.nq
+per_type='errors: 250000 by type: FAKE_ERROR 50000, FP_INF 50000, FP_NAN 50000, FP_OVERFLOW 50000, FP_UNDERFLOW 50000;'
+per_type_json='"per_error":{"FAKE_ERROR":50000,"FP_INF":50000,"FP_NAN":50000,"FP_OVERFLOW":50000,"FP_UNDERFLOW":50000}'
+rss_kb() { sed -n 's/.*peak resident memory \([0-9]*\) kB.*/\1/p' "$1" | tail -n 1; }
+t0=$(date +%s)
+$nq --peak-rss run /tmp/storm.nq --no-trace --repeat 25 --timeout 60000 >/tmp/storm.txt 2>/tmp/storm.err
+st=$?
+t1=$(date +%s)
+comment /tmp/storm.txt /tmp/storm.err
+lines=$(wc -l </tmp/storm.txt)
+rss=$(rss_kb /tmp/storm.err)
+echo "# storm: run printed $lines lines for 250000 error records in $((t1 - t0)) s; peak resident memory ${rss:-?} kB"
+[ $st -eq 4 ] && [ "$lines" -le 60 ] && grep -qF "$per_type" /tmp/storm.txt && grep -q '^runs: 25$' /tmp/storm.txt
+result $? "e2e.storm.run_few_lines_and_exact_per_type_counts"
+[ -n "$rss" ] && [ "$rss" -lt 51200 ]
+result $? "e2e.storm.run_under_50MB"
+
+$nq --peak-rss run /tmp/storm.nq --no-trace --repeat 25 --timeout 60000 --json >/tmp/storm.json 2>/tmp/storm.err
+st=$?
+rss=$(rss_kb /tmp/storm.err)
+tail -n 1 /tmp/storm.json | comment
+echo "# storm: run --json printed $(wc -l </tmp/storm.json) lines; peak resident memory ${rss:-?} kB"
+[ $st -eq 4 ] && tail -n 1 /tmp/storm.json | grep -qF "$per_type_json" &&
+	tail -n 1 /tmp/storm.json | grep -q '"exit_code":4' &&
+	[ "$(grep -c '"schema":1' /tmp/storm.json)" -eq "$(wc -l </tmp/storm.json)" ]
+result $? "e2e.storm.run_json_lines_exact_counts"
+[ -n "$rss" ] && [ "$rss" -lt 51200 ]
+result $? "e2e.storm.run_json_under_50MB"
+
+# monitor --json --verbose: every record is a line; once to a file, once into
+# a pipe nobody reads for 20 s (the printer blocks, the drain must not)
+t0=$(date +%s)
+$nq --peak-rss monitor --json --verbose --run /tmp/storm.nq --no-trace --repeat 25 --until-done --duration 600 \
+	>/tmp/mstorm.json 2>/tmp/mstorm.err
+st=$?
+t1=$(date +%s)
+rss=$(rss_kb /tmp/mstorm.err)
+comment /tmp/mstorm.err
+tail -n 1 /tmp/mstorm.json | comment
+echo "# storm: monitor --json --verbose to a file: $(wc -l </tmp/mstorm.json) lines in $((t1 - t0)) s; peak resident memory ${rss:-?} kB"
+[ $st -eq 0 ] && tail -n 1 /tmp/mstorm.json | grep -qF "$per_type_json" &&
+	[ "$(grep -c '"object":"record"' /tmp/mstorm.json)" -ge 250000 ]
+result $? "e2e.storm.monitor_json_every_record"
+[ -n "$rss" ] && [ "$rss" -lt 51200 ]
+result $? "e2e.storm.monitor_json_under_50MB"
+tail -n 1 /tmp/mstorm.json >/tmp/mstorm.last
+rm -f /tmp/mstorm.json /tmp/storm.json # the guest's /tmp is memory: two such files fill it
+t0=$(date +%s)
+{ $nq --peak-rss monitor --json --verbose --run /tmp/storm.nq --no-trace --repeat 25 --until-done --duration 600 \
+	2>/tmp/mslow.err; echo "$?" >/tmp/mslow.st; } | { sleep 20; tail -n 1 >/tmp/mslow.json; }
+t1=$(date +%s)
+rss=$(rss_kb /tmp/mslow.err)
+comment /tmp/mslow.err
+tail -n 1 /tmp/mslow.json | comment
+dropped=$(tail -n 1 /tmp/mslow.json | sed -n 's/.*"dropped_lines":\([0-9]*\).*/\1/p')
+echo "# storm: monitor --json --verbose into a pipe read after 20 s: $((t1 - t0)) s, ${dropped:-?} display lines dropped, peak resident memory ${rss:-?} kB"
+[ "$(cat /tmp/mslow.st)" -eq 0 ] && tail -n 1 /tmp/mslow.json | grep -qF "$per_type_json" &&
+	[ -n "$rss" ] && [ "$rss" -lt 51200 ]
+result $? "e2e.storm.monitor_slow_output_counts_exact_under_50MB"
+$nq stats | comment
 
 if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN' >/tmp/bad; then
 	comment /tmp/bad

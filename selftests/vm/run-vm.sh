@@ -4,8 +4,11 @@
 # an initramfs built on the fly, runs one guest script, and returns its result.
 #
 # The guest prints KTAP/TAP on the serial console and finally the line
-# "NEURON-VM-EXIT: <status>". This script copies the console to stdout and to
-# $NEURON_VM_LOG (default build/vm/console.log), and exits:
+# "NEURON-VM-EXIT: <status>". This script copies the console to
+# $NEURON_VM_LOG (default build/vm/console.log) as it is, and to stdout
+# through scripts/console-filter (no escape sequence or control byte that
+# could change the terminal's state: docs/build-environment.md#console-filter),
+# and exits:
 #   the guest script's status, or 124 if the guest hung (timeout), or 125 if
 #   it died without the exit line (panic, oops on init, ...).
 #
@@ -137,7 +140,7 @@ timeout --foreground -k 5 "$timeout" "$qemu" \
 	"${monitor_args[@]}" -d guest_errors -D "$log.qemu" \
 	-kernel "$kernel" -initrd "$work/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1 $iommu_append $append init=/init -- $cmdline_args" \
-	</dev/null 2>&1 | tee "$log"
+	</dev/null 2>&1 | tee "$log" | "$top/scripts/console-filter"
 qemu_status=${PIPESTATUS[0]}
 set -e
 end=$(date +%s%N)

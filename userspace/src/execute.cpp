@@ -326,7 +326,8 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
       CollectedRecord c{core, queue, r, decode(r, cls)};
       if (r.sw_overflow()) res.overflow_seen = true;
       if (!res.first_error && is_error(c.decoded)) res.first_error = c;
-      res.records.push_back(std::move(c));
+      if (opt.on_record) opt.on_record(c);
+      if (opt.keep_records) res.records.push_back(std::move(c));
     }
     n_records.fetch_add(recs.size(), std::memory_order_relaxed);
   };

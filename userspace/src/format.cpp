@@ -61,7 +61,7 @@ nlohmann::json meta_json(const Meta& m) {
           {"phase", m.header.phase() ? 1 : 0},
           {"sw_overflow", m.header.sw_overflow()},
           {"hw_overflow", m.header.hw_overflow()},
-          {"timestamp_ps", m.timestamp.ps}};
+          {"device_time_ps", m.timestamp.ps}};
 }
 
 }  // namespace
@@ -305,7 +305,7 @@ nlohmann::json to_json(const Decoded& d) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, Trace>) {
           j["engine"] = engine_name(unsigned(x.engine));
-          j["edge"] = x.start ? "start" : "end";
+          j["trace"] = x.start ? "INST_START" : "INST_END";
           j["program_counter"] = x.program_counter;
           j["debug_hint"] = x.debug_hint;
           j["soft_reset_counter"] = x.soft_reset_counter;

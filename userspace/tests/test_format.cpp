@@ -28,7 +28,7 @@ TEST(Format, JsonOfTpbErrorCarriesBothArms) {
   EXPECT_EQ(j["sequencer"]["engine"], "POOL");
   EXPECT_EQ(j["sequencer"]["program_counter"], 0x1a4);
   EXPECT_EQ(j["sequencer"]["info_kind"], "DGE_BOUNDS");
-  EXPECT_EQ(j["timestamp_ps"], 7);
+  EXPECT_EQ(j["device_time_ps"], 7);
   EXPECT_EQ(j["phase"], 1);
   EXPECT_TRUE(j["text"].get<std::string>().find("DGE OOB") != std::string::npos);
   // round-trips through text
@@ -40,7 +40,7 @@ TEST(Format, JsonOfTraceAndExplicit) {
   auto j = to_json(decode(t));
   EXPECT_EQ(j["type"], "ACT_INST_START");
   EXPECT_EQ(j["engine"], "ACT");
-  EXPECT_EQ(j["edge"], "start");
+  EXPECT_EQ(j["trace"], "INST_START");
   EXPECT_EQ(j["program_counter"], 0x42);
   EXPECT_EQ(j["data_crc"], 0xbeef);
   const Record e = bytes({0x02, 0x00, 0x30, 0x86, 0x01, 0x00, 0x34, 0x12, 0, 0, 0, 0, 0, 0, 0, 0});

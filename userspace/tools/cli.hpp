@@ -27,13 +27,14 @@ namespace neuron::cli {
 /// A subcommand and what runs it once parsed.
 struct Command {
   CLI::App* app = nullptr;   // the subcommand, owned by the parent CLI::App
-  std::function<int()> run;  // returns the exit status (kExitOk, kExitError, kExitStatus)
+  std::function<int()> run;  // returns the exit status (output.hpp: kExitOk, kExitUsage, ...)
 };
 using Commands = std::vector<Command>;
 
 /// Options of neuron-nq itself, given before or after the subcommand.
 struct GlobalArgs {
   std::optional<std::string> cores;  // --cores LIST: overrides NEURON_VISIBLE_CORES
+  bool peak_rss = false;             // --peak-rss: print VmHWM on stderr at exit
   /// --cores as libneuron takes it (nullopt: NEURON_VISIBLE_CORES decides).
   [[nodiscard]] std::optional<CoreList> core_list() const {
     if (!cores) return std::nullopt;
@@ -51,7 +52,7 @@ void add_global_options(CLI::App& app, GlobalArgs& g);
 struct DeviceArgs {
   std::string device = kDefaultDevicePath;
   unsigned core = 0;   // reset, features
-  bool json = false;   // info, stats
+  bool json = false;   // list, info, stats
   std::string engine;  // reset: pe, act, pool, dve or sp
   std::string set;     // features: the new value, "" = only show
 };
@@ -67,7 +68,17 @@ struct RunArgs {
   std::string features;  // "" = the program's directive, if any
   std::string perfetto;
   std::optional<CoreList> cores;  // the global --cores, set when the command runs
+  // run and monitor in an error storm (tools/storm.hpp)
+  bool verbose = false;        // --verbose: every record on its own line
+  double interval = 1.0;       // --interval S: seconds between group lines (run: 5)
+  unsigned group_lines = 5;    // --group-lines N: error groups shown per interval
+  unsigned record_lines = 40;  // --record-lines N: other records shown per interval (run: 20 in all)
+  unsigned repeat = 1;         // --repeat N: run the program N times
 };
+
+/// Add --verbose, --interval, --group-lines, --record-lines and --repeat
+/// (run, monitor) to a subcommand; `a` must outlive its parsing.
+void add_storm_options(CLI::App& sub, RunArgs& a);
 
 /// Options of monitor.
 struct MonitorArgs {
@@ -81,6 +92,7 @@ struct MonitorArgs {
   bool lossy = false;
   bool no_events = false;
   bool all_edges = false;
+  bool until_done = false;  // --until-done: stop when --run's last run has stopped
   RunArgs run;  // run.file: submit this after setting up
 };
 

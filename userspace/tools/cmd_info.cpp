@@ -47,21 +47,37 @@ std::string owners_line(const std::vector<CoreOwner>& owners) {
   return s;
 }
 
-int cmd_list() {
+int cmd_list(bool json) {
   const auto devs = Device::list();
+  nlohmann::json j = {{"schema", kJsonSchemaVersion}, {"object", "list"}, {"devices", nlohmann::json::array()}};
   if (devs.empty()) {
     fmt::print(stderr, "neuron-nq: no /dev/nnq* devices (is nnq.ko loaded and the device present?)\n");
-    return kExitError;
+    if (json) fmt::print("{}\n", j.dump(2));
+    return kExitDevice;
   }
   for (const auto& path : devs) {
     auto dev = Device::open(path);
+    nlohmann::json d = {{"path", path}};
     if (!dev) {
-      fmt::print("{}: {}\n", path, dev.error().message());
+      if (json) j["devices"].push_back({{"path", path}, {"error", dev.error().message()}});
+      else fmt::print("{}: {}\n", path, dev.error().message());
       continue;
     }
     auto info = dev->info();
     if (!info) {
-      fmt::print("{}: {}\n", path, info.error().message());
+      if (json) j["devices"].push_back({{"path", path}, {"error", info.error().message()}});
+      else fmt::print("{}: {}\n", path, info.error().message());
+      continue;
+    }
+    if (json) {
+      d.update(info_json(*info));
+      auto owners = dev->core_owners();
+      d["owners"] = nlohmann::json::array();
+      if (owners)
+        for (const auto& o : *owners) d["owners"].push_back(owner_json(o));
+      else
+        d["owners_error"] = owners.error().message();
+      j["devices"].push_back(std::move(d));
       continue;
     }
     fmt::print("{}: {:04x}:{:04x} {} cores x {} engines, {} queues/core, gen {}, {} MiB device memory\n", path,
@@ -70,6 +86,7 @@ int cmd_list() {
     auto owners = dev->core_owners();
     fmt::print("  core owners: {}\n", owners ? owners_line(*owners) : "unknown (" + owners.error().message() + ")");
   }
+  if (json) fmt::print("{}\n", j.dump(2));
   return kExitOk;
 }
 
@@ -79,6 +96,8 @@ int cmd_info(const std::string& path, bool json) {
   auto info = dev->info();
   if (!info) return fail(info.error());
   nlohmann::json j = info_json(*info);
+  j["schema"] = kJsonSchemaVersion;
+  j["object"] = "info";
   j["path"] = path;
   j["engines"] = nlohmann::json::array();
   j["features"] = nlohmann::json::array();
@@ -115,7 +134,7 @@ int cmd_info(const std::string& path, bool json) {
       if (!st) return fail(st.error());
       const std::string last = st->last_error == 0xff ? "none" : tpb_error_name(static_cast<std::uint8_t>(st->last_error));
       j["engines"].push_back({{"core", c}, {"engine", engine_name(e)}, {"state", engine_state_name(st->state)},
-                              {"pc", st->pc}, {"soft_reset_counter", st->soft_reset_counter},
+                              {"program_counter", st->pc}, {"soft_reset_counter", st->soft_reset_counter},
                               {"last_error", last}, {"exec_count", st->exec_count}});
       if (!json)
         fmt::print("  core {} {:<4} {:<8} pc {:<5} runs {:<5} retired {:<10} last error {}\n", c, engine_name(e),
@@ -129,8 +148,10 @@ int cmd_info(const std::string& path, bool json) {
 }  // namespace
 
 void add_info_commands(CLI::App& app, Commands& out) {
+  auto la = std::make_shared<DeviceArgs>();
   auto* list = app.add_subcommand("list", "List /dev/nnq* devices and who owns each core");
-  out.push_back({list, [] { return cmd_list(); }});
+  list->add_flag("--json", la->json, "JSON output (docs/cli-json.md#list)");
+  out.push_back({list, [la] { return cmd_list(la->json); }});
 
   auto a = std::make_shared<DeviceArgs>();
   auto* info = app.add_subcommand("info", "Show a device, who owns each core, its feature flags and its engines' state");

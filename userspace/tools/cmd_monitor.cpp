@@ -26,61 +26,13 @@
 #include "merge.hpp"
 #include "output.hpp"
 #include "program.hpp"
+#include "storm.hpp"
 
 namespace neuron::cli {
 namespace {
 
-/// Records drained from one queue, with CLOCK_MONOTONIC at the drain.
-struct Batch {
-  std::int64_t arrival_ns;
-  unsigned core, queue;
-  std::vector<Record> recs;
-};
-
-/// The hand-over from the reaper thread to the printer. When the printer
-/// falls behind by kMaxRecords records, push() waits, the rings fill and
-/// (backpressure) the engines stall: nothing is lost and memory stays bounded.
-class Inbox {
- public:
-  static constexpr std::size_t kMaxRecords = 1 << 16;
-
-  /// Reaper thread: queue a batch, waiting for room unless closed.
-  void push(Batch b) {
-    std::unique_lock lk(mu_);
-    room_.wait(lk, [&] { return closing_ || records_ < kMaxRecords; });
-    records_ += b.recs.size();
-    batches_.push_back(std::move(b));
-  }
-  /// Printer: every batch queued so far; makes room.
-  std::deque<Batch> take() {
-    std::deque<Batch> got;
-    {
-      std::lock_guard lk(mu_);
-      got.swap(batches_);
-      records_ = 0;
-    }
-    room_.notify_all();
-    return got;
-  }
-  /// Stop push() from waiting: a reaper waiting for room must not block its own stop.
-  void close() {
-    {
-      std::lock_guard lk(mu_);
-      closing_ = true;
-    }
-    room_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable room_;
-  std::deque<Batch> batches_;
-  std::size_t records_ = 0;
-  bool closing_ = false;
-};
-
 int cmd_monitor(const MonitorArgs& a) {
-  if (a.queues.empty()) return kExitError;
+  if (a.queues.empty()) return kExitUsage;
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
   const auto dev_index = dev->index();
@@ -128,26 +80,50 @@ int cmd_monitor(const MonitorArgs& a) {
     our_queues |= 1u << q;
   }
 
-  Inbox inbox;
+  // The reaper thread only counts and queues (Storm): it never waits for
+  // the output, so a slow terminal cannot backpressure the engines; display
+  // lines beyond the Storm's buffer are dropped and counted.
+  Program prog;
+  Storm storm({a.run.verbose, a.run.record_lines, false, a.run.group_lines, Storm::Options{}.max_buffered}, prog);
   Reaper::Options ro;
   ro.on_records = [&](unsigned core, unsigned queue, std::span<const Record> recs) {
-    inbox.push(Batch{monotonic_ns(), core, queue, {recs.begin(), recs.end()}});
+    const std::int64_t now = monotonic_ns();
+    const QueueClass cls = queue_class(queue);
+    for (const Record& r : recs) storm.add(core, queue, r, decode(r, cls), now);
     const std::uint64_t one = 1;
     (void)!::write(notify.get(), &one, sizeof one);
   };
   auto reaper = Reaper::start(std::move(queues), nullptr, std::move(ro));
   if (!reaper) return fail(reaper.error());
 
-  Program prog;
   std::optional<StartedProgram> started;  // holds the program's cores and memory while we monitor
+  unsigned submitted = 0;                 // runs of --run started (--repeat)
   if (!a.run.file.empty()) {
     auto p = load_program(a.run.file, a.run.features);
-    if (!p) return print_parse_or_device_error(p.error());
+    if (!p) return print_program_error(p.error());
     prog = std::move(p).value();
     auto s = start_program(*dev, prog, !a.run.no_trace, a.run.cores);
     if (!s) return fail(s.error());
     started = std::move(s).value();
+    submitted = 1;
   }
+  // --repeat: once every engine of the program has stopped, submit it again
+  const auto resubmit_if_idle = [&]() -> Status {
+    if (!started || submitted >= a.run.repeat) return {};
+    for (const auto& e : prog.engines) {
+      auto st = dev->engine_status(e.core, e.engine);
+      if (!st) return unexpected(std::move(st).error());
+      if (st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING) return {};
+      if (st->state == NEURON_ENGINE_HALTED) {
+        submitted = a.run.repeat;  // a fatal halt: stop repeating
+        return {};
+      }
+    }
+    for (const auto& e : prog.engines)
+      if (auto s = dev->submit(e.core, e.engine, e.insns, a.run.no_trace ? 0u : NEURON_SUBMIT_F_TRACE); !s) return s;
+    ++submitted;
+    return {};
+  };
 
   Merger merger;
   std::uint64_t shown = 0, n_records = 0, n_edges = 0, hidden_edges = 0;
@@ -171,16 +147,23 @@ int cmd_monitor(const MonitorArgs& a) {
     std::fflush(stdout);
   };
   const auto add_batches = [&] {
-    for (auto& b : inbox.take()) {
-      n_records += b.recs.size();
-      merger.add_records(b.arrival_ns, b.core, b.queue, b.recs);
-    }
+    for (const auto& sh : storm.take_shown()) merger.add_records(sh.arrival_ns, sh.core, sh.queue, {&sh.rec, 1});
+  };
+  const std::int64_t interval_ns = static_cast<std::int64_t>(a.run.interval * 1e9);
+  std::int64_t next_interval = monotonic_ns() + interval_ns;
+  unsigned interval_no = 0;
+  const auto show_groups = [&](std::int64_t now) {
+    const auto iv = storm.take_interval();
+    print_interval(stdout, iv, a.run.group_lines, a.json, fmt::format("{:>18}  errors", ns_text(now)), interval_no++);
+    while (next_interval <= now) next_interval += interval_ns;
+    std::fflush(stdout);
   };
 
   const std::int64_t start = monotonic_ns();
   const std::int64_t end = a.duration > 0 ? start + static_cast<std::int64_t>(a.duration * 1e9) : INT64_MAX;
   std::vector<NetlinkEvent> evs;
   bool stop = false;
+  std::int64_t done_at = 0;  // --until-done: when the last run was seen stopped
   while (!stop) {
     const std::int64_t now = monotonic_ns();
     if (now >= end) break;
@@ -212,22 +195,63 @@ int cmd_monitor(const MonitorArgs& a) {
     }
     emit(merger.take(monotonic_ns(), false));
     if (a.count && shown >= a.count) break;
-    progress.update("monitor: {} records, {} edges, {:.1f} s", n_records, n_edges, static_cast<double>(monotonic_ns() - start) / 1e9);
+    if (monotonic_ns() >= next_interval) show_groups(monotonic_ns());
+    if (auto s = resubmit_if_idle(); !s) return fail(s.error());
+    if (a.until_done && started && submitted >= a.run.repeat) {
+      // stopped = every engine idle or halted; then one more tick for the last records
+      bool busy = false;
+      for (const auto& e : prog.engines) {
+        auto st = dev->engine_status(e.core, e.engine);
+        if (!st) return fail(st.error());
+        busy = busy || st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING;
+      }
+      if (!busy) {
+        if (done_at == 0) done_at = monotonic_ns();
+        else if (monotonic_ns() - done_at > 200'000'000) break;
+      }
+    }
+    progress.update("monitor: {} records, {} edges, {:.1f} s", storm.totals().records, n_edges,
+                    static_cast<double>(monotonic_ns() - start) / 1e9);
   }
-  inbox.close();
   (*reaper)->stop();
   add_batches();
   emit(merger.take(monotonic_ns(), true));
+  if (!a.count || shown < a.count) show_groups(monotonic_ns());
   progress.clear();
   const auto st = (*reaper)->stats();
+  const auto totals = storm.totals();
+  n_records = totals.records;
+  if (a.json) {
+    nlohmann::json j = totals_json(totals, a.run.group_lines);
+    j["schema"] = kJsonSchemaVersion;
+    j["object"] = "summary";
+    j["command"] = "monitor";
+    j["edges_shown"] = n_edges;
+    j["own_threshold_edges_hidden"] = hidden_edges;
+    j["lines_printed"] = shown;
+    j["runs"] = submitted;
+    j["runs_elapsed_ms"] = done_at ? nlohmann::json(static_cast<double>(done_at - start) / 1e6) : nlohmann::json(nullptr);
+    j["lost"] = st.lost;
+    j["reaper"] = {{"wakes", st.wakes}, {"late_records", st.late_records}, {"events", st.events}};
+    j["offset_ns"] = merger.offset() ? nlohmann::json(*merger.offset()) : nlohmann::json(nullptr);
+    fmt::print("{}\n", j.dump());
+  } else {
+    print_totals_text(stdout, totals, a.run.group_lines);
+  }
+  std::fflush(stdout);
   if (!a.json || !to_tty)
     fmt::print(stderr,
                "monitor: {} records, {} edges shown ({} own threshold edges hidden), {} lines printed; "
-               "device->monotonic offset {} s (min over records of arrival - device time); reaper woke {} times{}{}\n",
+               "device->monotonic offset {} s (min over records of arrival - device time); reaper woke {} times{}{}{}{}\n",
                n_records, n_edges, hidden_edges, shown, merger.offset() ? ns_text(*merger.offset()) : "unknown",
                st.wakes, st.lost ? fmt::format(", {} records lost to overwrite", st.lost) : "",
                mon && mon->overruns() ? fmt::format(", netlink socket overran {} times (edges lost)", mon->overruns())
-                                      : "");
+                                      : "",
+               totals.dropped_lines ? fmt::format(", {} display lines dropped (output too slow)", totals.dropped_lines)
+                                    : "",
+               done_at ? fmt::format("; {} run(s) of the program done {:.1f} s after the start", submitted,
+                                     static_cast<double>(done_at - start) / 1e9)
+                       : "");
   return kExitOk;
 }
 
@@ -237,8 +261,12 @@ int check_and_monitor(MonitorArgs& a) {
   for (unsigned q : a.queues)
     if (q >= NEURON_NUM_SW_QUEUES) {
       fmt::print(stderr, "neuron-nq: queue {} out of range 0..{}\n", q, NEURON_NUM_SW_QUEUES - 1);
-      return kExitError;
+      return kExitUsage;
     }
+  if ((a.run.repeat > 1 || a.until_done) && a.run.file.empty()) {
+    fmt::print(stderr, "neuron-nq: {} needs --run FILE\n", a.until_done ? "--until-done" : "--repeat");
+    return kExitUsage;
+  }
   a.run.device = a.device;
   return cmd_monitor(a);
 }
@@ -254,14 +282,14 @@ int cmd_stats(const DeviceArgs& a) {
   auto nqs = mon->get_nq(idx);
   if (!nqs) return fail(nqs.error());
   if (a.json) {
-    nlohmann::json j;
+    nlohmann::json j = {{"schema", kJsonSchemaVersion}, {"object", "stats"}};
     j["devices"] = nlohmann::json::array();
     for (const auto& d : *devs) {
       nlohmann::json cores = nlohmann::json::array();
       for (const auto& c : d.cores) {
         nlohmann::json per;
         for (unsigned i = 0; i < c.counts.size(); ++i) per[notific_cause_names(1u << i)] = c.counts[i];
-        cores.push_back({{"core", c.core}, {"edges", per}});
+        cores.push_back({{"core", c.core}, {"edges_by_cause", per}});
       }
       j["devices"].push_back({{"device", d.device}, {"num_cores", d.num_cores}, {"gen", gen_name(d.gen)},
                               {"mem_size", d.mem_size}, {"cores", cores}, {"throttle_edges", d.throttle_count},
@@ -272,7 +300,7 @@ int cmd_stats(const DeviceArgs& a) {
       j["queues"].push_back({{"device", q.device}, {"core", q.core}, {"queue", q.queue}, {"head", q.head},
                              {"tail", q.tail}, {"unread", q.tail - q.head}, {"phase", q.phase}, {"size", q.size},
                              {"flags", q.flags}, {"records", q.tail}, {"overflows", q.overflow_count},
-                             {"drops", q.drop_count}, {"edges", q.threshold_count}});
+                             {"drops", q.drop_count}, {"threshold_edges", q.threshold_count}});
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
@@ -314,7 +342,8 @@ void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g) {
   add_device_option(*monitor, ma->device);
   monitor->add_option("--core", ma->core, "Core whose queues to drain")->capture_default_str();
   monitor->add_option("--queue,-q", ma->queues, "Queue to make and drain (repeatable; default 0..5)");
-  monitor->add_flag("--json", ma->json, "One JSON object per line");
+  monitor->add_flag("--json", ma->json, "JSON Lines: one object per line (docs/cli-json.md)");
+  add_storm_options(*monitor, ma->run);
   monitor->add_option("--count", ma->count, "Stop after this many lines (records + edges)");
   monitor->add_option("--duration", ma->duration, "Stop after this many seconds");
   monitor->add_option("--size", ma->size, "Ring bytes per queue")->capture_default_str();
@@ -322,6 +351,8 @@ void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g) {
   monitor->add_flag("--no-events", ma->no_events, "Records only, no netlink edges");
   monitor->add_flag("--all-edges", ma->all_edges, "Also show the threshold edges of the monitor's own queues");
   monitor->add_option("--run", ma->run.file, "Start this program once the queues are ready");
+  monitor->add_flag("--until-done", ma->until_done,
+                    "With --run: stop once its last run (--repeat) has stopped and its records are shown");
   monitor->add_option("--features", ma->run.features, "NEURON_FEATURE_FLAGS for --run");
   monitor->add_flag("--no-trace", ma->run.no_trace, "Start --run without tracing");
   out.push_back({monitor, [ma, g] {

@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "output.hpp"
 #include "program.hpp"
+#include "storm.hpp"
 
 namespace neuron::cli {
 namespace {
@@ -36,11 +37,7 @@ struct Ran {
   ExecResult result;
 };
 
-Result<Ran> run_program(const RunArgs& a, bool trace) {
-  auto prog = load_program(a.file, a.features);
-  if (!prog) return unexpected(std::move(prog).error());
-  auto dev = Device::open(a.device);
-  if (!dev) return unexpected(std::move(dev).error());
+ExecOptions exec_options(const RunArgs& a, bool trace) {
   ExecOptions o;
   o.timeout = std::chrono::milliseconds(a.timeout_ms);
   o.trace = trace;
@@ -48,6 +45,15 @@ Result<Ran> run_program(const RunArgs& a, bool trace) {
   o.queues = 6;
   o.halt_ends_wait = a.stop_on_fatal;
   o.cores = a.cores;
+  return o;
+}
+
+Result<Ran> run_program(const RunArgs& a, bool trace) {
+  auto prog = load_program(a.file, a.features);
+  if (!prog) return unexpected(std::move(prog).error());
+  auto dev = Device::open(a.device);
+  if (!dev) return unexpected(std::move(dev).error());
+  ExecOptions o = exec_options(a, trace);
   Progress progress(!a.json || !::isatty(STDOUT_FILENO));
   o.progress = [&](const ExecProgress& p) {
     if (p.elapsed > std::chrono::milliseconds(500))
@@ -61,119 +67,204 @@ Result<Ran> run_program(const RunArgs& a, bool trace) {
   return Ran{std::move(prog).value(), std::move(r)};
 }
 
-/// One line for a record; TPB_ERROR in words that point at the program.
-std::string record_text(const CollectedRecord& c, const Program& p) {
-  if (const auto* e = std::get_if<TpbError>(&c.decoded)) {
-    std::string s = "TPB_ERROR " + explain(*e, p, c.core);
-    if (e->meta.header.sw_overflow()) s += " [SW OVERFLOW]";
-    return s;
+/// How bad a status is, to report the worst of several runs (--repeat).
+int severity(ExecStatus s) {
+  switch (s) {
+    case ExecStatus::Ok: return 0;
+    case ExecStatus::CompletedWithError: return 1;
+    case ExecStatus::Timeout: return 2;
+    case ExecStatus::SwNqOverflow: return 3;
+    case ExecStatus::Failure: return 5;
   }
-  return to_text(c.decoded);
+  return 4;
 }
 
-std::string edges_summary(const std::vector<Event>& events) {
-  std::map<std::string, std::size_t> n;
-  for (const auto& e : events) {
-    const std::string k = e.edge == NEURON_EDGE_NOTIFIC ? "NOTIFIC " + notific_cause_names(e.cause) : edge_name(e.edge);
-    ++n[k];
+/// What the runs of `run` add up to (several with --repeat).
+struct RunTotals {
+  ExecStatus status = ExecStatus::Ok;
+  unsigned runs = 0;
+  bool completed = true;
+  std::optional<CollectedRecord> first_error;
+  std::map<std::string, std::size_t> edges;  // "NOTIFIC THRESHOLD" -> edges
+  std::uint64_t n_edges = 0, lost = 0, wakes = 0, late_records = 0, reaper_events = 0;
+  std::vector<EngineStatus> engines;  // of the last run
+  std::optional<std::uint32_t> features;
+  double elapsed_ms = 0;
+};
+
+void add_run(RunTotals& t, const ExecResult& r) {
+  if (t.runs++ == 0 || severity(r.status) > severity(t.status)) t.status = r.status;
+  t.completed = t.completed && r.completed;
+  if (!t.first_error && r.first_error) t.first_error = r.first_error;
+  for (const auto& e : r.events) {
+    ++t.n_edges;
+    ++t.edges[e.edge == NEURON_EDGE_NOTIFIC ? "NOTIFIC " + notific_cause_names(e.cause) : edge_name(e.edge)];
   }
+  t.lost += r.lost;
+  t.wakes += r.reaper.wakes;
+  t.late_records += r.reaper.late_records;
+  t.reaper_events += r.reaper.events;
+  t.engines = r.engines;
+  t.features = r.features;
+  t.elapsed_ms += std::chrono::duration<double, std::milli>(r.elapsed).count();
+}
+
+std::string edges_summary(const std::map<std::string, std::size_t>& n) {
   std::string s;
   for (const auto& [k, v] : n) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", k, v);
   return s;
 }
 
-/// What run counts over the records: records per type, error records.
-struct RunCounts {
-  std::map<std::string, std::size_t> per_type;
-  std::size_t errors = 0;
-};
-
-void print_run_json(const ExecResult& r, const Program& prog, const RunCounts& n) {
-  nlohmann::json j;
-  j["records"] = nlohmann::json::array();
-  for (const auto& c : r.records) {
-    auto rec = to_json(c.decoded);
-    rec["core"] = c.core;
-    rec["queue"] = c.queue;
-    if (const auto* e = std::get_if<TpbError>(&c.decoded)) rec["text"] = explain(*e, prog, c.core);
-    j["records"].push_back(std::move(rec));
-  }
-  nlohmann::json engines = nlohmann::json::array();
-  for (const auto& st : r.engines)
-    engines.push_back({{"core", st.core}, {"engine", engine_name(st.engine)},
-                       {"state", engine_state_name(st.state)}, {"pc", st.pc}});
-  nlohmann::json edges = nlohmann::json::array();
-  for (const auto& e : r.events)
-    edges.push_back({{"timestamp_ns", e.timestamp_ns}, {"core", e.core}, {"edge", edge_name(e.edge)},
-                     {"cause", e.cause}, {"causes", e.edge == NEURON_EDGE_NOTIFIC ? notific_cause_names(e.cause) : ""},
-                     {"queues", e.queues}, {"count", e.count}});
-  j["edges"] = edges;
-  j["summary"] = {{"status", status_name(r.status)},
-                  {"status_code", static_cast<int>(r.status)},
-                  {"completed", r.completed},
-                  {"records", r.records.size()},
-                  {"per_type", n.per_type},
-                  {"errors", n.errors},
-                  {"lost", r.lost},
-                  {"engines", engines},
-                  {"reaper", {{"wakes", r.reaper.wakes}, {"late_records", r.reaper.late_records},
-                              {"events", r.reaper.events}}},
-                  {"elapsed_ms", std::chrono::duration<double, std::milli>(r.elapsed).count()}};
-  if (r.features) j["summary"]["features"] = *r.features;
-  if (r.first_error) {
-    const auto* e = std::get_if<TpbError>(&r.first_error->decoded);
-    j["summary"]["first_error"] = e ? explain(*e, prog, r.first_error->core) : to_text(r.first_error->decoded);
-  }
-  fmt::print("{}\n", j.dump(2));
+std::string first_error_text(const CollectedRecord& c, const Program& prog) {
+  return record_sentence(c.decoded, prog, c.core);
 }
 
-void print_run_text(const ExecResult& r, const Program& prog, const RunCounts& n) {
-  if (r.features) fmt::print("feature flags set on the program's cores: {}\n", features_text(*r.features));
-  fmt::print("{:>14}  {:<4} {:<3} {:<16} {}\n", "time(s)", "core", "q", "type", "record");
-  for (const auto& c : r.records)
-    fmt::print("{:>14}  {:<4} {:<3} {:<16} {}\n", format_time(meta_of(c.decoded).timestamp), c.core, c.queue,
-               notific_type_name(c.raw.notific_type()), record_text(c, prog));
-  fmt::print("\nsummary: {} records", r.records.size());
-  for (const auto& [type, count] : n.per_type) fmt::print(", {} {}", count, type);
-  fmt::print("\n");
-  if (r.first_error) {
-    const auto* e = std::get_if<TpbError>(&r.first_error->decoded);
-    fmt::print("errors: {} — first: {}\n", n.errors,
-               e ? "TPB_ERROR " + explain(*e, prog, r.first_error->core) : to_text(r.first_error->decoded));
-  } else {
-    fmt::print("errors: 0\n");
-  }
-  if (!r.events.empty()) fmt::print("interrupt edges meanwhile: {}\n", edges_summary(r.events));
-  if (r.lost) fmt::print("lost to overflow: {} records\n", r.lost);
-  for (const auto& st : r.engines)
-    fmt::print("engine core {} {:<4} {}{}\n", st.core, engine_name(st.engine), engine_state_name(st.state),
-               st.state == NEURON_ENGINE_HALTED
-                   ? fmt::format(" (fatal: reset with `neuron-nq reset --core {} --engine {}`)", st.core,
-                                 lower(engine_name(st.engine)))
+void print_run_summary_json(std::FILE* out, const RunTotals& t, const Program& prog, const Storm::Totals& st,
+                            unsigned group_lines) {
+  nlohmann::json engines = nlohmann::json::array();
+  for (const auto& e : t.engines)
+    engines.push_back({{"core", e.core}, {"engine", engine_name(e.engine)}, {"state", engine_state_name(e.state)},
+                       {"program_counter", e.pc}});
+  nlohmann::json j = totals_json(st, group_lines);
+  j["schema"] = kJsonSchemaVersion;
+  j["object"] = "summary";
+  j["command"] = "run";
+  j["status"] = status_name(t.status);
+  j["status_code"] = static_cast<int>(t.status);
+  j["exit_code"] = exit_code(t.status);
+  j["completed"] = t.completed;
+  j["runs"] = t.runs;
+  j["edges"] = t.edges;
+  j["lost"] = t.lost;
+  j["engines"] = engines;
+  j["reaper"] = {{"wakes", t.wakes}, {"late_records", t.late_records}, {"events", t.reaper_events}};
+  j["elapsed_ms"] = t.elapsed_ms;
+  j["features"] = t.features ? nlohmann::json(*t.features) : nlohmann::json(nullptr);
+  j["first_error"] = t.first_error ? nlohmann::json(first_error_text(*t.first_error, prog)) : nlohmann::json(nullptr);
+  fmt::print(out, "{}\n", j.dump());
+}
+
+void print_run_summary_text(std::FILE* out, const RunTotals& t, const Program& prog, const Storm::Totals& st,
+                            unsigned group_lines) {
+  fmt::print(out, "\n");
+  if (t.runs > 1) fmt::print(out, "runs: {}\n", t.runs);
+  print_totals_text(out, st, group_lines);
+  if (t.first_error) fmt::print(out, "first error: {}\n", first_error_text(*t.first_error, prog));
+  if (!t.edges.empty()) fmt::print(out, "interrupt edges meanwhile: {}\n", edges_summary(t.edges));
+  if (t.lost) fmt::print(out, "lost to overflow: {} records\n", t.lost);
+  for (const auto& e : t.engines)
+    fmt::print(out, "engine core {} {:<4} {}{}\n", e.core, engine_name(e.engine), engine_state_name(e.state),
+               e.state == NEURON_ENGINE_HALTED
+                   ? fmt::format(" (fatal: reset with `neuron-nq reset --core {} --engine {}`)", e.core,
+                                 lower(engine_name(e.engine)))
                    : std::string());
   std::string why;
-  if (r.status == ExecStatus::Timeout)
-    why = r.first_error ? " — no completion record arrived in time; the error above is why"
+  if (t.status == ExecStatus::Timeout)
+    why = t.first_error ? " — no completion record arrived in time; the error above is why"
                         : " — no completion record arrived in time (an engine still running or waiting?)";
-  fmt::print("status: {} ({}) in {:.1f} ms{}\n", status_name(r.status), static_cast<int>(r.status),
-             std::chrono::duration<double, std::milli>(r.elapsed).count(), why);
+  fmt::print(out, "status: {} ({}) in {:.1f} ms{}; exit status {}\n", status_name(t.status),
+             static_cast<int>(t.status), t.elapsed_ms, why, exit_code(t.status));
 }
 
-int cmd_run(const RunArgs& a) {
-  auto res = run_program(a, !a.no_trace);
-  if (!res) return print_parse_or_device_error(res.error());
-  const Program& prog = res->program;
-  ExecResult& r = res->result;
-  sort_by_timestamp(r.records);
+/// Prints what the Storm holds: record lines as they come, group lines once
+/// per interval (on the thread that called execute(), never the drain's).
+class RunPrinter {
+ public:
+  RunPrinter(std::FILE* out, Storm& storm, const Program& prog, bool json, double interval_s)
+      : out_(out), storm_(storm), prog_(prog), json_(json),
+        interval_ns_(static_cast<std::int64_t>(interval_s * 1e9)), start_(monotonic_ns()),
+        next_(start_ + interval_ns_) {}
 
-  RunCounts n;
-  for (const auto& c : r.records) {
-    ++n.per_type[notific_type_name(c.raw.notific_type())];
-    if (is_error(c.decoded)) ++n.errors;
+  void header(const std::optional<std::uint32_t>& features) {
+    if (json_) return;
+    if (features) fmt::print(out_, "feature flags set on the program's cores: {}\n", features_text(*features));
+    fmt::print(out_, "{:>14}  {:<4} {:<3} {:<16} {}\n", "time(s)", "core", "q", "type", "record");
   }
-  if (a.json) print_run_json(r, prog, n);
-  else print_run_text(r, prog, n);
-  return r.status == ExecStatus::Ok ? kExitOk : kExitStatus;
+
+  /// Print the records shown so far and, once an interval has passed (or
+  /// at the end), the interval's groups.
+  void pump(bool final) {
+    auto shown = storm_.take_shown();
+    std::stable_sort(shown.begin(), shown.end(),
+                     [](const Shown& a, const Shown& b) { return a.rec.timestamp_ps() < b.rec.timestamp_ps(); });
+    for (const auto& s : shown) {
+      const Decoded d = decode(s.rec, queue_class(s.queue));
+      const std::string text = record_sentence(d, prog_, s.core);
+      if (json_)
+        fmt::print(out_, "{}\n", record_json(s.core, s.queue, d, text).dump());
+      else
+        fmt::print(out_, "{:>14}  {:<4} {:<3} {:<16} {}\n", format_time(meta_of(d).timestamp), s.core, s.queue,
+                   notific_type_name(s.rec.notific_type()), text);
+    }
+    const std::int64_t now = monotonic_ns();
+    if (final || now >= next_) {
+      const auto iv = storm_.take_interval();
+      print_interval(out_, iv, storm_.options().group_lines, json_,
+                     fmt::format("{:>14}  errors", fmt::format("+{:.1f}s", static_cast<double>(now - start_) / 1e9)),
+                     index_++);
+      while (next_ <= now) next_ += interval_ns_;
+    }
+    std::fflush(out_);
+  }
+
+ private:
+  std::FILE* out_;
+  Storm& storm_;
+  const Program& prog_;
+  bool json_;
+  std::int64_t interval_ns_, start_, next_;
+  unsigned index_ = 0;
+};
+
+int cmd_run(const RunArgs& a) {
+  auto prog = load_program(a.file, a.features);
+  if (!prog) return print_program_error(prog.error());
+  auto dev = Device::open(a.device);
+  if (!dev) return fail(dev.error());
+
+  Storm storm({a.verbose, a.record_lines, true, a.group_lines, Storm::Options{}.max_buffered}, *prog);
+  RunPrinter printer(stdout, storm, *prog, a.json, a.interval);
+  ExecOptions o = exec_options(a, !a.no_trace);
+  o.keep_records = false;  // the Storm counts them: memory does not grow with the records
+  o.on_record = [&storm](const CollectedRecord& c) { storm.add(c.core, c.queue, c.raw, c.decoded, monotonic_ns()); };
+  o.progress_interval = std::chrono::milliseconds(100);
+  Progress progress(!a.json || !::isatty(STDOUT_FILENO));
+  unsigned run_no = 0;
+  o.progress = [&](const ExecProgress& p) {
+    progress.clear();
+    printer.pump(false);
+    if (p.elapsed > std::chrono::milliseconds(500))
+      progress.update("neuron-nq run{}: waiting {:.1f} s of {:.1f} s: {} records, {}/{} engines done",
+                      a.repeat > 1 ? fmt::format(" {}/{}", run_no + 1, a.repeat) : "",
+                      std::chrono::duration<double>(p.elapsed).count(), a.timeout_ms / 1000.0, p.records,
+                      p.engines_done, p.engines);
+  };
+
+  RunTotals t;
+  std::optional<std::uint32_t> features = prog->features;
+  if (!a.features.empty()) features = parse_u32(a.features);
+  printer.header(features);
+  for (run_no = 0; run_no < a.repeat; ++run_no) {
+    ExecResult r = execute(*dev, *prog, o);
+    progress.clear();
+    if (r.status == ExecStatus::Failure && r.error) {
+      printer.pump(true);
+      return fail(*r.error);
+    }
+    if (a.verbose && a.json)
+      for (const auto& e : r.events)
+        fmt::print("{}\n", edge_json(std::nullopt, e.core, e.edge, e.cause, e.queues, e.count, e.timestamp_ns).dump());
+    add_run(t, r);
+    printer.pump(false);
+    // a stuck or overflowing run makes the next one meaningless
+    if (r.status == ExecStatus::Timeout || r.status == ExecStatus::SwNqOverflow) break;
+  }
+  printer.pump(true);
+  const auto st = storm.totals();
+  if (a.json) print_run_summary_json(stdout, t, *prog, st, a.group_lines);
+  else print_run_summary_text(stdout, t, *prog, st, a.group_lines);
+  std::fflush(stdout);
+  return exit_code(t.status);
 }
 
 int cmd_trace(const RunArgs& a) {
@@ -184,14 +275,14 @@ int cmd_trace(const RunArgs& a) {
   std::ofstream out(a.perfetto);
   if (!out) {
     fmt::print(stderr, "neuron-nq: cannot write {}\n", a.perfetto);
-    return kExitError;
+    return kExitDevice;
   }
   out << j.dump() << "\n";
   fmt::print("{}: {} slices, {} instant events ({} unmatched starts, {} unmatched ends); status {}; "
              "open it in ui.perfetto.dev\n",
              a.perfetto, st.slices, st.instants, st.unmatched_starts, st.unmatched_ends,
              status_name(res->result.status));
-  return res->result.status == ExecStatus::Ok ? kExitOk : kExitStatus;
+  return exit_code(res->result.status);
 }
 
 // A program runs only while the open file that owns its cores lives (the
@@ -199,7 +290,7 @@ int cmd_trace(const RunArgs& a) {
 // until the engines stop, polling ENGINE_STATUS; it reads no records.
 int cmd_submit(const RunArgs& a) {
   auto prog = load_program(a.file, a.features);
-  if (!prog) return print_parse_or_device_error(prog.error());
+  if (!prog) return print_program_error(prog.error());
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
   auto started = start_program(*dev, *prog, !a.no_trace, a.cores);
@@ -221,11 +312,11 @@ int cmd_submit(const RunArgs& a) {
     }
     if (busy.empty()) {
       fmt::print("{}: every engine stopped{}\n", a.file, halted.empty() ? "" : "; HALTED (fatal):" + halted);
-      return halted.empty() ? kExitOk : kExitStatus;
+      return halted.empty() ? kExitOk : kExitCompletedWithErr;
     }
     if (monotonic_ns() >= deadline) {
       fmt::print("{}: still running or waiting after {} ms:{}; reset now\n", a.file, a.timeout_ms, busy);
-      return kExitStatus;  // `started` resets them
+      return kExitTimeout;  // `started` resets them
     }
     ::usleep(10'000);
   }
@@ -240,17 +331,20 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   out.push_back({asmc, [asm_file] { return cmd_asm(*asm_file); }});
 
   auto ra = std::make_shared<RunArgs>();
+  ra->interval = 5;       // run is not interactive: fewer progress lines
+  ra->record_lines = 20;  // for the whole run
   auto* run = app.add_subcommand("run", "Assemble, submit with trace, wait, drain and print every record");
   run->add_option("FILE", ra->file, "Program file (docs/program-syntax.md)")->required();
   add_device_option(*run, ra->device);
   run->add_option("--timeout", ra->timeout_ms, "Milliseconds to wait for the engines")->capture_default_str();
-  run->add_flag("--json", ra->json, "JSON output");
+  run->add_flag("--json", ra->json, "JSON Lines: one object per line (docs/cli-json.md)");
   run->add_flag("--no-trace", ra->no_trace, "Submit without INST_START/INST_END tracing");
   run->add_option("--features", ra->features,
                   "NEURON_FEATURE_FLAGS for the program's cores, e.g. 0x2 (DGE packet notification); "
                   "overrides the program's `features` directive");
   run->add_flag("--stop-on-fatal", ra->stop_on_fatal,
                 "Stop waiting when an engine reports a fatal error (status COMPLETED_WITH_ERR instead of TIMEOUT)");
+  add_storm_options(*run, *ra);
   out.push_back({run, [ra, g] {
                    ra->cores = g->core_list();
                    return cmd_run(*ra);

@@ -4,10 +4,11 @@
 // This file builds the CLI11 app from the command families (cli.hpp) and
 // dispatches to the one given; the commands live in cmd_*.cpp.
 //
-//   neuron-nq list
+//   neuron-nq list     [--json]
 //   neuron-nq info     [--device /dev/nnq0] [--json]
 //   neuron-nq asm      FILE                      assemble and print the listing
 //   neuron-nq run      FILE [--device D] [--timeout MS] [--json] [--no-trace] [--features V] [--stop-on-fatal]
+//                      [--verbose] [--interval S] [--group-lines N] [--record-lines N] [--repeat N]
 //   neuron-nq submit   FILE [--device D] [--no-trace] [--features V] [--timeout MS]   no records
 //   neuron-nq trace    FILE --perfetto OUT.json [--device D] [--timeout MS]
 //   neuron-nq reset    --core C --engine E [--device D]
@@ -16,9 +17,11 @@
 //   neuron-nq stats    [--device D] [--json]
 //   neuron-nq --cores LIST ...   the cores run, submit, trace and monitor may
 //                                use (overrides NEURON_VISIBLE_CORES)
+//   neuron-nq --version | --help | --peak-rss ...
 //
-// Exit status: 0 success (run: status OK), 1 usage or device error,
-// 3 run finished with a non-OK status.
+// Exit status (output.hpp, docs/cli-json.md#exit-codes): 0 success, 1 usage
+// or input error, 2 device or system error, 3 TIMEOUT, 4 COMPLETED_WITH_ERR,
+// 5 SW_NQ_OVERFLOW, 6 another runtime status. CLI11's own codes never leak.
 #include <CLI/CLI.hpp>
 
 #include <memory>
@@ -40,9 +43,25 @@ int main(int argc, char** argv) {
   nc::add_engine_commands(app, commands);            // reset, features
   nc::add_monitor_commands(app, commands, globals);  // monitor, stats
 
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", std::string("neuron-nq ") + NEURON_VERSION + " (JSON schema " +
+                                        std::to_string(nc::kJsonSchemaVersion) + ")");
 
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    app.exit(e);
+    return nc::kExitOk;
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and the hint to --help
+    return nc::kExitUsage;
+  }
+
+  int status = nc::kExitUsage;
   for (const auto& c : commands)
-    if (*c.app) return c.run();
-  return nc::kExitError;
+    if (*c.app) {
+      status = c.run();
+      break;
+    }
+  if (globals->peak_rss) fmt::print(stderr, "neuron-nq: peak resident memory {} kB (VmHWM)\n", nc::peak_rss_kb());
+  return status;
 }

@@ -54,16 +54,12 @@ namespace {
 
 void print_record(const Item& it, const Program& prog, std::optional<std::int64_t> offset, bool json) {
   const Decoded d = decode(it.rec, queue_class(it.queue));
-  std::string text;
-  if (const auto* e = std::get_if<TpbError>(&d); e && !prog.engines.empty()) text = "TPB_ERROR " + explain(*e, prog, it.core);
-  else text = to_text(d);
+  const std::string text = record_sentence(d, prog, it.core);
   if (json) {
-    auto j = to_json(d);
-    nlohmann::json line = {{"source", "record"},     {"time_ns", it.t_ns},
-                           {"clock", "monotonic"},  {"device_ps", it.rec.timestamp_ps()},
-                           {"offset_ns", offset.value_or(0)}, {"core", it.core},
-                           {"queue", it.queue},     {"record", j},
-                           {"text", text}};
+    auto line = record_json(it.core, it.queue, d, text);
+    line["time_ns"] = it.t_ns;
+    line["clock"] = "monotonic";
+    line["offset_ns"] = offset.value_or(0);
     fmt::print("{}\n", line.dump());
   } else {
     fmt::print("{:>18}  rec   c{} q{}  {:<16} {}   [device {}]\n", ns_text(it.t_ns), it.core, it.queue,
@@ -75,10 +71,8 @@ void print_edge(const Item& it, bool json) {
   const auto& e = it.ev;
   const std::string causes = e.edge == NEURON_EDGE_NOTIFIC ? notific_cause_names(e.cause) : "";
   if (json) {
-    nlohmann::json line = {{"source", "edge"}, {"time_ns", it.t_ns},  {"clock", "monotonic"},
-                           {"device", e.device}, {"core", e.core},  {"edge", edge_name(e.edge)},
-                           {"cause", e.cause},  {"causes", causes}, {"queues", e.queues},
-                           {"count", e.count}};
+    auto line = edge_json(e.device, e.core, e.edge, e.cause, e.queues, e.count, static_cast<std::uint64_t>(it.t_ns));
+    line["clock"] = "monotonic";
     fmt::print("{}\n", line.dump());
   } else {
     std::string what = edge_name(e.edge);

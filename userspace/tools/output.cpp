@@ -10,15 +10,35 @@
 
 namespace neuron::cli {
 
+int exit_code(ExecStatus s) {
+  switch (s) {
+    case ExecStatus::Ok: return kExitOk;
+    case ExecStatus::Failure: return kExitDevice;
+    case ExecStatus::Timeout: return kExitTimeout;
+    case ExecStatus::CompletedWithError: return kExitCompletedWithErr;
+    case ExecStatus::SwNqOverflow: return kExitSwNqOverflow;
+  }
+  return kExitOtherStatus;
+}
+
 int fail(const Error& e) {
   fmt::print(stderr, "neuron-nq: {}\n", e.message());
-  return kExitError;
+  if (e.code == make_error_code(errc::invalid_argument) || e.code == make_error_code(errc::parse_error) ||
+      e.code == std::errc::invalid_argument)
+    return kExitUsage;
+  return kExitDevice;
+}
+
+int print_program_error(const Error& e) {
+  if (e.code == make_error_code(errc::parse_error)) fmt::print(stderr, "{}\n", e.what);
+  else fmt::print(stderr, "neuron-nq: {}\n", e.message());
+  return kExitUsage;
 }
 
 int print_parse_or_device_error(const Error& e) {
   if (e.code == make_error_code(errc::parse_error)) {
     fmt::print(stderr, "{}\n", e.what);
-    return kExitError;
+    return kExitUsage;
   }
   return fail(e);
 }
@@ -50,6 +70,46 @@ std::string ns_text(std::int64_t ns) {
   const bool neg = ns < 0;
   const std::uint64_t a = neg ? static_cast<std::uint64_t>(-ns) : static_cast<std::uint64_t>(ns);
   return fmt::format("{}{}.{:09}", neg ? "-" : "", a / 1'000'000'000ull, a % 1'000'000'000ull);
+}
+
+nlohmann::json edge_json(std::optional<std::uint32_t> device, std::uint32_t core, std::uint32_t edge,
+                         std::uint32_t cause, std::uint32_t queues, std::uint64_t count, std::uint64_t time_ns) {
+  nlohmann::json j = {{"schema", kJsonSchemaVersion},
+                      {"object", "edge"},
+                      {"time_ns", time_ns},
+                      {"core", core},
+                      {"edge", edge_name(edge)},
+                      {"cause", cause},
+                      {"causes", edge == NEURON_EDGE_NOTIFIC ? notific_cause_names(cause) : ""},
+                      {"queues", queues},
+                      {"count", count}};
+  if (device) j["device"] = *device;
+  return j;
+}
+
+nlohmann::json record_json(unsigned core, unsigned queue, const Decoded& d, const std::string& text) {
+  return {{"schema", kJsonSchemaVersion}, {"object", "record"}, {"core", core},
+          {"queue", queue},               {"record", to_json(d)}, {"text", text}};
+}
+
+std::string record_sentence(const Decoded& d, const Program& prog, unsigned core) {
+  if (const auto* e = std::get_if<TpbError>(&d); e && !prog.engines.empty()) {
+    std::string s = "TPB_ERROR " + explain(*e, prog, core);
+    if (e->meta.header.sw_overflow()) s += " [SW OVERFLOW]";
+    return s;
+  }
+  return to_text(d);
+}
+
+std::uint64_t peak_rss_kb() {
+  std::FILE* f = std::fopen("/proc/self/status", "re");
+  if (!f) return 0;
+  char line[256];
+  unsigned long long kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %llu kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb;
 }
 
 std::int64_t monotonic_ns() {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -16,15 +17,37 @@
 
 namespace neuron::cli {
 
-/// Exit statuses: success (run: status OK), usage or device error, run
-/// finished with a non-OK status.
-inline constexpr int kExitOk = 0, kExitError = 1, kExitStatus = 3;
+/// The JSON schema version every JSON object neuron-nq prints carries as
+/// "schema" (docs/cli-json.md#schema).
+inline constexpr int kJsonSchemaVersion = 1;
 
-/// Print "neuron-nq: MESSAGE" on stderr; returns kExitError.
+/// Exit statuses (docs/cli-json.md#exit-codes; the README's table):
+/// 0 success (run: status OK); 1 usage or input error (bad options, a
+/// program that does not assemble, a bad value); 2 device or system error
+/// (open, ioctl, mmap, netlink failed; status FAILURE); then one code per
+/// non-OK runtime status: 3 TIMEOUT, 4 COMPLETED_WITH_ERR, 5 SW_NQ_OVERFLOW,
+/// 6 any other status libneuron reports.
+inline constexpr int kExitOk = 0, kExitUsage = 1, kExitDevice = 2, kExitTimeout = 3, kExitCompletedWithErr = 4,
+                     kExitSwNqOverflow = 5, kExitOtherStatus = 6;
+/// The older name of kExitUsage.
+inline constexpr int kExitError = kExitUsage;
+
+/// The exit status for a run's status (OK 0, FAILURE 2, TIMEOUT 3,
+/// COMPLETED_WITH_ERR 4, SW_NQ_OVERFLOW 5, anything else 6). libneuron's
+/// values (5, 1004, 1204) do not fit an exit status; this is the mapping.
+int exit_code(ExecStatus s);
+
+/// Print "neuron-nq: MESSAGE" on stderr. Returns kExitUsage for an
+/// invalid_argument or parse_error (the caller's input), else kExitDevice.
 int fail(const Error& e);
 
-/// A parse error as the assembler wrote it (FILE:LINE: ..., one per line);
-/// anything else through fail(). Returns kExitError.
+/// A program file that did not load: a parse error as the assembler wrote
+/// it (FILE:LINE: ..., one per line), else "neuron-nq: MESSAGE". Returns
+/// kExitUsage (the input is at fault).
+int print_program_error(const Error& e);
+
+/// A parse error as the assembler wrote it (returns kExitUsage); anything
+/// else through fail().
 int print_parse_or_device_error(const Error& e);
 
 /// "sunda", "cayman" or "unknown" for a NEURON_GEN_* value.
@@ -38,6 +61,25 @@ std::string lower(std::string s);
 
 /// Signed nanoseconds as seconds with nine decimals, e.g. "-1.000000005".
 std::string ns_text(std::int64_t ns);
+
+/// An interrupt edge as one JSON object (docs/cli-json.md#edge): {"schema",
+/// "object": "edge", "time_ns" (CLOCK_MONOTONIC), "device" (when known),
+/// "core", "edge" (NOTIFIC, THROTTLE, ...), "cause", "causes" (NOTIFIC: the
+/// cause bits' names, else ""), "queues", "count"}.
+nlohmann::json edge_json(std::optional<std::uint32_t> device, std::uint32_t core, std::uint32_t edge,
+                         std::uint32_t cause, std::uint32_t queues, std::uint64_t count, std::uint64_t time_ns);
+
+/// A record as one JSON object (docs/cli-json.md#record): {"schema",
+/// "object": "record", "core", "queue", "record" (to_json: every field, the
+/// device time as "device_time_ps"), "text"}; callers may add "time_ns".
+nlohmann::json record_json(unsigned core, unsigned queue, const Decoded& d, const std::string& text);
+
+/// The sentence for a record: TPB_ERROR explained against `prog` when it
+/// has engines, else to_text().
+std::string record_sentence(const Decoded& d, const Program& prog, unsigned core);
+
+/// VmHWM of this process from /proc/self/status, in kB (0 if unreadable).
+std::uint64_t peak_rss_kb();
 
 /// CLOCK_MONOTONIC in nanoseconds.
 std::int64_t monotonic_ns();

@@ -119,6 +119,13 @@ struct ExecOptions {
   /// Allocate the device memory the program's DGE_COPY instructions name
   /// (NEURON_MEM_F_FIXED). false if the caller allocated it on this file.
   bool allocate_memory = true;
+  /// Called for each record as it is drained, on the reap thread (keep it
+  /// short: the rings wait for it). nullptr: none.
+  std::function<void(const CollectedRecord&)> on_record;
+  /// Keep every record in ExecResult::records. false: records are only
+  /// handed to on_record (and first_error kept), so memory does not grow
+  /// with the number of records (`neuron-nq run` in an error storm).
+  bool keep_records = true;
 };
 
 struct ExecResult {

@@ -27,7 +27,9 @@ std::string explain(const Interrupt& e);
 /// structurally invalid. `core` is the core the record came from.
 std::string explain(const TpbError& e, const Program& program, unsigned core);
 
-/// Every field, plus "type" (notific_type name) and "kind" (kind_name).
+/// Every field, plus "type" (notific_type name) and "kind" (kind_name); the
+/// device time is "device_time_ps", a trace record's point "trace"
+/// ("INST_START" or "INST_END"); docs/cli-json.md#record.
 nlohmann::json to_json(const Decoded& d);
 
 /// "12.345678901" seconds with ps-derived ns precision.
