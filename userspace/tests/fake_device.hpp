@@ -132,7 +132,37 @@ class LossyFake {
   }
 
   /// Producer side (one thread): write `r` as the next record.
+  /// The record's bytes and its TAIL move are one step for the HEAD check,
+  /// as in the device model, where both happen under QEMU's BQL and a HEAD
+  /// doorbell write (MMIO, also under the BQL) cannot fall between them: a
+  /// consumer may see the record before TAIL moves, and its HEAD write past
+  /// it must not be judged against the old TAIL.
   void push(const Record& r) {
+    {
+      std::lock_guard lk(mu_);
+      write_record(r);
+    }
+    check_threshold();
+  }
+
+  NqInfo info() {
+    NqInfo a{};
+    a.core = core_;
+    a.queue = queue_;
+    a.head = head_.load(std::memory_order_acquire);
+    a.tail = tail_.load(std::memory_order_acquire);
+    a.size = entries_ * static_cast<std::uint32_t>(sizeof(Record));
+    a.flags = NEURON_NQ_F_IGNORE_FULL;
+    a.threshold = threshold_;
+    a.overflow_count = overflow_.load(std::memory_order_relaxed);
+    return a;
+  }
+  std::uint64_t bad_heads() const { return bad_head_.load(std::memory_order_relaxed); }
+  std::uint32_t head() const { return head_.load(std::memory_order_acquire); }
+  std::uint32_t tail() const { return tail_.load(std::memory_order_acquire); }
+
+ private:
+  void write_record(const Record& r) {
     std::atomic_thread_fence(std::memory_order_release);  // TAIL so far before this record's bytes
     const std::uint32_t t = tail_.load(std::memory_order_relaxed);
     std::uint8_t flags = 0;
@@ -154,26 +184,8 @@ class LossyFake {
     w0 = (w0 & 0x00ffffffu) | (static_cast<std::uint32_t>(h) << 24);
     __atomic_store_n(reinterpret_cast<std::uint32_t*>(slot.bytes.data()), w0, __ATOMIC_RELEASE);
     tail_.store(t + 1, std::memory_order_release);
-    check_threshold();
   }
 
-  NqInfo info() {
-    NqInfo a{};
-    a.core = core_;
-    a.queue = queue_;
-    a.head = head_.load(std::memory_order_acquire);
-    a.tail = tail_.load(std::memory_order_acquire);
-    a.size = entries_ * static_cast<std::uint32_t>(sizeof(Record));
-    a.flags = NEURON_NQ_F_IGNORE_FULL;
-    a.threshold = threshold_;
-    a.overflow_count = overflow_.load(std::memory_order_relaxed);
-    return a;
-  }
-  std::uint64_t bad_heads() const { return bad_head_.load(std::memory_order_relaxed); }
-  std::uint32_t head() const { return head_.load(std::memory_order_acquire); }
-  std::uint32_t tail() const { return tail_.load(std::memory_order_acquire); }
-
- private:
   bool phase_of(std::uint32_t count) const {
     unsigned shift = 0;
     while ((1u << shift) < entries_) ++shift;
