@@ -148,7 +148,7 @@ struct neuron_isa_evt_sem_notification {
 	uint64_t timestamp;
 } NEURON_ISA_PACKED;
 
-/* DMA completion records (ours) */
+/* DMA completion records (ours; docs/device-model.md#dma-engines) */
 struct neuron_isa_dma_notification {
 	uint8_t dma_engine;
 	uint8_t dma_queue;
@@ -241,6 +241,10 @@ NEURON_STATIC_ASSERT(offsetof(struct neuron_isa_evt_sem_notification, block_id) 
 		     NEURON_ISA_EVT_SEM_BLOCK_ID_OFFSET, "UAPI evt_sem block_id offset");
 NEURON_STATIC_ASSERT(offsetof(struct neuron_isa_evt_sem_notification, event_semaphore_value) ==
 		     NEURON_ISA_EVT_SEM_VALUE_OFFSET, "UAPI evt_sem value offset");
+NEURON_STATIC_ASSERT(offsetof(struct neuron_isa_dma_notification, dma_engine) ==
+		     NEURON_ISA_DMA_ENGINE_OFFSET, "UAPI dma engine offset");
+NEURON_STATIC_ASSERT(offsetof(struct neuron_isa_dma_notification, dma_queue) ==
+		     NEURON_ISA_DMA_QUEUE_OFFSET, "UAPI dma queue offset");
 NEURON_STATIC_ASSERT(offsetof(struct neuron_isa_dma_notification, descriptor_count) ==
 		     NEURON_ISA_DMA_DESC_COUNT_OFFSET, "UAPI dma count offset");
 NEURON_STATIC_ASSERT(offsetof(struct neuron_isa_interrupt_notification, cause_bits) ==

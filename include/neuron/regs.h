@@ -161,6 +161,39 @@
 #define NEURON_EVT_SEM_DEC(i)	(0x1c00 + (i) * 4)	/* WO: semaphore i -= v */
 
 /*
+ * AXI_EVT_SEM notification (docs/device-model.md#dma-engines): after the
+ * windows, two registers of the unit. AXI_NOTIFY bit 0 (RW, reset 0): every
+ * host write through the EVENT, SET, INC or DEC window writes one
+ * AXI_EVT_SEM record with the new value (class EVT_SEM). AXI_DROPPED (RO):
+ * AXI_EVT_SEM records lost because the previous one still waited for room
+ * in a backpressured queue.
+ */
+#define NEURON_EVT_SEM_AXI_NOTIFY	0x2000
+#define NEURON_EVT_SEM_AXI_NOTIFY_ON	(1u << 0)
+#define NEURON_EVT_SEM_AXI_DROPPED	0x2004
+#define NEURON_EVT_SEM_SPAN		0x2008	/* bytes of the unit's registers */
+
+/*
+ * DMA engines (docs/hardware.md#dma-engines, docs/device-model.md#dma-engines):
+ * 16 per core execute the DGE's packets. M2S_TRIGGER (RW, reset 0): bit i
+ * arms the completion notification of DMA engine i's queue (a DMA record,
+ * class DMA, when the engine finishes its part of a descriptor).
+ * NUM_ENGINES and PACKET_BYTES (RO) describe the split; PACKETS(i) (RO)
+ * counts the packets engine i has completed since the function reset.
+ */
+#define NEURON_DMA_BASE			0xe000
+#define NEURON_DMA_M2S_TRIGGER		0x000
+#define NEURON_DMA_NUM_ENGINES_REG	0x004
+#define NEURON_DMA_PACKET_BYTES_REG	0x008
+#define NEURON_DMA_PACKETS(i)		(0x040 + (i) * 4)
+#define NEURON_DMA_SPAN			0x080
+
+#define NEURON_DMA_ENGINES		16	/* DMA engines per core, dma_map bits */
+#define NEURON_DMA_ENGINE_MASK		0xffffu
+#define NEURON_DMA_PACKET_BYTES		64	/* bytes per DMA packet (ours) */
+#define NEURON_DMA_MAX_PACKETS		4096	/* per engine per descriptor */
+
+/*
  * The map against the hardware description: each value below is a literal
  * copied from it, not derived from the macros above, so an edit that moves a
  * register away from the description fails to compile (in C and C++).
@@ -172,6 +205,8 @@
  *     SET +0x1400, INC +0x1800, DEC +0x1c00; entry i at +4*i
  *   docs/hardware.md#dge-feature-flags: NEURON_FEATURE_FLAGS, local register 38
  *   docs/hardware.md#intr-causes: nine causes, tpb_notific_intr_0..8
+ *   docs/hardware.md#rec-dge-metadata: dma_map has one bit for each of 16
+ *     DMA engines; num_packets is 12 bits, 0 standing for 4096
  */
 #if defined(__cplusplus)
 #define NEURON_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
@@ -194,5 +229,7 @@ NEURON_STATIC_ASSERT(NEURON_EVT_SEM_INC(0) == 0x1800, "INC window at +0x1800");
 NEURON_STATIC_ASSERT(NEURON_EVT_SEM_DEC(0) == 0x1c00, "DEC window at +0x1c00");
 NEURON_STATIC_ASSERT(NEURON_LOCAL_REG_FEATURE_FLAGS == 38, "feature flags: local reg 38");
 NEURON_STATIC_ASSERT(NEURON_NOTIFIC_INTR_BITS == 9, "tpb_notific_intr_0..8");
+NEURON_STATIC_ASSERT(NEURON_DMA_ENGINES == 16, "16 DMA engines: dma_map is 16 bits");
+NEURON_STATIC_ASSERT(NEURON_DMA_MAX_PACKETS == 4096, "num_packets 12 bits, 0 means 4096");
 
 #endif /* NEURON_REGS_H */

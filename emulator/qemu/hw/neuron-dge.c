@@ -151,7 +151,8 @@ static bool neuron_dge_index_encoding_ok(const struct neuron_emu_insn *in)
  *
  * Returns 0 if valid, else the failing bits: NEURON_DGE_DIR_SRC,
  * NEURON_DGE_DIR_DST (BOUND_CHECK_REG or indirect flags),
- * NEURON_DGE_BAD_BACKEND and NEURON_DGE_BAD_INDEX. The engine makes that a
+ * NEURON_DGE_BAD_BACKEND, NEURON_DGE_BAD_INDEX and NEURON_DGE_BAD_LENGTH
+ * (more packets than the DMA engines take, neuron_dma_split()). The engine makes that a
  * SEQUENCER_FATAL (info_kind DGE_INVALID, info = the bits, direction = the
  * failing directions) and halts.
  */
@@ -159,6 +160,7 @@ uint8_t neuron_dge_check(const struct neuron_emu_insn *in,
                          unsigned int *bc_reg)
 {
     const struct neuron_emu_dge_desc *d = &in->operand.dge;
+    NeuronDmaSplit split;
     uint8_t mode = in->flags;
     uint8_t bad = 0;
     bool ok;
@@ -185,6 +187,9 @@ uint8_t neuron_dge_check(const struct neuron_emu_insn *in,
     }
     if (!neuron_dge_index_encoding_ok(in)) {
         bad |= NEURON_DGE_BAD_INDEX;
+    }
+    if (!neuron_dma_split(d->length, &split)) {
+        bad |= NEURON_DGE_BAD_LENGTH;
     }
     return bad;
 }
@@ -355,6 +360,7 @@ void neuron_dge_exec(NeuronDgeCopy *op)
     unsigned int oob = 0;
 
     op->record = NEURON_DGE_RECORD_NONE;
+    op->emitted = false;
     op->dirs = 0;
     op->info = 0;
     op->bc_reg = 0;
@@ -423,6 +429,7 @@ void neuron_dge_exec(NeuronDgeCopy *op)
     if (op->want_crc && d->length) {
         op->crc_out = neuron_crc16(m->ptr + d->dst, d->length);
     }
+    op->emitted = true;     /* the DMA engines moved its packets */
     if (op->packet_notif) {
         op->record = NEURON_DGE_RECORD_METADATA;
     }

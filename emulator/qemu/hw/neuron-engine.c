@@ -284,7 +284,7 @@ static bool neuron_engine_dge_decode_ok(NeuronEngine *e)
     if (!bad) {
         return true;
     }
-    neuron_engine_log(e, "DGE descriptor invalid:%s%s%s%s (bc_src 0x%02x "
+    neuron_engine_log(e, "DGE descriptor invalid:%s%s%s%s%s (bc_src 0x%02x "
                       "bc_dst 0x%02x indirect 0x%02x backend %u mode 0x%02x "
                       "index table 0x%x length 0x%x): "
                       "HandleIllegalInstr, SEQUENCER_FATAL, halted",
@@ -292,6 +292,7 @@ static bool neuron_engine_dge_decode_ok(NeuronEngine *e)
                       (bad & NEURON_DGE_DIR_DST) ? " dst BOUND_CHECK_REG" : "",
                       (bad & NEURON_DGE_BAD_BACKEND) ? " backend" : "",
                       (bad & NEURON_DGE_BAD_INDEX) ? " index encoding" : "",
+                      (bad & NEURON_DGE_BAD_LENGTH) ? " length" : "",
                       e->insn.operand.raw[12], e->insn.operand.raw[13],
                       e->insn.operand.raw[14], d->backend, e->insn.flags,
                       e->insn.reserved0, d->length);
@@ -419,12 +420,31 @@ static void neuron_engine_dge_metadata_record(NeuronEngine *e)
     union neuron_isa_notification rec = { };
 
     neuron_rec_word0(&rec, e->pc, NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE);
-    /* one emulated DMA engine, id 0; one descriptor, one packet */
-    NREC_LE(&rec, NEURON_ISA_DGE_DMA_MAP_OFFSET, 2, 0x1);
-    NREC_FIELD(&rec, NEURON_ISA_DGE_W6_OFFSET, 2, DGE_NUM_PACKETS, 1);
+    /*
+     * The split the DMA engines used (docs/device-model.md#dma-engines);
+     * the 12-bit field truncates 4096 to 0, the hardware's encoding.
+     */
+    NREC_LE(&rec, NEURON_ISA_DGE_DMA_MAP_OFFSET, 2, e->dma.map);
+    NREC_FIELD(&rec, NEURON_ISA_DGE_W6_OFFSET, 2, DGE_NUM_PACKETS,
+               e->dma.num_packets);
     neuron_engine_set_pending(e, NEURON_CLASS_DGE, &rec,
                               NEURON_ENGINE_NOTIFIC_TYPE(e->index,
                                   NEURON_ENGINE_RECORD_EXPLICIT));
+}
+
+/*
+ * The completion of DMA engine @i's part of the last DGE copy, on a queue
+ * whose M2S_TRIGGER bit is set (docs/device-model.md#dma-engines).
+ */
+static void neuron_engine_dma_record(NeuronEngine *e, unsigned int i)
+{
+    union neuron_isa_notification rec = { };
+
+    NREC_LE(&rec, NEURON_ISA_DMA_ENGINE_OFFSET, 1, i);
+    NREC_LE(&rec, NEURON_ISA_DMA_QUEUE_OFFSET, 1, 0);
+    NREC_LE(&rec, NEURON_ISA_DMA_DESC_COUNT_OFFSET, 4, e->dma.packets[i]);
+    neuron_engine_set_pending(e, NEURON_CLASS_DMA, &rec,
+                              NEURON_ISA_NOTIFICATION_TYPE_DMA);
 }
 
 /*
@@ -451,6 +471,12 @@ static bool neuron_engine_dge(NeuronEngine *e)
     }
     neuron_dge_exec(&op);
     e->crc_out = op.crc_out;
+    if (op.emitted) {
+        /* cannot fail: neuron_dge_check() refused a longer descriptor */
+        neuron_dma_split(op.desc.length, &e->dma);
+        neuron_dma_complete(e->core, &e->dma);
+        e->dma_owed = neuron_dma_armed(e->core, e->dma.map);
+    }
     switch (op.record) {
     case NEURON_DGE_RECORD_NONE:
         break;
@@ -611,7 +637,7 @@ static void neuron_engine_run(NeuronEngine *e)
         case NEURON_STEP_OP:
             switch (neuron_engine_op(e)) {
             case NEURON_OP_DONE:
-                e->step = NEURON_STEP_UPDATE;
+                e->step = NEURON_STEP_DMA;
                 break;
             case NEURON_OP_BLOCKED:
                 e->state = NEURON_ENGINE_WAITING;
@@ -622,6 +648,15 @@ static void neuron_engine_run(NeuronEngine *e)
                 e->step = NEURON_STEP_FATAL;
                 break;
             }
+            break;
+        case NEURON_STEP_DMA:
+            if (!e->dma_owed) {
+                e->step = NEURON_STEP_UPDATE;
+                break;
+            }
+            /* lowest DMA engine first; one record per step */
+            neuron_engine_dma_record(e, ctz32(e->dma_owed));
+            e->dma_owed &= e->dma_owed - 1;
             break;
         case NEURON_STEP_UPDATE:
             e->step = NEURON_STEP_INST_END;
@@ -704,6 +739,7 @@ void neuron_engine_reset(NeuronEngine *e, bool power_on)
     e->step = NEURON_STEP_FETCH;
     e->has_pending = false;
     e->stalled_queue = -1;
+    e->dma_owed = 0;
     e->traced = false;
     e->halt_after = false;
     e->delay_armed = false;

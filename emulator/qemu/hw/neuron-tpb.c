@@ -64,7 +64,6 @@
 #define NEURON_RESET_QUIESCE    1u
 
 #define NEURON_ENGINE_STRIDE    (NEURON_ENGINE_BASE(1) - NEURON_ENGINE_BASE(0))
-#define NEURON_EVT_SEM_SPAN     (NEURON_EVT_SEM_DEC(NEURON_EVT_SEM_COUNT))
 
 /* Power state from PMCSR: NEURON_PM_D0 or NEURON_PM_D3HOT. */
 static unsigned int neuron_pm_state(NeuronTPBState *s)
@@ -164,6 +163,7 @@ static void neuron_tpb_upcall(void *opaque, NeuronCore *c, NeuronUpcall ev,
         break;
     case NEURON_UP_QUEUE_ROOM:
         neuron_engine_wake_queue(c, arg);
+        neuron_evtsem_retry(c);
         break;
     }
 }
@@ -194,6 +194,7 @@ static void neuron_quiesce(NeuronTPBState *s)
             neuron_engine_reset(&core->engine[e], false);
         }
         neuron_notific_disable_all(core);
+        neuron_evtsem_drop_parked(core);
     }
 }
 
@@ -214,6 +215,7 @@ static void neuron_power_on(NeuronTPBState *s)
         }
         neuron_notific_reset(core);
         neuron_evtsem_reset(core);
+        neuron_dma_reset(core);
     }
 }
 
@@ -252,7 +254,7 @@ static uint32_t neuron_busy_cores(NeuronTPBState *s)
 
     for (c = 0; c < s->num_cores; c++) {
         NeuronCore *core = &s->cores[c];
-        bool b = neuron_notific_busy(core);
+        bool b = neuron_notific_busy(core) || neuron_evtsem_busy(core);
 
         for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
             b |= neuron_engine_busy(&core->engine[e]);
@@ -393,6 +395,9 @@ static uint32_t neuron_core_read(NeuronCore *c, hwaddr off)
         off < NEURON_EVT_SEM_BASE + NEURON_EVT_SEM_SPAN) {
         return neuron_evtsem_read(c, off - NEURON_EVT_SEM_BASE);
     }
+    if (off >= NEURON_DMA_BASE && off < NEURON_DMA_BASE + NEURON_DMA_SPAN) {
+        return neuron_dma_read(c, off - NEURON_DMA_BASE);
+    }
     qemu_log_mask(LOG_GUEST_ERROR,
                   "neuron-tpb: core %u: read of unmapped offset 0x%"
                   HWADDR_PRIx "\n", c->index, off);
@@ -421,6 +426,10 @@ static void neuron_core_write(NeuronCore *c, hwaddr off, uint32_t val)
     if (off >= NEURON_EVT_SEM_BASE &&
         off < NEURON_EVT_SEM_BASE + NEURON_EVT_SEM_SPAN) {
         neuron_evtsem_write(c, off - NEURON_EVT_SEM_BASE, val);
+        return;
+    }
+    if (off >= NEURON_DMA_BASE && off < NEURON_DMA_BASE + NEURON_DMA_SPAN) {
+        neuron_dma_write(c, off - NEURON_DMA_BASE, val);
         return;
     }
     qemu_log_mask(LOG_GUEST_ERROR,
@@ -780,6 +789,7 @@ static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
         neuron_core_config(s, core);
         neuron_notific_reset(core);
         neuron_evtsem_reset(core);
+        neuron_dma_reset(core);
         for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
             neuron_engine_init(&core->engine[e], core, e);
         }

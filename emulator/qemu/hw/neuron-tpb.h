@@ -19,6 +19,7 @@
  *        |
  *        v
  *   neuron-dge.c      DGE copy: a helper of the engine (device memory only)
+ *   neuron-dma.c      the 16 DMA engines: packet split, M2S_TRIGGER
  *   neuron-notific.c  queues and interrupt causes: the engine pushes records
  *   neuron-evtsem.c   semaphores and events: the engine applies updates
  *
@@ -153,6 +154,19 @@ typedef struct NeuronQueue {
     bool threshold_fired;
 } NeuronQueue;
 
+/**
+ * struct NeuronDmaSplit - a DGE descriptor spread over the DMA engines
+ * (docs/device-model.md#dma-engines, neuron_dma_split())
+ * @map:         bit i: DMA engine i takes packets (the record's dma_map)
+ * @num_packets: packets of every engine in @map but the last, 1..4096
+ * @packets:     packets of each engine (0 outside @map)
+ */
+typedef struct NeuronDmaSplit {
+    uint16_t map;
+    uint16_t num_packets;
+    uint32_t packets[NEURON_DMA_ENGINES];
+} NeuronDmaSplit;
+
 /*
  * Where an engine is inside the current instruction. Each step has at most
  * one side effect and at most one record; a record that cannot be written
@@ -164,6 +178,8 @@ typedef enum NeuronStep {
     NEURON_STEP_WAIT,           /* EVENTS block wait_mode */
     NEURON_STEP_INST_START,     /* trace bracket */
     NEURON_STEP_OP,             /* the operation itself */
+    NEURON_STEP_DMA,            /* DGE_COPY: one DMA record per armed
+                                   DMA queue of the copy (dma_owed) */
     NEURON_STEP_UPDATE,         /* EVENTS block update_mode */
     NEURON_STEP_INST_END,       /* trace bracket */
     NEURON_STEP_RETIRE,         /* PC++, EXEC_COUNT++ */
@@ -215,6 +231,8 @@ typedef struct NeuronEngine {
     int64_t delay_deadline_ns;
     uint16_t crc_in;                    /* data_crc for INST_START */
     uint16_t crc_out;                   /* data_crc for INST_END */
+    uint32_t dma_owed;                  /* DMA records still to write */
+    NeuronDmaSplit dma;                 /* the last emitted DGE copy's split */
 
     bool has_pending;
     unsigned int pending_class;         /* enum neuron_notific_class */
@@ -258,6 +276,14 @@ struct NeuronCore {
     /* EVT_SEM (neuron-evtsem.c) */
     uint32_t sem[NEURON_EVT_SEM_COUNT];
     uint8_t event[NEURON_EVT_SEM_COUNT];
+    uint32_t axi_notify;                /* AXI_NOTIFY */
+    uint32_t axi_dropped;               /* AXI_DROPPED */
+    bool axi_has_parked;                /* an AXI_EVT_SEM record waits */
+    union neuron_isa_notification axi_parked;
+
+    /* DMA engines (neuron-dma.c) */
+    uint32_t dma_trigger;               /* M2S_TRIGGER */
+    uint32_t dma_packets[NEURON_DMA_ENGINES];
 };
 
 /* neuron_core_up() - report @ev (with @arg) to the device: the only way up */
@@ -327,6 +353,8 @@ bool neuron_engine_busy(NeuronEngine *e);
  */
 #define NEURON_DGE_BAD_BACKEND  0x4
 #define NEURON_DGE_BAD_INDEX    0x8
+/* more packets than the 16 DMA engines take (docs/device-model.md#dma-engines) */
+#define NEURON_DGE_BAD_LENGTH   0x10
 
 /* metadata_hi.info of a DGE bounds record: bits 3..2, index OOB directions */
 #define NEURON_DGE_INFO_INDEX_SHIFT 2
@@ -353,6 +381,8 @@ typedef enum NeuronDgeRecord {
  *
  * Results, filled by neuron_dge_exec():
  * @record:       the record the engine is to write
+ * @emitted:      the descriptor was emitted and its bytes copied (its
+ *                packets went to the DMA engines)
  * @dirs:         BOUNDS records: every failing direction
  * @info:         BOUNDS records: bits 1..0 the failing directions the record
  *                reports, bits 3..2 those that failed on an index
@@ -370,6 +400,7 @@ typedef struct NeuronDgeCopy {
     const char *who;
 
     NeuronDgeRecord record;
+    bool emitted;
     uint8_t dirs;
     uint8_t info;
     uint8_t bc_reg;
@@ -382,6 +413,14 @@ uint8_t neuron_dge_check(const struct neuron_emu_insn *in,
 uint16_t neuron_dge_input_crc(const NeuronDevMem *m,
                               const struct neuron_emu_dge_desc *d);
 void neuron_dge_exec(NeuronDgeCopy *op);
+
+/* neuron-dma.c: called by neuron-tpb.c, neuron-engine.c and neuron-dge.c */
+void neuron_dma_reset(NeuronCore *c);
+bool neuron_dma_split(uint32_t length, NeuronDmaSplit *out);
+void neuron_dma_complete(NeuronCore *c, const NeuronDmaSplit *s);
+uint32_t neuron_dma_armed(NeuronCore *c, uint32_t map);
+uint32_t neuron_dma_read(NeuronCore *c, hwaddr off);
+void neuron_dma_write(NeuronCore *c, hwaddr off, uint32_t val);
 
 /* neuron-notific.c: called by neuron-tpb.c and neuron-engine.c */
 uint64_t neuron_timestamp_ps(void);
@@ -410,5 +449,8 @@ bool neuron_evtsem_is_event_mode(unsigned int mode);
 uint32_t neuron_evtsem_sem(NeuronCore *c, unsigned int idx);
 bool neuron_evtsem_event(NeuronCore *c, unsigned int idx);
 bool neuron_evtsem_try_dec(NeuronCore *c, unsigned int idx, uint32_t value);
+void neuron_evtsem_retry(NeuronCore *c);
+void neuron_evtsem_drop_parked(NeuronCore *c);
+bool neuron_evtsem_busy(NeuronCore *c);
 
 #endif /* HW_MISC_NEURON_TPB_H */

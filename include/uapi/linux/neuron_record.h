@@ -269,8 +269,11 @@ enum neuron_evt_sem_update_mode {
  * new event_semaphore_value): byte 0 event_semaphore_id (0..255); byte 1:
  * update_mode bits 3:0 (enum neuron_evt_sem_update_mode), is_event bit 4
  * (1: an event, 0: a semaphore), reserved bits 7:5; byte 2 block_id (the
- * engine that made the update); le32 event_semaphore_value at byte 4 (the
- * value after the update).
+ * engine that made the update, NEURON_EVT_SEM_BLOCK_ID_AXI in AXI_EVT_SEM
+ * records); le32 event_semaphore_value at byte 4 (the value after the
+ * update). AXI_EVT_SEM records are written for host writes through the
+ * EVT_SEM windows while the core's AXI_NOTIFY is on
+ * (docs/device-model.md#axi-evt-sem).
  */
 #define NEURON_ISA_EVT_SEM_ID_OFFSET		0
 #define NEURON_ISA_EVT_SEM_MODE_OFFSET		1
@@ -280,10 +283,17 @@ enum neuron_evt_sem_update_mode {
 #define NEURON_ISA_EVT_SEM_IS_EVENT_SHIFT	4
 #define NEURON_ISA_EVT_SEM_BLOCK_ID_OFFSET	2
 #define NEURON_ISA_EVT_SEM_VALUE_OFFSET		4
+#define NEURON_EVT_SEM_BLOCK_ID_AXI		0xff	/* the update came over AXI (the host) */
 
 /*
- * DMA completion records (ours): byte 0 dma_engine, byte 1 dma_queue,
- * byte 2 reserved, le32 descriptor_count (descriptors completed) at byte 4.
+ * DMA completion records (ours; docs/device-model.md#dma-engines), class
+ * NEURON_CLASS_DMA, written when DMA engine dma_engine finishes its part of
+ * a DGE copy and its queue's M2S trigger is armed
+ * (NEURON_IOC_NOTIFY_TRIGGER): byte 0 dma_engine (0..15, a bit of the
+ * DGE_METADATA record's dma_map); byte 1 dma_queue (the engine's queue, 0:
+ * each engine has one); byte 2 reserved (0); header at byte 3; le32
+ * descriptor_count at byte 4: the DMA packets (descriptors) the engine
+ * completed for that copy, 1..4096; timestamp at byte 8.
  */
 #define NEURON_ISA_DMA_ENGINE_OFFSET		0
 #define NEURON_ISA_DMA_QUEUE_OFFSET		1
