@@ -181,7 +181,7 @@
  * NUM_ENGINES and PACKET_BYTES (RO) describe the split; PACKETS(i) (RO)
  * counts the packets engine i has completed since the function reset.
  */
-#define NEURON_DMA_BASE			0xe000
+#define NEURON_DMA_BASE			0xf000
 #define NEURON_DMA_M2S_TRIGGER		0x000
 #define NEURON_DMA_NUM_ENGINES_REG	0x004
 #define NEURON_DMA_PACKET_BYTES_REG	0x008
@@ -229,6 +229,9 @@ NEURON_STATIC_ASSERT(NEURON_EVT_SEM_INC(0) == 0x1800, "INC window at +0x1800");
 NEURON_STATIC_ASSERT(NEURON_EVT_SEM_DEC(0) == 0x1c00, "DEC window at +0x1c00");
 NEURON_STATIC_ASSERT(NEURON_LOCAL_REG_FEATURE_FLAGS == 38, "feature flags: local reg 38");
 NEURON_STATIC_ASSERT(NEURON_NOTIFIC_INTR_BITS == 9, "tpb_notific_intr_0..8");
+NEURON_STATIC_ASSERT(NEURON_EVT_SEM_BASE + NEURON_EVT_SEM_SPAN <= NEURON_DMA_BASE &&
+		     NEURON_DMA_BASE + NEURON_DMA_SPAN <= NEURON_CORE_STRIDE,
+		     "EVT_SEM and DMA blocks inside the core window, apart");
 NEURON_STATIC_ASSERT(NEURON_DMA_ENGINES == 16, "16 DMA engines: dma_map is 16 bits");
 NEURON_STATIC_ASSERT(NEURON_DMA_MAX_PACKETS == 4096, "num_packets 12 bits, 0 means 4096");
 

@@ -98,6 +98,15 @@
 #define ES_SET(i)       (EVTSEM + 0x1400u + (i) * 4u)
 #define ES_INC(i)       (EVTSEM + 0x1800u + (i) * 4u)
 #define ES_DEC(i)       (EVTSEM + 0x1c00u + (i) * 4u)
+#define ES_AXI_NOTIFY   (EVTSEM + 0x2000u)
+#define ES_AXI_DROPPED  (EVTSEM + 0x2004u)
+
+/* DMA block (docs/device-model.md#dma-engines) */
+#define DMA             0xf000u
+#define DMA_TRIGGER     (DMA + 0x000u)
+#define DMA_NUM_ENGINES (DMA + 0x004u)
+#define DMA_PKT_BYTES   (DMA + 0x008u)
+#define DMA_PACKETS(i)  (DMA + 0x040u + (i) * 4u)
 
 /* engine states, CTRL bits, queue STATUS bits */
 #define ST_IDLE         0
@@ -117,6 +126,7 @@
 #define OP_SEM_INC      0x04
 #define OP_WAIT_GE      0x06
 #define OP_THROTTLE     0x0d
+#define OP_DGE_COPY     0x0b
 
 /* the machine: 2 cores, 16 MiB of device memory */
 #define MEM_SIZE        0x1000000u
@@ -894,6 +904,113 @@ static void test_evtsem_engine(void)
     dev_stop(d);
 }
 
+/*
+ * AXI_NOTIFY on: each host write through a window writes one AXI_EVT_SEM
+ * record {id, mode | is_event << 4, block_id 0xff, header 0x9b (phase |
+ * 0x1b), value after the update} to the EVT_SEM queue; off again: none.
+ */
+static void test_evtsem_axi_record(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+    uint64_t ring = host_ring(d, 0, 2, 128, 0);
+    uint8_t r[16];
+    static const uint8_t want[3][8] = {
+        { 0x03, 0x01, 0xff, 0x9b, 0x0a, 0x00, 0x00, 0x00 },  /* SET 10 */
+        { 0x03, 0x02, 0xff, 0x9b, 0x0f, 0x00, 0x00, 0x00 },  /* INC 5: 15 */
+        { 0x09, 0x14, 0xff, 0x9b, 0x01, 0x00, 0x00, 0x00 },  /* EVENT_SET */
+    };
+    unsigned int i;
+
+    g_assert_cmphex(rd(d, b + ES_AXI_NOTIFY), ==, 0);
+    wr(d, b + ES_AXI_NOTIFY, 0x3);              /* only bit 0 is defined */
+    g_assert_cmphex(rd(d, b + ES_AXI_NOTIFY), ==, 1);
+    wr(d, b + ES_SET(3), 10);
+    wr(d, b + ES_INC(3), 5);
+    wr(d, b + ES_EVENT(9), 1);
+    g_assert_cmphex(rd(d, b + Q(2) + Q_TAIL), ==, 3);
+    for (i = 0; i < 3; i++) {
+        slot(d, ring, i, r);
+        g_assert_cmpmem(r, 8, want[i], 8);
+    }
+    g_assert_cmphex(rd(d, CORE(1) + ES_AXI_NOTIFY), ==, 0);  /* per core */
+    wr(d, b + ES_AXI_NOTIFY, 0);
+    wr(d, b + ES_INC(3), 1);
+    g_assert_cmphex(rd(d, b + Q(2) + Q_TAIL), ==, 3);
+    g_assert_cmphex(rd(d, b + ES_AXI_DROPPED), ==, 0);
+    dev_stop(d);
+}
+
+/* ---- DMA engines ----------------------------------------------------------- */
+
+static void test_dma_regs(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+
+    g_assert_cmphex(rd(d, b + DMA_TRIGGER), ==, 0);
+    g_assert_cmphex(rd(d, b + DMA_NUM_ENGINES), ==, 16);
+    g_assert_cmphex(rd(d, b + DMA_PKT_BYTES), ==, 64);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(0)), ==, 0);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(15)), ==, 0);
+    wr(d, b + DMA_TRIGGER, 0x1ffff);            /* 16 queues: bit 16 dropped */
+    g_assert_cmphex(rd(d, b + DMA_TRIGGER), ==, 0xffff);
+    wr(d, b + DMA_NUM_ENGINES, 3);              /* read-only */
+    g_assert_cmphex(rd(d, b + DMA_NUM_ENGINES), ==, 16);
+    g_assert_cmphex(rd(d, CORE(1) + DMA_TRIGGER), ==, 0);
+    dev_stop(d);
+}
+
+/* DGE_COPY of @len bytes from 0 to 0x400000 on POOL (no bounds, backend POOL) */
+static Insn dge(uint32_t len)
+{
+    Insn in = insn(OP_DGE_COPY, 0, 0, 0);
+
+    stl_le_p(&in.b[16], 0);
+    stl_le_p(&in.b[20], 0x400000);
+    stl_le_p(&in.b[24], len);
+    in.b[31] = 1;
+    return in;
+}
+
+/*
+ * 4097 packets of 64 bytes (262208 bytes): two DMA engines, 2049 + 2048
+ * packets; DGE_METADATA {dma_map 0x0003, num_packets 2049 = 0x801}; with
+ * M2S_TRIGGER 0x2 one DMA record, engine 1, 2048 = 0x800 descriptors. Then
+ * 4096 packets (262144 bytes): one engine, num_packets 0 (4096); no DMA
+ * record (engine 0 not armed).
+ */
+static void test_dma_split_records(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+    uint64_t r1 = host_ring(d, 0, 1, 64, 0), r5 = host_ring(d, 0, 5, 64, 0);
+    Insn p[3] = { dge(262208), dge(262144), insn(OP_HALT, 0, 0, 0) };
+    uint8_t r[16];
+    static const uint8_t meta[2][4] = {
+        { 0x03, 0x00, 0x01, 0x08 }, { 0x01, 0x00, 0x00, 0x00 },
+    };
+    static const uint8_t dmarec[8] = { 0x01, 0x00, 0x00, 0x82,
+                                       0x00, 0x08, 0x00, 0x00 };
+
+    wr(d, b + ENG(2) + E_FEATURE_FLAGS, 0x2);  /* DGE packet notifications */
+    wr(d, b + DMA_TRIGGER, 0x2);
+    run(d, 0, 2, p, 3);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, b + Q(5) + Q_TAIL), ==, 2);
+    slot(d, r5, 0, r);
+    g_assert_cmpmem(r + 4, 4, meta[0], 4);
+    slot(d, r5, 1, r);
+    g_assert_cmpmem(r + 4, 4, meta[1], 4);
+    g_assert_cmphex(rd(d, b + Q(1) + Q_TAIL), ==, 1);
+    slot(d, r1, 0, r);
+    g_assert_cmpmem(r, 8, dmarec, 8);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(0)), ==, 2049 + 4096);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(1)), ==, 2048);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(2)), ==, 0);
+    dev_stop(d);
+}
+
 /* ---- resets -------------------------------------------------------------- */
 
 /*
@@ -1029,6 +1146,9 @@ int main(int argc, char **argv)
     qtest_add_func("/neuron-tpb/msix/other-vectors", test_msix_other_vectors);
     qtest_add_func("/neuron-tpb/evtsem/windows", test_evtsem_windows);
     qtest_add_func("/neuron-tpb/evtsem/engine", test_evtsem_engine);
+    qtest_add_func("/neuron-tpb/evtsem/axi-record", test_evtsem_axi_record);
+    qtest_add_func("/neuron-tpb/dma/regs", test_dma_regs);
+    qtest_add_func("/neuron-tpb/dma/split-records", test_dma_split_records);
     qtest_add_func("/neuron-tpb/reset/global", test_global_reset);
     qtest_add_func("/neuron-tpb/reset/flr", test_flr);
     qtest_add_func("/neuron-tpb/engine/bad-opcode", test_bad_opcode);
