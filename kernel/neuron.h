@@ -506,6 +506,10 @@ void neuron_engine_stop_all(struct neuron_device *ndev, bool hw_ok);
 /* ---- neuron_evtsem.c ---------------------------------------------------- */
 int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg);
 
+/* ---- neuron_notify.c ---------------------------------------------------- */
+int neuron_notify_ioctl_trigger(struct neuron_file *nfile,
+				struct neuron_notify_trigger *arg);
+
 /* ---- neuron_owner.c ----------------------------------------------------- */
 int neuron_owner_claim(struct neuron_file *nfile, u32 core);
 int neuron_owner_ioctl_acquire(struct neuron_file *nfile,
@@ -571,6 +575,7 @@ int neuron_hw_reset(struct neuron_device *ndev);
 int neuron_hw_wait_quiesced(struct neuron_device *ndev);
 int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue);
 void neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine);
+void neuron_hw_notify_off(struct neuron_device *ndev, u32 core);
 
 /* ---- neuron_uapi.c ------------------------------------------------------ */
 int neuron_bad_field(struct neuron_device *ndev, const char *cmd,

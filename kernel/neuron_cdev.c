@@ -95,6 +95,7 @@ union neuron_ioctl_arg {
 	struct neuron_mem_alloc mem_alloc;
 	struct neuron_mem_free mem_free;
 	struct neuron_event_size event_size;
+	struct neuron_notify_trigger notify_trigger;
 };
 
 /**
@@ -131,6 +132,7 @@ static const struct neuron_ioctl_def neuron_ioctls[] = {
 	NEURON_IOCTL(MEM_ALLOC, MEM_ALLOC, false),
 	NEURON_IOCTL(MEM_FREE, MEM_FREE, false),
 	NEURON_IOCTL(EVENT_SIZE, EVENT_SIZE, false),
+	NEURON_IOCTL(NOTIFY_TRIGGER, NOTIFY_TRIGGER, false),
 };
 
 /*
@@ -188,6 +190,8 @@ static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
 		return neuron_mem_ioctl_free(nfile, &karg->mem_free);
 	case NEURON_IOC_EVENT_SIZE:
 		return neuron_events_ioctl_size(nfile, &karg->event_size);
+	case NEURON_IOC_NOTIFY_TRIGGER:
+		return neuron_notify_ioctl_trigger(nfile, &karg->notify_trigger);
 	}
 	return -ENOTTY;
 }

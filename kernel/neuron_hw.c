@@ -143,3 +143,22 @@ void neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine)
 		  NEURON_ENG_CTRL_RESET);
 	neuron_rd(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_STATUS));
 }
+
+/**
+ * neuron_hw_notify_off() - disarm a core's completion notifications
+ * @ndev: device, live
+ * @core: core index, < num_cores
+ *
+ * Clears M2S_TRIGGER (every DMA queue) and AXI_NOTIFY, the registers
+ * NEURON_IOC_NOTIFY_TRIGGER sets (docs/device-model.md#dma-engines,
+ * #axi-evt-sem), and flushes the writes with a read.
+ */
+void neuron_hw_notify_off(struct neuron_device *ndev, u32 core)
+{
+	u32 base = NEURON_CORE_BASE(core);
+
+	neuron_wr(ndev, base + NEURON_DMA_BASE + NEURON_DMA_M2S_TRIGGER, 0);
+	neuron_wr(ndev, base + NEURON_EVT_SEM_BASE + NEURON_EVT_SEM_AXI_NOTIFY,
+		  0);
+	neuron_rd(ndev, base + NEURON_DMA_BASE + NEURON_DMA_M2S_TRIGGER);
+}

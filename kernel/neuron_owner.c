@@ -9,7 +9,8 @@
  * implicitly through the first call that needs ownership of a free core
  * (neuron_owner_claim(), called by the queue, engine and EVT_SEM handlers).
  * The owner alone may change anything on its cores; the engines it started
- * are reset when it gives a core up. sysfs core_owners prints the table
+ * are reset and its completion notifications (NEURON_IOC_NOTIFY_TRIGGER)
+ * disarmed when it gives a core up. sysfs core_owners prints the table
  * (neuron_sysfs.c). The first acquisition subscribes the
  * file to events (neuron_events.c), so its NOTIFIC edges reach it.
  */
@@ -52,6 +53,8 @@ static void neuron_owner_drop(struct neuron_file *nfile, u32 c)
 		neuron_hw_engine_reset(ndev, c, e);
 		ndev->eng_owner[c][e] = NULL;
 	}
+	/* the next owner starts with no DMA or AXI_EVT_SEM records armed */
+	neuron_hw_notify_off(ndev, c);
 	ndev->owner[c] = NULL;
 	neuron_events_set_owner(ndev, c, NULL);
 	nfile->cores &= ~BIT_ULL(c);

@@ -188,7 +188,7 @@
 #define NEURON_DMA_PACKETS(i)		(0x040 + (i) * 4)
 #define NEURON_DMA_SPAN			0x080
 
-#define NEURON_DMA_ENGINES		16	/* DMA engines per core, dma_map bits */
+/* NEURON_DMA_ENGINES (16 per core): <linux/neuron_record.h> */
 #define NEURON_DMA_ENGINE_MASK		0xffffu
 #define NEURON_DMA_PACKET_BYTES		64	/* bytes per DMA packet (ours) */
 #define NEURON_DMA_MAX_PACKETS		4096	/* per engine per descriptor */

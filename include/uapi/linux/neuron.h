@@ -106,6 +106,7 @@
 #define NEURON_MEM_ALLOC_SIZE_VER0	32
 #define NEURON_MEM_FREE_SIZE_VER0	16
 #define NEURON_EVENT_SIZE_SIZE_VER0	16
+#define NEURON_NOTIFY_TRIGGER_SIZE_VER0	32
 
 /* Limits of NEURON_IOC_NQ_INIT.size: a power of two in [MIN, MAX] bytes. */
 #define NEURON_NQ_SIZE_MIN	64		/* 4 records */
@@ -441,6 +442,48 @@ struct neuron_cores {
 	__u64 reserved;
 };
 
+/* NEURON_IOC_NOTIFY_TRIGGER sources (docs/device-model.md#dma-engines, #axi-evt-sem) */
+enum neuron_trigger_source {
+	NEURON_TRIGGER_DMA_QUEUE = 0,	/* a DMA queue's completions: DMA records */
+	NEURON_TRIGGER_AXI_EVT_SEM = 1	/* host EVT_SEM writes: AXI_EVT_SEM records */
+};
+
+/**
+ * struct neuron_notify_trigger - NEURON_IOC_NOTIFY_TRIGGER (in/out)
+ * @core:	in: core index, < num_cores
+ * @source:	in: enum neuron_trigger_source
+ * @index:	in: NEURON_TRIGGER_DMA_QUEUE: the DMA queue, 0..15 (the queue of
+ *		DMA engine @index, NEURON_DMA_ENGINES); NEURON_TRIGGER_AXI_EVT_SEM:
+ *		must be 0
+ * @enable:	in: 1 arms the notification, 0 disarms it
+ * @dma_armed:	out: the core's armed DMA queues after the call, bit per queue
+ * @axi_armed:	out: 1 if the core's AXI_EVT_SEM notification is on after
+ *		the call, else 0
+ * @reserved:	in: must be zero
+ *
+ * Arms or disarms one completion notification of a core; all are off after
+ * the device's reset and when the core's owner gives it up. An armed DMA
+ * queue writes a DMA record (class NEURON_CLASS_DMA) each time its engine
+ * finishes its packets of a DGE copy; the AXI_EVT_SEM notification writes
+ * an AXI_EVT_SEM record (class NEURON_CLASS_EVT_SEM) with the new value for
+ * every host write through the core's EVT_SEM windows (NEURON_IOC_EVT_SEM
+ * SET, INC, DEC, EVENT_SET, EVENT_CLEAR). Behaviour:
+ * docs/device-model.md#dma-engines, docs/device-model.md#axi-evt-sem.
+ * Only the owner of the core may call it; a free core becomes the
+ * caller's (docs/decisions.md#tenancy).
+ * Errors: -EINVAL (core, source, index, enable or reserved out of range),
+ * -EPERM (another file owns the core).
+ */
+struct neuron_notify_trigger {
+	__u32 core;
+	__u32 source;
+	__u32 index;
+	__u32 enable;
+	__u32 dma_armed;
+	__u32 axi_armed;
+	__u64 reserved;
+};
+
 /* NEURON_IOC_MEM_ALLOC flags */
 #define NEURON_MEM_F_FIXED	(1u << 0) /* place at @offset exactly, never elsewhere */
 #define NEURON_MEM_F_ALL	NEURON_MEM_F_FIXED
@@ -677,5 +720,6 @@ enum neuron_genl_attr {
 #define NEURON_IOC_MEM_ALLOC	_IOWR(NEURON_IOCTL_MAGIC, 0x0d, struct neuron_mem_alloc)
 #define NEURON_IOC_MEM_FREE	_IOW(NEURON_IOCTL_MAGIC, 0x0e, struct neuron_mem_free)
 #define NEURON_IOC_EVENT_SIZE	_IOWR(NEURON_IOCTL_MAGIC, 0x0f, struct neuron_event_size)
+#define NEURON_IOC_NOTIFY_TRIGGER _IOWR(NEURON_IOCTL_MAGIC, 0x10, struct neuron_notify_trigger)
 
 #endif /* _UAPI_LINUX_NEURON_H */

@@ -49,6 +49,7 @@
 #define NEURON_ENGINES_PER_CORE	5	/* PE, ACT, POOL, DVE, SP */
 #define NEURON_NUM_SW_QUEUES	10	/* software NQs per core */
 #define NEURON_EVT_SEM_COUNT	256	/* events, and semaphores, per core */
+#define NEURON_DMA_ENGINES	16	/* DMA engines (and DMA queues) per core: dma_map bits */
 
 /* Generations (struct neuron_device_info @gen; docs/hardware.md#generations) */
 enum neuron_gen {
