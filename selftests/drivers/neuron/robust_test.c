@@ -1165,6 +1165,7 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 		struct neuron_cores co = { .cores = 1 };
 		struct neuron_mem_alloc ma = { .size = PAGE };
 		struct neuron_mem_free mf = { .offset = 0 };
+		struct neuron_notify_trigger nt = { .core = 0, .enable = 1 };
 		struct {
 			unsigned long cmd;
 			void *arg;
@@ -1176,7 +1177,7 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 			{ NEURON_IOC_NQ_EVENTFD, &ne }, { NEURON_IOC_EVT_SEM, &sem },
 			{ NEURON_IOC_THROTTLE, &th }, { NEURON_IOC_CORE_ACQUIRE, &co },
 			{ NEURON_IOC_CORE_RELEASE, &co }, { NEURON_IOC_MEM_ALLOC, &ma },
-			{ NEURON_IOC_MEM_FREE, &mf },
+			{ NEURON_IOC_MEM_FREE, &mf }, { NEURON_IOC_NOTIFY_TRIGGER, &nt },
 		};
 		for (int f = 0; f < 2; f++) {
 			int x = f ? fd2 : fd;
@@ -1661,6 +1662,7 @@ static const struct fz_cmd {
 	{ NEURON_IOC_MEM_ALLOC, "MEM_ALLOC", { ENOMEM, EBUSY } },
 	{ NEURON_IOC_MEM_FREE, "MEM_FREE", { ENOENT } },
 	{ NEURON_IOC_EVENT_SIZE, "EVENT_SIZE", { 0 } },
+	{ NEURON_IOC_NOTIFY_TRIGGER, "NOTIFY_TRIGGER", { EPERM, ENOMEM } },
 };
 
 struct fz_map {
@@ -1891,6 +1893,17 @@ static void fz_plausible(struct fz *z, int ci, void *arg, size_t size)
 		a->size = (r >> 8) % 8 ? esz[(r >> 12) % ARRAY_SIZE(esz)] :
 			  (uint32_t)(r >> 16);
 		if (!((r >> 32) % 10))
+			a->reserved = 1;
+		break;
+	}
+	case 16: {	/* NOTIFY_TRIGGER: DMA queues 0..16, AXI index 0/1 */
+		struct neuron_notify_trigger *a = arg;
+
+		a->core = (r >> 8) % 8 ? (uint32_t)((r >> 12) % 3) : (uint32_t)(r >> 12);
+		a->source = (r >> 20) % 8 ? (uint32_t)((r >> 24) % 2) : (uint32_t)(r >> 24);
+		a->index = (r >> 32) % 8 ? (uint32_t)((r >> 36) % 17) : (uint32_t)(r >> 36);
+		a->enable = (r >> 44) % 8 ? (uint32_t)((r >> 48) % 2) : (uint32_t)(r >> 48);
+		if (!((r >> 56) % 10))
 			a->reserved = 1;
 		break;
 	}
