@@ -10,8 +10,9 @@
  * +0x1000, SET +0x1400, INC +0x1800, DEC +0x1C00) followed by a read of
  * the value, which is what the ioctl returns. The device does the
  * arithmetic (modulo 2^32) and wakes engines waiting on the semaphore or
- * event; host writes produce no EVT_SEM record (docs/device-model.md
- * "EVT_SEM").
+ * event; a host write produces an AXI_EVT_SEM record only while the core's
+ * AXI_EVT_SEM notification is armed (NEURON_IOC_NOTIFY_TRIGGER,
+ * docs/device-model.md#axi-evt-sem).
  */
 #include <uapi/linux/neuron.h>
 

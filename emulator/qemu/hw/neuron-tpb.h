@@ -20,11 +20,13 @@
  *        v
  *   neuron-dge.c      DGE copy: a helper of the engine (device memory only)
  *   neuron-dma.c      the 16 DMA engines: packet split, M2S_TRIGGER
+ *                     (the engine and the DGE helper use the split)
  *   neuron-notific.c  queues and interrupt causes: the engine pushes records
  *   neuron-evtsem.c   semaphores and events: the engine applies updates
  *
- * neuron-tpb.c also calls NOTIFIC and EVT_SEM directly for their MMIO
- * windows and resets. Below the blocks there are only the inline helpers of
+ * neuron-tpb.c also calls NOTIFIC, EVT_SEM and the DMA block directly for
+ * their MMIO windows and resets; EVT_SEM hands its AXI_EVT_SEM records to
+ * NOTIFIC (neuron_notific_push()). Below the blocks there are only the inline helpers of
  * this header (device memory, upcall). A block never calls a function of a
  * file above it and does not know NeuronTPBState: what it needs from the
  * device (DMA master, device memory, configuration) is handed to its core

@@ -389,7 +389,9 @@ enum neuron_evt_sem_op {
  * @reserved:	in: must be zero
  *
  * Host access to the core's EVT_SEM unit. Engines blocked in WAIT_GE or
- * WAIT_GE_AND_DEC on the semaphore are woken by the device.
+ * WAIT_GE_AND_DEC on the semaphore are woken by the device. A write makes
+ * one AXI_EVT_SEM record while the core's AXI_EVT_SEM notification is armed
+ * (NEURON_IOC_NOTIFY_TRIGGER).
  * Errors: -EINVAL (core, index, op, reserved), -EPERM (SET, INC, DEC,
  * EVENT_SET, EVENT_CLEAR: another file owns the core).
  */
