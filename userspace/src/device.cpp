@@ -308,6 +308,20 @@ Status Device::throttle(bool enable) const {
   return {};
 }
 
+Result<Device::NotifyTriggers> Device::notify_trigger(unsigned core, neuron_trigger_source source,
+                                                      unsigned index, bool enable) const {
+  neuron_notify_trigger a{};
+  a.core = core;
+  a.source = static_cast<std::uint32_t>(source);
+  a.index = index;
+  a.enable = enable ? 1 : 0;
+  if (xioctl(fd(), NEURON_IOC_NOTIFY_TRIGGER, &a) < 0)
+    return unexpected(Error::from_errno(
+        errno, fmt::format("NEURON_IOC_NOTIFY_TRIGGER core={} source={} index={} enable={}", core,
+                           source == NEURON_TRIGGER_AXI_EVT_SEM ? "AXI_EVT_SEM" : "DMA_QUEUE", index, a.enable)));
+  return NotifyTriggers{a.dma_armed, a.axi_armed != 0};
+}
+
 Result<std::uint64_t> Device::acquire_cores(std::uint64_t cores) const {
   neuron_cores a{};
   a.cores = cores;

@@ -128,6 +128,10 @@ TEST(Device, NewIoctlsFailWithWhatWasAsked) {
   EXPECT_THAT(d->evt_sem(0, 12, NEURON_SEM_INC, 3).error().message(),
               HasSubstr("NEURON_IOC_EVT_SEM core=0 index=12 op=SEM_INC value=3"));
   EXPECT_THAT(d->throttle(true).error().message(), HasSubstr("NEURON_IOC_THROTTLE enable=1"));
+  EXPECT_THAT(d->notify_trigger(1, NEURON_TRIGGER_DMA_QUEUE, 15, true).error().message(),
+              HasSubstr("NEURON_IOC_NOTIFY_TRIGGER core=1 source=DMA_QUEUE index=15 enable=1"));
+  EXPECT_THAT(d->notify_trigger(0, NEURON_TRIGGER_AXI_EVT_SEM, 0, false).error().message(),
+              HasSubstr("NEURON_IOC_NOTIFY_TRIGGER core=0 source=AXI_EVT_SEM index=0 enable=0"));
 }
 
 TEST(Device, TenancyIoctlsFailWithWhatWasAsked) {

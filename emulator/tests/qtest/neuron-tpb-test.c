@@ -928,6 +928,7 @@ static void test_evtsem_axi_record(void)
     wr(d, b + ES_SET(3), 10);
     wr(d, b + ES_INC(3), 5);
     wr(d, b + ES_EVENT(9), 1);
+    step_us(d, 1000);                   /* any write buffering drains */
     g_assert_cmphex(rd(d, b + Q(2) + Q_TAIL), ==, 3);
     for (i = 0; i < 3; i++) {
         slot(d, ring, i, r);
@@ -936,6 +937,7 @@ static void test_evtsem_axi_record(void)
     g_assert_cmphex(rd(d, CORE(1) + ES_AXI_NOTIFY), ==, 0);  /* per core */
     wr(d, b + ES_AXI_NOTIFY, 0);
     wr(d, b + ES_INC(3), 1);
+    step_us(d, 1000);
     g_assert_cmphex(rd(d, b + Q(2) + Q_TAIL), ==, 3);
     g_assert_cmphex(rd(d, b + ES_AXI_DROPPED), ==, 0);
     dev_stop(d);

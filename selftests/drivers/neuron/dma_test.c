@@ -57,9 +57,16 @@ static int trigger(int fd, __u32 core, __u32 source, __u32 index, __u32 enable,
 	return ret;
 }
 
+/*
+ * TAIL of one of the fixture's queues, read after 20 ms so that a record
+ * the device still holds on its way to the ring (an input buffer) has
+ * landed: the "no more records" checks must not pass by being early.
+ */
 static __u32 nq_tail(int fd, __u32 queue)
 {
 	struct neuron_nq_info info = { .core = CORE, .queue = queue };
+
+	usleep(20000);
 
 	if (neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &info))
 		return 0xffffffff;

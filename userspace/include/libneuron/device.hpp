@@ -172,6 +172,19 @@ class Device {
   /// (records to NUM4, docs/hardware.md#throttle). The throttle edge is counted
   /// either way.
   [[nodiscard]] Status throttle(bool enable) const;
+  /// What NEURON_IOC_NOTIFY_TRIGGER reports after the change.
+  struct NotifyTriggers {
+    std::uint32_t dma_armed = 0;  ///< bit q: DMA queue q writes DMA records
+    bool axi_armed = false;       ///< host EVT_SEM writes make AXI_EVT_SEM records
+  };
+  /// NEURON_IOC_NOTIFY_TRIGGER: arm (true) or disarm one completion
+  /// notification of a core: DMA queue `index` (0..15) for
+  /// NEURON_TRIGGER_DMA_QUEUE, or the AXI_EVT_SEM records of host EVT_SEM
+  /// writes (`index` 0) for NEURON_TRIGGER_AXI_EVT_SEM
+  /// (docs/device-model.md#dma-engines, #axi-evt-sem). Takes a free core;
+  /// EPERM if another file owns it, EINVAL for a field out of range.
+  [[nodiscard]] Result<NotifyTriggers> notify_trigger(unsigned core, neuron_trigger_source source,
+                                                      unsigned index, bool enable) const;
   /// NEURON_IOC_CORE_ACQUIRE: take every core of `cores` (bit c = core c) for
   /// this open file, or none; cores it owns already are fine, 0 only asks.
   /// Returns the cores the file owns afterwards. EBUSY: another open file
