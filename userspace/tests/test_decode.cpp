@@ -470,7 +470,7 @@ TEST(Decode, DeviceEncoderGivesTheHandWrittenDgeMetadataBytes) {
   const auto m = std::get<DgeMetadata>(decode(enc, QueueClass::Dge));
   EXPECT_EQ(m.num_packets, 4096u);
   EXPECT_EQ(m.dma_map, 0x8001);
-  // what the emulated device writes on success: dma_map 0x1, num_packets 1, pc 4 on POOL:
+  // what the emulated device writes for a copy of at most 64 bytes: dma_map 0x1, num_packets 1, pc 4 on POOL:
   // word0 = 4 | 1 << 20 | 0x8e << 24 -> 04 00 10 8e; dma_map 01 00; 0x001 -> 01 00
   const Record dev = bytes({0x04, 0x00, 0x10, 0x8e, 0x01, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
   std::memset(&n, 0, sizeof n);

@@ -396,7 +396,8 @@ static void check_tpb_error(struct __test_metadata *_metadata, const struct rec 
  * A DGE_METADATA record (docs/hardware.md#rec-dge-metadata) for a successful
  * copy at @pc: bits 0-19 program_counter, 20-23 debug_hint = METADATA_TYPE_DGE
  * 0x1, header @3 with the engine's EXPLICIT type, dma_map @4 = 0x0001,
- * num_packets:12 @6 = 1 (contract), timestamp @8.
+ * num_packets:12 @6 = 1 (contract: a copy of at most 64 bytes is one packet
+ * on DMA engine 0, docs/device-model.md#dma-engines), timestamp @8.
  */
 static void check_dge_metadata(struct __test_metadata *_metadata, const struct rec *x,
 			       unsigned int engine, unsigned int pc, const char *what)
