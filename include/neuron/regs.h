@@ -90,14 +90,15 @@
  * 10..29 are never raised. Summaries: tpb_notific_intr_8 (a full edge,
  * NEURON_NOTIFIC_INTR_WRBUF_FULL) and intr_3 (a drop edge, HW_OVERFLOW).
  */
-#define NEURON_NOTIFIC_WRBUF_DEPTH	0x030	/* RO: records the buffer holds (property wrbuf-depth) */
+#define NEURON_NOTIFIC_WRBUF_DEPTH	0x030	/* RO: records it holds */
 #define NEURON_NOTIFIC_WRBUF_LEVEL	0x034	/* RO: records in it now */
-#define NEURON_NOTIFIC_WRBUF_DRAIN_NS	0x038	/* RW: ns of virtual time the ring writer takes per record, 0 = keeps up */
-#define NEURON_NOTIFIC_WRBUF_DROP	0x03c	/* RW: bit per queue: drop (not stall) when the buffer is full; reset 0 */
-#define NEURON_NOTIFIC_WRBUF_FULL_STATUS 0x040	/* W1C: bit N = wr_buffer_full_N latched */
-#define NEURON_NOTIFIC_WRBUF_DROP_STATUS 0x044	/* W1C: bit N = wr_buffer_drop_N latched */
-#define NEURON_NOTIFIC_WRBUF_FULL_COUNT(q) (0x080 + (q) * 4) /* RO: producer stalls on the buffer, records of queue q */
-#define NEURON_NOTIFIC_WRBUF_DROP_COUNT(q) (0x0c0 + (q) * 4) /* RO: records of queue q the buffer dropped */
+#define NEURON_NOTIFIC_WRBUF_DRAIN_NS	0x038	/* RW: writer ns per record, 0 = keeps up */
+#define NEURON_NOTIFIC_WRBUF_DROP	0x03c	/* RW: bit per queue: drop when full; reset 0 */
+#define NEURON_NOTIFIC_WRBUF_FULL_STATUS 0x040	/* W1C: bit N = wr_buffer_full_N */
+#define NEURON_NOTIFIC_WRBUF_DROP_STATUS 0x044	/* W1C: bit N = wr_buffer_drop_N */
+/* RO, per queue q: stall episodes; records the buffer dropped */
+#define NEURON_NOTIFIC_WRBUF_FULL_COUNT(q) (0x080 + (q) * 4)
+#define NEURON_NOTIFIC_WRBUF_DROP_COUNT(q) (0x0c0 + (q) * 4)
 #define NEURON_WRBUF_EDGES		30	/* wr_buffer_full/_drop_0..29 */
 #define NEURON_WRBUF_EDGE_MASK		0x3fffffff
 #define NEURON_WRBUF_DEPTH_MAX		256	/* largest wrbuf-depth */
