@@ -214,6 +214,9 @@ struct neuron_vector {
  * @irq_lock:	guards the counters below
  * @intr_count:	per core, per tpb_notific_intr_N cause: edges seen
  * @threshold_count: per core, per queue: THRESHOLD_STATUS bits seen
+ * @wrbuf_full_count: per core, per queue: WRBUF_FULL_STATUS bits seen
+ *		(wr_buffer_full_N edges, N = queue)
+ * @wrbuf_drop_count: per core, per queue: WRBUF_DROP_STATUS bits seen
  * @throttle_count: throttle edges seen
  * @fault_count: per NEURON_REG_FAULT_STATUS bit: faults seen
  * @spurious_count: interrupts with no status bit set
@@ -282,6 +285,8 @@ struct neuron_device {
 	spinlock_t irq_lock;		/* interrupt counters */
 	u64 intr_count[NEURON_MAX_CORES][NEURON_NOTIFIC_INTR_BITS];
 	u64 threshold_count[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
+	u64 wrbuf_full_count[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
+	u64 wrbuf_drop_count[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 	u64 throttle_count;
 	u64 fault_count[NEURON_FAULT_BITS];
 	u64 spurious_count;

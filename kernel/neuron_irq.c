@@ -170,6 +170,26 @@ static void neuron_irq_storm_work(struct work_struct *work)
 }
 
 /*
+ * Read and clear (W1C) one of the input buffer's edge registers of @core
+ * (WRBUF_FULL_STATUS or WRBUF_DROP_STATUS, docs/device-model.md#wrbuf):
+ * bit N is edge wr_buffer_full_N / _drop_N. Called after INTR_STATUS was
+ * cleared, so an edge latched meanwhile is seen now or raises its summary
+ * cause again.
+ */
+static unsigned long neuron_irq_take_wrbuf(struct neuron_device *ndev,
+					   u32 core, u32 reg)
+{
+	u32 val = neuron_rd(ndev, NEURON_NOTIFIC_REG(core, reg));
+
+	if (neuron_irq_gone(val))
+		return 0;
+	val &= NEURON_WRBUF_EDGE_MASK;
+	if (val)
+		neuron_wr(ndev, NEURON_NOTIFIC_REG(core, reg), val);
+	return val;
+}
+
+/*
  * Core vector: tpb_notific_intr_0..8. INTR_STATUS is cleared before
  * THRESHOLD_STATUS is read, so a threshold hit racing with the handler is
  * either seen now or raises intr_0 again. The status is read again after
@@ -185,7 +205,7 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 	u32 all = NEURON_NOTIFIC_INTR_MASK_ALL, any = 0;
 	bool masked_only = false;
 	struct neuron_event ev;
-	unsigned long status, thr;
+	unsigned long status, thr, wfull, wdrop;
 	unsigned int bit, loop;
 	u32 val;
 
@@ -212,11 +232,22 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 			neuron_wr(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_THRESHOLD_STATUS),
 				  thr);
 
+		wfull = 0;
+		wdrop = 0;
+		if (status & BIT(NEURON_NOTIFIC_INTR_WRBUF_FULL))
+			wfull = neuron_irq_take_wrbuf(ndev, core,
+						      NEURON_NOTIFIC_WRBUF_FULL_STATUS);
+		if (status & BIT(NEURON_NOTIFIC_INTR_HW_OVERFLOW))
+			wdrop = neuron_irq_take_wrbuf(ndev, core,
+						      NEURON_NOTIFIC_WRBUF_DROP_STATUS);
+
 		memset(&ev, 0, sizeof(ev));
 		ev.core = core;
 		ev.edge = NEURON_EDGE_NOTIFIC;
 		ev.cause = status;
 		ev.queues = thr;
+		ev.wrbuf_full = wfull;
+		ev.wrbuf_drop = wdrop;
 		/*
 		 * A threshold hit between the two reads shows in @thr now and
 		 * in the next INTR_STATUS read: name its cause here too, so
@@ -230,6 +261,10 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 			ndev->intr_count[core][bit]++;
 		for_each_set_bit(bit, &thr, NEURON_NUM_SW_QUEUES)
 			ndev->threshold_count[core][bit]++;
+		for_each_set_bit(bit, &wfull, NEURON_NUM_SW_QUEUES)
+			ndev->wrbuf_full_count[core][bit]++;
+		for_each_set_bit(bit, &wdrop, NEURON_NUM_SW_QUEUES)
+			ndev->wrbuf_drop_count[core][bit]++;
 		ev.count = ++ndev->notific_edges[core];
 		spin_unlock(&ndev->irq_lock);
 

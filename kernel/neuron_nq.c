@@ -16,7 +16,10 @@
  * which resets HEAD = TAIL = 0 and the phase to 1. Overflow policy,
  * docs/hardware.md#nq-backpressure: SW_BACKPRESSURE (lossless, the default) or,
  * with NEURON_NQ_F_IGNORE_FULL, IGNORE_FULL (lossy overwrite, the record
- * carries software_queue_overflow).
+ * carries software_queue_overflow). In front of the rings, the NOTIFIC
+ * input buffer stalls a producer when it is full, or with
+ * NEURON_NQ_F_WRBUF_DROP drops the queue's record (WRBUF_DROP bit,
+ * docs/device-model.md#wrbuf).
  *
  * A queue belongs to the file that made it. Tearing it down disables it,
  * waits until the device shows it disabled, zaps the owner's mappings of
@@ -31,6 +34,18 @@
 
 #include "neuron.h"
 #include "neuron_trace.h"
+
+/*
+ * The device model's ring-writer service time, programmed into
+ * WRBUF_DRAIN_NS of a core whenever a queue of it is made
+ * (docs/device-model.md#wrbuf, docs/decisions.md#wrbuf): 0, the reset
+ * value, lets the writer keep up with any producer; a test that wants a
+ * flood to outrun the writer sets it (root) before making its queues.
+ */
+static unsigned int wrbuf_drain_ns;
+module_param(wrbuf_drain_ns, uint, 0644);
+MODULE_PARM_DESC(wrbuf_drain_ns,
+		 "NOTIFIC ring writer: ns per record, set on each core when a queue is made (0 = keeps up, at most 1000000)");
 
 /*
  * Allocate and zero a ring: stale records must not look fresh (phase).
@@ -134,6 +149,12 @@ static void neuron_nq_hw_enable(struct neuron_nq *nq)
 	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_IGNORE_FULL, q, lossy);
 	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_SW_BACKPRESSURE, q,
 			     !lossy);
+	/* full input buffer: stall or drop (docs/device-model.md#wrbuf) */
+	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_WRBUF_DROP, q,
+			     nq->flags & NEURON_NQ_F_WRBUF_DROP);
+	neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_WRBUF_DRAIN_NS),
+		  min_t(u32, READ_ONCE(wrbuf_drain_ns),
+			NEURON_WRBUF_DRAIN_NS_MAX));
 	/* a stale threshold hit of an earlier user of this queue (W1C) */
 	neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_THRESHOLD_STATUS),
 		  BIT(q));

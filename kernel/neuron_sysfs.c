@@ -13,6 +13,11 @@
  *   threshold_counts  one line per core, "core<c>" then, for each queue
  *                 0..9, the THRESHOLD_STATUS bits seen (threshold
  *                 interrupts, each also signals the queue's eventfd)
+ *   wrbuf_counts  two lines per core, "core<c> full" and "core<c> drop",
+ *                 then for each queue 0..9 the wr_buffer_full_N /
+ *                 wr_buffer_drop_N edges seen (N = queue; the NOTIFIC
+ *                 input buffer, docs/device-model.md#wrbuf). Edges, not
+ *                 records: NQ_INFO's drop_count counts the records
  *   edge_counts   the interrupt edges handled, i.e. the events delivered
  *                 (struct neuron_event.count): one line per core
  *                 "core<c> <n>" (NOTIFIC), then "throttle <n>", "fault <n>"
@@ -115,6 +120,32 @@ static ssize_t threshold_counts_show(struct device *dev,
 	return len;
 }
 static DEVICE_ATTR_RO(threshold_counts);
+
+static ssize_t wrbuf_counts_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u64 full[NEURON_NUM_SW_QUEUES], drop[NEURON_NUM_SW_QUEUES];
+	unsigned long flags;
+	int len = 0;
+	u32 c, q;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		spin_lock_irqsave(&ndev->irq_lock, flags);
+		memcpy(full, ndev->wrbuf_full_count[c], sizeof(full));
+		memcpy(drop, ndev->wrbuf_drop_count[c], sizeof(drop));
+		spin_unlock_irqrestore(&ndev->irq_lock, flags);
+		len += sysfs_emit_at(buf, len, "core%u full", c);
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++)
+			len += sysfs_emit_at(buf, len, " %llu", full[q]);
+		len += sysfs_emit_at(buf, len, "\ncore%u drop", c);
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++)
+			len += sysfs_emit_at(buf, len, " %llu", drop[q]);
+		len += sysfs_emit_at(buf, len, "\n");
+	}
+	return len;
+}
+static DEVICE_ATTR_RO(wrbuf_counts);
 
 static ssize_t edge_counts_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
@@ -242,6 +273,7 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
 	&dev_attr_intr_counts.attr,
 	&dev_attr_threshold_counts.attr,
+	&dev_attr_wrbuf_counts.attr,
 	&dev_attr_edge_counts.attr,
 	&dev_attr_fault_counts.attr,
 	&dev_attr_intr_storms.attr,

@@ -701,11 +701,18 @@ static void t_ignore_full_overflow(void)
 	CHECK(intr_status(0) & (1u << NEURON_NOTIFIC_INTR_BAD_HEAD), "no intr_7 past TAIL");
 }
 
+/*
+ * A full queue with neither SW_BACKPRESSURE nor IGNORE_FULL drops the
+ * record as a software queue overflow (intr_2, not the input buffer's
+ * intr_3: docs/decisions.md#wrbuf), and the next record written to the
+ * queue carries software_queue_overflow.
+ */
 static void t_full_without_policy(void)
 {
 	insn_t p[6];
 	unsigned int i;
 	uint32_t drop0;
+	rec_t r[4];
 	struct nq n;
 
 	dev_reset();
@@ -719,7 +726,18 @@ static void t_full_without_policy(void)
 	CHECK(eng_wait(0, NEURON_ENGINE_PE, NEURON_ENGINE_IDLE, TIMEOUT_MS), "idle");
 	CHECK(qrd(0, 1, NEURON_NQ_TAIL) == 4, "TAIL");
 	CHECK(qrd(0, 1, NEURON_NQ_DROP_COUNT) == drop0 + 1, "DROP_COUNT");
-	CHECK(intr_status(0) & (1u << NEURON_NOTIFIC_INTR_HW_OVERFLOW), "intr_3");
+	CHECK(intr_status(0) & (1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW), "intr_2");
+	CHECK(!(intr_status(0) & (1u << NEURON_NOTIFIC_INTR_HW_OVERFLOW)),
+	      "intr_3 for a full software queue");
+	CHECK(nq_drain(&n, r, 4) == 4, "drain the four");
+	for (i = 0; i < 4; i++)
+		CHECK(!rec_swovf(&r[i]), "record %u before the loss marked", i);
+	p[0] = NOTIFY(0, 9);
+	p[1] = I(NEURON_OP_HALT, 0, 0, 0);
+	prog_start(0, NEURON_ENGINE_PE, p, 2);
+	CHECK(eng_wait(0, NEURON_ENGINE_PE, NEURON_ENGINE_IDLE, TIMEOUT_MS), "idle");
+	CHECK(nq_collect(&n, r, 1, 2000) == 1, "the record after the loss");
+	CHECK(rec_swovf(&r[0]), "no software_queue_overflow on the record after the loss");
 }
 
 static void t_bad_head_and_threshold(void)

@@ -83,6 +83,28 @@
 #define NEURON_SW_QUEUE_MASK		0x3ff	/* docs/hardware.md#nq-mask */
 
 /*
+ * NOTIFIC input buffer (docs/hardware.md#wr-buffer, docs/device-model.md#wrbuf):
+ * the bounded FIFO between the producers and the ring writer. Edge N of
+ * notify_error_wr_buffer_full_0..29 / _drop_0..29 is bit N of the two
+ * status registers; our block raises edge N for records of queue N (0..9),
+ * 10..29 are never raised. Summaries: tpb_notific_intr_8 (a full edge,
+ * NEURON_NOTIFIC_INTR_WRBUF_FULL) and intr_3 (a drop edge, HW_OVERFLOW).
+ */
+#define NEURON_NOTIFIC_WRBUF_DEPTH	0x030	/* RO: records it holds */
+#define NEURON_NOTIFIC_WRBUF_LEVEL	0x034	/* RO: records in it now */
+#define NEURON_NOTIFIC_WRBUF_DRAIN_NS	0x038	/* RW: writer ns per record, 0 = keeps up */
+#define NEURON_NOTIFIC_WRBUF_DROP	0x03c	/* RW: bit per queue: drop when full; reset 0 */
+#define NEURON_NOTIFIC_WRBUF_FULL_STATUS 0x040	/* W1C: bit N = wr_buffer_full_N */
+#define NEURON_NOTIFIC_WRBUF_DROP_STATUS 0x044	/* W1C: bit N = wr_buffer_drop_N */
+/* RO, per queue q: stall episodes; records the buffer dropped */
+#define NEURON_NOTIFIC_WRBUF_FULL_COUNT(q) (0x080 + (q) * 4)
+#define NEURON_NOTIFIC_WRBUF_DROP_COUNT(q) (0x0c0 + (q) * 4)
+#define NEURON_WRBUF_EDGES		30	/* wr_buffer_full/_drop_0..29 */
+#define NEURON_WRBUF_EDGE_MASK		0x3fffffff
+#define NEURON_WRBUF_DEPTH_MAX		256	/* largest wrbuf-depth */
+#define NEURON_WRBUF_DRAIN_NS_MAX	1000000	/* 1 ms per record */
+
+/*
  * enum neuron_notific_intr (the tpb_notific_intr_N causes, NEURON_NOTIFIC_INTR_BITS)
  * and enum neuron_notific_class with NEURON_ROUTE_DEFAULT and
  * NEURON_ROUTE_QUEUE() (the 4-bit sw_queue_num per class of

@@ -12,6 +12,13 @@
 
 namespace neuron {
 
+namespace {
+// Causes that mean records were lost (docs/device-model.md#intr-cause-table):
+// a full software queue (intr_2) or the input buffer's drop (intr_3).
+constexpr std::uint32_t kLossCauses =
+    (1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW) | (1u << NEURON_NOTIFIC_INTR_HW_OVERFLOW);
+}  // namespace
+
 const char* status_name(ExecStatus s) noexcept {
   switch (s) {
     case ExecStatus::Ok: return "OK";
@@ -324,7 +331,7 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
     const QueueClass cls = queue_class(queue);
     for (const Record& r : recs) {
       CollectedRecord c{core, queue, r, decode(r, cls)};
-      if (r.sw_overflow()) res.overflow_seen = true;
+      if (r.sw_overflow() || r.hw_overflow()) res.overflow_seen = true;
       if (!res.first_error && is_error(c.decoded)) res.first_error = c;
       if (opt.on_record) opt.on_record(c);
       if (opt.keep_records) res.records.push_back(std::move(c));
@@ -346,7 +353,7 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   auto waiter = (*reaper)->expect([&](const Arrival& a) {
     if (a.record) {
       const Record& r = *a.record;
-      if (r.sw_overflow()) return overflow = true;
+      if (r.sw_overflow() || r.hw_overflow()) return overflow = true;
       for (const auto& p : plans) {
         if (p.key.core != a.core || !remaining.count(p.key)) continue;
         const bool done = opt.trace ? is_inst_end_of(r, p.key.engine) && p.stops.count(pc20(r))
@@ -360,13 +367,16 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
       return remaining.empty();
     }
     const Event& e = *a.event;
-    if (e.edge != NEURON_EDGE_NOTIFIC || !(e.cause & (1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW)) || !cores.count(e.core))
-      return false;
-    // The cause is per core; our queues' overflow counts say whether it was ours.
+    if (e.edge != NEURON_EDGE_NOTIFIC || !(e.cause & kLossCauses) || !cores.count(e.core)) return false;
+    // The cause is per core; our queues' overflow and drop counts say whether it was ours.
     bool known = false, ours = false;
     for (ReapQueue* q : queue_ptrs) {
       if (q->core() != e.core) continue;
       if (auto n = q->overflow_count()) {
+        known = true;
+        ours = ours || *n > 0;
+      }
+      if (auto n = q->drop_count()) {
         known = true;
         ours = ours || *n > 0;
       }
@@ -406,6 +416,12 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   res.reaper = (*reaper)->stats();
   res.lost = res.reaper.lost;
   if (res.lost) res.overflow_seen = true;
+  // Records the device lost on our queues that no record flag or edge
+  // showed (e.g. the edge went to a full event queue): NQ_INFO's counts.
+  for (ReapQueue* q : queue_ptrs) {
+    res.device_lost += q->overflow_count().value_or(0) + q->drop_count().value_or(0);
+  }
+  if (res.device_lost) res.overflow_seen = true;
   if (auto f = (*reaper)->failure()) return fail(*f);
 
   res.engines.clear();

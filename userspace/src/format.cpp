@@ -74,7 +74,7 @@ std::string format_time(Timestamp t) {
 std::string notific_cause_names(std::uint32_t cause) {
   static constexpr const char* names[] = {"THRESHOLD",        "DISABLED_QUEUE", "SW_OVERFLOW",
                                           "HW_OVERFLOW",      "AXI_WRITE_ERROR", "BACKPRESSURE",
-                                          "ENGINE_FATAL",     "BAD_HEAD",       "RESERVED"};
+                                          "ENGINE_FATAL",     "BAD_HEAD",       "WRBUF_FULL"};
   std::string s;
   for (unsigned i = 0; i < 32; ++i) {
     if (!(cause & (1u << i))) continue;

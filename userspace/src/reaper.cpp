@@ -33,6 +33,11 @@ class DeviceReapQueue final : public ReapQueue {
     if (!i) return std::nullopt;
     return i->overflow_count;
   }
+  std::optional<std::uint64_t> drop_count() noexcept override {
+    auto i = q_.info();
+    if (!i) return std::nullopt;
+    return i->drop_count;
+  }
 
  private:
   NotificationQueue q_;

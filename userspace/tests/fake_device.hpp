@@ -42,6 +42,7 @@ class FakeQueue final : public ReapQueue {
   std::optional<std::uint64_t> overflow_count() noexcept override {
     return overflow_.load(std::memory_order_relaxed);
   }
+  std::optional<std::uint64_t> drop_count() noexcept override { return drop_.load(std::memory_order_relaxed); }
 
   /// Producer side (any one thread): write `r` as the next record.
   void push(Record r, std::uint8_t extra_flags = 0) {
@@ -60,6 +61,7 @@ class FakeQueue final : public ReapQueue {
   }
 
   void set_overflow_count(std::uint64_t n) { overflow_.store(n, std::memory_order_relaxed); }
+  void set_drop_count(std::uint64_t n) { drop_.store(n, std::memory_order_relaxed); }
   std::uint32_t tail() const { return tail_.load(std::memory_order_acquire); }
   std::uint64_t drains() const { return drains_.load(std::memory_order_relaxed); }
   std::uint64_t edges() const { return edges_.load(std::memory_order_relaxed); }
@@ -97,7 +99,7 @@ class FakeQueue final : public ReapQueue {
   UniqueFd efd_;
   RingView view_;
   std::atomic<std::uint32_t> tail_{0}, head_{0};
-  std::atomic<std::uint64_t> overflow_{0}, drains_{0}, edges_{0};
+  std::atomic<std::uint64_t> overflow_{0}, drop_{0}, drains_{0}, edges_{0};
   std::mutex mu_;
   bool fired_ = false;
 };

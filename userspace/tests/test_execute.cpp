@@ -101,7 +101,11 @@ class FakeTarget : public ExecTarget {
         r.bytes[3] = 0x1f;
         const std::uint32_t hi = engine | (pc << 4);
         for (int b = 0; b < 4; ++b) r.bytes[4 + b] = static_cast<std::uint8_t>(hi >> (8 * b));
-        put(core, 3, r, in.operand.arg.value == 0xee ? NEURON_ISA_HEADER_SW_OVF : 0);
+        // 0xee: the record carries software_queue_overflow, 0xef hardware_queue_overflow
+        put(core, 3, r,
+            in.operand.arg.value == 0xee   ? NEURON_ISA_HEADER_SW_OVF
+            : in.operand.arg.value == 0xef ? NEURON_ISA_HEADER_HW_OVF
+                                           : 0);
         if (in.operand.arg.value == NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL) halt = true;
       }
       if (halt) {
@@ -339,6 +343,67 @@ TEST(Execute, OverflowEdgeIsSwNqOverflow) {
   EXPECT_EQ(r.overflow_event->cause, 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW);
   EXPECT_EQ(r.events.size(), 1u);
   EXPECT_LT(r.elapsed, std::chrono::seconds(5));
+}
+
+// Status 1204 whenever records were lost, whatever the cause
+// (docs/device-model.md#intr-cause-table, #wrbuf).
+TEST(Execute, HardwareOverflowRecordIsSwNqOverflow) {
+  FakeTarget t;
+  auto r = execute(t, prog("[pe]\nfp_error 0xef\nhalt\n"), fast());  // marked hardware_queue_overflow
+  EXPECT_EQ(static_cast<int>(r.status), 1204);
+  EXPECT_TRUE(r.overflow_seen);
+  EXPECT_LT(r.elapsed, std::chrono::milliseconds(300));  // the loss ends the wait
+}
+
+TEST(Execute, InputBufferDropEdgeIsSwNqOverflow) {
+  FakeTarget t;
+  t.stuck = true;
+  t.after_submit = [](FakeTarget& f) {
+    f.queue(0, 1).set_drop_count(7);  // the input buffer dropped 7 of our records
+    Event e{};
+    e.edge = NEURON_EDGE_NOTIFIC;
+    e.core = 0;
+    e.cause = 1u << NEURON_NOTIFIC_INTR_HW_OVERFLOW;
+    e.wrbuf_drop = 1u << 1;
+    f.events->push(e);
+  };
+  auto o = fast();
+  o.timeout = std::chrono::seconds(10);
+  auto r = execute(t, prog("[pe]\nnop\n"), o);
+  EXPECT_EQ(static_cast<int>(r.status), 1204);
+  ASSERT_TRUE(r.overflow_event);
+  EXPECT_EQ(r.overflow_event->cause, 1u << NEURON_NOTIFIC_INTR_HW_OVERFLOW);
+  EXPECT_EQ(r.device_lost, 7u);
+  EXPECT_LT(r.elapsed, std::chrono::seconds(5));
+}
+
+TEST(Execute, FullQueueWithoutPolicyDropEdgeIsSwNqOverflow) {
+  FakeTarget t;
+  t.stuck = true;
+  t.after_submit = [](FakeTarget& f) {
+    f.queue(0, 1).set_drop_count(1);  // dropped, not overwritten: overflow count stays 0
+    Event e{};
+    e.edge = NEURON_EDGE_NOTIFIC;
+    e.core = 0;
+    e.cause = 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW;
+    f.events->push(e);
+  };
+  auto o = fast();
+  o.timeout = std::chrono::seconds(10);
+  auto r = execute(t, prog("[pe]\nnop\n"), o);
+  EXPECT_EQ(static_cast<int>(r.status), 1204);
+  ASSERT_TRUE(r.overflow_event);
+  EXPECT_EQ(r.device_lost, 1u);
+}
+
+TEST(Execute, DropsSeenOnlyInTheCountsAreSwNqOverflow) {
+  FakeTarget t;
+  t.after_submit = [](FakeTarget& f) { f.queue(0, 1).set_drop_count(2); };  // no flag, no edge
+  auto r = execute(t, prog("[pe]\nnop\n"), fast());
+  EXPECT_TRUE(r.completed);
+  EXPECT_EQ(static_cast<int>(r.status), 1204);
+  EXPECT_FALSE(r.overflow_event);
+  EXPECT_EQ(r.device_lost, 2u);
 }
 
 TEST(Execute, OverflowEdgeOfSomeoneElsesQueueOrCoreIsNotOurs) {

@@ -68,6 +68,8 @@ TEST(Format, NotificCauseNames) {
   EXPECT_EQ(notific_cause_names(0), "none");
   EXPECT_EQ(notific_cause_names(0x1), "THRESHOLD");
   EXPECT_EQ(notific_cause_names(0x82), "DISABLED_QUEUE|BAD_HEAD");
+  // docs/device-model.md#intr-cause-table: intr_3 the input buffer's drop, intr_8 its full edge
+  EXPECT_EQ(notific_cause_names(0x108), "HW_OVERFLOW|WRBUF_FULL");
 }
 
 // explain() with the program: the record names engine, pc, bc_reg and the

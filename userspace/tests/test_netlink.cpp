@@ -132,6 +132,31 @@ TEST(Netlink, EventAttributesParse) {
   EXPECT_EQ(e->timestamp_ns, 0x0123456789abcdefull);
 }
 
+// The input buffer's per-queue edges (docs/device-model.md#wrbuf); absent
+// from an older driver's events, they read 0 (EventAttributesParse).
+TEST(Netlink, EventInputBufferEdgesParse) {
+  Msg m(kFamily, NEURON_CMD_EVENT);
+  m.u32(NEURON_A_DEVICE, 0)
+      .u32(NEURON_A_CORE, 1)
+      .u32(NEURON_A_EDGE, NEURON_EDGE_NOTIFIC)
+      .u32(NEURON_A_CAUSE, 0x108)
+      .u32(NEURON_A_QUEUES, 0)
+      .u32(NEURON_A_WRBUF_FULL, 0x2)
+      .u32(NEURON_A_WRBUF_DROP, 0x201)
+      .attr(NEURON_A_PAD, {})
+      .u64(NEURON_A_COUNT, 7)
+      .u64(NEURON_A_TIMESTAMP, 1);
+  auto e = parse_event_message(m.bytes());
+  ASSERT_TRUE(e) << e.error().message();
+  EXPECT_EQ(e->cause, 0x108u);
+  EXPECT_EQ(e->wrbuf_full, 0x2u);
+  EXPECT_EQ(e->wrbuf_drop, 0x201u);
+  auto old = parse_event_message(good_event().bytes());
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->wrbuf_full, 0u);
+  EXPECT_EQ(old->wrbuf_drop, 0u);
+}
+
 TEST(Netlink, UnknownNewerAttributesAreSkipped) {
   auto m = good_event();
   m.u32(200, 1).attr(NEURON_A_MAX + 1, {1, 2, 3});

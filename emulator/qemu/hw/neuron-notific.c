@@ -107,6 +107,74 @@ static void neuron_notific_storm(NeuronCore *c)
     }
 }
 
+/*
+ * The NOTIFIC input buffer (docs/device-model.md#wrbuf,
+ * docs/hardware.md#wr-buffer): a FIFO of up to cfg.wrbuf_depth records
+ * between the producers and the ring writer. The writer takes
+ * WRBUF_DRAIN_NS of virtual time per record; with 0 it keeps up, and a
+ * record handed to an empty buffer is written at once (as before the
+ * buffer existed). When the buffer is full a record of queue q stalls its
+ * producer (wr_buffer_full_q, intr_8) or, with WRBUF_DROP bit q, is dropped
+ * (wr_buffer_drop_q, intr_3) and the next record of q that enters the
+ * buffer carries hardware_queue_overflow. The writer itself stalls, the
+ * record kept at the head of the FIFO, when its ring is full under
+ * backpressure, until a HEAD write or a policy change.
+ */
+static void neuron_wrbuf_reset(NeuronCore *c)
+{
+    if (c->wrbuf_timer) {
+        timer_del(c->wrbuf_timer);
+    }
+    c->wrbuf_first = 0;
+    c->wrbuf_level = 0;
+    c->wrbuf_drain_ns = c->cfg.wrbuf_drain_ns;
+    c->wrbuf_drop = 0;
+    c->wrbuf_full_status = 0;
+    c->wrbuf_drop_status = 0;
+    c->wrbuf_stalled = 0;
+    memset(c->wrbuf_full_count, 0, sizeof(c->wrbuf_full_count));
+    memset(c->wrbuf_drop_count, 0, sizeof(c->wrbuf_drop_count));
+    c->ovf_owed_hw = 0;
+    c->ovf_owed_sw = 0;
+    c->wrbuf_next_ns = 0;
+}
+
+/* Run the ring writer soon (from the main loop), if it has work. */
+static void neuron_wrbuf_kick(NeuronCore *c)
+{
+    if (c->wrbuf_level) {
+        timer_mod_anticipate(c->wrbuf_timer,
+                             qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    }
+}
+
+/*
+ * Queue @qi was disabled: its buffered records are nobody's now (a later
+ * user of the queue must not get them). They are dropped and counted in
+ * DROP_COUNT, with no interrupt.
+ */
+static void neuron_wrbuf_purge(NeuronCore *c, unsigned int qi)
+{
+    unsigned int i, kept = 0;
+    NeuronWrbufEntry *src, *dst;
+
+    for (i = 0; i < c->wrbuf_level; i++) {
+        src = &c->wrbuf[(c->wrbuf_first + i) % NEURON_WRBUF_DEPTH_MAX];
+        if (src->qi == qi) {
+            c->queue[qi].drop_count++;
+            continue;
+        }
+        dst = &c->wrbuf[(c->wrbuf_first + kept) % NEURON_WRBUF_DEPTH_MAX];
+        if (dst != src) {
+            *dst = *src;
+        }
+        kept++;
+    }
+    c->wrbuf_level = kept;
+    c->ovf_owed_hw &= ~BIT(qi);
+    c->ovf_owed_sw &= ~BIT(qi);
+}
+
 /* Power-on state of the block: all queues off, default policy and routing. */
 void neuron_notific_reset(NeuronCore *c)
 {
@@ -120,6 +188,7 @@ void neuron_notific_reset(NeuronCore *c)
     c->trace_enable = 0;
     c->threshold_status = 0;
     memset(c->queue, 0, sizeof(c->queue));
+    neuron_wrbuf_reset(c);
     neuron_notific_storm(c);
 }
 
@@ -134,7 +203,9 @@ void neuron_notific_disable_all(NeuronCore *c)
     c->queue_enable = 0;
     for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
         c->queue[qi].stalled = false;
+        neuron_wrbuf_purge(c, qi);
     }
+    c->wrbuf_stalled = 0;
 }
 
 /*
@@ -143,13 +214,15 @@ void neuron_notific_disable_all(NeuronCore *c)
  */
 void neuron_notific_unstall(NeuronCore *c, unsigned int q)
 {
-    c->queue[q].stalled = false;
+    if (q < NEURON_NUM_SW_QUEUES) {
+        c->queue[q].stalled = false;
+    }
 }
 
 /* Whether any queue is enabled (the core is not quiesced, DEV_STATUS). */
 bool neuron_notific_busy(NeuronCore *c)
 {
-    return c->queue_enable != 0;
+    return c->queue_enable != 0 || c->wrbuf_level != 0;
 }
 
 /* Whether TRACE_ENABLE brackets engine @engine's instructions. */
@@ -207,43 +280,29 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
     return true;
 }
 
-/**
- * neuron_notific_push() - write a record of class @cls into its queue
- * @c:           the core whose NOTIFIC block takes the record
- * @cls:         enum neuron_notific_class; ROUTE picks the queue
- * @rec:         the record; header byte 3 holds notific_type, this fills in
- *               phase, software_queue_overflow and the timestamp (byte 8)
- * @stall_queue: set to the queue index on NEURON_PUSH_STALLED, else -1
- *
- * Policy when the ring is full (docs/device-model.md): IGNORE_FULL writes at
- * TAIL over the oldest unread record, marked software_queue_overflow, and
- * leaves HEAD alone (software owns it, docs/hardware.md#head-doorbell); it
- * wins over backpressure. SW_BACKPRESSURE
- * makes the producer stall; with neither the record is lost as an input
- * buffer overflow (intr_3). A disabled queue drops the record (intr_1,
+/*
+ * The ring writer: writes @rec into queue @qi (docs/device-model.md, "NOTIFIC
+ * block"), @ovf (NEURON_ISA_HEADER_HW_OVF or 0) OR'd into its header.
+ * Policy when the ring is full: IGNORE_FULL writes at TAIL over the oldest
+ * unread record, marked software_queue_overflow, and leaves HEAD alone
+ * (software owns it, docs/hardware.md#head-doorbell); it wins over
+ * backpressure. SW_BACKPRESSURE stalls the writer (@stall_queue = @qi);
+ * with neither the record is dropped as a software queue overflow (intr_2,
+ * docs/decisions.md#wrbuf) and the next record written to the queue carries
+ * software_queue_overflow. A disabled queue drops the record (intr_1,
  * docs/hardware.md#nq-backpressure); so does a failed ring write (intr_4,
  * device DMA fault).
  */
-NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
-                                     union neuron_isa_notification *rec,
-                                     int *stall_queue)
+static NeuronPushResult neuron_nq_write(NeuronCore *c, unsigned int qi,
+                                        union neuron_isa_notification *rec,
+                                        uint8_t ovf, int *stall_queue)
 {
-    unsigned int qi = NEURON_ROUTE_QUEUE(c->route, cls);
-    NeuronQueue *q;
+    NeuronQueue *q = &c->queue[qi];
     uint32_t entries;
     bool overwrite = false;
     uint8_t hdr;
 
     *stall_queue = -1;
-    if (qi >= NEURON_NUM_SW_QUEUES) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "neuron-tpb: core %u: ROUTE sends class %u to queue %u "
-                      "(only %u queues): record dropped\n",
-                      c->index, cls, qi, NEURON_NUM_SW_QUEUES);
-        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_DISABLED_QUEUE);
-        return NEURON_PUSH_DROPPED;
-    }
-    q = &c->queue[qi];
     if (!neuron_nq_enabled(c, qi)) {
         q->drop_count++;
         neuron_notific_raise(c, NEURON_NOTIFIC_INTR_DISABLED_QUEUE);
@@ -263,13 +322,15 @@ NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
             return NEURON_PUSH_STALLED;
         } else {
             q->drop_count++;
-            neuron_notific_raise(c, NEURON_NOTIFIC_INTR_HW_OVERFLOW);
+            c->ovf_owed_sw |= BIT(qi);
+            neuron_notific_raise(c, NEURON_NOTIFIC_INTR_SW_OVERFLOW);
             return NEURON_PUSH_DROPPED;
         }
     }
 
     hdr = rec->bytes[NEURON_ISA_HEADER_OFFSET] & NEURON_ISA_HEADER_TYPE_MASK;
-    if (overwrite) {
+    hdr |= ovf & NEURON_ISA_HEADER_HW_OVF;
+    if (overwrite || (c->ovf_owed_sw & BIT(qi))) {
         hdr |= NEURON_ISA_HEADER_SW_OVF;
     }
     if (neuron_nq_phase(q, q->tail)) {
@@ -293,6 +354,7 @@ NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
     }
     q->dma_error = false;
     q->tail++;
+    c->ovf_owed_sw &= ~BIT(qi);
 
     if (overwrite) {
         /*
@@ -308,6 +370,139 @@ NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
         q->threshold_fired = true;
         c->threshold_status |= BIT(qi);
         neuron_notific_raise(c, NEURON_NOTIFIC_INTR_THRESHOLD);
+    }
+    return NEURON_PUSH_WRITTEN;
+}
+
+/*
+ * The ring writer's timer: writes the buffered records, oldest first, one
+ * per WRBUF_DRAIN_NS of virtual time (a late timer catches up, so the rate
+ * holds on average). It stops at a record whose ring is full under
+ * backpressure, keeping it at the head (the FIFO keeps its order), until a
+ * HEAD write or a policy change kicks it. Freeing a slot wakes the
+ * producers that stalled on the full buffer.
+ */
+static void neuron_wrbuf_run(void *opaque)
+{
+    NeuronCore *c = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    bool freed = false;
+    int sq;
+
+    while (c->wrbuf_level) {
+        NeuronWrbufEntry *e = &c->wrbuf[c->wrbuf_first];
+        int64_t at = MAX(c->wrbuf_next_ns, e->arrival);
+        uint8_t ovf = e->rec.bytes[NEURON_ISA_HEADER_OFFSET] &
+                      NEURON_ISA_HEADER_HW_OVF;
+
+        if (at > now) {
+            timer_mod(c->wrbuf_timer, at);
+            break;
+        }
+        if (neuron_nq_write(c, e->qi, &e->rec, ovf, &sq) ==
+            NEURON_PUSH_STALLED) {
+            break;
+        }
+        c->wrbuf_next_ns = at + c->wrbuf_drain_ns;
+        c->wrbuf_first = (c->wrbuf_first + 1) % NEURON_WRBUF_DEPTH_MAX;
+        c->wrbuf_level--;
+        freed = true;
+    }
+    if (freed && c->wrbuf_stalled) {
+        c->wrbuf_stalled = 0;
+        neuron_core_up(c, NEURON_UP_QUEUE_ROOM, NEURON_WRBUF_STALL);
+    }
+}
+
+void neuron_notific_init(NeuronCore *c)
+{
+    c->wrbuf_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, neuron_wrbuf_run, c);
+}
+
+void neuron_notific_finalize(NeuronCore *c)
+{
+    timer_free(c->wrbuf_timer);
+    c->wrbuf_timer = NULL;
+}
+
+/**
+ * neuron_notific_push() - hand a record of class @cls to the NOTIFIC block
+ * @c:           the core whose NOTIFIC block takes the record
+ * @cls:         enum neuron_notific_class; ROUTE picks the queue
+ * @rec:         the record; header byte 3 holds notific_type, the ring
+ *               writer fills in phase, the overflow bits and the timestamp
+ *               (byte 8)
+ * @stall_queue: set on NEURON_PUSH_STALLED to the queue to wait on (the
+ *               ring's, or NEURON_WRBUF_STALL for the input buffer), else -1
+ *
+ * The record enters the input buffer (neuron_wrbuf_reset() above says what
+ * happens when it is full); with WRBUF_DRAIN_NS 0 and the buffer empty it
+ * goes straight to the ring writer (neuron_nq_write()), whose results it
+ * returns. NEURON_PUSH_WRITTEN also means "buffered": it will be written.
+ */
+NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
+                                     union neuron_isa_notification *rec,
+                                     int *stall_queue)
+{
+    unsigned int qi = NEURON_ROUTE_QUEUE(c->route, cls);
+    NeuronWrbufEntry *e;
+    int64_t now;
+
+    *stall_queue = -1;
+    if (qi >= NEURON_NUM_SW_QUEUES) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u: ROUTE sends class %u to queue %u "
+                      "(only %u queues): record dropped\n",
+                      c->index, cls, qi, NEURON_NUM_SW_QUEUES);
+        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_DISABLED_QUEUE);
+        return NEURON_PUSH_DROPPED;
+    }
+    if (!c->wrbuf_drain_ns && !c->wrbuf_level) {
+        uint8_t ovf = (c->ovf_owed_hw & BIT(qi)) ? NEURON_ISA_HEADER_HW_OVF
+                                                 : 0;
+        NeuronPushResult r = neuron_nq_write(c, qi, rec, ovf, stall_queue);
+
+        if (r == NEURON_PUSH_WRITTEN) {
+            c->ovf_owed_hw &= ~BIT(qi);
+        }
+        return r;
+    }
+
+    if (c->wrbuf_level >= c->cfg.wrbuf_depth) {
+        if (c->wrbuf_drop & BIT(qi)) {
+            c->queue[qi].drop_count++;
+            c->wrbuf_drop_count[qi]++;
+            c->ovf_owed_hw |= BIT(qi);
+            c->wrbuf_drop_status |= BIT(qi);
+            neuron_notific_raise(c, NEURON_NOTIFIC_INTR_HW_OVERFLOW);
+            return NEURON_PUSH_DROPPED;
+        }
+        if (!(c->wrbuf_stalled & BIT(qi))) {
+            c->wrbuf_stalled |= BIT(qi);
+            c->wrbuf_full_count[qi]++;
+        }
+        c->wrbuf_full_status |= BIT(qi);
+        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_WRBUF_FULL);
+        *stall_queue = NEURON_WRBUF_STALL;
+        neuron_wrbuf_kick(c);
+        return NEURON_PUSH_STALLED;
+    }
+
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    e = &c->wrbuf[(c->wrbuf_first + c->wrbuf_level) % NEURON_WRBUF_DEPTH_MAX];
+    e->rec = *rec;
+    e->rec.bytes[NEURON_ISA_HEADER_OFFSET] &= NEURON_ISA_HEADER_TYPE_MASK;
+    if (c->ovf_owed_hw & BIT(qi)) {
+        e->rec.bytes[NEURON_ISA_HEADER_OFFSET] |= NEURON_ISA_HEADER_HW_OVF;
+        c->ovf_owed_hw &= ~BIT(qi);
+    }
+    e->qi = qi;
+    e->arrival = now;
+    c->wrbuf_level++;
+    if (c->wrbuf_level == 1 && c->wrbuf_next_ns <= now) {
+        neuron_wrbuf_run(c);    /* an idle writer takes it at once */
+    } else if (c->wrbuf_level == 1) {
+        timer_mod(c->wrbuf_timer, c->wrbuf_next_ns);
     }
     return NEURON_PUSH_WRITTEN;
 }
@@ -379,9 +574,13 @@ static void neuron_notific_set_enable(NeuronCore *c, uint32_t val)
         }
         if (off & BIT(qi)) {
             q->stalled = false;
+            neuron_wrbuf_purge(c, qi);
         }
     }
     c->queue_enable = val;
+    if (off) {
+        neuron_wrbuf_kick(c);   /* it may have waited on one of them */
+    }
 
     for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
         if (off & BIT(qi)) {
@@ -422,6 +621,7 @@ static void neuron_nq_write_head(NeuronCore *c, unsigned int qi, uint32_t val)
     q->threshold_fired = false;
     if (q->tail - q->head < entries) {
         q->stalled = false;
+        neuron_wrbuf_kick(c);
         neuron_core_up(c, NEURON_UP_QUEUE_ROOM, qi);
     }
 }
@@ -587,7 +787,29 @@ uint32_t neuron_notific_read(NeuronCore *c, hwaddr off)
         return c->trace_enable;
     case NEURON_NOTIFIC_THRESHOLD_STATUS:
         return c->threshold_status;
+    case NEURON_NOTIFIC_WRBUF_DEPTH:
+        return c->cfg.wrbuf_depth;
+    case NEURON_NOTIFIC_WRBUF_LEVEL:
+        return c->wrbuf_level;
+    case NEURON_NOTIFIC_WRBUF_DRAIN_NS:
+        return c->wrbuf_drain_ns;
+    case NEURON_NOTIFIC_WRBUF_DROP:
+        return c->wrbuf_drop;
+    case NEURON_NOTIFIC_WRBUF_FULL_STATUS:
+        return c->wrbuf_full_status;
+    case NEURON_NOTIFIC_WRBUF_DROP_STATUS:
+        return c->wrbuf_drop_status;
     default:
+        if (off >= NEURON_NOTIFIC_WRBUF_FULL_COUNT(0) &&
+            off < NEURON_NOTIFIC_WRBUF_FULL_COUNT(NEURON_NUM_SW_QUEUES) &&
+            !(off & 3)) {
+            return c->wrbuf_full_count[(off - NEURON_NOTIFIC_WRBUF_FULL_COUNT(0)) / 4];
+        }
+        if (off >= NEURON_NOTIFIC_WRBUF_DROP_COUNT(0) &&
+            off < NEURON_NOTIFIC_WRBUF_DROP_COUNT(NEURON_NUM_SW_QUEUES) &&
+            !(off & 3)) {
+            return c->wrbuf_drop_count[(off - NEURON_NOTIFIC_WRBUF_DROP_COUNT(0)) / 4];
+        }
         qemu_log_mask(LOG_GUEST_ERROR,
                       "neuron-tpb: core %u: read of unknown NOTIFIC register "
                       "0x%" HWADDR_PRIx "\n", c->index, off);
@@ -668,11 +890,35 @@ void neuron_notific_write(NeuronCore *c, hwaddr off, uint32_t val)
         c->sw_backpressure = neuron_notific_queue_bits(c, "SW_BACKPRESSURE",
                                                        val);
         /* A stalled producer may now be allowed to drop or overwrite. */
+        neuron_wrbuf_kick(c);
         neuron_core_up(c, NEURON_UP_QUEUE_ROOM, -1);
         break;
     case NEURON_NOTIFIC_IGNORE_FULL:
         c->ignore_full = neuron_notific_queue_bits(c, "IGNORE_FULL", val);
+        neuron_wrbuf_kick(c);
         neuron_core_up(c, NEURON_UP_QUEUE_ROOM, -1);
+        break;
+    case NEURON_NOTIFIC_WRBUF_DRAIN_NS:
+        if (val > NEURON_WRBUF_DRAIN_NS_MAX) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "neuron-tpb: core %u: WRBUF_DRAIN_NS %u above %u: "
+                          "%u used\n", c->index, val,
+                          NEURON_WRBUF_DRAIN_NS_MAX,
+                          NEURON_WRBUF_DRAIN_NS_MAX);
+            val = NEURON_WRBUF_DRAIN_NS_MAX;
+        }
+        c->wrbuf_drain_ns = val;
+        break;
+    case NEURON_NOTIFIC_WRBUF_DROP:
+        c->wrbuf_drop = neuron_notific_queue_bits(c, "WRBUF_DROP", val);
+        /* a producer stalled on the full buffer may now drop instead */
+        neuron_core_up(c, NEURON_UP_QUEUE_ROOM, NEURON_WRBUF_STALL);
+        break;
+    case NEURON_NOTIFIC_WRBUF_FULL_STATUS:
+        c->wrbuf_full_status &= ~val;
+        break;
+    case NEURON_NOTIFIC_WRBUF_DROP_STATUS:
+        c->wrbuf_drop_status &= ~val;
         break;
     case NEURON_NOTIFIC_ROUTE:
         neuron_notific_check_route(c, val);

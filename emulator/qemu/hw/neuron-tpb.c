@@ -564,6 +564,16 @@ static bool neuron_check_props(NeuronTPBState *s, Error **errp)
                    s->gen_name);
         return false;
     }
+    if (s->wrbuf_depth < 1 || s->wrbuf_depth > NEURON_WRBUF_DEPTH_MAX) {
+        error_setg(errp, "neuron-tpb: wrbuf-depth=%u, must be 1..%u",
+                   s->wrbuf_depth, NEURON_WRBUF_DEPTH_MAX);
+        return false;
+    }
+    if (s->wrbuf_drain_ns > NEURON_WRBUF_DRAIN_NS_MAX) {
+        error_setg(errp, "neuron-tpb: wrbuf-drain-ns=%u, must be 0..%u",
+                   s->wrbuf_drain_ns, NEURON_WRBUF_DRAIN_NS_MAX);
+        return false;
+    }
     if (s->fault_dma_error_queue < -1 ||
         s->fault_dma_error_queue >=
             (int32_t)(s->num_cores * NEURON_NUM_SW_QUEUES)) {
@@ -705,6 +715,8 @@ static void neuron_core_config(NeuronTPBState *s, NeuronCore *c)
     c->cfg.insn_delay_ns = s->insn_delay_ns;
     c->cfg.throttle_armed = s->throttle_ctrl & NEURON_THROTTLE_ARMED;
     c->cfg.torn_header_first = s->fault_torn_header_first;
+    c->cfg.wrbuf_depth = s->wrbuf_depth;
+    c->cfg.wrbuf_drain_ns = s->wrbuf_drain_ns;
 }
 
 static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
@@ -787,6 +799,7 @@ static void neuron_tpb_realize(PCIDevice *pdev, Error **errp)
         core->up = neuron_tpb_upcall;
         core->up_opaque = s;
         neuron_core_config(s, core);
+        neuron_notific_init(core);
         neuron_notific_reset(core);
         neuron_evtsem_reset(core);
         neuron_dma_reset(core);
@@ -806,6 +819,7 @@ static void neuron_tpb_exit(PCIDevice *pdev)
         for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
             neuron_engine_finalize(&s->cores[c].engine[e]);
         }
+        neuron_notific_finalize(&s->cores[c]);
     }
     g_free(s->cores);
     s->cores = NULL;
@@ -895,6 +909,9 @@ static Property neuron_tpb_properties[] = {
                       -1),
     DEFINE_PROP_BOOL("fault-torn-header-first", NeuronTPBState,
                      fault_torn_header_first, false),
+    /* NOTIFIC input buffer, docs/device-model.md#wrbuf */
+    DEFINE_PROP_UINT32("wrbuf-depth", NeuronTPBState, wrbuf_depth, 16),
+    DEFINE_PROP_UINT32("wrbuf-drain-ns", NeuronTPBState, wrbuf_drain_ns, 0),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -123,6 +123,8 @@ typedef struct NeuronCoreConfig {
     uint64_t insn_delay_ns;
     bool throttle_armed;
     bool torn_header_first;
+    uint32_t wrbuf_depth;               /* property wrbuf-depth */
+    uint32_t wrbuf_drain_ns;            /* property wrbuf-drain-ns: reset value */
 } NeuronCoreConfig;
 
 /**
@@ -137,7 +139,7 @@ typedef struct NeuronCoreConfig {
  * @ctrl:       NEURON_NQ_CTRL_* bits
  * @overflow_count: records written over an unread one (ignore-full)
  * @drop_count: records dropped (queue disabled, full without a policy,
- *              DMA error)
+ *              DMA error, input buffer full with the drop policy)
  * @stalled:    an engine waits for space (STATUS.STALLED)
  * @dma_error:  the last ring write failed (STATUS.DMA_ERROR)
  * @threshold_fired: intr_0 already raised since the last HEAD write
@@ -170,6 +172,25 @@ typedef struct NeuronDmaSplit {
 } NeuronDmaSplit;
 
 /*
+ * NOTIFIC input buffer (docs/device-model.md#wrbuf). The pseudo queue an
+ * engine stalled on a full input buffer waits on (NeuronEngine.stalled_queue,
+ * NEURON_UP_QUEUE_ROOM's argument): not a ring, so no STATUS.STALLED.
+ */
+#define NEURON_WRBUF_STALL      NEURON_NUM_SW_QUEUES
+
+/**
+ * struct NeuronWrbufEntry - one record waiting for the ring writer
+ * @rec:     the record as the producer made it (header byte: type only)
+ * @qi:      its queue, routed when it entered the buffer
+ * @arrival: QEMU_CLOCK_VIRTUAL ns when it entered
+ */
+typedef struct NeuronWrbufEntry {
+    union neuron_isa_notification rec;
+    unsigned int qi;
+    int64_t arrival;
+} NeuronWrbufEntry;
+
+/*
  * Where an engine is inside the current instruction. Each step has at most
  * one side effect and at most one record; a record that cannot be written
  * yet (full, backpressured queue) is parked in NeuronEngine.pending and the
@@ -200,7 +221,8 @@ typedef enum NeuronOpResult {
 typedef enum NeuronPushResult {
     NEURON_PUSH_WRITTEN,        /* in the ring, TAIL moved */
     NEURON_PUSH_DROPPED,        /* lost (policy or error); producer goes on */
-    NEURON_PUSH_STALLED,        /* full with backpressure: retry later */
+    NEURON_PUSH_STALLED,        /* full with backpressure, or the input
+                                   buffer full: retry later */
 } NeuronPushResult;
 
 /**
@@ -272,6 +294,23 @@ struct NeuronCore {
     uint32_t threshold_status;
     NeuronQueue queue[NEURON_NUM_SW_QUEUES];
 
+    /* NOTIFIC input buffer (neuron-notific.c, docs/device-model.md#wrbuf) */
+    NeuronWrbufEntry wrbuf[NEURON_WRBUF_DEPTH_MAX];
+    unsigned int wrbuf_first;           /* index of the oldest entry */
+    unsigned int wrbuf_level;           /* entries held */
+    uint32_t wrbuf_drain_ns;            /* WRBUF_DRAIN_NS */
+    uint32_t wrbuf_drop;                /* WRBUF_DROP: per-queue drop policy */
+    uint32_t wrbuf_full_status;         /* W1C, wr_buffer_full_0..29 */
+    uint32_t wrbuf_drop_status;         /* W1C, wr_buffer_drop_0..29 */
+    uint32_t wrbuf_stalled;             /* queues whose producer waits */
+    uint32_t wrbuf_full_count[NEURON_NUM_SW_QUEUES];
+    uint32_t wrbuf_drop_count[NEURON_NUM_SW_QUEUES];
+    uint32_t ovf_owed_hw;               /* queues whose next record carries
+                                           hardware_queue_overflow */
+    uint32_t ovf_owed_sw;               /* ... software_queue_overflow */
+    int64_t wrbuf_next_ns;              /* the writer is free from then */
+    QEMUTimer *wrbuf_timer;             /* the ring writer */
+
     /* engines (neuron-engine.c) */
     NeuronEngine engine[NEURON_ENGINES_PER_CORE];
 
@@ -316,6 +355,8 @@ struct NeuronTPBState {
     uint32_t reset_latency_us;
     int32_t fault_stuck_busy;           /* core, -1 off */
     bool fault_torn_header_first;       /* host rings: header word first */
+    uint32_t wrbuf_depth;               /* NOTIFIC input buffer records */
+    uint32_t wrbuf_drain_ns;            /* ring writer ns per record */
     bool vanished;                      /* run-time QOM property */
 
     uint32_t gen;                       /* enum neuron_gen */
@@ -426,6 +467,8 @@ void neuron_dma_write(NeuronCore *c, hwaddr off, uint32_t val);
 
 /* neuron-notific.c: called by neuron-tpb.c and neuron-engine.c */
 uint64_t neuron_timestamp_ps(void);
+void neuron_notific_init(NeuronCore *c);
+void neuron_notific_finalize(NeuronCore *c);
 void neuron_notific_reset(NeuronCore *c);
 void neuron_notific_disable_all(NeuronCore *c);
 uint32_t neuron_notific_read(NeuronCore *c, hwaddr off);

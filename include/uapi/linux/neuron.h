@@ -157,7 +157,14 @@ struct neuron_device_info {
 /* NEURON_IOC_NQ_INIT flags */
 #define NEURON_NQ_F_DEVICE_MEM	(1u << 0) /* ring in device memory (BAR4), not host DMA memory */
 #define NEURON_NQ_F_IGNORE_FULL	(1u << 1) /* lossy: overwrite when full; default backpressure */
-#define NEURON_NQ_F_ALL		(NEURON_NQ_F_DEVICE_MEM | NEURON_NQ_F_IGNORE_FULL)
+/*
+ * lossy: when the NOTIFIC input buffer is full, drop this queue's records
+ * (wr_buffer_drop edge, the next record carries hardware_queue_overflow)
+ * instead of stalling their producer; docs/device-model.md#wrbuf
+ */
+#define NEURON_NQ_F_WRBUF_DROP	(1u << 2)
+#define NEURON_NQ_F_ALL		(NEURON_NQ_F_DEVICE_MEM | NEURON_NQ_F_IGNORE_FULL | \
+				 NEURON_NQ_F_WRBUF_DROP)
 
 /**
  * struct neuron_nq_init - NEURON_IOC_NQ_INIT (in/out)
@@ -223,7 +230,9 @@ struct neuron_nq_id {
  * @threshold:		unread records that raise tpb_notific_intr_0; 0 = none
  * @overflow_count:	records overwritten unread (ignore-full), since
  *			NEURON_IOC_NQ_INIT
- * @drop_count:		records dropped (DMA error), since NEURON_IOC_NQ_INIT
+ * @drop_count:		records dropped (DMA error, full with no policy, the
+ *			input buffer's drop policy NEURON_NQ_F_WRBUF_DROP),
+ *			since NEURON_IOC_NQ_INIT
  *			(records routed to a disabled queue are nobody's)
  * @reserved:		in: must be zero
  *
@@ -605,10 +614,17 @@ enum neuron_pci_error {
  *		RESET: records the consumers had not read (TAIL - HEAD summed
  *		over the torn-down queues), lost with their rings
  * @size:	bytes of this event the kernel filled: the smaller of
- *		sizeof(struct neuron_event) (48 here) and the file's event
+ *		sizeof(struct neuron_event) (56 here) and the file's event
  *		size; absent from the NEURON_EVENT_SIZE_VER0 bytes a file gets
  *		until it sets a larger size with NEURON_IOC_EVENT_SIZE
  * @reserved:	zero
+ * @wrbuf_full:	NOTIFIC: bit N per notify_error_wr_buffer_full_N edge
+ *		latched (the input buffer was full and stalled a producer of
+ *		queue N; cause bit NEURON_NOTIFIC_INTR_WRBUF_FULL);
+ *		docs/device-model.md#wrbuf. Not in the first 48-byte layout
+ * @wrbuf_drop:	NOTIFIC: bit N per notify_error_wr_buffer_drop_N edge
+ *		latched (the input buffer dropped a record of queue N; cause
+ *		bit NEURON_NOTIFIC_INTR_HW_OVERFLOW)
  */
 struct neuron_event {
 	__u64 timestamp_ns;
@@ -621,6 +637,8 @@ struct neuron_event {
 	__u64 count;
 	__u32 size;
 	__u32 reserved;
+	__u32 wrbuf_full;
+	__u32 wrbuf_drop;
 };
 
 #define NEURON_EVENT_SIZE_VER0	40	/* struct neuron_event up to @count */
@@ -701,6 +719,8 @@ enum neuron_genl_attr {
 	NEURON_A_INTR_COUNTS,
 	NEURON_A_THROTTLE_COUNT,	/* u64 */
 	NEURON_A_FAULT_COUNT,		/* u64 */
+	NEURON_A_WRBUF_FULL,		/* u32: bit per wr_buffer_full_N edge */
+	NEURON_A_WRBUF_DROP,		/* u32: bit per wr_buffer_drop_N edge */
 	__NEURON_A_MAX
 };
 

@@ -99,13 +99,15 @@ enum neuron_engine_state {
 enum neuron_notific_intr {
 	NEURON_NOTIFIC_INTR_THRESHOLD = 0,	/* a queue's unread count reached THRESHOLD */
 	NEURON_NOTIFIC_INTR_DISABLED_QUEUE = 1,	/* write to a disabled queue, dropped */
-	NEURON_NOTIFIC_INTR_SW_OVERFLOW = 2,	/* ignore-full overwrote an unread record */
-	NEURON_NOTIFIC_INTR_HW_OVERFLOW = 3,	/* input buffer overflowed, record lost */
+	/* a full queue lost a record: ignore-full overwrote one, or no policy dropped one */
+	NEURON_NOTIFIC_INTR_SW_OVERFLOW = 2,
+	NEURON_NOTIFIC_INTR_HW_OVERFLOW = 3,	/* the input buffer dropped a record */
 	NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR = 4, /* the ring write failed (DMA error) */
 	NEURON_NOTIFIC_INTR_BACKPRESSURE = 5,	/* a full queue stalled an engine */
 	NEURON_NOTIFIC_INTR_ENGINE_FATAL = 6,	/* an engine halted on a fatal error */
 	NEURON_NOTIFIC_INTR_BAD_HEAD = 7,	/* HEAD write outside [HEAD, TAIL] */
-	NEURON_NOTIFIC_INTR_RESERVED = 8
+	NEURON_NOTIFIC_INTR_WRBUF_FULL = 8,	/* the input buffer was full: a producer stalled */
+	NEURON_NOTIFIC_INTR_RESERVED = 8	/* the first release's name of bit 8 */
 };
 
 #define NEURON_NOTIFIC_INTR_BITS	9

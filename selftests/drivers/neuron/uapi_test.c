@@ -273,7 +273,7 @@ TEST(event_size)
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
 	es.reserved = 0;
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
-	EXPECT_EQ(48, es.kernel_size);
+	EXPECT_EQ(56, es.kernel_size);
 
 	init = (struct neuron_nq_init){ .core = CORE, .queue = QUEUE, .size = 4096,
 					.threshold = 1 };
@@ -293,9 +293,11 @@ TEST(event_size)
 	EXPECT_EQ(0, n % 64);
 	memcpy(&ev, buf, sizeof(ev));
 	EXPECT_EQ(NEURON_EDGE_NOTIFIC, ev.edge);
-	EXPECT_EQ(48, ev.size);
+	EXPECT_EQ(56, ev.size);
 	EXPECT_EQ(0, ev.reserved);
-	for (int i = 48; i < 64; i++) {
+	EXPECT_EQ(0, ev.wrbuf_full);
+	EXPECT_EQ(0, ev.wrbuf_drop);
+	for (int i = 56; i < 64; i++) {
 		EXPECT_EQ(0, buf[i]) TH_LOG("byte %d of the event", i);
 	}
 

@@ -11,11 +11,17 @@
 //                         fatally halted: it never completes
 //                         (docs/hardware.md#timeout); the fatal record, if one
 //                         came, is first_error
-//   SW_NQ_OVERFLOW (1204) the overflow cause was seen: an edge with
-//                         tpb_notific_intr_2 (SW_OVERFLOW) on a core in use
-//                         whose queues' NQ_INFO overflow count confirms it, or
-//                         a record with software_queue_overflow; the wait
-//                         ends there (records were lost)
+//   SW_NQ_OVERFLOW (1204) records were lost, whatever the cause
+//                         (docs/device-model.md#intr-cause-table): an edge
+//                         with tpb_notific_intr_2 (SW_OVERFLOW: ignore-full
+//                         overwrite, full queue with no policy) or intr_3
+//                         (HW_OVERFLOW: the input buffer dropped one) on a
+//                         core in use whose queues' NQ_INFO overflow or drop
+//                         count confirms it, or a record with
+//                         software_queue_overflow or hardware_queue_overflow
+//                         (the wait ends there); or, at the end, a lossy
+//                         drain that skipped records (lost) or nonzero
+//                         NQ_INFO overflow/drop counts (device_lost)
 //   COMPLETED_WITH_ERR    all completed but an error record arrived (first_error)
 //   FAILURE               an ioctl/mmap/thread failed (error)
 //
@@ -137,8 +143,12 @@ struct ExecResult {
   std::vector<EngineStatus> engines;            ///< final status of each engine used
   std::optional<Error> error;                   ///< why, for FAILURE
   std::uint64_t lost = 0;                       ///< records lost to overflow
-  bool overflow_seen = false;
-  std::optional<Event> overflow_event;          ///< the SW_OVERFLOW edge, if that is how it was seen
+  /// Records the device lost on the program's queues, from NQ_INFO at the
+  /// end: overwritten (ignore-full) plus dropped (input buffer, no policy,
+  /// ring write error). Nonzero makes the status SW_NQ_OVERFLOW.
+  std::uint64_t device_lost = 0;
+  bool overflow_seen = false;                   ///< records were lost, however (status 1204)
+  std::optional<Event> overflow_event;          ///< the SW_OVERFLOW or HW_OVERFLOW edge, if that is how it was seen
   std::optional<std::uint32_t> features;        ///< feature flags execute() set, if it did
   std::uint64_t cores_acquired = 0;             ///< cores execute() acquired (and released at the end)
   std::vector<MemRange> memory;                 ///< device memory it allocated for the program (and freed)

@@ -44,6 +44,8 @@ struct NetlinkEvent {
   std::uint32_t edge = 0;    ///< enum neuron_edge
   std::uint32_t cause = 0;   ///< NOTIFIC: tpb_notific_intr bits
   std::uint32_t queues = 0;  ///< NOTIFIC: bit per queue whose THRESHOLD was reached
+  std::uint32_t wrbuf_full = 0;  ///< NOTIFIC: bit N per wr_buffer_full_N edge (docs/device-model.md#wrbuf)
+  std::uint32_t wrbuf_drop = 0;  ///< NOTIFIC: bit N per wr_buffer_drop_N edge
   std::uint64_t count = 0;   ///< edges of this (core, edge) since probe
   std::uint64_t timestamp_ns = 0;  ///< CLOCK_MONOTONIC
 };

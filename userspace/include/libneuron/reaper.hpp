@@ -66,6 +66,10 @@ class ReapQueue {
   virtual DrainResult drain(std::span<Record> out) noexcept = 0;
   /// Records overwritten unread since the queue was made (NQ_INFO), if known.
   virtual std::optional<std::uint64_t> overflow_count() noexcept { return std::nullopt; }
+  /// Records dropped since the queue was made (NQ_INFO drop_count: the
+  /// input buffer's drop policy, a full queue with no policy, a failed ring
+  /// write; docs/device-model.md#wrbuf), if known.
+  virtual std::optional<std::uint64_t> drop_count() noexcept { return std::nullopt; }
 };
 
 /// Interrupt edges, e.g. read() of /dev/nnqN.
