@@ -13,14 +13,14 @@ bin=$1 comp=$2
 fail=0
 cmds=$(sed -n 's/^[[:space:]]*local cmds="\(.*\)"$/\1/p' "$comp")
 [ -n "$cmds" ] || { echo "no 'local cmds=' line in $comp"; exit 1; }
-subs=$("$bin" --help | awk '/^SUBCOMMANDS:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+subs=$("$bin" --help | awk '/^Subcommands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
 [ -n "$subs" ] || { echo "no subcommands in neuron-nq --help"; exit 1; }
 for s in $subs; do
 	case " $cmds " in *" $s "*) ;; *) echo "subcommand $s is not in the completion's cmds"; fail=1 ;; esac
 	line=$(grep -E "^[[:space:]]*$s\) opts=\"" "$comp" | head -1)
 	[ -n "$line" ] || { echo "no opts line for $s"; fail=1; continue; }
-	for o in $("$bin" "$s" --help | grep -oE '(^|[ ,])--[a-z][a-z-]*' | sed 's/^[ ,]*//' | sort -u); do
-		case $line in *" $o "* | *"\"$o "* | *" $o\""*) ;; *) echo "$s: option $o is not completed"; fail=1 ;; esac
+	for o in $("$bin" "$s" --help | grep -E '^ +-' | grep -oE '(^|[ ,])--[a-z][a-z-]*' | sed 's/^[ ,]*//' | sort -u); do
+		case $line in *" $o "* | *"\"$o "* | *" $o\""* | *"\"$o\""*) ;; *) echo "$s: option $o is not completed"; fail=1 ;; esac
 	done
 done
 # the function itself
