@@ -174,3 +174,19 @@ TEST(Metrics, FakeTreeReportJson) {
   for (std::size_t at; (at = text.find(root)) != std::string::npos;) text.replace(at, root.size(), "ROOT/");
   EXPECT_EQ(text + "\n", slurp(NEURON_TEST_DATA_DIR "/cli/metrics-fake.json"));
 }
+
+// Engines and a halted one (the fake tree has no node, so no engines): the
+// Prometheus text against a golden file, which cli.promtool.metrics_fake
+// also gives to promtool.
+TEST(Metrics, EnginesPrometheusGolden) {
+  DeviceSample d;
+  d.index = 2;
+  d.name = "nnq2";
+  d.path = "/dev/nnq2";
+  d.pci_address = "0000:03:00.0";
+  d.numa_node = 1;
+  d.local_cpulist = "4-7";
+  d.engines = {{0, 0, NEURON_ENGINE_RUNNING, 5, 2, 0xff, 100}, {0, 1, NEURON_ENGINE_HALTED, 9, 1, 0x00, 10}};
+  d.counter_errors = {"left out"};  // only the engine families and the device's
+  EXPECT_EQ(prometheus_text({d}), slurp(NEURON_TEST_DATA_DIR "/cli/metrics-engines.prom"));
+}

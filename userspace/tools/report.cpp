@@ -383,8 +383,8 @@ std::string prometheus_text(const std::vector<DeviceSample>& devs) {
            "neuron_engine_programs_started_total", el, e.runs);
       line(fam("neuron_engine_instructions_retired_total", "counter", "Instructions the engine retired since probe."),
            "neuron_engine_instructions_retired_total", el, e.retired);
-      line(fam("neuron_engine_program_counter", "gauge", "Index of the engine's next instruction."),
-           "neuron_engine_program_counter", el, e.pc);
+      line(fam("neuron_engine_next_instruction", "gauge", "Index of the engine's next instruction."),
+           "neuron_engine_next_instruction", el, e.pc);
       if (e.state == NEURON_ENGINE_HALTED)
         line(fam("neuron_engine_halted_info", "gauge", "Always 1 for a halted engine: its last fatal error as a label."),
              "neuron_engine_halted_info", fmt::format("{},error=\"{}\"", el, last_error_name(e.last_error)), 1);
