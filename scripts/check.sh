@@ -142,6 +142,20 @@ NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 st=$?
 count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $st
 tr -d '\r' <"$build/vm/tests.log" | grep -E '^# torn: [0-9]' || true
+# the Prometheus file neuron-nq metrics
+# wrote from the real driver in that boot (selftests/vm/metrics-guest.sh),
+# checked on the host with Debian's promtool (docs/metrics.md#validation)
+sed -n '/^# metrics-prom-begin/,/^# metrics-prom-end/p' "$build/vm/tests.log" | tr -d '\r' |
+	sed -n 's/^# prom: //p' >"$build/vm/metrics.prom"
+if [ -s "$build/vm/metrics.prom" ] && promtool=$(scripts/fetch-promtool.sh | tail -1) &&
+	"$promtool" check metrics <"$build/vm/metrics.prom" >"$build/vm/promtool.log" 2>&1 &&
+	! [ -s "$build/vm/promtool.log" ]; then
+	passed=$((passed + 1))
+	echo "check: vm.metrics.promtool: ok ($(grep -c '^# TYPE' "$build/vm/metrics.prom") families)"
+else
+	failed=$((failed + 1))
+	echo "check: vm.metrics.promtool: FAILED (file: $build/vm/metrics.prom, promtool: $build/vm/promtool.log)"
+fi
 
 # 2b. VM: the torn-record negative control. The device writes host-ring
 #     records header word first (fault-torn-header-first=on); torn_test,

@@ -96,6 +96,12 @@ for name in "$@"; do
 	fi
 done
 
+# neuron-nq list and metrics on the real driver (docs/metrics.md#validation),
+# with the tools of the --trace payload
+if [ $trace -eq 1 ] && [ -x /opt/neuron/metrics-guest.sh ]; then
+	run /opt/neuron/metrics-guest.sh --lane "$lane"
+fi
+
 # the driver must leave no WARN, BUG or oops behind (dmesg is the kernel log)
 if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN' >/tmp/bad; then
 	sed 's/^/# dmesg: /' /tmp/bad

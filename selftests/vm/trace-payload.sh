@@ -91,4 +91,6 @@ done
 # libneuron from the build tree carries its debug information too
 strip --strip-debug "$t"/lib/*
 cp "$here/trace-guest.sh" "$dir/"
+# neuron-nq list and metrics on the real driver ride in the same boots
+cp "$here/metrics-guest.sh" "$dir/"
 echo "trace-payload: trace-cmd $(/usr/bin/trace-cmd -h 2>&1 | awk '/version/ { print $3; exit }'), $("$perf" version) ($(du -sh "$t" | cut -f1))" >&2

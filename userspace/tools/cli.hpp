@@ -102,8 +102,10 @@ CLI::Option* add_device_option(CLI::App& sub, std::string& device);
 
 /// Each adds its subcommands to `app` (in help order) and appends one
 /// Command per subcommand to `out`; the options live as long as the Command.
-/// list, info (cmd_info.cpp).
+/// info (cmd_info.cpp).
 void add_info_commands(CLI::App& app, Commands& out);
+/// list, metrics (cmd_metrics.cpp).
+void add_metrics_commands(CLI::App& app, Commands& out);
 /// asm, run, submit, trace (cmd_run.cpp).
 void add_run_commands(CLI::App& app, Commands& out, const Globals& g);
 /// reset, features (cmd_engine.cpp).

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// neuron-nq list and info: the devices present, and one device's
-// parameters, core owners (sysfs core_owners: PID and command), feature
-// flags and engine states (text or JSON).
+// neuron-nq info: one device's parameters, core owners (sysfs core_owners: PID and command), feature
+// flags and engine states (text or JSON). `list` is in cmd_metrics.cpp
+// (devices.hpp: the samples list and metrics share).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -38,56 +38,6 @@ nlohmann::json owner_json(const CoreOwner& o) {
     j["comm"] = o.comm;
   }
   return j;
-}
-
-/// "0 free, 1 PID 1234 (python3)".
-std::string owners_line(const std::vector<CoreOwner>& owners) {
-  std::string s;
-  for (const auto& o : owners) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", o.core, owner_text(o));
-  return s;
-}
-
-int cmd_list(bool json) {
-  const auto devs = Device::list();
-  nlohmann::json j = {{"schema", kJsonSchemaVersion}, {"object", "list"}, {"devices", nlohmann::json::array()}};
-  if (devs.empty()) {
-    fmt::print(stderr, "neuron-nq: no /dev/nnq* devices (is nnq.ko loaded and the device present?)\n");
-    if (json) fmt::print("{}\n", j.dump(2));
-    return kExitDevice;
-  }
-  for (const auto& path : devs) {
-    auto dev = Device::open(path);
-    nlohmann::json d = {{"path", path}};
-    if (!dev) {
-      if (json) j["devices"].push_back({{"path", path}, {"error", dev.error().message()}});
-      else fmt::print("{}: {}\n", path, dev.error().message());
-      continue;
-    }
-    auto info = dev->info();
-    if (!info) {
-      if (json) j["devices"].push_back({{"path", path}, {"error", info.error().message()}});
-      else fmt::print("{}: {}\n", path, info.error().message());
-      continue;
-    }
-    if (json) {
-      d.update(info_json(*info));
-      auto owners = dev->core_owners();
-      d["owners"] = nlohmann::json::array();
-      if (owners)
-        for (const auto& o : *owners) d["owners"].push_back(owner_json(o));
-      else
-        d["owners_error"] = owners.error().message();
-      j["devices"].push_back(std::move(d));
-      continue;
-    }
-    fmt::print("{}: {:04x}:{:04x} {} cores x {} engines, {} queues/core, gen {}, {} MiB device memory\n", path,
-               info->vendor, info->device, info->num_cores, info->engines_per_core, info->queues_per_core,
-               gen_name(info->gen), info->mem_size >> 20);
-    auto owners = dev->core_owners();
-    fmt::print("  core owners: {}\n", owners ? owners_line(*owners) : "unknown (" + owners.error().message() + ")");
-  }
-  if (json) fmt::print("{}\n", j.dump(2));
-  return kExitOk;
 }
 
 int cmd_info(const std::string& path, bool json) {
@@ -148,11 +98,6 @@ int cmd_info(const std::string& path, bool json) {
 }  // namespace
 
 void add_info_commands(CLI::App& app, Commands& out) {
-  auto la = std::make_shared<DeviceArgs>();
-  auto* list = app.add_subcommand("list", "List /dev/nnq* devices and who owns each core");
-  list->add_flag("--json", la->json, "JSON output (docs/cli-json.md#list)");
-  out.push_back({list, [la] { return cmd_list(la->json); }});
-
   auto a = std::make_shared<DeviceArgs>();
   auto* info = app.add_subcommand("info", "Show a device, who owns each core, its feature flags and its engines' state");
   add_device_option(*info, a->device);

@@ -5,6 +5,7 @@
 // dispatches to the one given; the commands live in cmd_*.cpp.
 //
 //   neuron-nq list     [--json]
+//   neuron-nq metrics  [--interval S] [--count N] [--json] [--prometheus FILE]
 //   neuron-nq info     [--device /dev/nnq0] [--json]
 //   neuron-nq asm      FILE                      assemble and print the listing
 //   neuron-nq run      FILE [--device D] [--timeout MS] [--json] [--no-trace] [--features V] [--stop-on-fatal]
@@ -38,7 +39,8 @@ int main(int argc, char** argv) {
   nc::add_global_options(app, *globals);
 
   nc::Commands commands;
-  nc::add_info_commands(app, commands);              // list, info
+  nc::add_metrics_commands(app, commands);           // list, metrics
+  nc::add_info_commands(app, commands);              // info
   nc::add_run_commands(app, commands, globals);      // asm, run, submit, trace
   nc::add_engine_commands(app, commands);            // reset, features
   nc::add_monitor_commands(app, commands, globals);  // monitor, stats

@@ -8,6 +8,13 @@ build=$1 src=$2
 work=$build/install-test
 rm -rf "$work"
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
+# the man page (help2man at build time) and the bash completion
+if [ -x "$build/neuron-nq" ]; then
+	test -s "$work/prefix/share/man/man1/neuron-nq.1" || { echo "no share/man/man1/neuron-nq.1 installed"; exit 1; }
+	grep -q '^\.SH "EXIT STATUS"' "$work/prefix/share/man/man1/neuron-nq.1" || { echo "man page has no EXIT STATUS section"; exit 1; }
+	grep -q 'metrics' "$work/prefix/share/man/man1/neuron-nq.1" || { echo "man page does not mention metrics"; exit 1; }
+	test -s "$work/prefix/share/bash-completion/completions/neuron-nq" || { echo "no bash completion installed"; exit 1; }
+fi
 cmake -S "$src" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+//
+// list and metrics output (report.hpp).
+#include "report.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <map>
+
+#include "libneuron/decode.hpp"
+#include "libneuron/format.hpp"
+#include "libneuron/record.hpp"
+#include "output.hpp"
+
+namespace neuron::cli {
+namespace {
+
+/// The tpb_notific_intr causes that report an error (docs/metrics.md#error-summary);
+/// THRESHOLD and BACKPRESSURE are normal operation, RESERVED is unused.
+constexpr unsigned kErrorCauses[] = {NEURON_NOTIFIC_INTR_DISABLED_QUEUE, NEURON_NOTIFIC_INTR_SW_OVERFLOW,
+                                     NEURON_NOTIFIC_INTR_HW_OVERFLOW,    NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR,
+                                     NEURON_NOTIFIC_INTR_ENGINE_FATAL,   NEURON_NOTIFIC_INTR_BAD_HEAD};
+constexpr std::uint32_t kStates[] = {NEURON_ENGINE_IDLE, NEURON_ENGINE_RUNNING, NEURON_ENGINE_WAITING,
+                                     NEURON_ENGINE_HALTED};
+
+std::string cause_name(unsigned bit) { return notific_cause_names(1u << bit); }
+
+std::string last_error_name(std::uint32_t e) {
+  return e == 0xff ? "none" : tpb_error_name(static_cast<std::uint8_t>(e));
+}
+
+nlohmann::json null_or(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+nlohmann::json numa_json(const DeviceSample& d) {
+  return d.numa_node ? nlohmann::json(*d.numa_node) : nlohmann::json(nullptr);
+}
+
+std::string numa_text(const DeviceSample& d) {
+  if (!d.numa_node) return "unknown";
+  if (*d.numa_node < 0) return "none";
+  return std::to_string(*d.numa_node);
+}
+
+unsigned num_cores(const DeviceSample& d) {
+  return d.info ? d.info->num_cores : static_cast<unsigned>(d.cores.size());
+}
+
+nlohmann::json owner_json(const CoreSample& c) {
+  if (!c.owner || c.owner->is_free()) return nullptr;
+  nlohmann::json o = {{"pid", *c.owner->pid}, {"comm", c.owner->comm}, {"uid", nullptr}};
+  if (c.uid) o["uid"] = *c.uid;
+  return o;
+}
+
+/// The fields list and metrics share for a device.
+nlohmann::json device_base_json(const DeviceSample& d) {
+  nlohmann::json j = {{"index", d.index},
+                      {"path", d.path},
+                      {"pci_address", null_or(d.pci_address)},
+                      {"numa_node", numa_json(d)},
+                      {"local_cpulist", null_or(d.local_cpulist)},
+                      {"gen", d.info ? nlohmann::json(gen_name(d.info->gen)) : nlohmann::json(nullptr)},
+                      {"num_cores", num_cores(d)}};
+  if (!d.info_error.empty()) j["error"] = d.info_error;
+  if (!d.owners_error.empty()) j["owners_error"] = d.owners_error;
+  return j;
+}
+
+}  // namespace
+
+std::string list_text(const std::vector<DeviceSample>& devs) {
+  std::string s;
+  for (const auto& d : devs) {
+    s += fmt::format("{}  PCI {}  NUMA node {}  local CPUs {}", d.path, d.pci_address.empty() ? "unknown" : d.pci_address,
+                     numa_text(d), d.local_cpulist.empty() ? "unknown" : d.local_cpulist);
+    if (d.info)
+      s += fmt::format("  gen {}  {} cores x {} engines  {} MiB device memory\n", gen_name(d.info->gen),
+                       d.info->num_cores, d.info->engines_per_core, d.info->mem_size >> 20);
+    else
+      s += fmt::format("  {} cores\n  device information unavailable: {}\n", d.cores.size(), d.info_error);
+    if (!d.owners_error.empty()) s += fmt::format("  core owners unknown: {}\n", d.owners_error);
+    for (const auto& c : d.cores)
+      if (c.owner) s += fmt::format("  core {}  {}\n", c.core, core_owner_text(c));
+  }
+  return s;
+}
+
+nlohmann::json list_json(const std::vector<DeviceSample>& devs) {
+  nlohmann::json j = {{"schema", kJsonSchemaVersion}, {"object", "list"}, {"devices", nlohmann::json::array()}};
+  for (const auto& d : devs) {
+    nlohmann::json x = device_base_json(d);
+    if (d.info) {
+      const auto& i = *d.info;
+      x.update({{"abi_version", i.abi_version},
+                {"vendor", fmt::format("0x{:04x}", i.vendor)},
+                {"device", fmt::format("0x{:04x}", i.device)},
+                {"engines_per_core", i.engines_per_core},
+                {"queues_per_core", i.queues_per_core},
+                {"mem_size", i.mem_size},
+                {"nq_size_min", i.nq_size_min},
+                {"nq_size_max", i.nq_size_max},
+                {"max_program_insns", i.max_program_insns},
+                {"timestamp_inc_ps", i.timestamp_inc_ps},
+                {"mem_alloc_limit", i.mem_alloc_limit}});
+    }
+    // "owners": the first schema's list ({"core", "pid", "comm"}, null when
+    // free) with "uid" added; "cores": one object per core, "owner" null when free.
+    x["owners"] = nlohmann::json::array();
+    x["cores"] = nlohmann::json::array();
+    for (const auto& c : d.cores) {
+      if (!c.owner) continue;
+      const auto o = owner_json(c);
+      x["owners"].push_back({{"core", c.core},
+                             {"pid", o.is_null() ? nlohmann::json(nullptr) : o["pid"]},
+                             {"comm", o.is_null() ? nlohmann::json(nullptr) : o["comm"]},
+                             {"uid", o.is_null() ? nlohmann::json(nullptr) : o["uid"]}});
+      x["cores"].push_back({{"core", c.core}, {"owner", o}});
+    }
+    j["devices"].push_back(std::move(x));
+  }
+  return j;
+}
+
+nlohmann::json error_summary(const DeviceSample& d) {
+  nlohmann::json j = nlohmann::json::object();
+  for (unsigned bit : kErrorCauses) {
+    std::uint64_t n = 0;
+    for (const auto& c : d.cores) n += c.intr[bit];
+    j[cause_name(bit)] = n;
+  }
+  // device faults under sysfs fault_counts' names in upper case: DMA_ERROR, INTR_STORM
+  for (const auto& [name, n] : d.faults) {
+    std::string key = name;
+    for (auto& ch : key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    j[key] = n;
+  }
+  j["RECORDS_LOST_TO_RESET"] = d.records_lost;
+  return j;
+}
+
+nlohmann::json execution_summary(const DeviceSample& d) {
+  nlohmann::json by_state = nlohmann::json::object();
+  for (auto st : kStates) by_state[engine_state_name(st)] = 0;
+  nlohmann::json halted = nlohmann::json::object();
+  std::uint64_t runs = 0, retired = 0;
+  for (const auto& e : d.engines) {
+    const std::string st = engine_state_name(e.state);
+    by_state[st] = by_state.value(st, 0) + 1;
+    if (e.state == NEURON_ENGINE_HALTED) {
+      const std::string err = last_error_name(e.last_error);
+      halted[err] = halted.value(err, 0) + 1;
+    }
+    runs += e.runs;
+    retired += e.retired;
+  }
+  nlohmann::json j = {{"engines_by_state", by_state},
+                      {"halted_by_error", halted},
+                      {"programs_started", runs},
+                      {"instructions_retired", retired}};
+  if (!d.engines_error.empty()) j["error"] = d.engines_error;
+  return j;
+}
+
+nlohmann::json metrics_json(const ReportHeader& h, const std::vector<DeviceSample>& devs) {
+  nlohmann::json j = {{"schema", kJsonSchemaVersion}, {"object", "metrics"}, {"report", h.report},
+                      {"time_ns", h.time_ns},         {"clock", "realtime"},  {"interval_s", h.interval_s},
+                      {"devices", nlohmann::json::array()}};
+  nlohmann::json err_total = nlohmann::json::object(), exec_total = nlohmann::json::object();
+  for (const auto& d : devs) {
+    nlohmann::json x = device_base_json(d);
+    nlohmann::json faults = nlohmann::json::object(), resets = nlohmann::json::object();
+    for (const auto& [k, v] : d.faults) faults[k] = v;
+    for (const auto& [k, v] : d.resets) resets[k] = v;
+    x["counters"] = {{"throttle_edges", d.throttle_edges},
+                     {"spurious_interrupts", d.spurious},
+                     {"fault_edges", d.fault_edges},
+                     {"faults", faults},
+                     {"resets", resets},
+                     {"records_lost_to_reset", d.records_lost},
+                     {"event_fanout_edges", d.fanout_edges},
+                     {"event_fanout_copies", d.fanout_copies}};
+    if (!d.counter_errors.empty()) x["counter_errors"] = d.counter_errors;
+    x["cores"] = nlohmann::json::array();
+    for (const auto& c : d.cores) {
+      nlohmann::json causes = nlohmann::json::object();
+      for (unsigned b = 0; b < c.intr.size(); ++b) causes[cause_name(b)] = c.intr[b];
+      nlohmann::json engines = nlohmann::json::array();
+      for (const auto& e : d.engines)
+        if (e.core == c.core)
+          engines.push_back({{"engine", engine_name(e.engine)},
+                             {"state", engine_state_name(e.state)},
+                             {"program_counter", e.pc},
+                             {"programs_started", e.runs},
+                             {"instructions_retired", e.retired},
+                             {"last_error", last_error_name(e.last_error)}});
+      x["cores"].push_back({{"core", c.core},
+                            {"owner", owner_json(c)},
+                            {"free", c.owner ? nlohmann::json(c.owner->is_free()) : nlohmann::json(nullptr)},
+                            {"notific_edges", c.notific_edges},
+                            {"edges_by_cause", causes},
+                            {"threshold_edges_by_queue", c.threshold},
+                            {"intr_storms", c.storms},
+                            {"storm_masked_causes", notific_cause_names(c.storm_masked)},
+                            {"engines", engines}});
+    }
+    x["error_summary"] = error_summary(d);
+    x["execution_summary"] = execution_summary(d);
+    for (auto it = x["error_summary"].begin(); it != x["error_summary"].end(); ++it)
+      err_total[it.key()] = err_total.value(it.key(), std::uint64_t{0}) + it.value().get<std::uint64_t>();
+    const auto& ex = x["execution_summary"];
+    for (const char* k : {"programs_started", "instructions_retired"})
+      exec_total[k] = exec_total.value(k, std::uint64_t{0}) + ex[k].get<std::uint64_t>();
+    for (const char* group : {"engines_by_state", "halted_by_error"}) {
+      if (!exec_total.contains(group)) exec_total[group] = nlohmann::json::object();
+      for (auto it = ex[group].begin(); it != ex[group].end(); ++it)
+        exec_total[group][it.key()] = exec_total[group].value(it.key(), 0) + it.value().get<int>();
+    }
+    j["devices"].push_back(std::move(x));
+  }
+  if (!exec_total.contains("engines_by_state")) {
+    exec_total = execution_summary(DeviceSample{});
+  }
+  if (err_total.empty()) err_total = error_summary(DeviceSample{});
+  j["error_summary"] = err_total;
+  j["execution_summary"] = exec_total;
+  return j;
+}
+
+std::string metrics_text(const ReportHeader& h, const std::vector<DeviceSample>& devs) {
+  std::string s = fmt::format("report {}: {} device{}\n", h.report, devs.size(), devs.size() == 1 ? "" : "s");
+  for (const auto& d : devs) {
+    std::uint64_t edges = 0;
+    for (const auto& c : d.cores) edges += c.notific_edges;
+    std::uint64_t resets = 0;
+    for (const auto& [k, v] : d.resets) resets += v;
+    s += fmt::format("{} ({}, gen {}): NOTIFIC edges {}, throttle {}, fault {}, spurious {}, resets {}, records lost {}\n",
+                     d.path, d.pci_address.empty() ? "PCI unknown" : d.pci_address,
+                     d.info ? gen_name(d.info->gen) : "unknown", edges, d.throttle_edges, d.fault_edges, d.spurious,
+                     resets, d.records_lost);
+    std::string errs;
+    const auto es = error_summary(d);
+    for (auto it = es.begin(); it != es.end(); ++it)
+      if (it.value().get<std::uint64_t>()) errs += fmt::format(", {} {}", it.key(), it.value().get<std::uint64_t>());
+    s += fmt::format("  errors: {}\n", errs.empty() ? "none" : errs.substr(2));
+    const auto ex = execution_summary(d);
+    if (d.engines_error.empty()) {
+      std::string st;
+      for (auto it = ex["engines_by_state"].begin(); it != ex["engines_by_state"].end(); ++it)
+        st += fmt::format(", {} {}", it.key(), it.value().get<int>());
+      std::string halted;
+      for (auto it = ex["halted_by_error"].begin(); it != ex["halted_by_error"].end(); ++it)
+        halted += fmt::format(", {} {}", it.key(), it.value().get<int>());
+      s += fmt::format("  engines: {}; programs started {}, instructions retired {}\n", st.substr(2),
+                       ex["programs_started"].get<std::uint64_t>(), ex["instructions_retired"].get<std::uint64_t>());
+      if (!halted.empty()) s += fmt::format("  halted engines by error: {}\n", halted.substr(2));
+    } else {
+      s += fmt::format("  engines unknown: {}\n", d.engines_error);
+    }
+    for (const auto& e : d.counter_errors) s += fmt::format("  counters unavailable: {}\n", e);
+    for (const auto& c : d.cores) {
+      std::string causes;
+      for (unsigned b = 0; b < c.intr.size(); ++b)
+        if (c.intr[b]) causes += fmt::format(", {} {}", cause_name(b), c.intr[b]);
+      s += fmt::format("  core {} {}: edges {}{}{}\n", c.core, core_owner_text(c), c.notific_edges,
+                       causes.empty() ? "" : " (" + causes.substr(2) + ")",
+                       c.storms ? fmt::format(", storms {}", c.storms) : "");
+    }
+  }
+  return s;
+}
+
+std::string prom_label(std::string_view v) {
+  std::string s;
+  for (char ch : v) {
+    if (ch == '\\') s += "\\\\";
+    else if (ch == '"') s += "\\\"";
+    else if (ch == '\n') s += "\\n";
+    else s += ch;
+  }
+  return s;
+}
+
+std::string prometheus_text(const std::vector<DeviceSample>& devs) {
+  // Each family once, its HELP and TYPE first, then every sample of it.
+  struct Family {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::string samples;
+  };
+  std::vector<Family> fams;
+  std::map<std::string, std::size_t> at;
+  const auto fam = [&](const char* name, const char* type, const char* help) -> std::string& {
+    auto it = at.find(name);
+    if (it == at.end()) {
+      it = at.emplace(name, fams.size()).first;
+      fams.push_back({name, type, help, {}});
+    }
+    return fams[it->second].samples;
+  };
+  const auto line = [](std::string& out, const char* name, const std::string& labels, auto value) {
+    out += fmt::format("{}{{{}}} {}\n", name, labels, value);
+  };
+
+  fam("neuron_devices", "gauge", "Neuron devices (/sys/class/nnq/nnqN) present.") +=
+      fmt::format("neuron_devices {}\n", devs.size());
+  for (const auto& d : devs) {
+    const std::string dl = fmt::format("device=\"{}\"", d.index);
+    line(fam("neuron_device_info", "gauge",
+             "Always 1: the device's PCI address, NUMA node, local CPUs and generation as labels."),
+         "neuron_device_info",
+         fmt::format("{},pci_address=\"{}\",numa_node=\"{}\",local_cpulist=\"{}\",gen=\"{}\"", dl,
+                     prom_label(d.pci_address), d.numa_node ? std::to_string(*d.numa_node) : "",
+                     prom_label(d.local_cpulist), d.info ? gen_name(d.info->gen) : ""),
+         1);
+    line(fam("neuron_device_cores", "gauge", "Cores of the device."), "neuron_device_cores", dl, num_cores(d));
+    line(fam("neuron_collect_errors", "gauge",
+             "Sources of this device that could not be read in this report (node, core_owners, counter files, "
+             "engine status)."),
+         "neuron_collect_errors", dl, d.errors());
+    if (d.counter_errors.empty()) {
+      line(fam("neuron_throttle_edges_total", "counter", "Throttle interrupt edges handled since the driver probed."),
+           "neuron_throttle_edges_total", dl, d.throttle_edges);
+      line(fam("neuron_fault_edges_total", "counter", "Device fault interrupt edges handled since probe."),
+           "neuron_fault_edges_total", dl, d.fault_edges);
+      line(fam("neuron_spurious_interrupts_total", "counter", "Interrupts with no cause bit set, since probe."),
+           "neuron_spurious_interrupts_total", dl, d.spurious);
+      for (const auto& [k, v] : d.faults)
+        line(fam("neuron_faults_total", "counter", "Device faults by fault status bit, since probe."),
+             "neuron_faults_total", fmt::format("{},fault=\"{}\"", dl, prom_label(k)), v);
+      for (const auto& [k, v] : d.resets)
+        line(fam("neuron_resets_total", "counter", "Times the driver tore every queue down, by cause, since probe."),
+             "neuron_resets_total", fmt::format("{},cause=\"{}\"", dl, prom_label(k)), v);
+      line(fam("neuron_reset_records_lost_total", "counter",
+               "Records consumers had not read when a reset took their rings, since probe."),
+           "neuron_reset_records_lost_total", dl, d.records_lost);
+      line(fam("neuron_event_fanout_edges_total", "counter", "Edges handed to open files' event queues."),
+           "neuron_event_fanout_edges_total", dl, d.fanout_edges);
+      line(fam("neuron_event_fanout_copies_total", "counter", "Events queued to open files (one per file per edge)."),
+           "neuron_event_fanout_copies_total", dl, d.fanout_copies);
+    }
+    for (const auto& c : d.cores) {
+      const std::string cl = fmt::format("{},core=\"{}\"", dl, c.core);
+      if (c.owner) {
+        line(fam("neuron_core_owned", "gauge", "1 when an open file owns the core, 0 when it is free."),
+             "neuron_core_owned", cl, c.owner->is_free() ? 0 : 1);
+        if (!c.owner->is_free())
+          line(fam("neuron_core_owner_info", "gauge", "Always 1: the owner's PID, uid and command as labels."),
+               "neuron_core_owner_info",
+               fmt::format("{},pid=\"{}\",uid=\"{}\",comm=\"{}\"", cl, *c.owner->pid,
+                           c.uid ? std::to_string(*c.uid) : "", prom_label(c.owner->comm)),
+               1);
+      }
+      if (!d.counter_errors.empty()) continue;
+      line(fam("neuron_notific_edges_total", "counter", "NOTIFIC interrupt edges of the core handled since probe."),
+           "neuron_notific_edges_total", cl, c.notific_edges);
+      for (unsigned b = 0; b < c.intr.size(); ++b)
+        line(fam("neuron_notific_cause_edges_total", "counter",
+                 "NOTIFIC interrupt edges that carried each tpb_notific_intr cause, since probe."),
+             "neuron_notific_cause_edges_total", fmt::format("{},cause=\"{}\"", cl, cause_name(b)), c.intr[b]);
+      for (unsigned q = 0; q < c.threshold.size(); ++q)
+        line(fam("neuron_threshold_interrupts_total", "counter",
+                 "Threshold interrupts of each software queue of the core, since probe."),
+             "neuron_threshold_interrupts_total", fmt::format("{},queue=\"{}\"", cl, q), c.threshold[q]);
+      line(fam("neuron_interrupt_storms_total", "counter", "Interrupt storms detected and rate limited on the core."),
+           "neuron_interrupt_storms_total", cl, c.storms);
+      line(fam("neuron_interrupt_storm_masked_causes", "gauge",
+               "Interrupt causes of the core masked by storm control right now."),
+           "neuron_interrupt_storm_masked_causes", cl, __builtin_popcount(c.storm_masked));
+    }
+    for (const auto& e : d.engines) {
+      const std::string el = fmt::format("{},core=\"{}\",engine=\"{}\"", dl, e.core, engine_name(e.engine));
+      for (auto st : kStates)
+        line(fam("neuron_engine_state", "gauge", "1 for the engine's current state, 0 for the others."),
+             "neuron_engine_state", fmt::format("{},state=\"{}\"", el, engine_state_name(st)), e.state == st ? 1 : 0);
+      line(fam("neuron_engine_programs_started_total", "counter", "Programs started on the engine."),
+           "neuron_engine_programs_started_total", el, e.runs);
+      line(fam("neuron_engine_instructions_retired_total", "counter", "Instructions the engine retired since probe."),
+           "neuron_engine_instructions_retired_total", el, e.retired);
+      line(fam("neuron_engine_next_instruction", "gauge", "Index of the engine's next instruction."),
+           "neuron_engine_next_instruction", el, e.pc);
+      if (e.state == NEURON_ENGINE_HALTED)
+        line(fam("neuron_engine_halted_info", "gauge", "Always 1 for a halted engine: its last fatal error as a label."),
+             "neuron_engine_halted_info", fmt::format("{},error=\"{}\"", el, last_error_name(e.last_error)), 1);
+    }
+  }
+  std::string out;
+  for (const auto& f : fams) out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}", f.name, f.help, f.name, f.type, f.samples);
+  return out;
+}
+
+Status write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return unexpected(Error::from_errno(errno, "open " + tmp));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      return unexpected(Error::from_errno(err, "write " + tmp));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return unexpected(Error::from_errno(err, "fsync " + tmp));
+  }
+  fd.reset();
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return unexpected(Error::from_errno(err, "rename " + tmp + " to " + path));
+  }
+  return {};
+}
+
+}  // namespace neuron::cli
