@@ -9,7 +9,8 @@
 #
 # Usage: guest-tests.sh [--lane NAME] [--no-devtests] [--trace] [TEST...]
 #   NAME prefixes this script's own checks (default "vm"); TEST names
-#   binaries in /opt/neuron/tests (default: all of them). --trace: right
+#   binaries in /opt/neuron/tests (default: all of them) or, failing that,
+#   on PATH (run-vm.sh --bin: a userspace test with its libraries). --trace: right
 #   after insmod, trace-guest.sh checks the driver's tracepoints with
 #   trace-cmd and perf (the payload of trace-payload.sh).
 lane=vm
@@ -90,6 +91,8 @@ fi
 for name in "$@"; do
 	if [ -x "/opt/neuron/tests/$name" ]; then
 		run "/opt/neuron/tests/$name"
+	elif command -v "$name" >/dev/null 2>&1; then
+		run "$(command -v "$name")"
 	else
 		echo "# $name: not found in /opt/neuron/tests"
 		result 1 "$name"

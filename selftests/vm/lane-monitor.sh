@@ -7,8 +7,11 @@
 # monitor, a unix socket (run-vm.sh --monitor), through lane_relay
 # (lane-lib.sh). The monitor's answers go to <log>.host.
 #
-#   hotplug   robust_test "hotplug" (surprise removal from the monitor with
-#             rings mapped and threads blocked, then hot-plug back) and
+#   hotplug   vm_device_loss (libneuron's Reaper and waiters under a
+#             hot-unplug: DEVICE_GONE within 1 s, the thread exits, no
+#             SIGBUS, no CPU afterwards; userspace/README.md#device-loss),
+#             then robust_test "hotplug" (surprise removal from the monitor
+#             with rings mapped and threads blocked, then hot-plug back) and
 #             "reload" (50 module unload/load cycles)
 #   recovery  lifecycle_test "aer" (correctable, non-fatal and fatal errors
 #             injected with live queues), "suspend" (a pm_test cycle) and
@@ -28,7 +31,9 @@
 # the last word of a kind wins).
 # PAYLOAD is the main lane's payload directory (scripts/check.sh): its
 # guest-tests.sh runs the tests, which take their groups from the kernel
-# command line (neuron_robust=..., neuron_lifecycle=...). Builds nothing.
+# command line (neuron_robust=..., neuron_lifecycle=...). Builds nothing:
+# the hotplug lane also takes build/userspace/vm_device_loss (make
+# userspace; VM_DEVICE_LOSS=PATH overrides), copied with its libraries.
 # The console goes to the log (default build/vm/lane-<lane>.log); the guest
 # prints TAP "ok N" / "not ok N" lines there. Prints one summary line;
 # exits non-zero on any failure.
@@ -41,7 +46,10 @@ vm_opts=() append="" tests=""
 case $lane in
 hotplug)
 	append="neuron_robust=hotplug,reload,$mod"
-	tests=robust_test ;;
+	loss=${VM_DEVICE_LOSS:-$(cd "$(dirname "$0")/../.." && pwd)/build/userspace/vm_device_loss}
+	[ -x "$loss" ] || { echo "lane-monitor: no $loss (make userspace)" >&2; exit 2; }
+	vm_opts=(--bin "$loss")
+	tests="vm_device_loss robust_test" ;;
 recovery)
 	vm_opts=(--smp 2)
 	append="neuron_lifecycle=aer,suspend,surprise"

@@ -487,6 +487,7 @@ NotificationQueue::NotificationQueue(NotificationQueue&& o) noexcept
       checked_head_(o.checked_head_),
       checked_(o.checked_),
       live_(std::exchange(o.live_, false)),
+      gone_(o.gone_),
       info_fn_(std::move(o.info_fn_)) {}
 
 NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept {
@@ -504,6 +505,7 @@ NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept 
     checked_head_ = o.checked_head_;
     checked_ = o.checked_;
     live_ = std::exchange(o.live_, false);
+    gone_ = o.gone_;
     info_fn_ = std::move(o.info_fn_);
   }
   return *this;
@@ -544,10 +546,39 @@ Result<NqInfo> NotificationQueue::info() const {
 }
 
 DrainResult NotificationQueue::drain(std::span<Record> out) noexcept {
+  if (gone_) return gone_result();  // userspace/README.md#device-loss
   if (view_.lossy()) return drain_lossy(out);
   DrainResult r = view_.drain(out);
   if (r.count == 0 && r.lap_suspected) recover(r);
+  if (gone_) r.device_gone = true;
   return r;
+}
+
+// userspace/README.md#device-loss: from here on nothing reads the ring or
+// writes the doorbell; the mappings stay until the destructor unmaps them.
+void NotificationQueue::mark_device_gone() noexcept {
+  gone_ = true;
+  const bool lossy = view_.lossy();
+  view_ = RingView();  // an empty view: even view().drain() touches nothing
+  view_.set_lossy(lossy);
+}
+
+bool NotificationQueue::check_device() noexcept {
+  if (gone_ || !fd_) return gone_;
+  pollfd p{fd_.get(), 0, 0};
+  int rc;
+  do {
+    rc = ::poll(&p, 1, 0);
+  } while (rc < 0 && errno == EINTR);
+  if (rc > 0 && (p.revents & (POLLHUP | POLLERR))) mark_device_gone();
+  return gone_;
+}
+
+// NQ_INFO failed: ENODEV (removed) and EIO (stale after a reset, or the
+// device offline) mean the driver has revoked the mappings
+// (docs/decisions.md#reset-and-recovery).
+void NotificationQueue::note_info_error(const Error& e) noexcept {
+  if (e.code == std::errc::no_such_device || e.code == std::errc::io_error) mark_device_gone();
 }
 
 // userspace/README.md#lossy-queues. A copy of record j is sound iff the
@@ -583,6 +614,7 @@ DrainResult NotificationQueue::drain_lossy(std::span<Record> out) noexcept {
     auto info = this->info();
     if (!info) {  // cannot tell: keep what was copied, as a backpressured drain would
       filled += r.count;
+      note_info_error(info.error());
       break;
     }
     // The copies (and the slot loads above) happen before TAIL is read.
@@ -618,6 +650,7 @@ DrainResult NotificationQueue::drain_lossy(std::span<Record> out) noexcept {
     if (++total.resyncs >= kMaxResyncs) break;
   }
   total.count = filled;
+  total.device_gone = gone_;
   lost_ += total.lost;
   return total;
 }
@@ -629,7 +662,10 @@ void NotificationQueue::recover(DrainResult& r) noexcept {
   // not cost a syscall per poll.
   if (checked_ && checked_head_ == view_.head()) return;
   auto a = info();
-  if (!a) return;
+  if (!a) {
+    note_info_error(a.error());
+    return;
+  }
   checked_ = true;
   checked_head_ = view_.head();
   const std::uint32_t entries = view_.entries();

@@ -17,6 +17,7 @@ class Category final : public std::error_category {
       case errc::bad_ring: return "ring size is not a power of two";
       case errc::not_supported: return "not supported";
       case errc::bad_message: return "malformed netlink message";
+      case errc::device_gone: return "device gone (removed or reset)";
     }
     return "unknown neuron error";
   }

@@ -423,6 +423,8 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   }
   if (res.device_lost) res.overflow_seen = true;
   if (auto f = (*reaper)->failure()) return fail(*f);
+  if (ws == WaitStatus::DeviceGone)  // userspace/README.md#device-loss
+    return fail(Error::make(errc::device_gone, "execute: the device was removed or reset while the program ran"));
 
   res.engines.clear();
   bool halted = false;

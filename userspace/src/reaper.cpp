@@ -38,6 +38,8 @@ class DeviceReapQueue final : public ReapQueue {
     if (!i) return std::nullopt;
     return i->drop_count;
   }
+  int device_fd() const noexcept override { return q_.device_fd(); }
+  void mark_device_gone() noexcept override { q_.mark_device_gone(); }
 
  private:
   NotificationQueue q_;
@@ -91,6 +93,7 @@ const char* wait_status_name(WaitStatus s) noexcept {
     case WaitStatus::Completed: return "completed";
     case WaitStatus::TimedOut: return "timed out";
     case WaitStatus::Stopped: return "stopped";
+    case WaitStatus::DeviceGone: return "device gone";
   }
   return "?";
 }
@@ -98,7 +101,7 @@ const char* wait_status_name(WaitStatus s) noexcept {
 // ------------------------------------------------------------------ shared state
 namespace detail {
 
-enum : int { kPending = 0, kCompleted = 1, kStopped = 2 };
+enum : int { kPending = 0, kCompleted = 1, kStopped = 2, kGone = 3 };
 
 struct WaiterState {
   UniqueFd efd;
@@ -113,6 +116,7 @@ struct ReaperHub {
   std::mutex mu;
   std::vector<std::shared_ptr<WaiterState>> pending;
   bool stopped = false;
+  bool gone = false;  // stopped because the device went (waiters: kGone)
 };
 
 }  // namespace detail
@@ -150,6 +154,7 @@ WaitStatus Waiter::status() const noexcept {
   switch (st_->state.load(std::memory_order_acquire)) {
     case detail::kCompleted: return WaitStatus::Completed;
     case detail::kStopped: return WaitStatus::Stopped;
+    case detail::kGone: return WaitStatus::DeviceGone;
     default: return WaitStatus::TimedOut;
   }
 }
@@ -193,6 +198,9 @@ struct Reaper::Impl {
   std::mutex life_mu;  // thread start/join vs cpu_time()
   bool joined = false;
   std::atomic<std::int64_t> final_cpu_ns{0};
+  std::atomic<bool> exited{false};  // run() has returned (final_cpu_ns is set)
+  std::atomic<bool> gone{false};    // the device went (docs/decisions.md#device-loss)
+  std::vector<int> device_fds;      // the queues' files (HUP/ERR only), deduplicated
 
   // statistics: written by the reaper thread, read by anyone
   std::atomic<std::uint64_t> wakes{0}, queue_wakes{0}, rescans{0}, drains{0}, records{0}, late_records{0},
@@ -207,6 +215,11 @@ struct Reaper::Impl {
 
   static constexpr std::uint64_t kStopTag = ~std::uint64_t{0};
   static constexpr std::uint64_t kEventsTag = ~std::uint64_t{0} - 1;
+  static constexpr std::uint64_t kDeviceTag = ~std::uint64_t{0} - 2;  // a queue's file: HUP/ERR
+
+  // reaper thread only: set when the event stream ended (ENODEV) or a RESET
+  // edge said every queue was torn down
+  bool saw_loss = false;
 
   void set_failure(Error e) {
     std::lock_guard lk(fail_mu);
@@ -261,13 +274,16 @@ struct Reaper::Impl {
     for (;;) {
       auto n = events->read(evbuf);
       if (!n) {
-        set_failure(std::move(n).error());
+        // read() of a removed device's file: its queued edges, then ENODEV
+        if (n.error().code == std::errc::no_such_device) saw_loss = true;
+        else set_failure(std::move(n).error());
         return;
       }
       if (*n == 0) return;
       events_n.fetch_add(*n, std::memory_order_relaxed);
       for (std::size_t i = 0; i < *n; ++i) {
         const Event& e = evbuf[i];
+        if (e.edge == NEURON_EDGE_RESET) saw_loss = true;  // every queue was torn down
         if (opt.on_event) opt.on_event(e);
         std::lock_guard lk(hub->mu);
         Arrival a;
@@ -318,10 +334,53 @@ struct Reaper::Impl {
     to_signal.clear();
   }
 
+  /// Whether the device is still there, asked of the kernel now: one poll()
+  /// with no wait of the event stream and the queues' files (none: true).
+  /// The driver reports EPOLLHUP|EPOLLERR from the first step of a removal,
+  /// before it revokes the mappings, although it wakes epoll only at the end.
+  bool device_alive() {
+    if (saw_loss) return false;
+    if (pollv.empty()) return true;
+    for (auto& p : pollv) p.revents = 0;
+    int rc;
+    do {
+      rc = ::poll(pollv.data(), pollv.size(), 0);
+    } while (rc < 0 && errno == EINTR);
+    if (rc <= 0) return true;
+    for (const auto& p : pollv)
+      if (p.revents & (POLLHUP | POLLERR)) return false;
+    return true;
+  }
+
+  /// The device went: no ring is touched again, every waiter left gets
+  /// DeviceGone, and the thread ends (docs/decisions.md#device-loss).
+  void lose_device() {
+    signal_completed();  // waiters a queued edge (the RESET) completed
+    for (auto& q : queues) q->mark_device_gone();
+    gone.store(true, std::memory_order_release);
+    std::lock_guard lk(hub->mu);
+    hub->stopped = true;
+    hub->gone = true;
+    for (auto& w : hub->pending) {
+      w->state.store(detail::kGone, std::memory_order_release);
+      efd_signal(w->efd.get());
+    }
+    hub->pending.clear();
+  }
+
+  std::vector<pollfd> pollv;  // device_alive(): the event stream and device_fds
+
   void run() noexcept {
-    std::vector<epoll_event> ready(queues.size() + 2);
+    run_loop();
+    final_cpu_ns.store(clock_ns(CLOCK_THREAD_CPUTIME_ID).count(), std::memory_order_relaxed);
+    exited.store(true, std::memory_order_release);
+  }
+
+  void run_loop() noexcept {
+    std::vector<epoll_event> ready(queues.size() + device_fds.size() + 2);
     const int timeout = opt.rescan.count() > 0 ? static_cast<int>(opt.rescan.count()) : -1;
     bool stopping = false;
+    if (!device_alive()) return lose_device();
     pass();  // whatever was there before the first edge
     signal_completed();
     while (!stopping) {
@@ -333,30 +392,38 @@ struct Reaper::Impl {
       }
       if (n == 0) {
         rescans.fetch_add(1, std::memory_order_relaxed);
+        if (!device_alive()) return lose_device();
         late_records.fetch_add(pass(), std::memory_order_relaxed);
         signal_completed();
         continue;
       }
       wakes.fetch_add(1, std::memory_order_relaxed);
-      bool have_events = false;
+      bool have_events = false, hangup = false;
       for (int i = 0; i < n; ++i) {
-        const std::uint64_t tag = ready[static_cast<std::size_t>(i)].data.u64;
+        const epoll_event& ev = ready[static_cast<std::size_t>(i)];
+        const std::uint64_t tag = ev.data.u64;
         if (tag == kStopTag) {
           stopping = true;
         } else if (tag == kEventsTag) {
           have_events = true;
+          if (ev.events & (EPOLLHUP | EPOLLERR)) hangup = true;
+        } else if (tag == kDeviceTag) {
+          hangup = true;  // registered for EPOLLHUP/EPOLLERR only
         } else {
           efd_take(queues[tag]->wake_fd());  // reset before draining: a later edge wakes us again
           queue_wakes.fetch_add(1, std::memory_order_relaxed);
         }
       }
-      // Edges first: an overflow edge is reported before the records after it.
+      // Edges first: an overflow edge is reported before the records after it,
+      // and a removed device's RESET edge before it is declared gone.
       if (have_events) read_events();
+      if (hangup || !device_alive()) return lose_device();
       pass();
       signal_completed();
     }
     // Final look: whatever arrived before stop() was called.
     read_events();
+    if (!device_alive()) return lose_device();
     pass();
     signal_completed();
     {
@@ -368,7 +435,6 @@ struct Reaper::Impl {
       }
       hub->pending.clear();
     }
-    final_cpu_ns.store(clock_ns(CLOCK_THREAD_CPUTIME_ID).count(), std::memory_order_relaxed);
   }
 };
 
@@ -409,6 +475,22 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
     if (auto s = add(q.wake_fd(), i, fmt::format("eventfd of core {} queue {}", q.core(), q.queue())); !s)
       return unexpected(std::move(s).error());
   }
+  // The queues' files of /dev/nnqN, for EPOLLHUP/EPOLLERR only (no EPOLLIN:
+  // their event queues are someone else's to read).
+  if (impl->events) impl->pollv.push_back(pollfd{impl->events->fd(), 0, 0});
+  for (const auto& q : impl->queues) {
+    const int fd = q->device_fd();
+    if (fd < 0 || std::find(impl->device_fds.begin(), impl->device_fds.end(), fd) != impl->device_fds.end())
+      continue;
+    epoll_event ev{};
+    ev.events = 0;  // EPOLLHUP and EPOLLERR are always reported
+    ev.data.u64 = Impl::kDeviceTag;
+    if (::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+      return unexpected(Error::from_errno(errno, fmt::format("epoll_ctl ADD the file of core {} queue {}",
+                                                             q->core(), q->queue())));
+    impl->device_fds.push_back(fd);
+    impl->pollv.push_back(pollfd{fd, 0, 0});
+  }
 
   Impl* p = impl.get();
   try {
@@ -424,6 +506,7 @@ Reaper::~Reaper() { stop(); }
 void Reaper::stop() noexcept {
   std::lock_guard lk(impl_->life_mu);
   if (impl_->joined) return;
+  // After the device went the thread has returned: the signal is unread.
   efd_signal(impl_->stopfd.get());
   if (impl_->thread.joinable()) impl_->thread.join();
   impl_->joined = true;
@@ -439,7 +522,7 @@ Result<Waiter> Reaper::expect(Match match, Filter filter) {
   {
     std::lock_guard lk(impl_->hub->mu);
     if (impl_->hub->stopped) {
-      st->state.store(detail::kStopped, std::memory_order_release);
+      st->state.store(impl_->hub->gone ? detail::kGone : detail::kStopped, std::memory_order_release);
       efd_signal(fd);
     } else {
       impl_->hub->pending.push_back(st);
@@ -466,9 +549,14 @@ Reaper::Stats Reaper::stats() const noexcept {
   return s;
 }
 
+bool Reaper::device_gone() const noexcept { return impl_->gone.load(std::memory_order_acquire); }
+
+bool Reaper::running() const noexcept { return !impl_->exited.load(std::memory_order_acquire); }
+
 std::chrono::nanoseconds Reaper::cpu_time() const noexcept {
   std::lock_guard lk(impl_->life_mu);
-  if (impl_->joined) return std::chrono::nanoseconds(impl_->final_cpu_ns.load(std::memory_order_relaxed));
+  if (impl_->joined || impl_->exited.load(std::memory_order_acquire))
+    return std::chrono::nanoseconds(impl_->final_cpu_ns.load(std::memory_order_relaxed));
   clockid_t cid;
   if (::pthread_getcpuclockid(impl_->thread.native_handle(), &cid) != 0) return std::chrono::nanoseconds(0);
   return clock_ns(cid);

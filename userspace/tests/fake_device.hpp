@@ -9,14 +9,25 @@
 //     the threshold is re-armed only by a HEAD write (the drain's doorbell),
 //     never by looking again — the same edge rule the Reaper must live with.
 // Producer and consumer may be different threads (ThreadSanitizer-clean).
+// Device loss (userspace/README.md#device-loss): a FakeQueue's ring is an
+// anonymous mapping that vanish() makes PROT_NONE, as the driver revokes a
+// removed device's mappings (a consumer that still reads it faults and the
+// test dies), and VanishingFd is a descriptor that reports EPOLLHUP or
+// EPOLLERR once it vanishes, as a removed device's file does.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <span>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -24,12 +35,109 @@
 
 namespace neuron::test {
 
+/// Ring memory for fakes: an anonymous shared mapping (zeroed, page aligned);
+/// revoke() makes it PROT_NONE, like the driver's zap of a removed device's
+/// ring: any later load faults (SIGSEGV here, SIGBUS on the device).
+class FakeRing {
+ public:
+  explicit FakeRing(std::uint32_t entries) {
+    const std::size_t len = std::max<std::size_t>(entries * sizeof(Record), 4096);
+    void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap of a fake ring failed");
+    map_ = Mapping(p, len);
+    recs_ = std::span<Record>(static_cast<Record*>(p), entries);
+  }
+  [[nodiscard]] std::span<Record> records() const noexcept { return recs_; }
+  Record& operator[](std::size_t i) const noexcept { return recs_[i]; }
+  /// The device went: the mapping is revoked (PROT_NONE).
+  void revoke() { (void)::mprotect(map_.data(), map_.size(), PROT_NONE); }
+
+ private:
+  Mapping map_;
+  std::span<Record> recs_;
+};
+
+/// A descriptor that "vanishes" like a removed device's file of /dev/nnqN.
+///   Hup: one end of a socket pair; wake() makes it readable (EPOLLIN),
+///        vanish() closes the other end: EPOLLHUP (the device's file
+///        reports EPOLLHUP|EPOLLERR);
+///   Err: the write end of a pipe (never readable); vanish() closes the
+///        read end: EPOLLERR alone.
+class VanishingFd {
+ public:
+  enum class Kind { Hup, Err };
+  explicit VanishingFd(Kind kind) : kind_(kind) {
+    int fds[2];
+    if (kind == Kind::Hup) {
+      if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0)
+        throw std::runtime_error("socketpair");
+      mine_.reset(fds[0]);
+      other_.reset(fds[1]);
+    } else {
+      if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+      other_.reset(fds[0]);
+      mine_.reset(fds[1]);
+    }
+  }
+  [[nodiscard]] int fd() const noexcept { return mine_.get(); }
+  [[nodiscard]] Kind kind() const noexcept { return kind_; }
+  /// Hup: make fd() readable (a byte), as a queued event does.
+  void wake() {
+    std::lock_guard lk(mu_);
+    if (kind_ != Kind::Hup || !other_) return;
+    const char c = 1;
+    (void)!::write(other_.get(), &c, 1);
+  }
+  /// Hup: consume what wake() wrote.
+  void consume() {
+    if (kind_ != Kind::Hup) return;
+    char buf[64];
+    while (::read(mine_.get(), buf, sizeof buf) > 0) {
+    }
+  }
+  void vanish() {
+    std::lock_guard lk(mu_);
+    other_.reset();
+  }
+  [[nodiscard]] bool vanished() {
+    std::lock_guard lk(mu_);
+    return !other_;
+  }
+
+ private:
+  Kind kind_;
+  UniqueFd mine_, other_;
+  std::mutex mu_;
+};
+
 class FakeQueue final : public ReapQueue {
  public:
   FakeQueue(unsigned core, unsigned queue, std::uint32_t entries, std::uint32_t threshold, bool with_eventfd = true)
       : core_(core), queue_(queue), mem_(entries), entries_(entries), threshold_(threshold) {
     if (with_eventfd) efd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-    view_ = RingView(std::span<const Record>(mem_.data(), mem_.size()), Doorbell::callback(&FakeQueue::on_head, this));
+    view_ = RingView(std::span<const Record>(mem_.records().data(), entries),
+                     Doorbell::callback(&FakeQueue::on_head, this));
+  }
+
+  /// Give the queue a "file of /dev/nnqN" (device_fd()) that vanish() ends.
+  void attach_device(VanishingFd::Kind kind) { dev_.emplace(kind); }
+  int device_fd() const noexcept override { return dev_ ? dev_->fd() : -1; }
+  void mark_device_gone() noexcept override { marked_gone_.store(true, std::memory_order_release); }
+  /// The Reaper called mark_device_gone().
+  bool marked_gone() const { return marked_gone_.load(std::memory_order_acquire); }
+  /// The device goes, in the driver's order: the file reports the hang-up
+  /// to poll() (the driver's first step marks the device dead), then the
+  /// ring is revoked (PROT_NONE: a drain that still reads it kills the test).
+  void vanish() {
+    if (dev_) dev_->vanish();
+    mem_.revoke();
+  }
+  /// Signal the eventfd as a threshold edge would (after vanish(): a wake
+  /// that races with the removal).
+  void poke() {
+    if (!efd_) return;
+    const std::uint64_t one = 1;
+    (void)!::write(efd_.get(), &one, sizeof one);
   }
 
   unsigned core() const noexcept override { return core_; }
@@ -93,10 +201,12 @@ class FakeQueue final : public ReapQueue {
   }
 
   unsigned core_, queue_;
-  std::vector<Record> mem_;
+  FakeRing mem_;
   std::uint32_t entries_;
   std::uint32_t threshold_;
   UniqueFd efd_;
+  std::optional<VanishingFd> dev_;
+  std::atomic<bool> marked_gone_{false};
   RingView view_;
   std::atomic<std::uint32_t> tail_{0}, head_{0};
   std::atomic<std::uint64_t> overflow_{0}, drop_{0}, drains_{0}, edges_{0};
@@ -227,23 +337,29 @@ class LossyFake {
 };
 
 /// Events pushed by a test, read by the Reaper (an eventfd says "look").
+/// Made with a VanishingFd kind it can vanish like a removed device's file:
+/// its fd reports EPOLLHUP (or EPOLLERR), and read() returns the edges still
+/// queued, then ENODEV, as read() of /dev/nnqN does after removal.
 class FakeEvents final : public EventSource {
  public:
   FakeEvents() : efd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
-  int fd() const noexcept override { return efd_.get(); }
+  explicit FakeEvents(VanishingFd::Kind kind) : dev_(std::in_place, kind) {}
+  int fd() const noexcept override { return dev_ ? dev_->fd() : efd_.get(); }
   Result<std::size_t> read(std::span<Event> out) noexcept override {
-    std::uint64_t v;
-    (void)!::read(efd_.get(), &v, sizeof v);
+    if (dev_) {
+      dev_->consume();
+    } else {
+      std::uint64_t v;
+      (void)!::read(efd_.get(), &v, sizeof v);
+    }
     std::lock_guard lk(mu_);
     std::size_t n = 0;
     while (n < out.size() && !q_.empty()) {
       out[n++] = q_.front();
       q_.pop_front();
     }
-    if (!q_.empty()) {
-      const std::uint64_t one = 1;
-      (void)!::write(efd_.get(), &one, sizeof one);
-    }
+    if (n == 0 && gone_) return unexpected(Error::from_errno(ENODEV, "read events (fake)"));
+    if (!q_.empty()) look();
     return n;
   }
   void push(const Event& e) {
@@ -251,14 +367,31 @@ class FakeEvents final : public EventSource {
       std::lock_guard lk(mu_);
       q_.push_back(e);
     }
-    const std::uint64_t one = 1;
-    (void)!::write(efd_.get(), &one, sizeof one);
+    look();
+  }
+  /// The device goes: the fd reports the hang-up (Hup or Err kind only).
+  void vanish() {
+    {
+      std::lock_guard lk(mu_);
+      gone_ = true;
+    }
+    if (dev_) dev_->vanish();
   }
 
  private:
+  void look() {
+    if (dev_) {
+      dev_->wake();
+      return;
+    }
+    const std::uint64_t one = 1;
+    (void)!::write(efd_.get(), &one, sizeof one);
+  }
   UniqueFd efd_;
+  std::optional<VanishingFd> dev_;
   std::mutex mu_;
   std::deque<Event> q_;
+  bool gone_ = false;
 };
 
 }  // namespace neuron::test

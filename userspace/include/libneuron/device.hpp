@@ -328,8 +328,10 @@ class NotificationQueue {
   /// ignore-full queue (DrainResult::refused, nothing consumed): use drain().
   template <class Fn>
   DrainResult for_each(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept {
+    if (gone_) return gone_result();
     DrainResult r = view_.for_each(std::forward<Fn>(fn), max);
     if (r.count == 0 && r.lap_suspected && !view_.lossy()) recover(r);
+    r.device_gone = gone_;
     return r;
   }
   /// Whether the queue was made with NEURON_NQ_F_IGNORE_FULL.
@@ -351,9 +353,35 @@ class NotificationQueue {
   /// Records known lost to overwrites so far.
   [[nodiscard]] std::uint64_t lost() const noexcept { return lost_; }
 
+  /// Device loss (userspace/README.md#device-loss). Once the library has
+  /// seen the device go, drain() and for_each() return at once with
+  /// DrainResult::device_gone (DEVICE_GONE, errc::device_gone) and never
+  /// touch the ring or doorbell mapping again (the driver revokes them at
+  /// removal or reset: a load gives SIGBUS); view() is then an empty view.
+  /// The queue learns it from mark_device_gone() (a Reaper calls it when the
+  /// device's file reports EPOLLHUP/EPOLLERR or a RESET edge arrives),
+  /// check_device(), or NQ_INFO failing with ENODEV (removed) or EIO (stale
+  /// after a reset). Not thread-safe: call it on the thread that drains.
+  [[nodiscard]] bool device_gone() const noexcept { return gone_; }
+  void mark_device_gone() noexcept;
+  /// One non-blocking poll() of the queue's file of /dev/nnqN (a syscall):
+  /// EPOLLHUP or EPOLLERR (the device was removed) marks the queue gone.
+  /// Returns device_gone(). A queue made with over() has no file: false
+  /// unless marked.
+  bool check_device() noexcept;
+  /// The queue's open file of /dev/nnqN (poll() reports EPOLLHUP|EPOLLERR
+  /// once the device is removed), -1 for a queue made with over().
+  [[nodiscard]] int device_fd() const noexcept { return fd_.get(); }
+
  private:
   NotificationQueue() = default;
   void recover(DrainResult& r) noexcept;
+  static DrainResult gone_result() noexcept {
+    DrainResult r;
+    r.device_gone = true;
+    return r;
+  }
+  void note_info_error(const Error& e) noexcept;
   DrainResult drain_lossy(std::span<Record> out) noexcept;
   void destroy() noexcept;
 
@@ -368,6 +396,7 @@ class NotificationQueue {
   std::uint32_t checked_head_ = 0;
   bool checked_ = false;
   bool live_ = false;
+  bool gone_ = false;  // the device went: never touch the mappings again
   InfoFn info_fn_;  // over(): the provider's NQ_INFO
   std::uint64_t checked_lo_ = 0, checked_hi_ = 0;  // slot at checked_head_ when checked (lossy)
 };

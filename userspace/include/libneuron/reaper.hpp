@@ -36,6 +36,19 @@
 // the pass that found the match has drained every queue, so records written
 // before the matching one (on any queue) have been delivered first.
 //
+// Device loss (userspace/README.md#device-loss, docs/decisions.md#device-loss):
+// the device's event stream and each queue's file of /dev/nnqN report
+// EPOLLHUP/EPOLLERR once the device is removed (the Reaper watches the
+// queues' files for those two only), and a RESET edge on the stream says
+// every queue was torn down. On either the Reaper reads the edges still
+// queued (on_event and the waiters see the RESET edge), marks every queue
+// gone (ReapQueue::mark_device_gone: no ring is read again), completes every
+// remaining waiter with WaitStatus::DeviceGone and its thread exits: no
+// rescan, no spinning. Before every pass it also asks the kernel once
+// (poll() with no wait on those files, which reports the removal from its
+// first step, before the driver revokes the mappings), so a rescan or a
+// queue wake that races with the removal does not read a revoked ring.
+//
 // Nothing on the drain path throws: callbacks and predicates must not throw
 // (the thread function is noexcept).
 #pragma once
@@ -70,6 +83,13 @@ class ReapQueue {
   /// input buffer's drop policy, a full queue with no policy, a failed ring
   /// write; docs/device-model.md#wrbuf), if known.
   virtual std::optional<std::uint64_t> drop_count() noexcept { return std::nullopt; }
+  /// A descriptor that reports EPOLLHUP/EPOLLERR once the device is gone
+  /// (a NotificationQueue's open file of /dev/nnqN), -1 for none. The
+  /// Reaper watches it for those two conditions only.
+  [[nodiscard]] virtual int device_fd() const noexcept { return -1; }
+  /// The Reaper has seen the device go (on its thread): drain() must not
+  /// touch the ring from now on (NotificationQueue::mark_device_gone).
+  virtual void mark_device_gone() noexcept {}
 };
 
 /// Interrupt edges, e.g. read() of /dev/nnqN.
@@ -106,6 +126,10 @@ enum class WaitStatus {
   Completed,  ///< the predicate accepted an arrival: completion() has it
   TimedOut,   ///< not yet; wait() may be called again
   Stopped,    ///< the reaper stopped before a match
+  /// DEVICE_GONE (errc::device_gone): the device was removed (EPOLLHUP/
+  /// EPOLLERR) or reset (a RESET edge) before a match; the reaper's thread
+  /// has exited (userspace/README.md#device-loss)
+  DeviceGone,
 };
 const char* wait_status_name(WaitStatus s) noexcept;
 
@@ -115,7 +139,8 @@ struct WaiterState;
 }  // namespace detail
 
 /// One registration with a Reaper (RAII: the destructor deregisters it).
-/// Movable; the reaper may be destroyed first (the waiter then reports Stopped).
+/// Movable; the reaper may be destroyed first (the waiter then reports
+/// Stopped, or DeviceGone if the device went first).
 class Waiter {
  public:
   Waiter(Waiter&&) noexcept;
@@ -127,7 +152,7 @@ class Waiter {
   /// Its eventfd (the comp_efd): readable once completed or stopped, for a
   /// caller's own poll/epoll. wait() consumes it.
   [[nodiscard]] int fd() const noexcept;
-  /// Block until completed, stopped or `timeout` (negative: no limit).
+  /// Block until completed, stopped, device gone or `timeout` (negative: no limit).
   WaitStatus wait(std::chrono::milliseconds timeout);
   /// The state now, without blocking.
   [[nodiscard]] WaitStatus status() const noexcept;
@@ -206,13 +231,22 @@ class Reaper {
 
   /// Signal the thread to stop: it drains every queue once more, completes
   /// what matches, then reports Stopped to the remaining waiters. Joins.
-  /// Idempotent.
+  /// Idempotent; after the device went (the thread has exited) it only joins.
   void stop() noexcept;
+
+  /// Whether the reaper has seen the device go (see the top of this file):
+  /// every waiter got DeviceGone, later expect() calls return a waiter that
+  /// reports DeviceGone, and the thread has exited or is exiting.
+  [[nodiscard]] bool device_gone() const noexcept;
+  /// Whether the reaper's thread still runs (false once it exited: after
+  /// stop() or on its own, device gone or failure).
+  [[nodiscard]] bool running() const noexcept;
 
   [[nodiscard]] Stats stats() const noexcept;
   /// CPU time of the reaper thread so far (its thread CPU clock).
   [[nodiscard]] std::chrono::nanoseconds cpu_time() const noexcept;
-  /// Why the thread stopped on its own (epoll failure, event read failure), if it did.
+  /// Why the thread stopped on its own (epoll failure, event read failure), if
+  /// it did. Device loss is not a failure (device_gone()).
   [[nodiscard]] std::optional<Error> failure() const;
   [[nodiscard]] std::size_t queue_count() const noexcept;
 

@@ -37,6 +37,9 @@ enum class errc {
   bad_ring = 3,          // ring memory is not a power-of-two number of records
   not_supported = 4,     // the device or driver lacks a feature
   bad_message = 5,       // a netlink message failed validation
+  device_gone = 6,       // DEVICE_GONE: the device was removed or reset under the
+                         // library; its queues and mappings are gone
+                         // (docs/decisions.md#device-loss)
 };
 const std::error_category& category() noexcept;
 inline std::error_code make_error_code(errc e) noexcept {

@@ -162,6 +162,10 @@ struct DrainResult {
   /// recovery read TAIL (TAIL - entries - HEAD); the rest were skipped.
   std::uint64_t overwritten = 0;
   std::uint32_t resyncs = 0;   ///< lap recoveries in this call (NotificationQueue)
+  /// DEVICE_GONE (errc::device_gone): the owner (NotificationQueue) has seen
+  /// the device go; the ring mapping was not touched
+  /// (userspace/README.md#device-loss).
+  bool device_gone = false;
 };
 
 class RingView {

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: MIT
+//
+// Device loss (userspace/README.md#device-loss, docs/decisions.md#device-loss)
+// on fakes that vanish the way a removed device does: the rings are revoked
+// first (PROT_NONE: a drain that still reads one kills this test with
+// SIGSEGV, as a revoked device mapping gives SIGBUS), then the file reports
+// EPOLLHUP or EPOLLERR and read() gives ENODEV after the queued edges.
+// Checked: every waiter completes with DeviceGone within 1 s, the Reaper's
+// thread exits and uses no CPU afterwards, no ring is read after the loss,
+// NotificationQueue's drain/for_each return device_gone without touching the
+// mapping, and NQ_INFO failing with ENODEV/EIO marks a queue gone.
+#include <dirent.h>
+#include <sys/resource.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "fake_device.hpp"
+#include "libneuron/device.hpp"
+#include "libneuron/reaper.hpp"
+
+using namespace neuron;
+using neuron::test::FakeEvents;
+using neuron::test::FakeQueue;
+using neuron::test::FakeRing;
+using neuron::test::VanishingFd;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+Record rec(std::uint64_t seq) {
+  Record r;
+  r.bytes[3] = NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_SP, NEURON_ENGINE_RECORD_EXPLICIT);
+  for (int i = 0; i < 8; ++i) r.bytes[8 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
+  return r;
+}
+
+/// Threads of this process now (/proc/self/task entries).
+int thread_count() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (const dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+/// CPU time of the whole process (user + system).
+std::chrono::microseconds process_cpu() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return std::chrono::seconds(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         std::chrono::microseconds(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
+  const auto end = steady::now() + limit;
+  while (!pred()) {
+    if (steady::now() > end) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+/// `n` threads blocked in Waiter::wait on a predicate nothing satisfies; each
+/// notes its status and when wait() returned.
+struct Waiters {
+  struct One {
+    WaitStatus status = WaitStatus::TimedOut;
+    steady::time_point done{};
+  };
+  std::vector<One> out;
+  std::vector<std::thread> threads;
+  std::atomic<int> waiting{0};
+
+  Waiters(Reaper& r, int n) : out(static_cast<std::size_t>(n)) {
+    for (int i = 0; i < n; ++i) {
+      auto w = r.expect([](const Arrival&) { return false; });
+      EXPECT_TRUE(w);
+      threads.emplace_back([this, i, w = std::move(w).value()]() mutable {
+        waiting.fetch_add(1);
+        out[static_cast<std::size_t>(i)].status = w.wait(10s);
+        out[static_cast<std::size_t>(i)].done = steady::now();
+      });
+    }
+    EXPECT_TRUE(wait_until([&] { return waiting.load() == n; }, 5s));
+  }
+  void join() {
+    for (auto& t : threads) t.join();
+    threads.clear();
+  }
+};
+
+struct Rig {
+  std::vector<FakeQueue*> q;
+  FakeEvents* ev = nullptr;
+  std::unique_ptr<Reaper> reaper;
+};
+
+/// Three fake queues (threshold 1, eventfd) and an event source of `kind`
+/// (nullopt: none), started as a Reaper; one record per queue delivered
+/// first, so the rig is known to work before the device goes.
+Rig start_rig(std::optional<VanishingFd::Kind> kind, Reaper::Options opt, bool queue_files = false) {
+  Rig rig;
+  std::vector<std::unique_ptr<ReapQueue>> qs;
+  for (unsigned i = 0; i < 3; ++i) {
+    auto p = std::make_unique<FakeQueue>(0, i, 16, 1);
+    if (queue_files) p->attach_device(VanishingFd::Kind::Hup);
+    rig.q.push_back(p.get());
+    qs.push_back(std::move(p));
+  }
+  std::unique_ptr<EventSource> events;
+  if (kind) {
+    auto e = std::make_unique<FakeEvents>(*kind);
+    rig.ev = e.get();
+    events = std::move(e);
+  }
+  auto r = Reaper::start(std::move(qs), std::move(events), std::move(opt));
+  EXPECT_TRUE(r) << r.error().message();
+  rig.reaper = std::move(r).value();
+  auto w = rig.reaper->expect([](const Arrival& a) { return a.record && a.record->u64(8) == 102; });
+  EXPECT_TRUE(w);
+  for (unsigned i = 0; i < 3; ++i) rig.q[i]->push(rec(100 + i));
+  EXPECT_EQ(WaitStatus::Completed, w->wait(5s));
+  return rig;
+}
+
+}  // namespace
+
+TEST(DeviceLoss, HangupCompletesEveryWaiterWithDeviceGoneAndTheThreadExits) {
+  const int threads_before = thread_count();
+  Reaper::Options opt;
+  opt.rescan = 100ms;  // the default: a rescan after the loss would read a revoked ring
+  Rig rig = start_rig(VanishingFd::Kind::Hup, opt);
+  EXPECT_EQ(threads_before + 1, thread_count()) << "the reaper's thread";
+  EXPECT_TRUE(rig.reaper->running());
+  Waiters ws(*rig.reaper, 4);
+  const auto drains_before = rig.reaper->stats().drains;
+
+  const auto t0 = steady::now();
+  rig.ev->vanish();                   // the file hangs up (the driver's first step)
+  for (auto* q : rig.q) q->vanish();  // then the rings are revoked
+  ws.join();
+  for (const auto& o : ws.out) {
+    EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
+    EXPECT_LT(o.done - t0, 1s);
+  }
+  EXPECT_TRUE(wait_until([&] { return !rig.reaper->running(); }, 1s)) << "the reaper thread did not exit";
+  EXPECT_TRUE(rig.reaper->device_gone());
+  EXPECT_TRUE(wait_until([&] { return thread_count() == threads_before; }, 1s))
+      << thread_count() << " threads, " << threads_before << " before the reaper";
+  for (auto* q : rig.q) EXPECT_TRUE(q->marked_gone());
+  EXPECT_EQ(drains_before, rig.reaper->stats().drains) << "a ring was drained after the loss";
+  EXPECT_FALSE(rig.reaper->failure()) << rig.reaper->failure()->message();
+
+  // Nothing runs any more: the reaper's CPU clock is frozen and the process,
+  // asleep here, uses none (a spinning reaper would use all of the 300 ms).
+  const auto cpu0 = rig.reaper->cpu_time();
+  const auto p0 = process_cpu();
+  std::this_thread::sleep_for(300ms);
+  const auto used = process_cpu() - p0;
+  EXPECT_EQ(cpu0, rig.reaper->cpu_time());
+  EXPECT_LT(used, 20ms) << used.count() << " us of CPU in 300 ms after the loss";
+  std::printf("device loss: waiters done in <= %lld us, process CPU %lld us over 300 ms afterwards\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                         std::max_element(ws.out.begin(), ws.out.end(),
+                                                          [](auto& a, auto& b) { return a.done < b.done; })
+                                             ->done -
+                                         t0)
+                                         .count()),
+              static_cast<long long>(used.count()));
+
+  // A waiter registered after the loss reports it at once.
+  auto late = rig.reaper->expect([](const Arrival&) { return true; });
+  ASSERT_TRUE(late);
+  EXPECT_EQ(WaitStatus::DeviceGone, late->wait(0ms));
+  rig.reaper->stop();  // joins a thread that already returned
+  rig.reaper->stop();
+  EXPECT_EQ(WaitStatus::DeviceGone, late->status());
+}
+
+// The race the driver leaves open: it revokes the mappings before it wakes
+// epoll. Here the rings are revoked, every queue's eventfd signalled and the
+// file hung up while the reaper is busy in on_event; the wake-up that follows
+// carries no hang-up, only the queues and the edge, and the reaper must still
+// not drain (it asks the kernel before every pass).
+TEST(DeviceLoss, QueueWakesRacingTheRemovalDoNotReadARevokedRing) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool in_callback = false, release = false;
+  Reaper::Options opt;
+  opt.rescan = 0ms;
+  opt.on_event = [&](const Event&) {
+    std::unique_lock lk(mu);
+    in_callback = true;
+    cv.notify_all();
+    cv.wait(lk, [&] { return release; });
+  };
+  Rig rig = start_rig(VanishingFd::Kind::Hup, opt);
+  Waiters ws(*rig.reaper, 2);
+  const auto drains_before = rig.reaper->stats().drains;
+
+  Event e{};
+  e.edge = NEURON_EDGE_NOTIFIC;
+  rig.ev->push(e);
+  {
+    std::unique_lock lk(mu);
+    ASSERT_TRUE(cv.wait_for(lk, 5s, [&] { return in_callback; }));
+  }
+  for (auto* q : rig.q) {
+    q->vanish();
+    q->poke();  // a threshold edge racing with the removal
+  }
+  rig.ev->vanish();
+  {
+    std::lock_guard lk(mu);
+    release = true;
+  }
+  cv.notify_all();
+  ws.join();
+  for (const auto& o : ws.out) EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
+  EXPECT_TRUE(wait_until([&] { return !rig.reaper->running(); }, 1s));
+  EXPECT_EQ(drains_before, rig.reaper->stats().drains);
+}
+
+TEST(DeviceLoss, ErrorConditionAloneAlsoStopsIt) {
+  Reaper::Options opt;
+  opt.rescan = 1ms;  // rescans all the time: none may run after the loss
+  Rig rig = start_rig(VanishingFd::Kind::Err, opt);
+  Waiters ws(*rig.reaper, 3);
+  const auto t0 = steady::now();
+  rig.ev->vanish();
+  for (auto* q : rig.q) q->vanish();
+  ws.join();
+  for (const auto& o : ws.out) {
+    EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
+    EXPECT_LT(o.done - t0, 1s);
+  }
+  EXPECT_TRUE(wait_until([&] { return !rig.reaper->running(); }, 1s));
+  EXPECT_TRUE(rig.reaper->device_gone());
+}
+
+// A Reaper without an event stream (neuron-nq monitor, e2e_bench) watches
+// its queues' own files of /dev/nnqN.
+TEST(DeviceLoss, QueueFilesAreWatchedWithoutAnEventSource) {
+  Reaper::Options opt;
+  opt.rescan = 5ms;
+  Rig rig = start_rig(std::nullopt, opt, /*queue_files=*/true);
+  Waiters ws(*rig.reaper, 2);
+  const auto drains_before = rig.reaper->stats().drains;
+  for (auto* q : rig.q) q->vanish();
+  ws.join();
+  for (const auto& o : ws.out) EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
+  EXPECT_TRUE(wait_until([&] { return !rig.reaper->running(); }, 1s));
+  // rescans may have drained between start_rig and vanish(), none after
+  const auto drains_after = rig.reaper->stats().drains;
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(drains_after, rig.reaper->stats().drains);
+  EXPECT_GE(drains_after, drains_before);
+}
+
+// A RESET edge (FLR, suspend, PCI error recovery: every queue torn down, the
+// mappings revoked before the edge is sent) ends the reaper as well; a waiter
+// that asked for that edge gets it.
+TEST(DeviceLoss, ResetEdgeCompletesItsWaiterThenEveryOtherWithDeviceGone) {
+  Reaper::Options opt;
+  opt.rescan = 0ms;  // the rings are revoked before the edge, as the driver does
+  Rig rig = start_rig(VanishingFd::Kind::Hup, opt);
+  auto on_reset = rig.reaper->expect([](const Arrival& a) { return a.event && a.event->edge == NEURON_EDGE_RESET; });
+  ASSERT_TRUE(on_reset);
+  Waiters ws(*rig.reaper, 2);
+  for (auto* q : rig.q) q->vanish();
+  Event e{};
+  e.edge = NEURON_EDGE_RESET;
+  e.cause = NEURON_RESET_FLR;
+  e.queues = 3;
+  rig.ev->push(e);
+  EXPECT_EQ(WaitStatus::Completed, on_reset->wait(5s));
+  ASSERT_TRUE(on_reset->completion().event);
+  EXPECT_EQ(static_cast<std::uint32_t>(NEURON_RESET_FLR), on_reset->completion().event->cause);
+  ws.join();
+  for (const auto& o : ws.out) EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
+  EXPECT_TRUE(wait_until([&] { return !rig.reaper->running(); }, 1s));
+}
+
+// NotificationQueue over a fake ring: once gone, drain/for_each/view() never
+// load from the ring (revoked here: a load would kill the test).
+TEST(DeviceLoss, DrainAfterLossDoesNotTouchTheMapping) {
+  FakeRing ring(16);
+  std::atomic<int> bells{0};
+  auto q = NotificationQueue::over(
+      std::span<const Record>(ring.records().data(), 16),
+      Doorbell::callback([](void* c, std::uint32_t) noexcept { static_cast<std::atomic<int>*>(c)->fetch_add(1); },
+                         &bells),
+      []() -> Result<NqInfo> { return NqInfo{}; }, 0, 1, 0);
+  ASSERT_TRUE(q) << q.error().message();
+  ring[0] = rec(7);
+  ring[0].bytes[3] |= NEURON_ISA_HEADER_PHASE;  // record 0, first pass
+  std::array<Record, 4> out{};
+  DrainResult r = q->drain(out);
+  EXPECT_EQ(1u, r.count);
+  EXPECT_FALSE(r.device_gone);
+  EXPECT_EQ(7u, out[0].u64(8));
+  EXPECT_EQ(1, bells.load());
+  EXPECT_FALSE(q->device_gone());
+  EXPECT_FALSE(q->check_device());  // over(): no file to ask
+  EXPECT_EQ(-1, q->device_fd());
+
+  q->mark_device_gone();
+  ring.revoke();
+  EXPECT_TRUE(q->device_gone());
+  r = q->drain(out);
+  EXPECT_TRUE(r.device_gone);
+  EXPECT_EQ(0u, r.count);
+  int calls = 0;
+  r = q->for_each([&](const Record&) { ++calls; });
+  EXPECT_TRUE(r.device_gone);
+  EXPECT_EQ(0, calls);
+  EXPECT_EQ(0u, q->view().drain(out).count);
+  EXPECT_EQ(0u, q->view().available());
+  EXPECT_EQ(1, bells.load()) << "HEAD written after the loss";
+  // moving it keeps the state
+  NotificationQueue moved = std::move(q).value();
+  EXPECT_TRUE(moved.device_gone());
+  EXPECT_TRUE(moved.drain(out).device_gone);
+}
+
+// A lossy queue asks NQ_INFO when it suspects a lap; ENODEV (removed) and EIO
+// (stale after a reset) mean the mappings are revoked: the queue is gone, the
+// records already copied are kept. Another errno is not a loss.
+TEST(DeviceLoss, NqInfoEnodevOrEioMarksTheQueueGone) {
+  for (const int err : {ENODEV, EIO, EAGAIN}) {
+    SCOPED_TRACE(err);
+    FakeRing ring(16);
+    auto q = NotificationQueue::over(
+        std::span<const Record>(ring.records().data(), 16), Doorbell(),
+        [err]() -> Result<NqInfo> { return unexpected(Error::from_errno(err, "NEURON_IOC_NQ_INFO (fake)")); }, 0, 1,
+        NEURON_NQ_F_IGNORE_FULL);
+    ASSERT_TRUE(q) << q.error().message();
+    ring[0] = rec(9);
+    ring[0].bytes[3] |= NEURON_ISA_HEADER_PHASE | NEURON_ISA_HEADER_SW_OVF;  // an overwrite: TAIL is asked
+    std::array<Record, 4> out{};
+    DrainResult r = q->drain(out);
+    EXPECT_EQ(1u, r.count);
+    EXPECT_EQ(9u, out[0].u64(8));
+    const bool lost = err != EAGAIN;
+    EXPECT_EQ(lost, r.device_gone);
+    EXPECT_EQ(lost, q->device_gone());
+    if (lost) {
+      ring.revoke();
+      EXPECT_TRUE(q->drain(out).device_gone);
+    }
+  }
+}
+
+TEST(DeviceLoss, StatusNamesAndNumbers) {
+  EXPECT_STREQ("device gone", wait_status_name(WaitStatus::DeviceGone));
+  EXPECT_EQ(6, static_cast<int>(errc::device_gone));
+  EXPECT_EQ("device gone (removed or reset)", make_error_code(errc::device_gone).message());
+  // the numbers before it are unchanged
+  EXPECT_EQ(5, static_cast<int>(errc::bad_message));
+  EXPECT_EQ(4, static_cast<int>(errc::not_supported));
+}
