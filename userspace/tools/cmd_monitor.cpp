@@ -163,6 +163,7 @@ int cmd_monitor(const MonitorArgs& a) {
   const std::int64_t end = a.duration > 0 ? start + static_cast<std::int64_t>(a.duration * 1e9) : INT64_MAX;
   std::vector<NetlinkEvent> evs;
   bool stop = false;
+  bool gone = false;
   std::int64_t done_at = 0;  // --until-done: when the last run was seen stopped
   while (!stop) {
     const std::int64_t now = monotonic_ns();
@@ -171,6 +172,11 @@ int cmd_monitor(const MonitorArgs& a) {
     const int ms = static_cast<int>(std::min<std::int64_t>(50, (end - now) / 1'000'000 + 1));
     if (::poll(p, 3, ms) < 0 && errno != EINTR) return fail(Error::from_errno(errno, "poll (monitor)"));
     if (p[0].revents & POLLIN) stop = true;
+    // removed or reset: the Reaper has stopped (userspace/README.md#device-loss)
+    if ((*reaper)->device_gone()) {
+      gone = true;
+      break;
+    }
     if (p[1].revents & POLLIN) {
       std::uint64_t v;
       (void)!::read(notify.get(), &v, sizeof v);
@@ -230,6 +236,7 @@ int cmd_monitor(const MonitorArgs& a) {
     j["own_threshold_edges_hidden"] = hidden_edges;
     j["lines_printed"] = shown;
     j["runs"] = submitted;
+    j["device_gone"] = gone;
     j["runs_elapsed_ms"] = done_at ? nlohmann::json(static_cast<double>(done_at - start) / 1e6) : nlohmann::json(nullptr);
     j["lost"] = st.lost;
     j["reaper"] = {{"wakes", st.wakes}, {"late_records", st.late_records}, {"events", st.events}};
@@ -252,6 +259,10 @@ int cmd_monitor(const MonitorArgs& a) {
                done_at ? fmt::format("; {} run(s) of the program done {:.1f} s after the start", submitted,
                                      static_cast<double>(done_at - start) / 1e9)
                        : "");
+  if (gone) {
+    fmt::print(stderr, "neuron-nq: monitor: the device was removed or reset (DEVICE_GONE); the summary above is up to that point\n");
+    return kExitDevice;
+  }
   return kExitOk;
 }
 
