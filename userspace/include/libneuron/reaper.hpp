@@ -53,6 +53,9 @@
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// A queue the Reaper drains.
@@ -227,3 +230,4 @@ class Reaper {
 };
 
 }  // namespace neuron
+NEURON_API_END

@@ -74,6 +74,7 @@
 #include <cstring>
 #include <limits>
 #include <span>
+#include <system_error>
 #include <type_traits>
 
 #if defined(__SSE2__)
@@ -83,6 +84,9 @@
 #include "libneuron/record.hpp"
 #include "libneuron/result.hpp"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// Where the consumer's HEAD count goes after a batch: a device doorbell
@@ -162,6 +166,10 @@ struct DrainResult {
   /// recovery read TAIL (TAIL - entries - HEAD); the rest were skipped.
   std::uint64_t overwritten = 0;
   std::uint32_t resyncs = 0;   ///< lap recoveries in this call (NotificationQueue)
+  /// Set when the drain could not look at a ring at all: errc::moved_from
+  /// for a moved-from or default NotificationQueue (count is then 0 and no
+  /// memory was touched). Empty (false) for every drain that ran.
+  std::error_code error{};
 };
 
 class RingView {
@@ -479,3 +487,4 @@ DrainResult RingView::for_each(Fn&& fn, std::size_t max) noexcept {
 }
 
 }  // namespace neuron
+NEURON_API_END
