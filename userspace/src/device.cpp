@@ -425,14 +425,6 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   q.ring_ = std::move(ring).value();
   q.doorbell_ = std::move(bell).value();
 
-  if (opt.eventfd) {
-    const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (efd < 0)
-      return unexpected(Error::from_errno(errno, fmt::format("eventfd for core={} queue={}", core, queue)));
-    q.efd_.reset(efd);
-    if (auto s = q.bind_eventfd(efd); !s) return unexpected(std::move(s).error());
-  }
-
   // The queue starts enabled with HEAD = TAIL = 0 (docs/device-model.md);
   // NQ_INFO tells the truth if the driver ever hands over a used queue.
   std::uint32_t head = 0;
@@ -441,6 +433,15 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   q.view_ = RingView(std::span<const Record>(recs, opt.size / sizeof(Record)),
                      Doorbell::mmio(static_cast<volatile std::uint32_t*>(q.doorbell_.data())), head);
   q.view_.set_lossy((opt.flags & NEURON_NQ_F_IGNORE_FULL) != 0);
+
+  // after the view: bind_eventfd() refuses a queue that holds no ring
+  if (opt.eventfd) {
+    const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (efd < 0)
+      return unexpected(Error::from_errno(errno, fmt::format("eventfd for core={} queue={}", core, queue)));
+    q.efd_.reset(efd);
+    if (auto s = q.bind_eventfd(efd); !s) return unexpected(std::move(s).error());
+  }
   return q;
 }
 
@@ -527,14 +528,14 @@ void NotificationQueue::destroy() noexcept {
 }
 
 Status NotificationQueue::bind_eventfd(int efd) const {
-  if (!valid()) return unexpected(errc::moved_from, nq_eventfd_what(core_, queue_, efd));
+  if (!fd_ && !info_fn_ && !valid())  // moved from (create() and over() call it early) return unexpected(errc::moved_from, nq_eventfd_what(core_, queue_, efd));
   if (nq_eventfd_ioctl(fd_.get(), core_, queue_, efd) < 0)
     return unexpected(Error::from_errno(errno, nq_eventfd_what(core_, queue_, efd)));
   return {};
 }
 
 Result<NqInfo> NotificationQueue::info() const {
-  if (!valid())
+  if (!fd_ && !info_fn_ && !valid())  // moved from (create() and over() call it early)
     return unexpected(errc::moved_from, fmt::format("NEURON_IOC_NQ_INFO core={} queue={}", core_, queue_));
   if (info_fn_) return info_fn_();
   NqInfo a{};
