@@ -36,6 +36,7 @@ finish() {
 }
 
 scripts/setup-host.sh || { stage_failed "host setup failed"; finish; }
+. scripts/ccache-env.sh
 
 ts=$(date +%s)
 make -s module userspace selftests || { stage_failed "build failed"; finish; }

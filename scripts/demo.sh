@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 build=$PWD/build
 
 scripts/setup-host.sh
+. scripts/ccache-env.sh
 make -s module userspace
 qemu=$(emulator/qemu/build-qemu.sh | tail -1)
 kernel=$(selftests/vm/fetch-kernel.sh | tail -1)

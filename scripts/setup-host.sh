@@ -35,6 +35,8 @@ STAMP_PKGS=(
 	# man page, lintian, autopkgtest (run with its null virt server), adduser
 	# for neuron-dkms's postinst
 	debhelper dh-dkms help2man lintian autopkgtest adduser
+	# compiler cache under the project cache (scripts/ccache-env.sh)
+	ccache
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -35,8 +35,11 @@ result() { # result STATUS NAME
 # program (no line for it) is caught by its status and fails the run
 run() {
 	echo "# running $*"
+	t0=$(date +%s)
 	"$@"
 	st=$?
+	# per-test time, so a lane that grows shows which test grew
+	echo "# $(basename "$1") took $(($(date +%s) - t0)) s"
 	if [ $st -ne 0 ]; then
 		echo "# $(basename "$1") exited with status $st"
 		suite_failed=1
