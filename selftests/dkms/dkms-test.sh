@@ -201,7 +201,7 @@ say "# libneuron0: ${so#"$logs"/libneuron0} SONAME ${soname:-none}; shlibs: ${sh
 result $? deb.libneuron0.soname_and_shlibs
 dpkg-deb -c "$(deb_of libneuron-dev)" | awk '{print $6}' | sed 's|^\./||' >"$logs/libneuron-dev.list"
 st=0
-for f in usr/include/libneuron/neuron.hpp usr/include/libneuron/abi/uapi/linux/neuron.h \
+for f in usr/include/libneuron/neuron.hpp usr/include/libneuron/neuron.h usr/include/libneuron/abi/uapi/linux/neuron.h \
 	"usr/lib/$multiarch/pkgconfig/neuron.pc" "usr/lib/$multiarch/cmake/neuron/neuronConfig.cmake" \
 	"usr/lib/$multiarch/libneuron.so"; do
 	grep -qx "$f" "$logs/libneuron-dev.list" || { say "# libneuron-dev lacks $f"; st=1; }
