@@ -196,7 +196,9 @@ class RingView {
   DrainResult drain(std::span<Record> out) noexcept;
 
   /// Call fn(const Record&) on up to `max` fresh records in place (zero copy),
-  /// then write HEAD once. fn may return bool: false stops after that record.
+  /// then write HEAD once. The reference points into the ring and is valid
+  /// only during that call of fn: the slot goes back to the producer when
+  /// for_each returns. One consumer thread per view. fn may return bool: false stops after that record.
   /// fn must not throw (this function is noexcept). A lossy view refuses
   /// (returns refused = true, consumes nothing): its producer may rewrite a
   /// slot while fn reads it; drain() copies and checks instead.
