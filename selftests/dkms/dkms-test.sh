@@ -33,6 +33,12 @@
 #      neuron-nq, anyone else gets EACCES even read-only; then boots it again
 #      with the main lane's payload (device-model tests, every kselftest,
 #      guest-tests.sh)
+#   5b. (in the udev boot) a C program (the C API, built with pkg-config)
+#      and a C++ program (built with find_package(neuron)), compiled on the
+#      host against the installed libneuron-dev only
+#      (userspace/tests/install/), drain a queue of /dev/nnq0 as the group
+#      member: each submits a small program and takes every record with
+#      the library's wait (userspace/README.md#api-contract)
 #   6. dpkg --purge of all four: the module, the registration, the sources
 #      and the rule go, the group stays; the host is left as it was found
 #      (the group is deleted only if this run created it, a rules file in
@@ -195,7 +201,7 @@ say "# libneuron0: ${so#"$logs"/libneuron0} SONAME ${soname:-none}; shlibs: ${sh
 result $? deb.libneuron0.soname_and_shlibs
 dpkg-deb -c "$(deb_of libneuron-dev)" | awk '{print $6}' | sed 's|^\./||' >"$logs/libneuron-dev.list"
 st=0
-for f in usr/include/libneuron/neuron.hpp usr/include/libneuron/abi/uapi/linux/neuron.h \
+for f in usr/include/libneuron/neuron.hpp usr/include/libneuron/neuron.h usr/include/libneuron/abi/uapi/linux/neuron.h \
 	"usr/lib/$multiarch/pkgconfig/neuron.pc" "usr/lib/$multiarch/cmake/neuron/neuronConfig.cmake" \
 	"usr/lib/$multiarch/libneuron.so"; do
 	grep -qx "$f" "$logs/libneuron-dev.list" || { say "# libneuron-dev lacks $f"; st=1; }
@@ -399,6 +405,41 @@ else
 fi
 result $st dkms.build_for_6.12
 
+# the installed-package consumers (userspace/tests/install/): built against
+# what dpkg installed in /usr and nothing else (no build tree, no -I or -L
+# of ours), the C one with pkg-config, the C++ one with find_package(neuron)
+consumers=$logs/consumers
+rm -rf "$consumers"
+mkdir -p "$consumers"
+c_consumer="" cxx_consumer=""
+if installed libneuron-dev; then
+	st=1
+	cflags=$(pkg-config --cflags --libs neuron 2>"$consumers/pkg-config.log")
+	say "# pkg-config neuron: $cflags"
+	# shellcheck disable=SC2086
+	if cc -std=c99 -Wall -Wextra -o "$consumers/neuron-consumer-c" "$top/userspace/tests/install/consumer.c" \
+		$cflags >"$consumers/cc.log" 2>&1 && "$consumers/neuron-consumer-c" >>"$consumers/cc.log" 2>&1; then
+		c_consumer=$consumers/neuron-consumer-c
+		st=0
+	fi
+	[ $st -eq 0 ] || quote "$consumers/pkg-config.log" "$consumers/cc.log"
+	result $st deb.c_consumer_built_with_pkg_config
+	st=1
+	if cmake -S "$top/userspace/tests/install" -B "$consumers/cmake" >"$consumers/cmake.log" 2>&1 &&
+		cmake --build "$consumers/cmake" >>"$consumers/cmake.log" 2>&1 &&
+		"$consumers/cmake/consumer" >>"$consumers/cmake.log" 2>&1; then
+		cp "$consumers/cmake/consumer" "$consumers/neuron-consumer-cxx"
+		cxx_consumer=$consumers/neuron-consumer-cxx
+		st=0
+	fi
+	[ $st -eq 0 ] || tail -30 "$consumers/cmake.log" | quote
+	result $st deb.cxx_consumer_built_with_find_package
+else
+	say "# libneuron-dev not installed: no consumers"
+	result 1 deb.c_consumer_built_with_pkg_config
+	result 1 deb.cxx_consumer_built_with_find_package
+fi
+
 # udev_vm KERNEL MODULE: the packaged rule applied by a real systemd-udevd
 # in the VM (the host's udevadm, which is also systemd-udevd by its name),
 # with the host's neuron group line and two users: nmember (in the group by
@@ -458,6 +499,20 @@ st=$?
 sed 's/^/# neuron-nq: /' /tmp/nq.out
 [ $st -eq 0 ] && grep -q '^status: OK' /tmp/nq.out
 result $? member_runs_hello_with_packaged_neuron_nq
+# the consumers built against the installed libneuron-dev only: each
+# drains queue 1 of core 0 (a program of 8 notify instructions) through the
+# library's wait, as the group member
+for c in c cxx; do
+	st=1
+	if [ -x /bin/neuron-consumer-$c ]; then
+		su -s /bin/sh nmember -c "neuron-consumer-$c /dev/nnq0" >/tmp/consumer.out 2>&1
+		st=$?
+		sed "s/^/# consumer-$c: /" /tmp/consumer.out
+	else
+		echo "# no neuron-consumer-$c (not built on the host)"
+	fi
+	result $st ${c}_consumer_drains_a_queue
+done
 # udevd names the file and line of a rule it cannot parse
 sed 's/^/# udevd: /' /tmp/udevd.log
 ! grep -q '60-neuron.rules' /tmp/udevd.log
@@ -470,8 +525,11 @@ echo "# dkms.udev: $fails of $n checks failed"
 GUEST
 	chmod +x "$payload/udev-check.sh"
 	ts=$(date +%s)
+	local extra=()
+	[ -n "$c_consumer" ] && extra+=(--bin "$c_consumer")
+	[ -n "$cxx_consumer" ] && extra+=(--bin "$cxx_consumer")
 	LD_LIBRARY_PATH=$root/usr/lib/$multiarch NEURON_VM_LOG=$log.udev "$top/selftests/vm/run-vm.sh" --qemu "$qemu" \
-		--kernel "$1" --module "$2" --bin "$udevadm" --bin "$nq" --payload "$payload" \
+		--kernel "$1" --module "$2" --bin "$udevadm" --bin "$nq" "${extra[@]}" --payload "$payload" \
 		--timeout 300 -- /opt/neuron/udev-check.sh >/dev/null 2>&1
 	st=$?
 	tr -d '\r' <"$log.udev" >>"$log"

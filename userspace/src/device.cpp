@@ -22,6 +22,10 @@ namespace neuron {
 namespace {
 
 int xioctl(int fd, unsigned long req, void* arg) noexcept {
+  if (fd < 0) {  // a moved-from object: never hand -1 (or anything) to the kernel
+    errno = EBADF;
+    return -1;
+  }
   int rc;
   do {
     rc = ::ioctl(fd, req, arg);
@@ -435,14 +439,6 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   q.ring_ = std::move(ring).value();
   q.doorbell_ = std::move(bell).value();
 
-  if (opt.eventfd) {
-    const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (efd < 0)
-      return unexpected(Error::from_errno(errno, fmt::format("eventfd for core={} queue={}", core, queue)));
-    q.efd_.reset(efd);
-    if (auto s = q.bind_eventfd(efd); !s) return unexpected(std::move(s).error());
-  }
-
   // The queue starts enabled with HEAD = TAIL = 0 (docs/device-model.md);
   // NQ_INFO tells the truth if the driver ever hands over a used queue.
   std::uint32_t head = 0;
@@ -451,6 +447,15 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   q.view_ = RingView(std::span<const Record>(recs, opt.size / sizeof(Record)),
                      Doorbell::mmio(static_cast<volatile std::uint32_t*>(q.doorbell_.data())), head);
   q.view_.set_lossy((opt.flags & NEURON_NQ_F_IGNORE_FULL) != 0);
+
+  // after the view: bind_eventfd() refuses a queue that holds no ring
+  if (opt.eventfd) {
+    const int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (efd < 0)
+      return unexpected(Error::from_errno(errno, fmt::format("eventfd for core={} queue={}", core, queue)));
+    q.efd_.reset(efd);
+    if (auto s = q.bind_eventfd(efd); !s) return unexpected(std::move(s).error());
+  }
   return q;
 }
 
@@ -488,7 +493,12 @@ NotificationQueue::NotificationQueue(NotificationQueue&& o) noexcept
       checked_(o.checked_),
       live_(std::exchange(o.live_, false)),
       gone_(o.gone_),
-      info_fn_(std::move(o.info_fn_)) {}
+      info_fn_(std::exchange(o.info_fn_, nullptr)),
+      checked_lo_(o.checked_lo_),
+      checked_hi_(o.checked_hi_) {
+  o.view_ = RingView();  // inert: the ring and doorbell now belong to *this
+  o.checked_ = false;
+}
 
 NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept {
   if (this != &o) {
@@ -506,7 +516,11 @@ NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept 
     checked_ = o.checked_;
     live_ = std::exchange(o.live_, false);
     gone_ = o.gone_;
-    info_fn_ = std::move(o.info_fn_);
+    info_fn_ = std::exchange(o.info_fn_, nullptr);
+    checked_lo_ = o.checked_lo_;
+    checked_hi_ = o.checked_hi_;
+    o.view_ = RingView();  // inert: the ring and doorbell now belong to *this
+    o.checked_ = false;
   }
   return *this;
 }
@@ -530,12 +544,16 @@ void NotificationQueue::destroy() noexcept {
 }
 
 Status NotificationQueue::bind_eventfd(int efd) const {
+  if (!fd_ && !info_fn_ && !valid())  // moved from (create() and over() call it early)
+    return unexpected(errc::moved_from, nq_eventfd_what(core_, queue_, efd));
   if (nq_eventfd_ioctl(fd_.get(), core_, queue_, efd) < 0)
     return unexpected(Error::from_errno(errno, nq_eventfd_what(core_, queue_, efd)));
   return {};
 }
 
 Result<NqInfo> NotificationQueue::info() const {
+  if (!fd_ && !info_fn_ && !valid())  // moved from (create() and over() call it early)
+    return unexpected(errc::moved_from, fmt::format("NEURON_IOC_NQ_INFO core={} queue={}", core_, queue_));
   if (info_fn_) return info_fn_();
   NqInfo a{};
   a.core = core_;
@@ -546,6 +564,7 @@ Result<NqInfo> NotificationQueue::info() const {
 }
 
 DrainResult NotificationQueue::drain(std::span<Record> out) noexcept {
+  if (!valid()) return moved_from_result();
   if (gone_) return gone_result();  // userspace/README.md#device-loss
   if (view_.lossy()) return drain_lossy(out);
   DrainResult r = view_.drain(out);
@@ -653,6 +672,109 @@ DrainResult NotificationQueue::drain_lossy(std::span<Record> out) noexcept {
   total.device_gone = gone_;
   lost_ += total.lost;
   return total;
+}
+
+// ------------------------------------------------------------------ wait
+const char* wait_result_name(WaitResult::Status s) noexcept {
+  switch (s) {
+    case WaitResult::Status::Records: return "records";
+    case WaitResult::Status::TimedOut: return "timed out";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string queue_what(const NotificationQueue& q, std::size_t index, bool many) {
+  return many ? fmt::format("core {} queue {} (index {})", q.core(), q.queue(), index)
+              : fmt::format("core {} queue {}", q.core(), q.queue());
+}
+
+// Reset an eventfd (non-blocking); its count only says "look again".
+void efd_reset(int fd) noexcept {
+  std::uint64_t v;
+  ssize_t n;
+  do {
+    n = ::read(fd, &v, sizeof v);
+  } while (n < 0 && errno == EINTR);
+}
+
+}  // namespace
+
+Result<WaitResult> NotificationQueue::wait(std::span<Record> out, std::chrono::nanoseconds timeout) {
+  NotificationQueue* self = this;
+  return wait_any(std::span<NotificationQueue* const>(&self, 1), out, timeout, 0);
+}
+
+// The drain-then-sleep rule (docs/hardware.md#completion): the device raises
+// the threshold interrupt once and re-arms it on the next HEAD write. Reset
+// the eventfds, then drain: a drain that takes records writes HEAD and we
+// return them; an empty drain after the last HEAD write means the threshold
+// is armed, so any record from then on signals an eventfd we poll.
+Result<WaitResult> NotificationQueue::wait_any(std::span<NotificationQueue* const> queues, std::span<Record> out,
+                                               std::chrono::nanoseconds timeout, std::size_t start) {
+  using clock = std::chrono::steady_clock;
+  if (queues.empty()) return unexpected(errc::invalid_argument, "wait on an empty set of queues");
+  if (out.empty()) return unexpected(errc::invalid_argument, "wait with no room for records (out is empty)");
+  const bool many = queues.size() > 1;
+  std::vector<pollfd> fds;
+  fds.reserve(queues.size());
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    NotificationQueue* q = queues[i];
+    if (q == nullptr) return unexpected(errc::invalid_argument, fmt::format("wait: queue pointer {} is null", i));
+    if (!q->valid())
+      return unexpected(errc::moved_from, "wait on " + queue_what(*q, i, many));
+    if (q->wake_fd() < 0 && timeout.count() != 0)
+      return unexpected(errc::invalid_argument,
+                        "wait on " + queue_what(*q, i, many) +
+                            ": no eventfd to sleep on (make it with Options::eventfd and a threshold > 0)");
+    fds.push_back(pollfd{q->wake_fd(), POLLIN, 0});
+  }
+  // each queue's file of /dev/nnqN too, for EPOLLHUP/EPOLLERR only: a removal
+  // ends the sleep (userspace/README.md#device-loss)
+  for (std::size_t i = 0; i < queues.size(); ++i) fds.push_back(pollfd{queues[i]->device_fd(), 0, 0});
+  const bool forever = timeout.count() < 0;
+  const auto deadline = clock::now() + (forever ? std::chrono::nanoseconds(0) : timeout);
+  const std::size_t n = queues.size();
+  WaitResult res;
+  res.index = start % n;
+  for (;;) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (fds[i].fd >= 0) efd_reset(fds[i].fd);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (start + k) % n;
+      // the driver revokes the mappings before it wakes anybody: look first
+      if (queues[i]->check_device())
+        return unexpected(errc::device_gone, "wait on " + queue_what(*queues[i], i, many));
+      DrainResult r = queues[i]->drain(out);
+      if (r.count > 0) {
+        res.status = WaitResult::Status::Records;
+        res.drain = r;
+        res.index = i;
+        return res;
+      }
+      if (k == 0) res.drain = r;
+    }
+    // Every queue empty after its last HEAD write: the thresholds are armed.
+    timespec ts{};
+    timespec* tsp = nullptr;
+    if (!forever) {
+      const auto left = deadline - clock::now();
+      if (left.count() <= 0) {
+        res.status = WaitResult::Status::TimedOut;
+        return res;
+      }
+      const auto sec = std::chrono::duration_cast<std::chrono::seconds>(left);
+      ts.tv_sec = static_cast<time_t>(sec.count());
+      ts.tv_nsec = static_cast<long>((left - sec).count());
+      tsp = &ts;
+    }
+    const int rc = ::ppoll(fds.data(), static_cast<nfds_t>(fds.size()), tsp, nullptr);
+    if (rc < 0 && errno != EINTR)
+      return unexpected(Error::from_errno(errno, "ppoll eventfd of " + (many ? std::to_string(n) + " queues"
+                                                                              : queue_what(*queues[0], 0, false))));
+    // woken, interrupted or timed out: drain again (the loop checks the time)
+  }
 }
 
 void NotificationQueue::recover(DrainResult& r) noexcept {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "libneuron/format.hpp"
+#include "libneuron/json.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "libneuron/json.hpp"
 #include "libneuron/perfetto.hpp"
 
 #include <algorithm>

@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <set>
 
+#include "libneuron/json.hpp"
 #include "libneuron/decode.hpp"
 #include "libneuron/format.hpp"
 

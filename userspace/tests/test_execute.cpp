@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "fake_device.hpp"
+#include "libneuron/assembler.hpp"
 #include "libneuron/execute.hpp"
 #include "libneuron/perfetto.hpp"
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include "libneuron/assembler.hpp"
+#include "libneuron/json.hpp"
 #include "libneuron/decode.hpp"
 #include "libneuron/format.hpp"
 

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "libneuron/assembler.hpp"
 #include "libneuron/tenancy.hpp"
 
 using namespace neuron;

@@ -13,7 +13,10 @@
 #include <string>
 #include <utility>
 
+#include "libneuron/assembler.hpp"  // not in the umbrella header
+#include "libneuron/json.hpp"
 #include "libneuron/neuron.hpp"
+#include "libneuron/perfetto.hpp"
 
 namespace neuron::cli {
 

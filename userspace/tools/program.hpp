@@ -9,7 +9,10 @@
 #include <optional>
 #include <string>
 
+#include "libneuron/assembler.hpp"  // not in the umbrella header
+#include "libneuron/json.hpp"
 #include "libneuron/neuron.hpp"
+#include "libneuron/perfetto.hpp"
 
 namespace neuron::cli {
 

@@ -5,38 +5,16 @@
 //   "prog.nq:7: unknown opcode 'nopp' (did you mean 'nop'?)"
 #pragma once
 
-#include <cstdint>
-#include <optional>
-#include <set>
 #include <string>
 #include <string_view>
-#include <vector>
 
+#include "libneuron/program.hpp"
 #include "libneuron/result.hpp"
-#include "neuron/emu_isa.h"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
-
-/// The instructions of one engine of one core.
-struct EngineProgram {
-  unsigned core = 0;
-  unsigned engine = 0;  ///< enum neuron_engine
-  std::vector<neuron_emu_insn> insns;
-  std::vector<unsigned> lines;  ///< source line of each instruction
-};
-
-struct Program {
-  std::string name;  ///< file name, for messages
-  std::vector<EngineProgram> engines;  ///< in order of first appearance
-  /// `features VALUE` directive: NEURON_FEATURE_FLAGS
-  /// (docs/hardware.md#dge-feature-flags) to set on every core the program uses
-  /// before it runs; nullopt leaves them as they are.
-  std::optional<std::uint32_t> features;
-
-  [[nodiscard]] std::set<unsigned> cores() const;
-  [[nodiscard]] const EngineProgram* find(unsigned core, unsigned engine) const;
-  [[nodiscard]] std::size_t instruction_count() const;
-};
 
 /// Assemble `text`; `name` is used in error messages. On failure the Error's
 /// code is errc::parse_error and its `what` holds every error found, one per
@@ -54,3 +32,4 @@ std::string disassemble(const Program& p);
 int engine_from_name(std::string_view name) noexcept;
 
 }  // namespace neuron
+NEURON_API_END

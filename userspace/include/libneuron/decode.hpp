@@ -16,6 +16,9 @@
 
 #include "libneuron/record.hpp"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// The 1-ps device timestamp (docs/hardware.md#timestamp: fixed 1 ps unit).
@@ -188,3 +191,4 @@ std::string seq_info_kind_name(std::uint8_t kind);
 bool is_error(const Decoded& d) noexcept;
 
 }  // namespace neuron
+NEURON_API_END

@@ -20,6 +20,9 @@
 #include "neuron/regs.h"
 #include "uapi/linux/neuron.h"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// An owned file descriptor (closed on destruction).
@@ -131,6 +134,13 @@ class EventStream {
 inline constexpr const char* kDefaultDevicePath = "/dev/" NEURON_DEV_NAME "0";
 
 /// One open /dev/nnqN. Queues made through it belong to this open file.
+///
+/// Thread safety: every method is const and makes one ioctl (or read()) on
+/// the descriptor; any number of threads may call them at once (the driver
+/// serialises what must be). Moving transfers the descriptor; a moved-from
+/// Device holds none (fd() is -1): its calls fail with EBADF, naming the
+/// ioctl, and reach no other open file. Queues, DeviceMemory and
+/// EventStreams made from a Device keep their own descriptor and outlive it.
 class Device {
  public:
   static Result<Device> open(const std::string& path);
@@ -269,12 +279,41 @@ class DeviceMemory {
   bool live_ = false;
 };
 
+class NotificationQueue;
+
+/// What NotificationQueue::wait() and wait_any() did.
+struct WaitResult {
+  /// Why it returned.
+  enum class Status {
+    Records,   ///< records were drained into `out` (drain.count > 0)
+    TimedOut,  ///< the timeout passed with the queue(s) empty (drain.count == 0)
+  };
+  Status status = Status::TimedOut;
+  /// The drain that returned the records (lost/overwritten/resyncs as for
+  /// NotificationQueue::drain()); for a time-out, the counters of the last
+  /// empty drain.
+  DrainResult drain;
+  /// wait_any(): the index in `queues` of the queue the records are from
+  /// (the first one for a time-out); wait(): 0.
+  std::size_t index = 0;
+};
+/// "records", "timed out".
+const char* wait_result_name(WaitResult::Status s) noexcept;
+
 /// One notification queue, from NQ_INIT to NQ_DESTROY: the ring mapped
 /// read-only (MAP_SHARED at ring_offset), the HEAD doorbell page mapped
 /// read/write (HEAD at +0), and a RingView over them. The destructor unmaps
 /// both, then destroys the queue (the driver refuses to destroy a mapped
 /// ring). It keeps its own descriptor of the device's open file, so it may
 /// outlive the Device object it was made from.
+///
+/// Moving transfers the ring, the doorbell, the descriptors and the
+/// consumer's HEAD; the moved-from object is inert: valid() is false,
+/// drain()/for_each() return DrainResult::error = errc::moved_from, wait()
+/// and info() return errc::moved_from, and none of them touches the memory
+/// or the queue it used to hold. Thread safety: one consumer thread at a
+/// time per queue (drain, for_each and wait are not synchronised); distinct
+/// queues may be drained concurrently from different threads.
 class NotificationQueue {
  public:
   struct Options {
@@ -311,6 +350,8 @@ class NotificationQueue {
   NotificationQueue& operator=(const NotificationQueue&) = delete;
   ~NotificationQueue();
 
+  /// A moved-from or default queue returns DrainResult::error =
+  /// errc::moved_from with count 0, touching no memory.
   /// RingView::drain into `out` (oldest first). On an ignore-full queue
   /// (userspace/README.md#lossy-queues) it also reads TAIL with NQ_INFO
   /// whenever the drain saw a sign of a lap (a copied record with
@@ -326,14 +367,61 @@ class NotificationQueue {
   DrainResult drain(std::span<Record> out) noexcept;
   /// RingView::for_each (zero copy) on a backpressured queue; refuses an
   /// ignore-full queue (DrainResult::refused, nothing consumed): use drain().
+  /// `fn` gets `const Record&` pointing INTO the mapped ring: valid only
+  /// during that call (the slot is handed back to the device when for_each
+  /// returns); copy what must outlive it. A moved-from queue returns
+  /// DrainResult::error = errc::moved_from and calls nothing.
   template <class Fn>
   DrainResult for_each(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept {
+    if (!valid()) return moved_from_result();
     if (gone_) return gone_result();
     DrainResult r = view_.for_each(std::forward<Fn>(fn), max);
     if (r.count == 0 && r.lap_suspected && !view_.lossy()) recover(r);
     r.device_gone = gone_;
     return r;
   }
+  /// Block until records arrive, then return them: the drain-then-sleep
+  /// rule of the threshold interrupt (docs/hardware.md#completion,
+  /// userspace/README.md#api-contract) done for the caller. It resets the
+  /// queue's eventfd, drains into `out` (oldest first) and returns at once if
+  /// that took records; only after an empty drain, which followed the last
+  /// HEAD write and so left the device's threshold interrupt armed, does it
+  /// sleep in ppoll() on wake_fd(), and then drains again. A record that
+  /// arrives at any point either is taken by a drain or raises the interrupt
+  /// that ends the sleep; the library never sleeps past one.
+  ///
+  /// `timeout`: how long to sleep in total (any std::chrono duration;
+  /// nanosecond resolution); zero drains once and never sleeps; negative
+  /// means no limit. EINTR is retried with the time left.
+  ///
+  /// Returns WaitResult::Status::Records (drain.count > 0) or ::TimedOut
+  /// (nothing arrived in time), or an Error:
+  ///  * errc::moved_from: a moved-from or default queue (nothing touched);
+  ///  * errc::device_gone: the device was removed or reset (seen before each
+  ///    drain with check_device(), and a removal ends the sleep; the ring is
+  ///    not touched; userspace/README.md#device-loss);
+  ///  * errc::invalid_argument: the queue has no eventfd to sleep on (make it
+  ///    with Options::eventfd and a threshold, e.g. 1; or over() with `wake`);
+  ///    a zero timeout needs none;
+  ///  * an errno from ppoll() (EBADF, ENOMEM), what = "ppoll eventfd of
+  ///    core C queue Q".
+  /// On a lossy queue the records lost to a lap are in drain.lost as for
+  /// drain(). Thread safety: like drain(), one thread at a time per queue.
+  Result<WaitResult> wait(std::span<Record> out, std::chrono::nanoseconds timeout);
+  /// The same for a set of queues: sleeps on all their eventfds at once and
+  /// returns the records of ONE queue (WaitResult::index; up to out.size()).
+  /// Queues are drained in order starting at `start % queues.size()`, so a
+  /// caller that passes the previous index + 1 serves them round-robin; a
+  /// queue with records waiting wins over a sleep. Errors as for wait(), plus
+  /// errc::invalid_argument for an empty set or a null pointer; the Error
+  /// names the queue (core, queue, index) at fault. Every queue must have an
+  /// eventfd unless `timeout` is zero.
+  static Result<WaitResult> wait_any(std::span<NotificationQueue* const> queues, std::span<Record> out,
+                                     std::chrono::nanoseconds timeout, std::size_t start = 0);
+  /// Whether this object holds a queue (false once moved from, or default).
+  [[nodiscard]] bool valid() const noexcept { return view_.data() != nullptr; }
+  explicit operator bool() const noexcept { return valid(); }
+
   /// Whether the queue was made with NEURON_NQ_F_IGNORE_FULL.
   [[nodiscard]] bool lossy() const noexcept { return view_.lossy(); }
 
@@ -375,6 +463,11 @@ class NotificationQueue {
 
  private:
   NotificationQueue() = default;
+  static DrainResult moved_from_result() noexcept {
+    DrainResult r;
+    r.error = make_error_code(errc::moved_from);
+    return r;
+  }
   void recover(DrainResult& r) noexcept;
   static DrainResult gone_result() noexcept {
     DrainResult r;
@@ -402,3 +495,4 @@ class NotificationQueue {
 };
 
 }  // namespace neuron
+NEURON_API_END

@@ -57,7 +57,7 @@
 #include <span>
 #include <vector>
 
-#include "libneuron/assembler.hpp"
+#include "libneuron/program.hpp"
 #include "libneuron/decode.hpp"
 #include "libneuron/device.hpp"
 #include "libneuron/reaper.hpp"
@@ -65,6 +65,9 @@
 #include "libneuron/ring.hpp"
 #include "libneuron/tenancy.hpp"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// NRT status values (docs/hardware.md#timeout: NRT_TIMEOUT 5,
@@ -253,3 +256,4 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
 ExecResult execute(const Device& dev, const Program& program, const ExecOptions& opt = {});
 
 }  // namespace neuron
+NEURON_API_END

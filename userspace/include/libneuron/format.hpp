@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 //
-// Text and JSON for decoded records. Text is one line a person can act on
+// Text for decoded records (their JSON: libneuron/json.hpp). Text is one line a person can act on
 // ("DGE OOB on POOL at pc 0x1a4: dst beyond the limit in $S[3]; descriptor
 // skipped, engine continued"); JSON carries every field.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "libneuron/assembler.hpp"
 #include "libneuron/decode.hpp"
+#include "libneuron/program.hpp"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// One line, no trailing newline, no timestamp (callers put time/core/queue in front).
@@ -27,11 +29,6 @@ std::string explain(const Interrupt& e);
 /// structurally invalid. `core` is the core the record came from.
 std::string explain(const TpbError& e, const Program& program, unsigned core);
 
-/// Every field, plus "type" (notific_type name) and "kind" (kind_name); the
-/// device time is "device_time_ps", a trace record's point "trace"
-/// ("INST_START" or "INST_END"); docs/cli-json.md#record.
-nlohmann::json to_json(const Decoded& d);
-
 /// "12.345678901" seconds with ps-derived ns precision.
 std::string format_time(Timestamp t);
 
@@ -39,3 +36,4 @@ std::string format_time(Timestamp t);
 std::string notific_cause_names(std::uint32_t cause);
 
 }  // namespace neuron
+NEURON_API_END

@@ -35,6 +35,9 @@
 
 struct mnl_socket;
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// NEURON_CMD_EVENT: one interrupt edge (the fields of struct neuron_event).
@@ -157,3 +160,4 @@ class EventMonitor {
 };
 
 }  // namespace neuron
+NEURON_API_END

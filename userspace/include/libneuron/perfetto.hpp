@@ -12,6 +12,9 @@
 
 #include "libneuron/execute.hpp"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 struct TraceStats {
@@ -24,3 +27,4 @@ struct TraceStats {
 nlohmann::json chrome_trace(std::span<const CollectedRecord> records, TraceStats* stats = nullptr);
 
 }  // namespace neuron
+NEURON_API_END

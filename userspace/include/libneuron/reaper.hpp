@@ -66,6 +66,9 @@
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// A queue the Reaper drains.
@@ -107,6 +110,9 @@ std::unique_ptr<ReapQueue> make_reap_queue(NotificationQueue q);
 std::unique_ptr<EventSource> make_event_source(EventStream s);
 
 /// What reached the reaper: a record (with its core and queue) or an edge.
+/// `record` and `event` point into the Reaper's buffers: valid only during
+/// the predicate call that receives them (copy what must outlive it; the
+/// Completion of a Waiter is such a copy).
 struct Arrival {
   unsigned core = 0;
   unsigned queue = 0;
@@ -168,6 +174,9 @@ class Waiter {
   std::shared_ptr<detail::WaiterState> st_;
 };
 
+/// Thread safety: expect(), stop(), stats(), cpu_time(), failure() and
+/// queue_count() may be called from any thread; callbacks and predicates run
+/// on the reaper thread (userspace/README.md#api-contract).
 class Reaper {
  public:
   using Match = std::function<bool(const Arrival&)>;
@@ -185,7 +194,8 @@ class Reaper {
 
   struct Options {
     /// Every batch of records drained from one queue, in ring order, on the
-    /// reaper thread, before the waiters see them. Must not throw.
+    /// reaper thread, before the waiters see them. Must not throw. The span
+    /// is the Reaper's buffer, valid only during the call.
     std::function<void(unsigned core, unsigned queue, std::span<const Record>)> on_records;
     /// Every edge read from the event source, on the reaper thread.
     std::function<void(const Event&)> on_event;
@@ -265,3 +275,4 @@ class Reaper {
 };
 
 }  // namespace neuron
+NEURON_API_END

@@ -14,6 +14,9 @@
 
 #include "uapi/linux/neuron_record.h"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 struct alignas(16) Record {
@@ -67,3 +70,4 @@ constexpr bool is_known_notific_type(std::uint8_t t) noexcept {
 }
 
 }  // namespace neuron
+NEURON_API_END

@@ -3,15 +3,22 @@
 // Errors as values. g++ 12's C++20 has no std::expected, so libneuron uses a
 // small Result<T>: either a T or an Error. Nothing on the drain path throws;
 // functions that can fail return Result<T> (or Status = Result<void>).
+//
+// Misuse is reported in every build type, not only under assert():
+// value() (and *, ->) of a Result that holds an Error, and error() of one
+// that holds a value, throw neuron::BadResultAccess (userspace/README.md#api-contract).
 #pragma once
 
-#include <cassert>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// What went wrong (an errno-style std::error_code) and what was asked
@@ -40,11 +47,33 @@ enum class errc {
   device_gone = 6,       // DEVICE_GONE: the device was removed or reset under the
                          // library; its queues and mappings are gone
                          // (docs/decisions.md#device-loss)
+  moved_from = 7,        // a call on a moved-from (or default) object: it holds nothing
 };
 const std::error_category& category() noexcept;
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};
 }
+
+/// Thrown by Result<T>::value() (and operator*, operator->) when the Result
+/// holds an Error, and by error() when it holds a value: a programming error
+/// (check has_value() first), reported in release builds too. what() is
+/// "neuron::Result::value() on an error: " followed by Error::message(), or
+/// "neuron::Result::error() on a value"; error() is the Error the Result held
+/// (an empty Error for the second case).
+class BadResultAccess : public std::logic_error {
+ public:
+  BadResultAccess(const std::string& what, Error held);
+  ~BadResultAccess() override;
+  [[nodiscard]] const Error& error() const noexcept { return held_; }
+
+ private:
+  Error held_;
+};
+
+namespace detail {
+[[noreturn]] void throw_value_on_error(const Error& e);
+[[noreturn]] void throw_error_on_value();
+}  // namespace detail
 
 /// Marks an error when constructing a Result (like std::unexpected).
 struct Unexpected {
@@ -67,18 +96,29 @@ class [[nodiscard]] Result {
   [[nodiscard]] bool has_value() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
 
-  T& value() & { assert(has_value()); return std::get<0>(v_); }
-  const T& value() const& { assert(has_value()); return std::get<0>(v_); }
-  T&& value() && { assert(has_value()); return std::get<0>(std::move(v_)); }
+  /// The value; throws BadResultAccess if the Result holds an Error.
+  T& value() & { check(); return *std::get_if<0>(&v_); }
+  const T& value() const& { check(); return *std::get_if<0>(&v_); }
+  T&& value() && { check(); return std::move(*std::get_if<0>(&v_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  [[nodiscard]] const Error& error() const& { assert(!has_value()); return std::get<1>(v_); }
-  [[nodiscard]] Error&& error() && { assert(!has_value()); return std::get<1>(std::move(v_)); }
+  /// The Error; throws BadResultAccess if the Result holds a value.
+  [[nodiscard]] const Error& error() const& {
+    if (has_value()) detail::throw_error_on_value();
+    return *std::get_if<1>(&v_);
+  }
+  [[nodiscard]] Error&& error() && {
+    if (has_value()) detail::throw_error_on_value();
+    return std::move(*std::get_if<1>(&v_));
+  }
 
  private:
+  void check() const {
+    if (!has_value()) detail::throw_value_on_error(*std::get_if<1>(&v_));
+  }
   std::variant<T, Error> v_;
 };
 
@@ -89,8 +129,19 @@ class [[nodiscard]] Result<void> {
   Result(Unexpected u) : err_(std::move(u.error)), ok_(false) {}  // NOLINT
   [[nodiscard]] bool has_value() const noexcept { return ok_; }
   explicit operator bool() const noexcept { return ok_; }
-  [[nodiscard]] const Error& error() const& { assert(!ok_); return err_; }
-  [[nodiscard]] Error&& error() && { assert(!ok_); return std::move(err_); }
+  /// Throws BadResultAccess if the Result holds an Error (there is no value).
+  void value() const {
+    if (!ok_) detail::throw_value_on_error(err_);
+  }
+  /// The Error; throws BadResultAccess if the Status is OK.
+  [[nodiscard]] const Error& error() const& {
+    if (ok_) detail::throw_error_on_value();
+    return err_;
+  }
+  [[nodiscard]] Error&& error() && {
+    if (ok_) detail::throw_error_on_value();
+    return std::move(err_);
+  }
 
  private:
   Error err_{};
@@ -100,6 +151,7 @@ class [[nodiscard]] Result<void> {
 using Status = Result<void>;
 
 }  // namespace neuron
+NEURON_API_END
 
 template <>
 struct std::is_error_code_enum<neuron::errc> : std::true_type {};

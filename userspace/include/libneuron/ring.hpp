@@ -74,6 +74,7 @@
 #include <cstring>
 #include <limits>
 #include <span>
+#include <system_error>
 #include <type_traits>
 
 #if defined(__SSE2__)
@@ -83,6 +84,9 @@
 #include "libneuron/record.hpp"
 #include "libneuron/result.hpp"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// Where the consumer's HEAD count goes after a batch: a device doorbell
@@ -166,6 +170,10 @@ struct DrainResult {
   /// the device go; the ring mapping was not touched
   /// (userspace/README.md#device-loss).
   bool device_gone = false;
+  /// Set when the drain could not look at a ring at all: errc::moved_from
+  /// for a moved-from or default NotificationQueue (count is then 0 and no
+  /// memory was touched). Empty (false) for every drain that ran.
+  std::error_code error{};
 };
 
 class RingView {
@@ -192,7 +200,9 @@ class RingView {
   DrainResult drain(std::span<Record> out) noexcept;
 
   /// Call fn(const Record&) on up to `max` fresh records in place (zero copy),
-  /// then write HEAD once. fn may return bool: false stops after that record.
+  /// then write HEAD once. The reference points into the ring and is valid
+  /// only during that call of fn: the slot goes back to the producer when
+  /// for_each returns. One consumer thread per view. fn may return bool: false stops after that record.
   /// fn must not throw (this function is noexcept). A lossy view refuses
   /// (returns refused = true, consumes nothing): its producer may rewrite a
   /// slot while fn reads it; drain() copies and checks instead.
@@ -483,3 +493,4 @@ DrainResult RingView::for_each(Fn&& fn, std::size_t max) noexcept {
 }
 
 }  // namespace neuron
+NEURON_API_END

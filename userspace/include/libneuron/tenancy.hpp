@@ -17,9 +17,12 @@
 #include <string_view>
 #include <vector>
 
-#include "libneuron/assembler.hpp"
+#include "libneuron/program.hpp"
 #include "libneuron/result.hpp"
 
+#include "libneuron/export.hpp"
+
+NEURON_API_BEGIN
 namespace neuron {
 
 /// The environment variable naming the cores programs may use, e.g. "0-1,3".
@@ -115,3 +118,4 @@ Result<std::vector<CoreOwner>> read_core_owners(const std::string& path);
 std::string owner_text(const CoreOwner& o);
 
 }  // namespace neuron
+NEURON_API_END

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Install the build tree into a scratch prefix, then build and run a consumer
-# with find_package(neuron) and with pkg-config.
+# Install the build tree into a scratch prefix, then build and run the
+# consumers with find_package(neuron) (C++ and C) and with pkg-config
+# (C++ with -std=c++20 of our own: neuron.pc forces no language flag; C99).
 # usage: run.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1 src=$2
@@ -18,9 +19,17 @@ fi
 cmake -S "$src" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"
+"$work/consumer/c-consumer"
 static=""
 [ -e "$work/prefix/lib/libneuron.a" ] && static=--static  # a static libneuron needs its private deps too
-flags=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config $static --cflags --libs neuron)
+export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+flags=$(pkg-config $static --cflags --libs neuron)
+case " $(pkg-config --cflags neuron) " in
+*" -std="*) echo "neuron.pc forces a language standard: $(pkg-config --cflags neuron)"; exit 1 ;;
+esac
 # shellcheck disable=SC2086
-c++ "$src/main.cpp" $flags -Wl,-rpath,"$work/prefix/lib" -o "$work/pc-consumer"
+c++ -std=c++20 "$src/main.cpp" $flags -Wl,-rpath,"$work/prefix/lib" -o "$work/pc-consumer"
 "$work/pc-consumer"
+# shellcheck disable=SC2086
+cc -std=c99 -Wall -Wextra -pedantic -Werror "$src/consumer.c" $flags -Wl,-rpath,"$work/prefix/lib" -o "$work/pc-c-consumer"
+"$work/pc-c-consumer"

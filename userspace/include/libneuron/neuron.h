@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libneuron's C API: the core calls for a C runtime (or any language with a
+ * C FFI): open a device, make a queue, submit instructions, drain, wait,
+ * decode, close. It is a thin layer over the C++ classes (Device,
+ * NotificationQueue, decode(), to_text()) in the same libneuron.so; link
+ * with `pkg-config --libs neuron` (the C++ runtime comes in through
+ * libneuron.so's own dependencies). C99 or later; also valid C++.
+ *
+ * Errors: every call that can fail returns 0 (or a count >= 0) on success
+ * and a negative errno on failure: the driver's errno for an ioctl or mmap
+ * (docs/decisions.md#errnos), -EINVAL for a bad argument (a NULL pointer, a
+ * size that is not a power of two, max == 0), -EOPNOTSUPP for a missing
+ * feature, -ENOMEM when memory runs out. libneuron_last_error() then says
+ * what was asked and which argument was bad ("libneuron_queue_create: size
+ * 1000 bytes is not a power of two"); it is per thread.
+ *
+ * Thread safety: a libneuron_device may be used by several threads at once;
+ * a libneuron_queue by one thread at a time (drain and wait are not
+ * synchronised). Distinct queues may be drained from distinct threads.
+ * Lifetimes: a queue keeps its own descriptor of the device's open file,
+ * so it may outlive the libneuron_device it was made from; records are
+ * copied out into the caller's array, which the library never keeps.
+ * userspace/README.md#api-contract has the whole contract.
+ */
+#ifndef LIBNEURON_NEURON_H
+#define LIBNEURON_NEURON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neuron/emu_isa.h" /* struct neuron_emu_insn (installed under libneuron/abi) */
+
+#if defined(__GNUC__)
+#define LIBNEURON_API __attribute__((visibility("default")))
+#else
+#define LIBNEURON_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An open /dev/nnqN (opaque). */
+typedef struct libneuron_device libneuron_device;
+/** One notification queue: NQ_INIT, its mapped ring and doorbell, an eventfd (opaque). */
+typedef struct libneuron_queue libneuron_queue;
+
+/** One 16-byte notification record, as the device wrote it (byte 3 is the header). */
+struct libneuron_record {
+	uint8_t bytes[16];
+};
+
+/** What a decoded record is (the C++ Decoded alternatives, in order). */
+enum libneuron_kind {
+	LIBNEURON_KIND_TRACE = 0,	 /* INST_START / INST_END */
+	LIBNEURON_KIND_EXPLICIT = 1,	 /* an engine's notify */
+	LIBNEURON_KIND_DGE_METADATA = 2, /* EXPLICIT with debug_hint 1 on the DGE queue */
+	LIBNEURON_KIND_EVT_SEM = 3,	 /* EVT_SEM / AXI_EVT_SEM */
+	LIBNEURON_KIND_DMA = 4,
+	LIBNEURON_KIND_INTERRUPT = 5,	 /* ERROR (0x03) */
+	LIBNEURON_KIND_TPB_ERROR = 6,
+	LIBNEURON_KIND_UNKNOWN = 7	 /* a notific_type outside the known values */
+};
+
+/** A decoded record: the fields most callers need, plus one line of text. */
+struct libneuron_decoded {
+	uint32_t kind;		   /* enum libneuron_kind */
+	uint8_t notific_type;	   /* header bits 4:0 */
+	uint8_t sw_overflow;	   /* 1: written over an unread slot (lossy queue) */
+	uint8_t hw_overflow;
+	uint8_t phase;
+	int32_t engine;		   /* enum neuron_engine; -1 if the record names none */
+	uint32_t program_counter;  /* TRACE, EXPLICIT, DGE_METADATA, sequencer TPB_ERROR; else 0 */
+	uint32_t debug_hint;	   /* TRACE, EXPLICIT, DGE_METADATA; else 0 */
+	uint32_t debug_hint_extended; /* EXPLICIT; else 0 */
+	uint32_t error_id;	   /* TPB_ERROR: enum neuron_isa_tpb_error_type; else 0 */
+	uint32_t value;		   /* EVT_SEM: the value after the update; else 0 */
+	uint64_t timestamp_ps;	   /* device time, picoseconds (docs/hardware.md#timestamp) */
+	char text[192];		   /* the C++ to_text(): one line, NUL-terminated, truncated to fit */
+};
+
+/**
+ * libneuron_device_open() - open a device node read-write.
+ * @path: "/dev/nnq0" style path; NULL means /dev/nnq0.
+ * @out: receives the device; set to NULL on failure.
+ *
+ * Return: 0, or -EINVAL (@out NULL), or open()'s errno (-ENOENT no such
+ * node, -EACCES not in group neuron: README.md#device-permissions).
+ */
+LIBNEURON_API int libneuron_device_open(const char *path, libneuron_device **out);
+
+/**
+ * libneuron_device_close() - close a device (NULL is fine). Queues made from
+ * it stay usable until they are destroyed.
+ */
+LIBNEURON_API void libneuron_device_close(libneuron_device *dev);
+
+/**
+ * libneuron_device_submit() - NEURON_IOC_SUBMIT: start @count instructions on
+ * one engine (include/neuron/emu_isa.h).
+ * @flags: NEURON_SUBMIT_F_* (NEURON_SUBMIT_F_TRACE: INST_START/INST_END records)
+ *
+ * Return: 0, -EINVAL (NULL @dev or @insns, @count 0, or the driver's check of
+ * core, engine, count and flags), -EBUSY (the engine runs, or another open
+ * file owns the core), -EPERM (a read-only file) or another driver errno.
+ */
+LIBNEURON_API int libneuron_device_submit(libneuron_device *dev, unsigned core, unsigned engine,
+					  const struct neuron_emu_insn *insns, size_t count, uint32_t flags);
+
+/**
+ * libneuron_queue_create() - NEURON_IOC_NQ_INIT with threshold 1 and an
+ * eventfd bound to it (so libneuron_queue_wait() can sleep), the ring and
+ * doorbell mapped.
+ * @size_bytes: ring size, a power of two of 16-byte records within the
+ *              device's limits (e.g. 4096)
+ * @flags: NEURON_NQ_F_* (NEURON_NQ_F_IGNORE_FULL: lossy, see
+ *         userspace/README.md#lossy-queues)
+ * @out: receives the queue; NULL on failure.
+ *
+ * Return: 0, -EINVAL (NULL @dev or @out, @size_bytes not a power of two, or
+ * the driver's check), -EBUSY (the queue exists or another file owns the
+ * core), -ENOMEM, or another driver errno.
+ */
+LIBNEURON_API int libneuron_queue_create(libneuron_device *dev, unsigned core, unsigned queue,
+					 uint32_t size_bytes, uint32_t flags, libneuron_queue **out);
+
+/**
+ * libneuron_queue_destroy() - unmap the ring and doorbell, NQ_DESTROY, close
+ * the eventfd (NULL is fine).
+ */
+LIBNEURON_API void libneuron_queue_destroy(libneuron_queue *q);
+
+/**
+ * libneuron_queue_drain() - copy up to @max fresh records into @out, oldest
+ * first, without a syscall, and hand their slots back to the device.
+ * @lost: if not NULL, receives the records lost to overwrites in this call
+ *        (lossy queues; 0 otherwise).
+ *
+ * Return: the number of records (0: none waiting), -EINVAL (NULL @q or
+ * @out, @max 0), or -ENODEV once the device was removed or reset (the ring
+ * is not touched; userspace/README.md#device-loss).
+ */
+LIBNEURON_API long libneuron_queue_drain(libneuron_queue *q, struct libneuron_record *out, size_t max,
+					 uint64_t *lost);
+
+/**
+ * libneuron_queue_wait() - drain; if nothing was waiting, sleep on the
+ * queue's threshold eventfd until records arrive or @timeout_ns passes, and
+ * drain again (the drain-then-sleep rule, docs/hardware.md#completion).
+ * @timeout_ns: nanoseconds; 0 drains once without sleeping; negative: no limit.
+ * @lost: as for libneuron_queue_drain().
+ *
+ * Return: the number of records (> 0), 0 if the time ran out with the queue
+ * empty, -EINVAL (NULL @q or @out, @max 0), -ENODEV (the device was
+ * removed or reset) or ppoll()'s errno.
+ */
+LIBNEURON_API long libneuron_queue_wait(libneuron_queue *q, struct libneuron_record *out, size_t max,
+					long long timeout_ns, uint64_t *lost);
+
+/**
+ * libneuron_queue_fd() - the queue's eventfd, readable after a threshold
+ * interrupt, for the caller's own poll loop (then call
+ * libneuron_queue_wait() with timeout 0). -EINVAL for NULL.
+ */
+LIBNEURON_API int libneuron_queue_fd(const libneuron_queue *q);
+
+/**
+ * libneuron_record_decode() - decode one record.
+ * @queue: the queue it came from (a DGE queue turns EXPLICIT with
+ *         debug_hint 1 into DGE_METADATA, docs/hardware.md#rec-dge-metadata);
+ *         -1 if unknown.
+ *
+ * Return: 0, or -EINVAL (NULL @rec or @out).
+ */
+LIBNEURON_API int libneuron_record_decode(const struct libneuron_record *rec, int queue,
+					  struct libneuron_decoded *out);
+
+/**
+ * libneuron_last_error() - what the last failing call of this thread asked
+ * for and why it failed ("" if none failed yet). Valid until the thread's
+ * next failing call.
+ */
+LIBNEURON_API const char *libneuron_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBNEURON_NEURON_H */

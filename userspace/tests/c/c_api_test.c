@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The C API (include/libneuron/neuron.h) from a C program, without a
+ * device: decode a record worked out by hand, and the errors of bad
+ * arguments. Prints TAP; exits non-zero on a failure. The device path
+ * (open, queue, submit, wait, drain) runs in the VM:
+ * userspace/tests/install/consumer.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "libneuron/neuron.h"
+
+static int n, fails;
+
+static void check(int ok, const char *name)
+{
+	n++;
+	printf("%sok %d c_api.%s\n", ok ? "" : "not ", n, name);
+	if (!ok) {
+		fails++;
+		printf("# last error: %s\n", libneuron_last_error());
+	}
+}
+
+int main(void)
+{
+	/* SEQUENCER_NONFATAL (error id 0x09), metadata_lo 0x0835, header 0x9f
+	 * (phase 1, type 0x1f TPB_ERROR), metadata_hi 0x005c1a42: a DGE
+	 * bounds error of POOL at pc 0x1a4 */
+	struct libneuron_record r = { { 0x09, 0x35, 0x08, 0x9f, 0x42, 0x1a, 0x5c, 0,
+					0x10, 0, 0, 0, 0, 0, 0, 0 } };
+	struct libneuron_decoded d;
+	libneuron_device *dev = NULL;
+	libneuron_queue *q = NULL;
+	struct libneuron_record out[4];
+
+	printf("TAP version 13\n");
+	check(libneuron_record_decode(&r, -1, &d) == 0, "decode_returns_0");
+	check(d.kind == LIBNEURON_KIND_TPB_ERROR && d.notific_type == 0x1f && d.error_id == 0x09,
+	      "decode_tpb_error_kind_type_id");
+	check(d.program_counter == 0x1a4 && d.timestamp_ps == 0x10 && d.phase == 1,
+	      "decode_tpb_error_pc_time_phase");
+	check(strstr(d.text, "DGE OOB on POOL at pc 0x1a4") != NULL, "decode_text");
+	printf("# %s\n", d.text);
+	check(libneuron_record_decode(NULL, -1, &d) == -EINVAL &&
+	      strcmp(libneuron_last_error(), "libneuron_record_decode: rec is NULL") == 0,
+	      "decode_null_record_einval_named");
+	check(libneuron_device_open("/dev/nnq-none", &dev) == -ENOENT && dev == NULL &&
+	      strstr(libneuron_last_error(), "/dev/nnq-none") != NULL,
+	      "open_missing_node_enoent");
+	check(libneuron_device_open("/dev/null", NULL) == -EINVAL, "open_null_out_einval");
+	check(libneuron_queue_create(NULL, 0, 1, 4096, 0, &q) == -EINVAL && q == NULL &&
+	      strcmp(libneuron_last_error(), "libneuron_queue_create: dev is NULL") == 0,
+	      "queue_null_device_einval_named");
+	check(libneuron_queue_drain(NULL, out, 4, NULL) == -EINVAL, "drain_null_queue_einval");
+	check(libneuron_queue_wait(NULL, out, 4, 1000, NULL) == -EINVAL, "wait_null_queue_einval");
+	libneuron_device_close(NULL);
+	libneuron_queue_destroy(NULL);
+	printf("# c_api: %d of %d checks failed\n", fails, n);
+	return fails != 0;
+}
