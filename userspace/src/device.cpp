@@ -564,8 +564,8 @@ Result<NqInfo> NotificationQueue::info() const {
 }
 
 DrainResult NotificationQueue::drain(std::span<Record> out) noexcept {
-  if (!valid()) return moved_from_result();
   if (gone_) return gone_result();  // userspace/README.md#device-loss
+  if (!valid()) return moved_from_result();
   if (view_.lossy()) return drain_lossy(out);
   DrainResult r = view_.drain(out);
   if (r.count == 0 && r.lap_suspected) recover(r);
@@ -722,6 +722,7 @@ Result<WaitResult> NotificationQueue::wait_any(std::span<NotificationQueue* cons
   for (std::size_t i = 0; i < queues.size(); ++i) {
     NotificationQueue* q = queues[i];
     if (q == nullptr) return unexpected(errc::invalid_argument, fmt::format("wait: queue pointer {} is null", i));
+    if (q->device_gone()) return unexpected(errc::device_gone, "wait on " + queue_what(*q, i, many));
     if (!q->valid())
       return unexpected(errc::moved_from, "wait on " + queue_what(*q, i, many));
     if (q->wake_fd() < 0 && timeout.count() != 0)

@@ -211,7 +211,10 @@ TEST(Device, ReadEventsWidensFirstReleaseRecords) {
   ASSERT_EQ(::pipe(p), 0);
   ASSERT_EQ(::write(p[1], words.data(), 80), 80);
   std::array<Event, 4> ev{};
-  ev.fill(Event{.timestamp_ns = 99, .size = 99});
+  Event poison{};  // every field set below, so a short read shows
+  poison.timestamp_ns = 99;
+  poison.size = 99;
+  ev.fill(poison);
   auto n = read_events(p[0], ev, std::chrono::milliseconds(100), "read events pipe", 40);
   ASSERT_TRUE(n) << n.error().message();
   ASSERT_EQ(*n, 2u);

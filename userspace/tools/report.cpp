@@ -22,7 +22,8 @@ namespace neuron::cli {
 namespace {
 
 /// The tpb_notific_intr causes that report an error (docs/metrics.md#error-summary);
-/// THRESHOLD and BACKPRESSURE are normal operation, RESERVED is unused.
+/// THRESHOLD, BACKPRESSURE and WRBUF_FULL (a producer stalled, nothing lost;
+/// docs/device-model.md#wrbuf) are normal operation.
 constexpr unsigned kErrorCauses[] = {NEURON_NOTIFIC_INTR_DISABLED_QUEUE, NEURON_NOTIFIC_INTR_SW_OVERFLOW,
                                      NEURON_NOTIFIC_INTR_HW_OVERFLOW,    NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR,
                                      NEURON_NOTIFIC_INTR_ENGINE_FATAL,   NEURON_NOTIFIC_INTR_BAD_HEAD};

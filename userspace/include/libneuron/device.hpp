@@ -373,8 +373,8 @@ class NotificationQueue {
   /// DrainResult::error = errc::moved_from and calls nothing.
   template <class Fn>
   DrainResult for_each(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept {
-    if (!valid()) return moved_from_result();
     if (gone_) return gone_result();
+    if (!valid()) return moved_from_result();
     DrainResult r = view_.for_each(std::forward<Fn>(fn), max);
     if (r.count == 0 && r.lap_suspected && !view_.lossy()) recover(r);
     r.device_gone = gone_;
