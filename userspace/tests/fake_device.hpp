@@ -144,8 +144,10 @@ class FakeQueue final : public ReapQueue {
   unsigned queue() const noexcept override { return queue_; }
   int wake_fd() const noexcept override { return efd_.get(); }
   DrainResult drain(std::span<Record> out) noexcept override {
-    drains_.fetch_add(1, std::memory_order_relaxed);
-    return view_.drain(out);
+    DrainResult r = view_.drain(out);
+    // counted once the drain has looked: drains() > 0 means the first look is over
+    drains_.fetch_add(1, std::memory_order_release);
+    return r;
   }
   std::optional<std::uint64_t> overflow_count() noexcept override {
     return overflow_.load(std::memory_order_relaxed);
@@ -171,7 +173,7 @@ class FakeQueue final : public ReapQueue {
   void set_overflow_count(std::uint64_t n) { overflow_.store(n, std::memory_order_relaxed); }
   void set_drop_count(std::uint64_t n) { drop_.store(n, std::memory_order_relaxed); }
   std::uint32_t tail() const { return tail_.load(std::memory_order_acquire); }
-  std::uint64_t drains() const { return drains_.load(std::memory_order_relaxed); }
+  std::uint64_t drains() const { return drains_.load(std::memory_order_acquire); }
   std::uint64_t edges() const { return edges_.load(std::memory_order_relaxed); }
 
  private:
