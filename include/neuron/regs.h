@@ -131,6 +131,16 @@
 
 #define NEURON_NQ_CTRL_DEVICE_MEM (1u << 0)	/* BASE is a BAR4 offset */
 
+/*
+ * Interrupt coalescing, one RW register per queue q after the descriptors
+ * (docs/device-model.md#coalescing): the queue's threshold interrupt is
+ * raised when THRESHOLD unread records are reached or COALESCE_NS
+ * nanoseconds after the first unread record, whichever comes first; 0 = no
+ * time limit (reset value). Writes above NEURON_NQ_COALESCE_NS_MAX (UAPI)
+ * are clamped.
+ */
+#define NEURON_NQ_COALESCE_NS(q)	(0x300 + (q) * 4)
+
 #define NEURON_NQ_MIN_BYTES	64
 
 /*

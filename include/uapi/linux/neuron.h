@@ -86,6 +86,8 @@
 #define NEURON_CAP_TENANCY	(1ull << 1) /* CORE_ACQUIRE/RELEASE, MEM_ALLOC/FREE */
 #define NEURON_CAP_EVENT_SIZE	(1ull << 2) /* NEURON_IOC_EVENT_SIZE; struct neuron_event.size */
 #define NEURON_CAP_RESET_EVENTS	(1ull << 3) /* NEURON_EDGE_RESET and NEURON_EDGE_PCI_ERROR events */
+#define NEURON_CAP_COALESCE	(1ull << 4) /* NQ_INIT/NQ_INFO coalesce_ns, NEURON_IOC_NQ_COALESCE */
+#define NEURON_CAP_TIMESTAMP	(1ull << 5) /* NEURON_IOC_TIMESTAMP */
 
 /*
  * The struct sizes of each command's first release: the smallest a caller
@@ -107,11 +109,15 @@
 #define NEURON_MEM_FREE_SIZE_VER0	16
 #define NEURON_EVENT_SIZE_SIZE_VER0	16
 #define NEURON_NOTIFY_TRIGGER_SIZE_VER0	32
+#define NEURON_NQ_COALESCE_SIZE_VER0	24
+#define NEURON_TIMESTAMP_SIZE_VER0	40
 
 /* Limits of NEURON_IOC_NQ_INIT.size: a power of two in [MIN, MAX] bytes. */
 #define NEURON_NQ_SIZE_MIN	64		/* 4 records */
 #define NEURON_NQ_SIZE_MAX	(1u << 20)	/* 65536 records */
 #define NEURON_MAX_PROGRAM_INSNS 2048		/* per NEURON_IOC_SUBMIT */
+/* Largest interrupt-coalescing time limit of a queue (coalesce_ns): 10 ms. */
+#define NEURON_NQ_COALESCE_NS_MAX 10000000u
 
 /**
  * struct neuron_device_info - NEURON_IOC_DEVICE_INFO (out)
@@ -178,6 +184,13 @@ struct neuron_device_info {
  * @doorbell_offset: out: mmap offset of the queue's HEAD doorbell page
  *		(4096 bytes, HEAD register at +0, read/write)
  * @reserved0:	in: must be zero (keeps @ring_offset 8-byte aligned)
+ * @coalesce_ns: in: interrupt-coalescing time limit: the threshold
+ *		interrupt is also raised @coalesce_ns nanoseconds after the
+ *		first unread record, if @threshold was not reached by then;
+ *		0 = no time limit (docs/device-model.md#coalescing); at most
+ *		NEURON_NQ_COALESCE_NS_MAX. Was reserved (zero) in the first
+ *		release.
+ * @reserved1:	in: must be zero
  * @reserved:	in: must be zero
  *
  * Allocates the ring, programs the queue descriptor and enables the queue.
@@ -196,7 +209,9 @@ struct neuron_nq_init {
 	__u32 reserved0;
 	__u64 ring_offset;
 	__u64 doorbell_offset;
-	__u64 reserved[2];
+	__u32 coalesce_ns;
+	__u32 reserved1;
+	__u64 reserved;
 };
 
 /**
@@ -234,6 +249,10 @@ struct neuron_nq_id {
  *			input buffer's drop policy NEURON_NQ_F_WRBUF_DROP),
  *			since NEURON_IOC_NQ_INIT
  *			(records routed to a disabled queue are nobody's)
+ * @coalesce_ns:	the queue's coalescing time limit in nanoseconds; 0 =
+ *			none (NEURON_IOC_NQ_INIT, NEURON_IOC_NQ_COALESCE). Was
+ *			reserved (zero) in the first release.
+ * @reserved1:		in: must be zero
  * @reserved:		in: must be zero
  *
  * Errors: -EINVAL, -ENOENT (queue not initialised by this file).
@@ -249,7 +268,65 @@ struct neuron_nq_info {
 	__u32 threshold;
 	__u64 overflow_count;
 	__u64 drop_count;
-	__u64 reserved[2];
+	__u32 coalesce_ns;
+	__u32 reserved1;
+	__u64 reserved;
+};
+
+/**
+ * struct neuron_nq_coalesce - NEURON_IOC_NQ_COALESCE (in)
+ * @core:	core index of a queue made by this file, < num_cores
+ * @queue:	software NQ index of that queue, < queues_per_core
+ * @threshold:	unread records that raise the queue's threshold interrupt
+ *		(tpb_notific_intr_0); 0 = no count limit; at most the ring's
+ *		entries (size / 16)
+ * @coalesce_ns: nanoseconds after the first unread record at which the
+ *		interrupt is raised if @threshold was not reached; 0 = no time
+ *		limit; at most NEURON_NQ_COALESCE_NS_MAX
+ * @reserved:	must be zero
+ *
+ * Changes a live queue's interrupt coalescing: "an interrupt after
+ * @threshold unread records or @coalesce_ns after the first of them,
+ * whichever comes first", re-armed by each accepted HEAD write
+ * (docs/device-model.md#coalescing). The queue keeps running; no record is
+ * lost or left without an interrupt by the change: records already unread
+ * count toward the new limits at once. With both 0 the queue raises no
+ * threshold interrupt (a busy-polled queue).
+ * Errors: -EINVAL (core, queue, @threshold or @coalesce_ns out of range,
+ * reserved), -ENOENT (the queue was not made by this file).
+ */
+struct neuron_nq_coalesce {
+	__u32 core;
+	__u32 queue;
+	__u32 threshold;
+	__u32 coalesce_ns;
+	__u64 reserved;
+};
+
+/**
+ * struct neuron_timestamp - NEURON_IOC_TIMESTAMP (in: core; out: the rest)
+ * @core:	in: core index, < num_cores, whose NOTIFIC timestamp is read
+ * @reserved0:	in: must be zero
+ * @sys_before_ns: CLOCK_MONOTONIC nanoseconds just before the device read
+ * @device_ps:	the device timestamp (the clock that stamps records,
+ *		picoseconds, docs/hardware.md#timestamp)
+ * @sys_after_ns: CLOCK_MONOTONIC nanoseconds just after the device read
+ * @reserved:	in: must be zero
+ *
+ * One sample relating the device clock to CLOCK_MONOTONIC, read in the
+ * kernel between two clock reads, like PTP_SYS_OFFSET_EXTENDED: the device
+ * read happened somewhere in [@sys_before_ns, @sys_after_ns]. A caller that
+ * wants the offset takes several samples and keeps the narrowest window.
+ * Changes nothing, so any open file may call it (also a read-only one).
+ * Errors: -EINVAL (core, reserved).
+ */
+struct neuron_timestamp {
+	__u32 core;
+	__u32 reserved0;
+	__u64 sys_before_ns;
+	__u64 device_ps;
+	__u64 sys_after_ns;
+	__u64 reserved;
 };
 
 /* NEURON_IOC_SUBMIT flags */
@@ -743,5 +820,7 @@ enum neuron_genl_attr {
 #define NEURON_IOC_MEM_FREE	_IOW(NEURON_IOCTL_MAGIC, 0x0e, struct neuron_mem_free)
 #define NEURON_IOC_EVENT_SIZE	_IOWR(NEURON_IOCTL_MAGIC, 0x0f, struct neuron_event_size)
 #define NEURON_IOC_NOTIFY_TRIGGER _IOWR(NEURON_IOCTL_MAGIC, 0x10, struct neuron_notify_trigger)
+#define NEURON_IOC_NQ_COALESCE	_IOW(NEURON_IOCTL_MAGIC, 0x11, struct neuron_nq_coalesce)
+#define NEURON_IOC_TIMESTAMP	_IOWR(NEURON_IOCTL_MAGIC, 0x12, struct neuron_timestamp)
 
 #endif /* _UAPI_LINUX_NEURON_H */
