@@ -3,8 +3,8 @@
 # Builds qemu-system-x86_64 with the neuron-tpb device model from Debian's
 # qemu source package (docs/build-environment.md#qemu-source). The result is
 # cached outside the repository, keyed by the hash of emulator/qemu,
-# include/neuron/ and include/uapi/linux/neuron_record.h (the device model's
-# sources) and emulator/tests/qtest/neuron-tpb-test.c (its qtest), so a
+# include/neuron/ and include/uapi/linux/neuron_record.h and neuron.h (the
+# device model's sources) and emulator/tests/qtest/neuron-tpb-test.c (its qtest), so a
 # second build with unchanged sources is a no-op. The configured build tree is kept too, so a changed device
 # model rebuilds incrementally (seconds).
 #
@@ -26,7 +26,7 @@ src=$cache/qemu-src
 build=$src/build
 
 key=$( (cd "$top" && find emulator/qemu emulator/tests/qtest/neuron-tpb-test.c include/neuron \
-	include/uapi/linux/neuron_record.h \
+	include/uapi/linux/neuron_record.h include/uapi/linux/neuron.h \
 	-type f -print0 | sort -z |
 	xargs -0 sha256sum) | sha256sum | cut -c1-16)
 out=$cache/qemu-$key
@@ -66,7 +66,8 @@ fi
 
 # The build hook: our device files and headers into the tree, one meson line.
 # include/neuron/*.h reach the UAPI record header as ../uapi/linux/, so it
-# keeps that place in the copy.
+# keeps that place in the copy; the UAPI header beside it gives the model
+# the limits the driver checks against (NEURON_NQ_COALESCE_NS_MAX).
 mkdir -p "$src/hw/misc/neuron" "$src/include/neuron" "$src/include/uapi/linux"
 rsync_like() { # copy only what changed, so ninja rebuilds only that
 	local from=$1 to=$2 f
@@ -77,8 +78,10 @@ rsync_like() { # copy only what changed, so ninja rebuilds only that
 }
 rsync_like "$here/hw" "$src/hw/misc/neuron"
 rsync_like "$top/include/neuron" "$src/include/neuron"
-cmp -s "$top/include/uapi/linux/neuron_record.h" "$src/include/uapi/linux/neuron_record.h" ||
-	cp "$top/include/uapi/linux/neuron_record.h" "$src/include/uapi/linux/"
+for f in neuron_record.h neuron.h; do
+	cmp -s "$top/include/uapi/linux/$f" "$src/include/uapi/linux/$f" ||
+		cp "$top/include/uapi/linux/$f" "$src/include/uapi/linux/"
+done
 if ! grep -q "subdir('neuron')" "$src/hw/misc/meson.build"; then
 	echo "subdir('neuron')" >>"$src/hw/misc/meson.build"
 fi

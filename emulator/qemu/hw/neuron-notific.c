@@ -16,6 +16,12 @@
  * neuron_notific_intr). INTR_STATUS is W1C; the core's MSI-X vector fires on
  * each 0 -> nonzero edge of INTR_STATUS & INTR_MASK.
  *
+ * A queue's threshold interrupt (its THRESHOLD_STATUS bit and intr_0) is
+ * coalesced (docs/device-model.md#coalescing): it is raised when THRESHOLD
+ * records are unread (the count limit) or COALESCE_NS after the first
+ * unread record (the time limit, one QEMU_CLOCK_VIRTUAL timer per queue),
+ * whichever comes first; once, until the next accepted HEAD write.
+ *
  * Called by neuron-tpb.c (registers, reset) and the engines (records). It
  * calls nothing above it: the vector edge, device faults and "engines may
  * retry" go up as NEURON_UP_IRQ, NEURON_UP_FAULT and NEURON_UP_QUEUE_ROOM
@@ -30,6 +36,7 @@
 #include "qemu/timer.h"
 #include "hw/pci/pci.h"
 #include "neuron-tpb.h"
+#include "uapi/linux/neuron.h"      /* NEURON_NQ_COALESCE_NS_MAX */
 
 #define NEURON_NQ_DESC_STRIDE   (NEURON_NQ_DESC(1) - NEURON_NQ_DESC(0))
 #define NEURON_NQ_MAX_BYTES     (1u << 31)
@@ -86,6 +93,71 @@ void neuron_notific_raise(NeuronCore *c, unsigned int cause)
     c->intr_status |= BIT(cause);
     if (!was_pending && (c->intr_status & c->intr_mask)) {
         neuron_core_up(c, NEURON_UP_IRQ, 0);
+    }
+}
+
+/*
+ * Interrupt coalescing (docs/device-model.md#coalescing). The queue's
+ * threshold interrupt is "armed" while threshold_fired is false; firing
+ * disarms it and stops the time limit; an accepted HEAD write re-arms it.
+ */
+static void neuron_nq_fire(NeuronCore *c, unsigned int qi)
+{
+    timer_del(c->coalesce[qi].timer);
+    c->queue[qi].threshold_fired = true;
+    c->threshold_status |= BIT(qi);
+    neuron_notific_raise(c, NEURON_NOTIFIC_INTR_THRESHOLD);
+}
+
+/* Start the time limit, COALESCE_NS from now, unless it is off or running. */
+static void neuron_nq_coalesce_start(NeuronCore *c, unsigned int qi)
+{
+    QEMUTimer *t = c->coalesce[qi].timer;
+    uint32_t ns = c->queue[qi].coalesce_ns;
+
+    if (ns && !timer_pending(t)) {
+        timer_mod(t, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
+    }
+}
+
+/*
+ * A record was written, or THRESHOLD or COALESCE_NS changed: if the queue's
+ * interrupt is armed and records are unread, fire when the count limit is
+ * reached, else let the time limit run.
+ */
+static void neuron_nq_coalesce_check(NeuronCore *c, unsigned int qi)
+{
+    NeuronQueue *q = &c->queue[qi];
+    uint32_t unread = q->tail - q->head;
+
+    if (!neuron_nq_enabled(c, qi) || q->threshold_fired || !unread) {
+        return;
+    }
+    if (q->threshold && unread >= q->threshold) {
+        neuron_nq_fire(c, qi);
+        return;
+    }
+    neuron_nq_coalesce_start(c, qi);
+}
+
+/* The time limit expired: fire if still armed and something is unread. */
+static void neuron_nq_coalesce_expired(void *opaque)
+{
+    NeuronCoalesceTimer *ct = opaque;
+    NeuronCore *c = ct->core;
+    NeuronQueue *q = &c->queue[ct->qi];
+
+    if (neuron_nq_enabled(c, ct->qi) && !q->threshold_fired &&
+        q->tail != q->head) {
+        neuron_nq_fire(c, ct->qi);
+    }
+}
+
+/* Stop queue @qi's time limit (reset, disable). */
+static void neuron_nq_coalesce_stop(NeuronCore *c, unsigned int qi)
+{
+    if (c->coalesce[qi].timer) {
+        timer_del(c->coalesce[qi].timer);
     }
 }
 
@@ -178,6 +250,8 @@ static void neuron_wrbuf_purge(NeuronCore *c, unsigned int qi)
 /* Power-on state of the block: all queues off, default policy and routing. */
 void neuron_notific_reset(NeuronCore *c)
 {
+    unsigned int qi;
+
     c->ts_hi_latch = 0;
     c->intr_status = 0;
     c->intr_mask = 0;
@@ -188,6 +262,9 @@ void neuron_notific_reset(NeuronCore *c)
     c->trace_enable = 0;
     c->threshold_status = 0;
     memset(c->queue, 0, sizeof(c->queue));
+    for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
+        neuron_nq_coalesce_stop(c, qi);
+    }
     neuron_wrbuf_reset(c);
     neuron_notific_storm(c);
 }
@@ -203,6 +280,7 @@ void neuron_notific_disable_all(NeuronCore *c)
     c->queue_enable = 0;
     for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
         c->queue[qi].stalled = false;
+        neuron_nq_coalesce_stop(c, qi);
         neuron_wrbuf_purge(c, qi);
     }
     c->wrbuf_stalled = 0;
@@ -365,12 +443,7 @@ static NeuronPushResult neuron_nq_write(NeuronCore *c, unsigned int qi,
         q->overflow_count++;
         neuron_notific_raise(c, NEURON_NOTIFIC_INTR_SW_OVERFLOW);
     }
-    if (q->threshold && !q->threshold_fired &&
-        q->tail - q->head >= q->threshold) {
-        q->threshold_fired = true;
-        c->threshold_status |= BIT(qi);
-        neuron_notific_raise(c, NEURON_NOTIFIC_INTR_THRESHOLD);
-    }
+    neuron_nq_coalesce_check(c, qi);   /* count limit, or start the time */
     return NEURON_PUSH_WRITTEN;
 }
 
@@ -416,13 +489,28 @@ static void neuron_wrbuf_run(void *opaque)
 
 void neuron_notific_init(NeuronCore *c)
 {
+    unsigned int qi;
+
     c->wrbuf_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, neuron_wrbuf_run, c);
+    for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
+        c->coalesce[qi].core = c;
+        c->coalesce[qi].qi = qi;
+        c->coalesce[qi].timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                             neuron_nq_coalesce_expired,
+                                             &c->coalesce[qi]);
+    }
 }
 
 void neuron_notific_finalize(NeuronCore *c)
 {
+    unsigned int qi;
+
     timer_free(c->wrbuf_timer);
     c->wrbuf_timer = NULL;
+    for (qi = 0; qi < NEURON_NUM_SW_QUEUES; qi++) {
+        timer_free(c->coalesce[qi].timer);
+        c->coalesce[qi].timer = NULL;
+    }
 }
 
 /**
@@ -574,6 +662,7 @@ static void neuron_notific_set_enable(NeuronCore *c, uint32_t val)
         }
         if (off & BIT(qi)) {
             q->stalled = false;
+            neuron_nq_coalesce_stop(c, qi);
             neuron_wrbuf_purge(c, qi);
         }
     }
@@ -596,6 +685,12 @@ static void neuron_notific_set_enable(NeuronCore *c, uint32_t val)
  * nothing was overwritten (TAIL - HEAD <= entries) that is the same as
  * "TAIL - new <= entries && new - old <= entries"; after an ignore-full lap
  * it lets the consumer skip the overwritten records in one write.
+ *
+ * An accepted write re-arms the threshold interrupt and restarts its time
+ * limit: records left unread are delivered within COALESCE_NS even if no
+ * new record comes. It never fires on the count here: a consumer that
+ * drains until empty would get a wake-up for records it is about to read
+ * (docs/device-model.md#coalescing).
  */
 static void neuron_nq_write_head(NeuronCore *c, unsigned int qi, uint32_t val)
 {
@@ -619,6 +714,10 @@ static void neuron_nq_write_head(NeuronCore *c, unsigned int qi, uint32_t val)
     }
     q->head = val;
     q->threshold_fired = false;
+    timer_del(c->coalesce[qi].timer);
+    if (q->tail != q->head) {
+        neuron_nq_coalesce_start(c, qi);
+    }
     if (q->tail - q->head < entries) {
         q->stalled = false;
         neuron_wrbuf_kick(c);
@@ -729,8 +828,12 @@ static void neuron_nq_desc_write(NeuronCore *c, unsigned int qi, hwaddr reg,
         neuron_nq_write_head(c, qi, val);
         break;
     case NEURON_NQ_THRESHOLD:
-        /* Harmless at any time: it only gates when intr_0 is raised. */
+        /*
+         * Allowed at any time; on a live queue the records already unread
+         * count toward the new limit at once (docs/device-model.md#coalescing).
+         */
         q->threshold = val;
+        neuron_nq_coalesce_check(c, qi);
         break;
     case NEURON_NQ_TAIL:
     case NEURON_NQ_STATUS:
@@ -748,6 +851,44 @@ static void neuron_nq_desc_write(NeuronCore *c, unsigned int qi, hwaddr reg,
                       c->index, qi, val, reg);
         break;
     }
+}
+
+/*
+ * COALESCE_NS(q), the queue's time limit (docs/device-model.md#coalescing):
+ * above NEURON_NQ_COALESCE_NS_MAX it is clamped. On a live queue the new
+ * value applies at once: 0 stops a running time limit; a running one that
+ * the new value would end sooner is brought forward (never postponed); and
+ * records already unread start it if it was not running.
+ */
+static void neuron_nq_write_coalesce(NeuronCore *c, unsigned int qi,
+                                     uint32_t val)
+{
+    QEMUTimer *t = c->coalesce[qi].timer;
+
+    if (val > NEURON_NQ_COALESCE_NS_MAX) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "neuron-tpb: core %u queue %u: COALESCE_NS %u above "
+                      "%u: %u used\n", c->index, qi, val,
+                      NEURON_NQ_COALESCE_NS_MAX, NEURON_NQ_COALESCE_NS_MAX);
+        val = NEURON_NQ_COALESCE_NS_MAX;
+    }
+    c->queue[qi].coalesce_ns = val;
+    if (!val) {
+        timer_del(t);
+    } else if (timer_pending(t)) {
+        timer_mod_anticipate(t, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + val);
+    }
+    neuron_nq_coalesce_check(c, qi);
+}
+
+/* Offset of COALESCE_NS(q) in the NOTIFIC block, or -1 for another register. */
+static int neuron_nq_coalesce_reg(hwaddr off)
+{
+    if (off >= NEURON_NQ_COALESCE_NS(0) &&
+        off < NEURON_NQ_COALESCE_NS(NEURON_NUM_SW_QUEUES) && !(off & 3)) {
+        return (off - NEURON_NQ_COALESCE_NS(0)) / 4;
+    }
+    return -1;
 }
 
 /* neuron_notific_read() - a read at offset @off of the core's NOTIFIC block */
@@ -809,6 +950,9 @@ uint32_t neuron_notific_read(NeuronCore *c, hwaddr off)
             off < NEURON_NOTIFIC_WRBUF_DROP_COUNT(NEURON_NUM_SW_QUEUES) &&
             !(off & 3)) {
             return c->wrbuf_drop_count[(off - NEURON_NOTIFIC_WRBUF_DROP_COUNT(0)) / 4];
+        }
+        if (neuron_nq_coalesce_reg(off) >= 0) {
+            return c->queue[neuron_nq_coalesce_reg(off)].coalesce_ns;
         }
         qemu_log_mask(LOG_GUEST_ERROR,
                       "neuron-tpb: core %u: read of unknown NOTIFIC register "
@@ -937,6 +1081,10 @@ void neuron_notific_write(NeuronCore *c, hwaddr off, uint32_t val)
         c->threshold_status &= ~val;
         break;
     default:
+        if (neuron_nq_coalesce_reg(off) >= 0) {
+            neuron_nq_write_coalesce(c, neuron_nq_coalesce_reg(off), val);
+            break;
+        }
         qemu_log_mask(LOG_GUEST_ERROR,
                       "neuron-tpb: core %u: write 0x%x to unknown NOTIFIC "
                       "register 0x%" HWADDR_PRIx " ignored\n",

@@ -142,7 +142,10 @@ typedef struct NeuronCoreConfig {
  *              DMA error, input buffer full with the drop policy)
  * @stalled:    an engine waits for space (STATUS.STALLED)
  * @dma_error:  the last ring write failed (STATUS.DMA_ERROR)
- * @threshold_fired: intr_0 already raised since the last HEAD write
+ * @threshold_fired: intr_0 already raised since the last HEAD write (the
+ *              queue's threshold interrupt is disarmed until the next one)
+ * @coalesce_ns: COALESCE_NS(q): the interrupt's time limit, ns after the
+ *              first unread record; 0 = none (docs/device-model.md#coalescing)
  */
 typedef struct NeuronQueue {
     uint64_t base;
@@ -156,7 +159,24 @@ typedef struct NeuronQueue {
     bool stalled;
     bool dma_error;
     bool threshold_fired;
+    uint32_t coalesce_ns;
 } NeuronQueue;
+
+/**
+ * struct NeuronCoalesceTimer - a queue's interrupt-coalescing time limit
+ * (docs/device-model.md#coalescing)
+ * @core:  the core whose NOTIFIC block holds the queue
+ * @qi:    the queue
+ * @timer: QEMU_CLOCK_VIRTUAL; pending while the time limit runs
+ *
+ * Kept beside NeuronCore.queue[] rather than in it, so a reset that clears
+ * the queues does not lose the timers.
+ */
+typedef struct NeuronCoalesceTimer {
+    NeuronCore *core;
+    unsigned int qi;
+    QEMUTimer *timer;
+} NeuronCoalesceTimer;
 
 /**
  * struct NeuronDmaSplit - a DGE descriptor spread over the DMA engines
@@ -293,6 +313,7 @@ struct NeuronCore {
     uint32_t trace_enable;
     uint32_t threshold_status;
     NeuronQueue queue[NEURON_NUM_SW_QUEUES];
+    NeuronCoalesceTimer coalesce[NEURON_NUM_SW_QUEUES];
 
     /* NOTIFIC input buffer (neuron-notific.c, docs/device-model.md#wrbuf) */
     NeuronWrbufEntry wrbuf[NEURON_WRBUF_DEPTH_MAX];

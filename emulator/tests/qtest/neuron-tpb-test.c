@@ -60,6 +60,8 @@
 #define N_ROUTE         0x024
 #define N_TRACE_ENABLE  0x028
 #define N_THRESH_STATUS 0x02c
+/* COALESCE_NS of queue q, after the descriptors (docs/device-model.md#coalescing) */
+#define N_COALESCE(q)   (0x300u + (q) * 4u)
 
 /* queue descriptor q at 0x100 + q * 0x28 (docs/hardware.md#nq-descriptor) */
 #define Q(q)            (0x100u + (q) * 0x28u)
@@ -715,6 +717,259 @@ static void test_threshold_bad_head(void)
     dev_stop(d);
 }
 
+/* ---- interrupt coalescing (docs/device-model.md#coalescing) -------------- */
+
+/*
+ * The cases below make records with host writes through the EVT_SEM INC
+ * window while AXI_NOTIFY is on: each write is one AXI_EVT_SEM record into
+ * the EVT_SEM class's queue 2, written before the MMIO write returns (the
+ * input buffer's writer keeps up by default), so the virtual clock of each
+ * record is exactly the one the case set.
+ */
+#define CQ              2               /* the EVT_SEM class's queue */
+#define T_MAX           10000000u       /* 10 ms: NEURON_NQ_COALESCE_NS_MAX */
+
+static void step_ns(Dev *d, int64_t ns)
+{
+    qtest_clock_step(d->qts, ns);
+}
+
+/* Core 0's queue 2: 16 records, THRESHOLD @threshold, COALESCE_NS @t_ns. */
+static void coalesce_queue(Dev *d, uint32_t threshold, uint32_t t_ns)
+{
+    host_ring(d, 0, CQ, 256, threshold);
+    wr(d, CORE(0) + N_COALESCE(CQ), t_ns);
+    wr(d, CORE(0) + ES_AXI_NOTIFY, 1);
+}
+
+/* @n records into queue 2, at the current virtual time */
+static void records(Dev *d, unsigned int n)
+{
+    while (n--) {
+        wr(d, CORE(0) + ES_INC(0), 1);
+    }
+}
+
+/* Whether queue 2's threshold interrupt was raised: THRESHOLD_STATUS bit 2 and cause 0, and nothing else. */
+static bool fired(Dev *d)
+{
+    uint32_t thr = rd(d, CORE(0) + N_THRESH_STATUS);
+    uint32_t st = rd(d, CORE(0) + N_INTR_STATUS);
+
+    g_assert_cmphex(thr & ~(1u << CQ), ==, 0);
+    g_assert_cmphex(st & ~1u, ==, 0);
+    g_assert_cmphex(!!thr, ==, !!st);           /* both bits or neither */
+    return thr == (1u << CQ) && st == 1u;
+}
+
+/* W1C of both status bits, as the driver's handler does */
+static void clear(Dev *d)
+{
+    wr(d, CORE(0) + N_INTR_STATUS, 0x1ff);
+    wr(d, CORE(0) + N_THRESH_STATUS, 0x3ff);
+}
+
+/* COALESCE_NS: reset value 0 on every queue, RW, clamped at 10 ms, 0 after FLR. */
+static void test_coalesce_register(void)
+{
+    Dev *d = dev_start(NULL);
+    unsigned int c, q;
+    uint16_t ctl;
+
+    for (c = 0; c < 2; c++) {
+        for (q = 0; q < 10; q++) {
+            g_assert_cmphex(rd(d, CORE(c) + N_COALESCE(q)), ==, 0);
+        }
+    }
+    wr(d, CORE(1) + N_COALESCE(9), 1000);
+    g_assert_cmphex(rd(d, CORE(1) + N_COALESCE(9)), ==, 1000);
+    g_assert_cmphex(rd(d, CORE(1) + N_COALESCE(8)), ==, 0);   /* neighbours */
+    g_assert_cmphex(rd(d, CORE(0) + N_COALESCE(9)), ==, 0);
+    g_assert_cmphex(rd(d, CORE(1) + Q(9) + Q_THRESHOLD), ==, 0);
+    wr(d, CORE(1) + N_COALESCE(0), 10000000);                 /* the maximum */
+    g_assert_cmphex(rd(d, CORE(1) + N_COALESCE(0)), ==, 10000000);
+    wr(d, CORE(1) + N_COALESCE(0), 10000001);                 /* clamped */
+    g_assert_cmphex(rd(d, CORE(1) + N_COALESCE(0)), ==, 10000000);
+    wr(d, CORE(1) + N_COALESCE(0), 0xffffffff);
+    g_assert_cmphex(rd(d, CORE(1) + N_COALESCE(0)), ==, 10000000);
+    /* a function reset puts it back to 0 */
+    ctl = qpci_config_readw(d->dev, 0x80 + PCI_EXP_DEVCTL);
+    qpci_config_writew(d->dev, 0x80 + PCI_EXP_DEVCTL, ctl | PCI_EXP_DEVCTL_BCR_FLR);
+    dev_map(d);
+    step_us(d, 100);
+    g_assert_cmphex(rd(d, CORE(1) + N_COALESCE(9)), ==, 0);
+    g_assert_cmphex(rd(d, CORE(1) + N_COALESCE(0)), ==, 0);
+    dev_stop(d);
+}
+
+/*
+ * The time limit: THRESHOLD 8 is never reached; the interrupt comes 50 us
+ * after the first unread record (not after the last), not a nanosecond
+ * earlier, and only once until HEAD moves.
+ */
+static void test_coalesce_time_limit(void)
+{
+    Dev *d = dev_start(NULL);
+
+    coalesce_queue(d, 8, 50000);
+    records(d, 1);
+    g_assert_cmphex(rd(d, CORE(0) + Q(CQ) + Q_TAIL), ==, 1);
+    step_ns(d, 20000);
+    records(d, 2);
+    step_ns(d, 29999);                  /* 49.999 us after the first */
+    g_assert_false(fired(d));
+    step_ns(d, 1);                      /* 50 us */
+    g_assert_true(fired(d));
+    clear(d);
+    /* once: more records and more time raise nothing until HEAD moves */
+    records(d, 2);
+    step_ns(d, 200000);
+    g_assert_false(fired(d));
+    g_assert_cmphex(rd(d, CORE(0) + Q(CQ) + Q_TAIL), ==, 5);
+    dev_stop(d);
+}
+
+/* The count limit comes first when it is reached: at once, and only once. */
+static void test_coalesce_count_first(void)
+{
+    Dev *d = dev_start(NULL);
+
+    coalesce_queue(d, 4, 50000);
+    records(d, 3);
+    g_assert_false(fired(d));
+    step_ns(d, 10000);
+    records(d, 1);                      /* the fourth: THRESHOLD reached */
+    g_assert_true(fired(d));
+    clear(d);
+    step_ns(d, 200000);                 /* the time limit was stopped */
+    g_assert_false(fired(d));
+    dev_stop(d);
+}
+
+/*
+ * HEAD writes: one that leaves records unread starts the time limit (they
+ * are delivered T later though no record comes); one that leaves none
+ * starts nothing; neither fires on the count.
+ */
+static void test_coalesce_head_write(void)
+{
+    Dev *d = dev_start(NULL);
+
+    coalesce_queue(d, 8, 50000);
+    records(d, 3);
+    step_ns(d, 50000);
+    g_assert_true(fired(d));
+    clear(d);
+    step_ns(d, 7000);
+    wr(d, CORE(0) + DOORBELL(CQ), 1);   /* two left unread */
+    g_assert_false(fired(d));
+    step_ns(d, 49999);
+    g_assert_false(fired(d));
+    step_ns(d, 1);
+    g_assert_true(fired(d));
+    clear(d);
+    wr(d, CORE(0) + Q(CQ) + Q_HEAD, 3); /* none left */
+    step_ns(d, 200000);
+    g_assert_false(fired(d));
+
+    /* THRESHOLD 2, no time limit: 2 unread after a HEAD write do not fire */
+    wr(d, CORE(0) + N_COALESCE(CQ), 0);
+    wr(d, CORE(0) + Q(CQ) + Q_THRESHOLD, 2);
+    records(d, 3);                      /* TAIL 6: fired at the second */
+    g_assert_true(fired(d));
+    clear(d);
+    wr(d, CORE(0) + DOORBELL(CQ), 4);   /* 2 unread, THRESHOLD 2 */
+    g_assert_false(fired(d));
+    step_ns(d, 200000);
+    g_assert_false(fired(d));
+    records(d, 1);                      /* the next record finds the count */
+    g_assert_true(fired(d));
+    dev_stop(d);
+}
+
+/*
+ * A live THRESHOLD or COALESCE_NS write counts the records already unread
+ * at once: a THRESHOLD they reach fires; a COALESCE_NS starts the time
+ * limit; a shorter one brings a running limit forward; 0 stops it.
+ */
+static void test_coalesce_live_write(void)
+{
+    Dev *d = dev_start(NULL);
+
+    coalesce_queue(d, 8, 0);
+    records(d, 5);
+    step_ns(d, 1000000);
+    g_assert_false(fired(d));
+    wr(d, CORE(0) + Q(CQ) + Q_THRESHOLD, 5);    /* already 5 unread */
+    g_assert_true(fired(d));
+    clear(d);
+
+    wr(d, CORE(0) + DOORBELL(CQ), 5);
+    wr(d, CORE(0) + Q(CQ) + Q_THRESHOLD, 8);
+    records(d, 3);
+    step_ns(d, 1000000);
+    g_assert_false(fired(d));
+    wr(d, CORE(0) + N_COALESCE(CQ), 20000);     /* starts now */
+    step_ns(d, 19999);
+    g_assert_false(fired(d));
+    step_ns(d, 1);
+    g_assert_true(fired(d));
+    clear(d);
+
+    /* a running 1 ms limit, shortened to 20 us 100 us later */
+    wr(d, CORE(0) + DOORBELL(CQ), 8);
+    wr(d, CORE(0) + N_COALESCE(CQ), 1000000);
+    records(d, 1);
+    step_ns(d, 100000);
+    wr(d, CORE(0) + N_COALESCE(CQ), 20000);
+    step_ns(d, 19999);
+    g_assert_false(fired(d));
+    step_ns(d, 1);
+    g_assert_true(fired(d));
+    clear(d);
+
+    /* a running limit stopped by COALESCE_NS 0 */
+    wr(d, CORE(0) + DOORBELL(CQ), 9);
+    records(d, 1);
+    step_ns(d, 10000);
+    wr(d, CORE(0) + N_COALESCE(CQ), 0);
+    step_ns(d, 2000000);
+    g_assert_false(fired(d));
+    dev_stop(d);
+}
+
+/* Disabling the queue (or RESET) stops a running time limit; both limits 0: never. */
+static void test_coalesce_disable(void)
+{
+    Dev *d = dev_start(NULL);
+
+    coalesce_queue(d, 8, 50000);
+    records(d, 2);
+    step_ns(d, 10000);
+    wr(d, CORE(0) + N_QUEUE_ENABLE, 0);
+    step_ns(d, 200000);
+    g_assert_false(fired(d));
+    /* enabled again: empty, nothing running */
+    wr(d, CORE(0) + N_QUEUE_ENABLE, 1u << CQ);
+    step_ns(d, 200000);
+    g_assert_false(fired(d));
+    /* global RESET */
+    records(d, 2);
+    step_ns(d, 10000);
+    wr(d, R_RESET, 1);
+    step_ns(d, 200000);
+    g_assert_false(fired(d));
+    g_assert_cmphex(rd(d, CORE(0) + N_COALESCE(CQ)), ==, 50000);  /* kept */
+
+    /* THRESHOLD 0 and COALESCE_NS 0: no threshold interrupt at all */
+    coalesce_queue(d, 0, 0);
+    records(d, 16);
+    step_ns(d, 2 * (int64_t)T_MAX);
+    g_assert_false(fired(d));
+    g_assert_cmphex(rd(d, CORE(0) + Q(CQ) + Q_TAIL), ==, 16);
+    dev_stop(d);
+}
+
 /* ---- MSI-X --------------------------------------------------------------- */
 
 static void test_msix_table(void)
@@ -1146,6 +1401,13 @@ int main(int argc, char **argv)
     qtest_add_func("/neuron-tpb/queue/disabled-drop", test_disabled_queue);
     qtest_add_func("/neuron-tpb/queue/threshold-bad-head",
                    test_threshold_bad_head);
+    qtest_add_func("/neuron-tpb/coalesce/register", test_coalesce_register);
+    qtest_add_func("/neuron-tpb/coalesce/time-limit", test_coalesce_time_limit);
+    qtest_add_func("/neuron-tpb/coalesce/count-first",
+                   test_coalesce_count_first);
+    qtest_add_func("/neuron-tpb/coalesce/head-write", test_coalesce_head_write);
+    qtest_add_func("/neuron-tpb/coalesce/live-write", test_coalesce_live_write);
+    qtest_add_func("/neuron-tpb/coalesce/disable", test_coalesce_disable);
     qtest_add_func("/neuron-tpb/msix/table", test_msix_table);
     qtest_add_func("/neuron-tpb/msix/core-vector", test_msix_core_vector);
     qtest_add_func("/neuron-tpb/msix/other-vectors", test_msix_other_vectors);
