@@ -947,12 +947,20 @@ static void test_coalesce_disable(void)
     records(d, 2);
     step_ns(d, 10000);
     wr(d, CORE(0) + N_QUEUE_ENABLE, 0);
-    step_ns(d, 200000);
-    g_assert_false(fired(d));
-    /* enabled again: empty, nothing running */
+    step_ns(d, 10000);
+    /*
+     * enabled again (empty) 20 us after those records: a record 10 us later
+     * starts its own 50 us; the old queue's limit (due 30 us after it) is gone
+     */
     wr(d, CORE(0) + N_QUEUE_ENABLE, 1u << CQ);
-    step_ns(d, 200000);
+    step_ns(d, 10000);
+    records(d, 1);
+    step_ns(d, 49999);
     g_assert_false(fired(d));
+    step_ns(d, 1);
+    g_assert_true(fired(d));
+    clear(d);
+    wr(d, CORE(0) + DOORBELL(CQ), 1);
     /* global RESET */
     records(d, 2);
     step_ns(d, 10000);
