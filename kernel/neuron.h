@@ -46,6 +46,10 @@
  *                        storm state (the causes masked for a storm, and
  *                        INTR_MASK writes while the vectors are in use).
  *                        Taken alone, never nested with ev_lock.
+ *   neuron_device.ts_lock spinlock: the TIMESTAMP_LO/HI register pair of
+ *                        every core (reading LO latches HI, so two readers
+ *                        must not interleave). Taken alone, inside the
+ *                        rwsem, by NEURON_IOC_TIMESTAMP only.
  *
  * Interrupts are threaded (neuron_irq.c): the handlers run in process
  * context but take only ev_lock and irq_lock, never rwsem or lock, so
@@ -107,6 +111,8 @@ struct neuron_file;
 struct neuron_nq_init;
 struct neuron_nq_id;
 struct neuron_nq_info;
+struct neuron_nq_coalesce;
+struct neuron_timestamp;
 struct neuron_submit;
 struct neuron_engine_status;
 struct neuron_engine_id;
@@ -133,7 +139,9 @@ struct poll_table_struct;
  * @size:	ring bytes, a power of two
  * @alloc_size: bytes allocated (and mappable): PAGE_ALIGN(@size)
  * @flags:	NEURON_NQ_F_* from NEURON_IOC_NQ_INIT
- * @threshold:	records, 0 = off
+ * @threshold:	records, 0 = off (the interrupt's count limit)
+ * @coalesce_ns: the interrupt's time limit, ns after the first unread
+ *		record, 0 = off (docs/device-model.md#coalescing)
  * @overflow_base: OVERFLOW_COUNT when the queue was enabled (the device
  *		counts since its reset; the ABI reports this queue's share)
  * @drop_base:	DROP_COUNT when the queue was enabled, likewise
@@ -152,6 +160,7 @@ struct neuron_nq {
 	u32 alloc_size;
 	u32 flags;
 	u32 threshold;
+	u32 coalesce_ns;
 	u32 overflow_base;
 	u32 drop_base;
 	struct page *pages;
@@ -232,6 +241,8 @@ struct neuron_vector {
  * @storm_stop:	set by neuron_irq_fini(): no cause is masked or re-enabled
  *		any more
  * @storm_work:	re-enables the masked causes after a hold-off
+ * @ts_lock:	makes a TIMESTAMP_LO read and the TIMESTAMP_HI read that
+ *		follows it one access (NEURON_IOC_TIMESTAMP)
  * @waitq:	woken by every interrupt edge and by remove() (read(), poll())
  * @ev_lock:	guards the lists and counters below, every file's event
  *		queue and @nq_efd
@@ -298,6 +309,7 @@ struct neuron_device {
 	u64 storm_count[NEURON_MAX_CORES];
 	bool storm_stop;
 	struct delayed_work storm_work;
+	spinlock_t ts_lock;		/* TIMESTAMP_LO/HI pairs */
 	wait_queue_head_t waitq;
 
 	spinlock_t ev_lock;		/* event queues, bound eventfds */
@@ -487,6 +499,8 @@ int neuron_nq_ioctl_destroy(struct neuron_file *nfile,
 			    const struct neuron_nq_id *arg);
 int neuron_nq_ioctl_info(struct neuron_file *nfile,
 			 struct neuron_nq_info *arg);
+int neuron_nq_ioctl_coalesce(struct neuron_file *nfile,
+			     const struct neuron_nq_coalesce *arg);
 void neuron_nq_release_file(struct neuron_file *nfile);
 void neuron_nq_teardown_all(struct neuron_device *ndev);
 

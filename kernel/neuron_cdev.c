@@ -15,6 +15,7 @@
 #include <linux/compat.h>
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
 #include <linux/slab.h>
@@ -74,8 +75,58 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 	info->timestamp_inc_ps = ndev->timestamp_inc_ps;
 	info->mem_alloc_limit = ndev->mem_limit;
 	info->capabilities = NEURON_CAP_SIZED_ARGS | NEURON_CAP_TENANCY |
-			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS;
+			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS |
+			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP;
 	neuron_exit(ndev);
+	return 0;
+}
+
+/**
+ * neuron_ioctl_timestamp() - NEURON_IOC_TIMESTAMP: one device clock sample
+ * @nfile: the caller's file (any: read-only and stale files too)
+ * @ts: in: @core (< num_cores), @reserved0 and @reserved zero; out:
+ *	@sys_before_ns and @sys_after_ns (CLOCK_MONOTONIC nanoseconds) around
+ *	the read of the core's NOTIFIC timestamp @device_ps (picoseconds, the
+ *	clock that stamps records: docs/hardware.md#timestamp)
+ *
+ * Reads TIMESTAMP_LO, which latches TIMESTAMP_HI, then TIMESTAMP_HI,
+ * between two ktime_get_ns() calls, like PTP_SYS_OFFSET_EXTENDED: the
+ * device read happened inside [@sys_before_ns, @sys_after_ns]. The pair is
+ * read under &neuron_device.ts_lock so two callers' latches do not mix;
+ * holding a spinlock also keeps the window free of preemption. It changes
+ * nothing, so a read-only file and a file left stale by a reset may call
+ * it, as DEVICE_INFO (docs/decisions.md#coalescing: why it exists).
+ *
+ * Return: 0; -EINVAL (core out of range, reserved nonzero; the debug log
+ * names the field); -EIO (device offline for a reset); -ENODEV (device
+ * removed).
+ */
+static int neuron_ioctl_timestamp(struct neuron_file *nfile,
+				  struct neuron_timestamp *ts)
+{
+	static const char cmd[] = "TIMESTAMP";
+	struct neuron_device *ndev = nfile->ndev;
+	u32 lo, hi;
+	int ret;
+
+	if (ts->core >= ndev->num_cores)
+		return neuron_bad_field(ndev, cmd, "core");
+	if (ts->reserved0)
+		return neuron_bad_field(ndev, cmd, "reserved0");
+	if (ts->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter(ndev);
+	if (ret)
+		return ret;
+	spin_lock(&ndev->ts_lock);
+	ts->sys_before_ns = ktime_get_ns();
+	lo = neuron_rd(ndev, NEURON_NOTIFIC_REG(ts->core, NEURON_NOTIFIC_TIMESTAMP_LO));
+	hi = neuron_rd(ndev, NEURON_NOTIFIC_REG(ts->core, NEURON_NOTIFIC_TIMESTAMP_HI));
+	ts->sys_after_ns = ktime_get_ns();
+	spin_unlock(&ndev->ts_lock);
+	neuron_exit(ndev);
+	ts->device_ps = (u64)hi << 32 | lo;
 	return 0;
 }
 
@@ -96,6 +147,8 @@ union neuron_ioctl_arg {
 	struct neuron_mem_free mem_free;
 	struct neuron_event_size event_size;
 	struct neuron_notify_trigger notify_trigger;
+	struct neuron_nq_coalesce nq_coalesce;
+	struct neuron_timestamp timestamp;
 };
 
 /**
@@ -133,6 +186,8 @@ static const struct neuron_ioctl_def neuron_ioctls[] = {
 	NEURON_IOCTL(MEM_FREE, MEM_FREE, false),
 	NEURON_IOCTL(EVENT_SIZE, EVENT_SIZE, false),
 	NEURON_IOCTL(NOTIFY_TRIGGER, NOTIFY_TRIGGER, false),
+	NEURON_IOCTL(NQ_COALESCE, NQ_COALESCE, false),
+	NEURON_IOCTL(TIMESTAMP, TIMESTAMP, true),
 };
 
 /*
@@ -192,6 +247,10 @@ static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
 		return neuron_events_ioctl_size(nfile, &karg->event_size);
 	case NEURON_IOC_NOTIFY_TRIGGER:
 		return neuron_notify_ioctl_trigger(nfile, &karg->notify_trigger);
+	case NEURON_IOC_NQ_COALESCE:
+		return neuron_nq_ioctl_coalesce(nfile, &karg->nq_coalesce);
+	case NEURON_IOC_TIMESTAMP:
+		return neuron_ioctl_timestamp(nfile, &karg->timestamp);
 	}
 	return -ENOTTY;
 }
@@ -230,7 +289,8 @@ static void neuron_ioctl_undo(struct neuron_file *nfile, unsigned int cmd,
  * extended with zeros, a larger one must be zero beyond the kernel's), and
  * the result back up to the smaller of the two sizes
  * (docs/decisions.md#uapi-growth). A file opened without write access may
- * only call DEVICE_INFO and ENGINE_STATUS (docs/decisions.md#tenancy).
+ * only call DEVICE_INFO, ENGINE_STATUS and TIMESTAMP
+ * (docs/decisions.md#tenancy).
  *
  * Return: 0 or the command's error (see each neuron_*_ioctl_* function and
  * the UAPI header); -ENOTTY for an unknown command; -EINVAL for a struct

@@ -11,8 +11,9 @@
  * prog_base). Allocations are whole pages either way, so a ring's mapping
  * never shows a neighbour's records.
  *
- * A queue is programmed while disabled (BASE, SIZE, THRESHOLD, CTRL and the
- * overflow policy bits) and then enabled by setting its QUEUE_ENABLE bit,
+ * A queue is programmed while disabled (BASE, SIZE, THRESHOLD, CTRL,
+ * COALESCE_NS and the overflow policy bits) and then enabled by setting its
+ * QUEUE_ENABLE bit,
  * which resets HEAD = TAIL = 0 and the phase to 1. Overflow policy,
  * docs/hardware.md#nq-backpressure: SW_BACKPRESSURE (lossless, the default) or,
  * with NEURON_NQ_F_IGNORE_FULL, IGNORE_FULL (lossy overwrite, the record
@@ -20,6 +21,13 @@
  * input buffer stalls a producer when it is full, or with
  * NEURON_NQ_F_WRBUF_DROP drops the queue's record (WRBUF_DROP bit,
  * docs/device-model.md#wrbuf).
+ *
+ * Interrupt coalescing (docs/device-model.md#coalescing): the queue's
+ * threshold interrupt comes after THRESHOLD unread records (the count
+ * limit) or COALESCE_NS after the first of them (the time limit), whichever
+ * is first, once until the next accepted HEAD write. NQ_INIT sets both;
+ * NQ_COALESCE changes them on the live queue, where the device counts the
+ * records already unread toward the new limits at once.
  *
  * A queue belongs to the file that made it. Tearing it down disables it,
  * waits until the device shows it disabled, zaps the owner's mappings of
@@ -144,6 +152,8 @@ static void neuron_nq_hw_enable(struct neuron_nq *nq)
 	neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_THRESHOLD),
 		  nq->threshold);
 	neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_CTRL), ctrl);
+	neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NQ_COALESCE_NS(q)),
+		  nq->coalesce_ns);
 
 	/* backpressure or ignore-full: docs/hardware.md#nq-backpressure */
 	neuron_nq_assign_bit(ndev, c, NEURON_NOTIFIC_IGNORE_FULL, q, lossy);
@@ -216,15 +226,19 @@ static struct neuron_nq *neuron_nq_find(struct neuron_file *nfile, u32 core,
  *	of two in [NEURON_NQ_SIZE_MIN, NEURON_NQ_SIZE_MAX] = [64 B, 1 MiB],
  *	i.e. 4..65536 records of 16 bytes), @flags (NEURON_NQ_F_*),
  *	@threshold (unread records raising tpb_notific_intr_0, 0 = off, at
- *	most @size / 16); reserved fields zero.
+ *	most @size / 16), @coalesce_ns (the interrupt's time limit,
+ *	nanoseconds after the first unread record, 0 = none, at most
+ *	NEURON_NQ_COALESCE_NS_MAX = 10 ms); @reserved0, @reserved1, @reserved
+ *	zero.
  *	out: @ring_offset, @doorbell_offset: mmap cookies (neuron_mmap.c)
  *
  * docs/hardware.md#nq-descriptor (descriptor at 0x100 + i * 0x28, backpressure
  * vs ignore-full), docs/hardware.md#nq-arming (arming a ring);
+ * docs/device-model.md#coalescing (THRESHOLD and COALESCE_NS);
  * docs/decisions.md#arch-driver "NQ init".
  *
  * Return: 0; -EINVAL (a field out of range, a reserved field or unknown
- * flag set); -EPERM (another file owns the core; otherwise the core is now
+ * flag set; the debug log names it); -EPERM (another file owns the core; otherwise the core is now
  * the caller's, docs/decisions.md#tenancy); -EBUSY (the queue is already
  * initialised by this file); -ENOMEM (no host DMA memory, the caller's
  * memory cgroup is at its limit, or no room for a device ring); -EIO
@@ -247,9 +261,13 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 		return neuron_bad_field(ndev, cmd, "flags");
 	if (arg->threshold > arg->size / NEURON_ISA_NOTIFICATION_NBYTES)
 		return neuron_bad_field(ndev, cmd, "threshold");
+	if (arg->coalesce_ns > NEURON_NQ_COALESCE_NS_MAX)
+		return neuron_bad_field(ndev, cmd, "coalesce_ns");
 	if (arg->reserved0)
 		return neuron_bad_field(ndev, cmd, "reserved0");
-	if (memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
+	if (arg->reserved1)
+		return neuron_bad_field(ndev, cmd, "reserved1");
+	if (arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
 
 	nq = kzalloc(sizeof(*nq), GFP_KERNEL_ACCOUNT);
@@ -263,6 +281,7 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 	nq->alloc_size = PAGE_ALIGN(arg->size);
 	nq->flags = arg->flags;
 	nq->threshold = arg->threshold;
+	nq->coalesce_ns = arg->coalesce_ns;
 
 	ret = neuron_enter_file(nfile);
 	if (ret)
@@ -350,12 +369,14 @@ int neuron_nq_ioctl_destroy(struct neuron_file *nfile,
  * @nfile: the caller's file
  * @arg: in: @core, @queue of a queue this file made, reserved zero;
  *	out: @head, @tail (free-running record counts), @phase (of the next
- *	record), @size (bytes), @flags, @threshold (records),
- *	@overflow_count, @drop_count (records, since the queue was made:
- *	neuron_nq_read_counts())
+ *	record), @size (bytes), @flags, @threshold (records), @coalesce_ns
+ *	(nanoseconds, 0 = no time limit), @overflow_count, @drop_count
+ *	(records, since the queue was made: neuron_nq_read_counts())
  *
  * Reads the queue descriptor (regs.h NEURON_NQ_*; docs/hardware.md#nq-head-tail
- * head_ptr / tail_ptr); docs/decisions.md#arch-driver "NQ info".
+ * head_ptr / tail_ptr); @threshold and @coalesce_ns are the values last set
+ * by NQ_INIT or NQ_COALESCE (docs/device-model.md#coalescing);
+ * docs/decisions.md#arch-driver "NQ info".
  *
  * Return: 0; -EINVAL (core/queue out of range, reserved nonzero); -ENOENT
  * (no such queue made by this file); -ENODEV (device removed).
@@ -372,7 +393,9 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
 	ret = neuron_nq_check_id(ndev, cmd, c, q);
 	if (ret)
 		return ret;
-	if (memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
+	if (arg->reserved1)
+		return neuron_bad_field(ndev, cmd, "reserved1");
+	if (arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
 
 	ret = neuron_enter_file(nfile);
@@ -388,11 +411,76 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
 		arg->size = nq->size;
 		arg->flags = nq->flags;
 		arg->threshold = nq->threshold;
+		arg->coalesce_ns = nq->coalesce_ns;
 		neuron_nq_read_counts(nq, &overflow, &drops);
 		arg->overflow_count = overflow;
 		arg->drop_count = drops;
 	} else {
 		ret = -ENOENT;
+	}
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
+
+/**
+ * neuron_nq_ioctl_coalesce() - NEURON_IOC_NQ_COALESCE: a live queue's limits
+ * @nfile: the caller's file
+ * @arg: @core (< num_cores), @queue (< 10) of a queue this file made;
+ *	@threshold: unread records that raise the queue's threshold
+ *	interrupt (tpb_notific_intr_0), 0 = no count limit, at most the
+ *	ring's entries (size / 16); @coalesce_ns: nanoseconds after the first
+ *	unread record at which it is raised if @threshold was not reached,
+ *	0 = no time limit, at most NEURON_NQ_COALESCE_NS_MAX (10 ms);
+ *	@reserved zero
+ *
+ * Writes THRESHOLD, then COALESCE_NS, of the running queue under
+ * &neuron_device.lock. The device counts the records already unread
+ * toward the new limits at once (docs/device-model.md#coalescing), so a
+ * change loses no interrupt: at worst the write between the two registers
+ * raises one a little early. The queue keeps its records, HEAD and TAIL.
+ * docs/decisions.md#coalescing.
+ *
+ * Return: 0; -EINVAL (core/queue out of range, @coalesce_ns above the
+ * maximum, @reserved nonzero, @threshold above the ring's entries; the
+ * debug log names the field); -ENOENT (no such queue made by this file);
+ * -EIO (stale file, device offline); -ENODEV (device removed).
+ */
+int neuron_nq_ioctl_coalesce(struct neuron_file *nfile,
+			     const struct neuron_nq_coalesce *arg)
+{
+	static const char cmd[] = "NQ_COALESCE";
+	struct neuron_device *ndev = nfile->ndev;
+	u32 c = arg->core, q = arg->queue;
+	struct neuron_nq *nq;
+	int ret;
+
+	ret = neuron_nq_check_id(ndev, cmd, c, q);
+	if (ret)
+		return ret;
+	if (arg->coalesce_ns > NEURON_NQ_COALESCE_NS_MAX)
+		return neuron_bad_field(ndev, cmd, "coalesce_ns");
+	if (arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	nq = neuron_nq_find(nfile, c, q);
+	if (!nq) {
+		ret = -ENOENT;
+	} else if (arg->threshold > nq->size / NEURON_ISA_NOTIFICATION_NBYTES) {
+		ret = neuron_bad_field(ndev, cmd, "threshold");
+	} else {
+		neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_THRESHOLD),
+			  arg->threshold);
+		neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NQ_COALESCE_NS(q)),
+			  arg->coalesce_ns);
+		nq->threshold = arg->threshold;
+		nq->coalesce_ns = arg->coalesce_ns;
+		trace_neuron_nq_coalesce(ndev->id, c, q, arg->threshold,
+					 arg->coalesce_ns);
 	}
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);

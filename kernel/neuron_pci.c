@@ -182,6 +182,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&ndev->lock);
 	INIT_LIST_HEAD(&ndev->files);
 	spin_lock_init(&ndev->irq_lock);
+	spin_lock_init(&ndev->ts_lock);
 	init_waitqueue_head(&ndev->waitq);
 	spin_lock_init(&ndev->ev_lock);
 	INIT_LIST_HEAD(&ndev->ev_files);

@@ -103,6 +103,31 @@ TRACE_EVENT(neuron_nq_destroy,
 		      __entry->core, __entry->queue, __entry->hw)
 );
 
+/*
+ * NEURON_IOC_NQ_COALESCE set a live queue's count limit @threshold (records)
+ * and time limit @coalesce_ns (docs/device-model.md#coalescing).
+ */
+TRACE_EVENT(neuron_nq_coalesce,
+	    TP_PROTO(int dev, u32 core, u32 queue, u32 threshold,
+		     u32 coalesce_ns),
+	    TP_ARGS(dev, core, queue, threshold, coalesce_ns),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, core)
+			     __field(u32, queue)
+			     __field(u32, threshold)
+			     __field(u32, coalesce_ns)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->core = core;
+			   __entry->queue = queue;
+			   __entry->threshold = threshold;
+			   __entry->coalesce_ns = coalesce_ns;
+	    ),
+	    TP_printk("dev=%d core=%u queue=%u threshold=%u coalesce_ns=%u",
+		      __entry->dev, __entry->core, __entry->queue,
+		      __entry->threshold, __entry->coalesce_ns)
+);
+
 /* NEURON_IOC_SUBMIT starts @count instructions on one engine (before START). */
 TRACE_EVENT(neuron_submit,
 	    TP_PROTO(int dev, u32 core, u32 engine, u32 count, u32 flags),

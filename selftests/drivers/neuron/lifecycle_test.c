@@ -139,11 +139,17 @@ static void expect_stale(struct __test_metadata *_metadata,
 	struct neuron_mem_alloc ma = { .size = 4096 };
 	struct neuron_mem_free mf = { .offset = 0 };
 	struct neuron_event_size es = { .size = sizeof(struct neuron_event) };
+	struct neuron_nq_coalesce nc = { .core = 0, .queue = 1, .threshold = 1 };
+	struct neuron_timestamp ts = { .core = 0 };
 	uint32_t v;
 
 	EXPECT_EQ(0, neuron_ioctl(lq->fd, NEURON_IOC_DEVICE_INFO, &dinfo));
 	EXPECT_EQ(0, neuron_ioctl(lq->fd, NEURON_IOC_ENGINE_STATUS, &st));
+	/* a clock sample changes nothing: stale files keep it */
+	EXPECT_EQ(0, neuron_ioctl(lq->fd, NEURON_IOC_TIMESTAMP, &ts));
+	EXPECT_LE(ts.sys_before_ns, ts.sys_after_ns);
 	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_NQ_INFO, &info));
+	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_NQ_COALESCE, &nc));
 	notify_prog(prog, 1, 7);
 	EXPECT_EQ(-EIO, neuron_submit(lq->fd, 0, NEURON_ENGINE_ACT, prog, 1, 0));
 	EXPECT_EQ(-EIO, neuron_nq_create(lq->fd, 0, 2, LC_RING_BYTES, 0, NULL));

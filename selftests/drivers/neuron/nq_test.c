@@ -130,6 +130,10 @@ TEST_F(nq, init_bad_inputs)
 	init.size = 4096;
 	init.threshold = 4096 / 16 + 1;
 	EXPECT_EQ(-EINVAL, neuron_ioctl(self->fd, NEURON_IOC_NQ_INIT, &init));
+	/* coalescing time limit above 10 ms (NEURON_NQ_COALESCE_NS_MAX) */
+	init.threshold = 0;
+	init.coalesce_ns = 10000001;
+	EXPECT_EQ(-EINVAL, neuron_ioctl(self->fd, NEURON_IOC_NQ_INIT, &init));
 
 	/* every reserved field */
 	memset(&init, 0, sizeof(init));
@@ -137,13 +141,13 @@ TEST_F(nq, init_bad_inputs)
 	init.reserved0 = 1;
 	EXPECT_EQ(-EINVAL, neuron_ioctl(self->fd, NEURON_IOC_NQ_INIT, &init));
 	init.reserved0 = 0;
-	init.reserved[0] = 1;
+	init.reserved1 = 1;
 	EXPECT_EQ(-EINVAL, neuron_ioctl(self->fd, NEURON_IOC_NQ_INIT, &init));
-	init.reserved[0] = 0;
-	init.reserved[1] = 1ull << 63;
+	init.reserved1 = 0;
+	init.reserved = 1ull << 63;
 	EXPECT_EQ(-EINVAL, neuron_ioctl(self->fd, NEURON_IOC_NQ_INIT, &init));
 	/* out fields given as input are ignored, not rejected */
-	init.reserved[1] = 0;
+	init.reserved = 0;
 	init.ring_offset = 123;
 	init.doorbell_offset = 456;
 	EXPECT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_NQ_INIT, &init));

@@ -648,6 +648,7 @@ static const struct field f_init[] = {
 	FLDS(struct neuron_nq_init, size), FLD(struct neuron_nq_init, flags),
 	FLD(struct neuron_nq_init, threshold), FLD(struct neuron_nq_init, reserved0),
 	FLD(struct neuron_nq_init, ring_offset), FLD(struct neuron_nq_init, doorbell_offset),
+	FLD(struct neuron_nq_init, coalesce_ns), FLD(struct neuron_nq_init, reserved1),
 	FLD(struct neuron_nq_init, reserved),
 };
 static const struct field f_nqinfo[] = {
@@ -656,7 +657,13 @@ static const struct field f_nqinfo[] = {
 	FLD(struct neuron_nq_info, phase), FLDS(struct neuron_nq_info, size),
 	FLD(struct neuron_nq_info, flags), FLD(struct neuron_nq_info, threshold),
 	FLD(struct neuron_nq_info, overflow_count), FLD(struct neuron_nq_info, drop_count),
+	FLD(struct neuron_nq_info, coalesce_ns), FLD(struct neuron_nq_info, reserved1),
 	FLD(struct neuron_nq_info, reserved),
+};
+static const struct field f_ts[] = {
+	FLD(struct neuron_timestamp, core), FLD(struct neuron_timestamp, reserved0),
+	FLD(struct neuron_timestamp, sys_before_ns), FLD(struct neuron_timestamp, device_ps),
+	FLD(struct neuron_timestamp, sys_after_ns), FLD(struct neuron_timestamp, reserved),
 };
 static const struct field f_status[] = {
 	FLD(struct neuron_engine_status, core), FLD(struct neuron_engine_status, engine),
@@ -833,7 +840,11 @@ static int nobody_reads_everything(struct secrets *s)
 		struct neuron_feature_flags ff = { .core = c, .op = NEURON_FEATURE_OP_GET };
 		struct neuron_evt_sem es = { .core = c, .index = 5, .op = NEURON_SEM_SET,
 					     .value = 7 };
+		struct neuron_timestamp ts = { .core = c };
 
+		if (neuron_ioctl(fd, NEURON_IOC_TIMESTAMP, &ts))
+			return 45;
+		check_fields(s, &ts, f_ts, ARRAY_SIZE(f_ts), "TIMESTAMP");
 		if (neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &ni) ||
 		    ni.size != (c ? 2 * PAGE : 1u << 20) ||
 		    neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff) != feature_flags_errno() ||
@@ -1166,6 +1177,8 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 		struct neuron_mem_alloc ma = { .size = PAGE };
 		struct neuron_mem_free mf = { .offset = 0 };
 		struct neuron_notify_trigger nt = { .core = 0, .enable = 1 };
+		struct neuron_nq_coalesce nc = { .core = 0, .queue = 1 };
+		struct neuron_timestamp ts = { .core = 0 };
 		struct {
 			unsigned long cmd;
 			void *arg;
@@ -1178,6 +1191,7 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 			{ NEURON_IOC_THROTTLE, &th }, { NEURON_IOC_CORE_ACQUIRE, &co },
 			{ NEURON_IOC_CORE_RELEASE, &co }, { NEURON_IOC_MEM_ALLOC, &ma },
 			{ NEURON_IOC_MEM_FREE, &mf }, { NEURON_IOC_NOTIFY_TRIGGER, &nt },
+			{ NEURON_IOC_NQ_COALESCE, &nc }, { NEURON_IOC_TIMESTAMP, &ts },
 		};
 		for (int f = 0; f < 2; f++) {
 			int x = f ? fd2 : fd;
@@ -1663,6 +1677,8 @@ static const struct fz_cmd {
 	{ NEURON_IOC_MEM_FREE, "MEM_FREE", { ENOENT } },
 	{ NEURON_IOC_EVENT_SIZE, "EVENT_SIZE", { 0 } },
 	{ NEURON_IOC_NOTIFY_TRIGGER, "NOTIFY_TRIGGER", { EPERM, ENOMEM } },
+	{ NEURON_IOC_NQ_COALESCE, "NQ_COALESCE", { ENOENT } },
+	{ NEURON_IOC_TIMESTAMP, "TIMESTAMP", { 0 } },
 };
 
 struct fz_map {
@@ -1749,7 +1765,10 @@ static void fz_plausible(struct fz *z, int ci, void *arg, size_t size)
 		if (!((r >> 44) % 10))
 			a->reserved0 = 1;
 		if (!((r >> 48) % 10))
-			a->reserved[1] = rnd(&z->rng);
+			a->reserved = rnd(&z->rng);
+		if (!((r >> 52) % 4))
+			a->coalesce_ns = (r >> 56) % 2 ? 10000000 + (uint32_t)(r >> 58) :
+				       (uint32_t)((r >> 58) * 250000);
 		break;
 	}
 	case 2: case 3: case 6: {	/* NQ_DESTROY, NQ_INFO, ENGINE_RESET */
@@ -1907,6 +1926,28 @@ static void fz_plausible(struct fz *z, int ci, void *arg, size_t size)
 			a->reserved = 1;
 		break;
 	}
+	case 17: {	/* NQ_COALESCE: limits around their maxima */
+		struct neuron_nq_coalesce *a = arg;
+
+		a->core = (uint32_t)((r >> 8) % 3);
+		a->queue = (uint32_t)((r >> 12) % 11);
+		a->threshold = (r >> 16) % 4 ? (uint32_t)((r >> 20) % 70) : (uint32_t)(r >> 20);
+		a->coalesce_ns = (r >> 32) % 4 ? (uint32_t)((r >> 36) % 10001) * 1000 :
+				 (uint32_t)(r >> 36);
+		if (!((r >> 56) % 10))
+			a->reserved = 1;
+		break;
+	}
+	case 18: {	/* TIMESTAMP: cores 0..2 */
+		struct neuron_timestamp *a = arg;
+
+		a->core = (r >> 8) % 8 ? (uint32_t)((r >> 12) % 3) : (uint32_t)(r >> 12);
+		if (!((r >> 32) % 10))
+			a->reserved0 = 1;
+		if (!((r >> 40) % 10))
+			a->reserved = 1;
+		break;
+	}
 	default:
 		break;
 	}
@@ -1941,7 +1982,7 @@ static bool fz_changed_a_core(unsigned long cmd, const void *u)
 
 	switch (cmd) {
 	case NEURON_IOC_NQ_INIT: case NEURON_IOC_SUBMIT: case NEURON_IOC_ENGINE_RESET:
-	case NEURON_IOC_THROTTLE:
+	case NEURON_IOC_THROTTLE: case NEURON_IOC_NQ_COALESCE:
 		return true;
 	case NEURON_IOC_FEATURE_FLAGS:
 		return !u || ff->op != NEURON_FEATURE_OP_GET;

@@ -20,8 +20,8 @@
  *			engines and mappings is killed: time until the other
  *			uid's CORE_ACQUIRE succeeds (< 1 s), then it runs
  *			programs on the freed cores
- *   read_only		an O_RDONLY file reads DEVICE_INFO and ENGINE_STATUS
- *			and nothing else (-EBADF, mmap -EACCES)
+ *   read_only		an O_RDONLY file reads DEVICE_INFO, ENGINE_STATUS and
+ *			TIMESTAMP and nothing else (-EBADF, mmap -EACCES)
  *   records		records stay with their tenant: B's programs on its
  *			core never reach A's rings; events by owner
  *   memcg		a process in a memory cgroup of 64 MiB cannot make
@@ -769,6 +769,8 @@ static int read_only_file(void *arg)
 	struct neuron_nq_info ni = { .core = 0, .queue = 1 };
 	struct neuron_nq_eventfd ne = { .core = 0, .queue = 1, .fd = -1 };
 	struct neuron_throttle th = { .enable = 0 };
+	struct neuron_nq_coalesce nc = { .core = 0, .queue = 1 };
+	struct neuron_timestamp ts = { .core = 0 };
 	struct neuron_device_info info;
 	struct neuron_engine_status st;
 	struct neuron_event ev;
@@ -781,6 +783,8 @@ static int read_only_file(void *arg)
 		return 50;
 	chk(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info), "%s O_RDONLY: DEVICE_INFO", who);
 	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st), "%s O_RDONLY: ENGINE_STATUS", who);
+	chk(0, neuron_ioctl(fd, NEURON_IOC_TIMESTAMP, &ts), "%s O_RDONLY: TIMESTAMP", who);
+	chk(-EBADF, neuron_ioctl(fd, NEURON_IOC_NQ_COALESCE, &nc), "%s O_RDONLY: NQ_COALESCE", who);
 	chk(-EBADF, neuron_nq_create(fd, 0, 1, 4096, 0, NULL), "%s O_RDONLY: NQ_INIT", who);
 	chk(-EBADF, neuron_ioctl(fd, NEURON_IOC_NQ_DESTROY, &id), "%s O_RDONLY: NQ_DESTROY", who);
 	chk(-EBADF, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &ni), "%s O_RDONLY: NQ_INFO", who);
@@ -819,7 +823,7 @@ TEST_F(ten, read_only)
 	pid = spawn(0, read_only_file, NULL);
 	ASSERT_LT(0, pid);
 	EXPECT_EQ(0, reap(pid));
-	assert_checks(_metadata, 2 * 22);
+	assert_checks(_metadata, 2 * 24);
 }
 
 /* ==== records ============================================================== */

@@ -12,6 +12,8 @@
  *		release: -EINVAL; a wrong direction: -ENOTTY
  *   event_size	NEURON_IOC_EVENT_SIZE: the record size read() returns, the
  *		@size each event carries, the bounds
+ *		(and today's NQ_INFO reports no coalescing time limit for
+ *		its queue)
  *   caps	the capability bits DEVICE_INFO reports
  *
  * The frozen structs below are the layouts of the first release, written
@@ -130,6 +132,7 @@ TEST(v0_program_runs)
 				 .insns = (uintptr_t)prog };
 	union neuron_isa_notification recs[NOTIFIES];
 	struct neuron_nq_init cur = { 0 };
+	struct neuron_nq_info cur_info = { 0 };
 	struct neuron_ring ring = { 0 };
 	struct v0_event ev[2];
 	int fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
@@ -162,6 +165,18 @@ TEST(v0_program_runs)
 	EXPECT_EQ(NOTIFIES, nqi.tail);
 	EXPECT_EQ(NOTIFIES, nqi.head);
 	EXPECT_EQ(4096, nqi.size);
+	/* what became coalesce_ns (bytes 48..51) reads zero to the old caller */
+	EXPECT_EQ(0, nqi.reserved[0]);
+	EXPECT_EQ(0, nqi.reserved[1]);
+	/*
+	 * the first release's NQ_INIT knew no time limit: today's NQ_INFO
+	 * reports none (coalesce_ns 0) and the threshold it asked for
+	 */
+	cur_info.core = CORE;
+	cur_info.queue = QUEUE;
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &cur_info));
+	EXPECT_EQ(0, cur_info.coalesce_ns);
+	EXPECT_EQ(1, cur_info.threshold);
 
 	/* the threshold edge, as 40-byte events: one per read() slot */
 	ASSERT_EQ(0, wait_readable(fd));
@@ -202,6 +217,7 @@ TEST(sized_args)
 		{ NEURON_IOC_ENGINE_STATUS, 48 },
 		{ NEURON_IOC_EVT_SEM, 24 },
 		{ NEURON_IOC_CORE_ACQUIRE, 24 },
+		{ NEURON_IOC_TIMESTAMP, 40 },
 	};
 	int fd = neuron_open();
 
@@ -313,8 +329,11 @@ TEST(capabilities)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info));
-	/* SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3 */
-	EXPECT_EQ(0xfull, info.capabilities);
+	/*
+	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
+	 * COALESCE: bit 4; TIMESTAMP: bit 5
+	 */
+	EXPECT_EQ(0x3full, info.capabilities);
 	EXPECT_EQ(0, info.reserved[0]);
 	EXPECT_EQ(0, info.reserved[1]);
 	close(fd);
