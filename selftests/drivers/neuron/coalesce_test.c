@@ -27,8 +27,9 @@
  *   second_user		an unprivileged uid on another uid's queue:
  *				refused, the owner's queue unharmed
  *   info_reports		NQ_INFO shows what NQ_INIT and NQ_COALESCE set
- *   live_changes_lose_nothing	two engines stream 2 x 1000 NOTIFY records
- *				into a 64-entry lossless ring while the
+ *   live_changes_lose_nothing	two engines stream 2 x 1000 NOTIFY records in
+ *				bursts that overfill a 64-entry lossless ring
+ *				(the engines stall) and pauses, while the
  *				settings change every half millisecond; a
  *				consumer that sleeps on the eventfd and drains
  *				until empty gets every record once, in order
@@ -47,6 +48,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -478,9 +480,51 @@ TEST(second_user)
 
 /* ---- live changes under a backpressured stream ----------------------------- */
 
-#define STREAM_RING	1024		/* 64 records: the engines stall */
+#define STREAM_RING	1024		/* 64 records */
 #define STREAM_N	1000		/* records per engine */
+#define BURST		40		/* records per engine between pauses */
+#define PAUSE_NS	10000000	/* device time between bursts: 10 ms */
 #define WAKE_WAIT_MS	5000
+
+/*
+ * STREAM_N NOTIFYs with debug_hint_extended 0..STREAM_N-1 on @engine of
+ * core 1, in bursts of BURST (two engines' bursts overfill the ring: they
+ * stall) with a DELAY of PAUSE_NS after each (the quiet times leave records
+ * below the count limit, for the time limit or a settings change to deliver).
+ */
+static int run_stream(int fd, __u32 engine)
+{
+	static struct neuron_emu_insn prog[NEURON_MAX_PROGRAM_INSNS];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < STREAM_N; i++) {
+		prog[n] = neuron_insn(NEURON_OP_NOTIFY, 0);
+		prog[n++].operand.arg.debug_hint_extended = (uint16_t)i;
+		if (i % BURST == BURST - 1) {
+			prog[n] = neuron_insn(NEURON_OP_DELAY, 0);
+			prog[n++].operand.arg.value = PAUSE_NS;
+		}
+	}
+	prog[n++] = neuron_insn(NEURON_OP_HALT, 0);
+	return neuron_submit(fd, 1, engine, prog, n, 0);
+}
+
+/* sysfs intr_counts of core 1: edges with tpb_notific_intr_5 (BACKPRESSURE) */
+static uint64_t backpressure_edges(void)
+{
+	char buf[4096], *line;
+	uint64_t v = 0;
+
+	if (neuron_sysfs_read("intr_counts", buf, sizeof(buf)) < 0)
+		return 0;
+	line = strstr(buf, "core1 ");
+	if (!line)
+		return 0;
+	line += strlen("core1 ");
+	for (int i = 0; i <= 5; i++)
+		v = strtoull(line, &line, 10);
+	return v;
+}
 
 /* (THRESHOLD, coalesce_ns) the changer cycles through */
 static const struct { __u32 threshold, ns; } settings[] = {
@@ -543,7 +587,7 @@ TEST_F_TIMEOUT(cq, live_changes_lose_nothing, 120)
 	struct consumer c = { 0 };
 	struct neuron_nq_info info;
 	unsigned int changes = 0;
-	uint64_t t0, t1;
+	uint64_t t0, t1, stalls = backpressure_edges();
 	pthread_t tid;
 
 	ASSERT_EQ(0, nq_init(self->fd, 1, QUEUE, STREAM_RING, 1, 0, &self->init));
@@ -555,8 +599,8 @@ TEST_F_TIMEOUT(cq, live_changes_lose_nothing, 120)
 	ASSERT_EQ(0, pthread_create(&tid, NULL, consume, &c));
 
 	t0 = neuron_now_ms();
-	ASSERT_EQ(0, run_notifies(self->fd, 1, NEURON_ENGINE_PE, 0, STREAM_N));
-	ASSERT_EQ(0, run_notifies(self->fd, 1, NEURON_ENGINE_ACT, 0, STREAM_N));
+	ASSERT_EQ(0, run_stream(self->fd, NEURON_ENGINE_PE));
+	ASSERT_EQ(0, run_stream(self->fd, NEURON_ENGINE_ACT));
 	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE)) {
 		ASSERT_EQ(0, nq_coalesce(self->fd, 1, QUEUE,
 					 settings[changes % ARRAY_SIZE(settings)].threshold,
@@ -583,11 +627,14 @@ TEST_F_TIMEOUT(cq, live_changes_lose_nothing, 120)
 	EXPECT_EQ(2 * STREAM_N, info.head);
 	EXPECT_EQ(0, info.overflow_count);
 	EXPECT_EQ(0, info.drop_count);
+	stalls = backpressure_edges() - stalls;
+	EXPECT_LT(0, stalls) TH_LOG("the ring never filled: not a backpressure test");
 	ksft_print_msg("coalesce: %u records through a %u-entry ring in %.2f s, "
-		       "%u settings changes, %u wake-ups (%.1f records each, %u empty)\n",
+		       "%u settings changes, %u wake-ups (%.1f records each, %u empty), "
+		       "%llu backpressure edges\n",
 		       c.got[0] + c.got[1], c.ring.entries, (t1 - t0) / 1000.0, changes,
 		       c.wakes, c.wakes ? (double)(c.got[0] + c.got[1]) / c.wakes : 0.0,
-		       c.empty_wakes);
+		       c.empty_wakes, (unsigned long long)stalls);
 }
 
 /* ---- NEURON_IOC_TIMESTAMP ------------------------------------------------- */
