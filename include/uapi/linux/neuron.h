@@ -44,8 +44,9 @@
  *            of range (the kernel log names the field at debug level:
  *            enable with dyndbg="module neuron +p")
  *   -EBADF   the file was opened read-only: such a file may only call
- *            NEURON_IOC_DEVICE_INFO and NEURON_IOC_ENGINE_STATUS (mmap gets
- *            -EACCES, read() and poll() -EBADF)
+ *            NEURON_IOC_DEVICE_INFO, NEURON_IOC_ENGINE_STATUS and
+ *            NEURON_IOC_TIMESTAMP (mmap gets -EACCES, read() and poll()
+ *            -EBADF)
  *   -EPERM   the call names a core another open file owns, or (THROTTLE)
  *            the caller lacks CAP_SYS_ADMIN
  *
@@ -442,8 +443,9 @@ struct neuron_feature_flags {
  *
  * Lets a reaper sleep on the ring instead of spinning
  * (docs/hardware.md#completion: the comp_efd chain;
- * docs/decisions.md#arch-driver). The queue's THRESHOLD (NEURON_IOC_NQ_INIT)
- * says how many unread records make the interrupt; a HEAD write re-arms it.
+ * docs/decisions.md#arch-driver). The queue's THRESHOLD and coalesce_ns
+ * (NEURON_IOC_NQ_INIT, NEURON_IOC_NQ_COALESCE) say when the interrupt comes
+ * (docs/device-model.md#coalescing); a HEAD write re-arms it.
  * Errors: -EINVAL (range, reserved), -ENOENT (queue not made by this file),
  * -EBADF (@fd is not an open file), -EINVAL (@fd is not an eventfd).
  */
@@ -654,7 +656,8 @@ enum neuron_edge {
 /*
  * Why the driver tore every queue down (NEURON_EDGE_RESET @cause). Files
  * open before the reset get -EIO from every call but DEVICE_INFO,
- * ENGINE_STATUS and read(); their ring and doorbell mappings give SIGBUS.
+ * ENGINE_STATUS, TIMESTAMP and read(); their ring and doorbell mappings give
+ * SIGBUS.
  * A file opened afterwards works normally. docs/decisions.md "Reset and
  * recovery".
  */

@@ -28,8 +28,8 @@
  *				refused, the owner's queue unharmed
  *   info_reports		NQ_INFO shows what NQ_INIT and NQ_COALESCE set
  *   live_changes_lose_nothing	two engines stream 2 x 1000 NOTIFY records in
- *				bursts that overfill a 64-entry lossless ring
- *				(the engines stall) and pauses, while the
+ *				bursts of 100 that overfill a 64-entry lossless
+ *				ring (the engines stall) and pauses, while the
  *				settings change every half millisecond; a
  *				consumer that sleeps on the eventfd and drains
  *				until empty gets every record once, in order
@@ -482,15 +482,17 @@ TEST(second_user)
 
 #define STREAM_RING	1024		/* 64 records */
 #define STREAM_N	1000		/* records per engine */
-#define BURST		40		/* records per engine between pauses */
+#define BURST		100		/* records per engine between pauses */
 #define PAUSE_NS	10000000	/* device time between bursts: 10 ms */
 #define WAKE_WAIT_MS	5000
 
 /*
  * STREAM_N NOTIFYs with debug_hint_extended 0..STREAM_N-1 on @engine of
- * core 1, in bursts of BURST (two engines' bursts overfill the ring: they
- * stall) with a DELAY of PAUSE_NS after each (the quiet times leave records
- * below the count limit, for the time limit or a settings change to deliver).
+ * core 1, in bursts of BURST with a DELAY of PAUSE_NS after each. An engine
+ * retires up to 64 instructions at a time (docs/device-model.md
+ * "Engines"), so a burst fills the 64-entry ring before any consumer can
+ * move HEAD and the engine stalls; the quiet times leave records below the
+ * count limit, for the time limit or a settings change to deliver.
  */
 static int run_stream(int fd, __u32 engine)
 {
