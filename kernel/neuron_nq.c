@@ -427,12 +427,12 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
  * neuron_nq_ioctl_coalesce() - NEURON_IOC_NQ_COALESCE: a live queue's limits
  * @nfile: the caller's file
  * @arg: @core (< num_cores), @queue (< 10) of a queue this file made;
- *	@threshold: unread records that raise the queue's threshold
- *	interrupt (tpb_notific_intr_0), 0 = no count limit, at most the
- *	ring's entries (size / 16); @coalesce_ns: nanoseconds after the first
- *	unread record at which it is raised if @threshold was not reached,
- *	0 = no time limit, at most NEURON_NQ_COALESCE_NS_MAX (10 ms);
- *	@reserved zero
+ *	the count limit @threshold (unread records that raise the queue's
+ *	threshold interrupt, tpb_notific_intr_0; 0 = none; at most the
+ *	ring's entries, size / 16) and the time limit @coalesce_ns
+ *	(nanoseconds after the first unread record at which it is raised if
+ *	@threshold was not reached; 0 = none; at most
+ *	NEURON_NQ_COALESCE_NS_MAX, 10 ms); @reserved zero
  *
  * Writes THRESHOLD, then COALESCE_NS, of the running queue under
  * &neuron_device.lock. The device counts the records already unread

@@ -87,7 +87,7 @@
 #define NEURON_CAP_TENANCY	(1ull << 1) /* CORE_ACQUIRE/RELEASE, MEM_ALLOC/FREE */
 #define NEURON_CAP_EVENT_SIZE	(1ull << 2) /* NEURON_IOC_EVENT_SIZE; struct neuron_event.size */
 #define NEURON_CAP_RESET_EVENTS	(1ull << 3) /* NEURON_EDGE_RESET and NEURON_EDGE_PCI_ERROR events */
-#define NEURON_CAP_COALESCE	(1ull << 4) /* NQ_INIT/NQ_INFO coalesce_ns, NEURON_IOC_NQ_COALESCE */
+#define NEURON_CAP_COALESCE	(1ull << 4) /* NQ_INIT/INFO coalesce_ns, NEURON_IOC_NQ_COALESCE */
 #define NEURON_CAP_TIMESTAMP	(1ull << 5) /* NEURON_IOC_TIMESTAMP */
 
 /*
