@@ -74,7 +74,8 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 	info->timestamp_inc_ps = ndev->timestamp_inc_ps;
 	info->mem_alloc_limit = ndev->mem_limit;
 	info->capabilities = NEURON_CAP_SIZED_ARGS | NEURON_CAP_TENANCY |
-			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS;
+			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS |
+			     NEURON_CAP_SUBMIT_GRANT;
 	neuron_exit(ndev);
 	return 0;
 }
@@ -96,6 +97,7 @@ union neuron_ioctl_arg {
 	struct neuron_mem_free mem_free;
 	struct neuron_event_size event_size;
 	struct neuron_notify_trigger notify_trigger;
+	struct neuron_core_grant core_grant;
 };
 
 /**
@@ -133,6 +135,7 @@ static const struct neuron_ioctl_def neuron_ioctls[] = {
 	NEURON_IOCTL(MEM_FREE, MEM_FREE, false),
 	NEURON_IOCTL(EVENT_SIZE, EVENT_SIZE, false),
 	NEURON_IOCTL(NOTIFY_TRIGGER, NOTIFY_TRIGGER, false),
+	NEURON_IOCTL(CORE_GRANT, CORE_GRANT, false),
 };
 
 /*
@@ -192,6 +195,8 @@ static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
 		return neuron_events_ioctl_size(nfile, &karg->event_size);
 	case NEURON_IOC_NOTIFY_TRIGGER:
 		return neuron_notify_ioctl_trigger(nfile, &karg->notify_trigger);
+	case NEURON_IOC_CORE_GRANT:
+		return neuron_owner_ioctl_grant(nfile, &karg->core_grant);
 	}
 	return -ENOTTY;
 }
@@ -338,8 +343,12 @@ err_put:
  * docs/decisions.md#arch-driver: "NQs belong to the file that made them and are
  * torn down when it is released". The VFS calls this only once no VMA maps the
  * file any more (after kill -9, once the process's memory is torn down).
- * First the engines this file submitted to are reset (so none keeps writing
- * records) and its cores freed (docs/decisions.md#tenancy), then each queue
+ * First the engines whose programs belong to this file (its own and the
+ * detached ones it holds) are reset, so none keeps writing records, each
+ * program stopped that way is reported (NEURON_EDGE_ENGINE_STOPPED), and
+ * its cores and their grants are freed (docs/decisions.md#tenancy,
+ * #submit-detach); the programs it submitted detached to other files'
+ * cores keep running. Then each queue
  * it owns is disabled, the disable flushed with a register read, its
  * eventfd unbound and its ring freed, and its device memory is freed.
  * After remove(), or while a reset keeps the device offline, the disable
