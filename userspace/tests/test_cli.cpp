@@ -184,6 +184,12 @@ TEST(Cli, RecordAndEdgeJsonMatchGolden) {
                  edge_json(0, 0, NEURON_EDGE_NOTIFIC, 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW, 0x2, 7, 123456789)
                      .dump()
                      .c_str());
+    // the owner's release stopped programs on PE and ACT of core 1 (the 3rd and 4th there)
+    std::fprintf(f, "%s\n",
+                 edge_json(0, 1, NEURON_EDGE_ENGINE_STOPPED, NEURON_STOP_RELEASE,
+                           (1u << NEURON_ENGINE_PE) | (1u << NEURON_ENGINE_ACT), 4, 987654321)
+                     .dump()
+                     .c_str());
   });
   EXPECT_EQ(out, golden("record-edge.jsonl", out));
 }

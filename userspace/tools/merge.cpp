@@ -74,6 +74,10 @@ void print_edge(const Item& it, bool json) {
     auto line = edge_json(e.device, e.core, e.edge, e.cause, e.queues, e.count, static_cast<std::uint64_t>(it.t_ns));
     line["clock"] = "monotonic";
     fmt::print("{}\n", line.dump());
+  } else if (e.edge == NEURON_EDGE_ENGINE_STOPPED) {
+    // a program the driver stopped (docs/decisions.md#submit-detach)
+    fmt::print("{:>18}  edge  c{}     ENGINE_STOPPED {} engines {} (program #{} stopped on this core)\n",
+               ns_text(it.t_ns), e.core, stop_cause_name(e.cause), engine_mask_names(e.queues), e.count);
   } else {
     std::string what = edge_name(e.edge);
     if (e.edge == NEURON_EDGE_NOTIFIC) what += " " + causes;
