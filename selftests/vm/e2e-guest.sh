@@ -125,7 +125,7 @@ grep -q ': 2000 instructions on 1 engine' /tmp/detach.asm
 result $? "e2e.detach.program_has_2000_instructions"
 # wait_for FILE PATTERN: up to 30 s
 wait_for() { i=0; while [ $i -lt 300 ] && ! grep -q "$2" "$1" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done; }
-$nq monitor --json --queue 1 --grant-submit 1001 --count 999 --duration 60 >/tmp/det.json 2>/tmp/det.err &
+$nq monitor --json --verbose --queue 1 --grant-submit 1001 --count 999 --duration 60 >/tmp/det.json 2>/tmp/det.err &
 mpid=$!
 wait_for /tmp/det.err 'granted core 0 to uid 1001'
 echo "# as uid $(as_tenant 'id -u'): neuron-nq submit --detach --no-trace /tmp/detach.nq"
@@ -139,9 +139,10 @@ comment /tmp/det.sub
 [ $st -eq 0 ] && grep -q 'started 1 engine(s) detached: core 0 PE' /tmp/det.sub &&
 	grep -q "core 0: PID $mpid (neuron-nq)" /tmp/det.sub
 result $? "e2e.detach.submit_as_uid_1001_exits_0_naming_the_owner"
-# submit is gone, the program runs on: the owner's engine, RUNNING
-tr '{' '\n' </tmp/det.info | grep '"core":0,"engine":"PE"' | comment
-tr '{' '\n' </tmp/det.info | grep '"core":0,"engine":"PE"' | grep -q '"state":"RUNNING"'
+# submit is gone, the program runs on: the owner's engine, RUNNING (info
+# --json is indented: one engine object per line once blanks are gone)
+tr -d ' \n' </tmp/det.info | tr '{' '\n' | grep '"core":0,"engine":"PE"' | comment
+tr -d ' \n' </tmp/det.info | tr '{' '\n' | grep '"core":0,"engine":"PE"' | grep -q '"state":"RUNNING"'
 result $? "e2e.detach.program_runs_after_submit_exited"
 wait $mpid
 mst=$?
@@ -161,7 +162,8 @@ grep '"object":"record"' /tmp/det.json | awk -v bound="$exited_ns" '
 	END { printf "%d %d %d %.0f %.0f\n", n, bad, early, first - bound, last - bound }' >/tmp/det.counts
 read -r n_rec n_bad n_early first_after last_after </tmp/det.counts
 echo "# detach: $n_rec records ($n_bad out of order or altered, $n_early before submit exited); first $first_after ns, last $last_after ns after submit exited"
-[ $mst -eq 0 ] && [ "$n_rec" -eq 999 ] && [ "$n_bad" -eq 0 ] && [ "$n_early" -eq 0 ]
+[ $mst -eq 0 ] && [ "$n_rec" -eq 999 ] && [ "$n_bad" -eq 0 ] && [ "$n_early" -eq 0 ] &&
+	tail -n 1 /tmp/det.json | grep -q '"records":999,'
 result $? "e2e.detach.all_999_records_reach_the_monitor_after_submit_exited"
 [ "${last_after:-0}" -gt 1000000000 ]
 result $? "e2e.detach.program_outlives_submit_by_more_than_1s"
