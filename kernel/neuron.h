@@ -468,6 +468,18 @@ static inline void neuron_nq_read_counts(struct neuron_nq *nq, u32 *overflow,
 		 nq->drop_base;
 }
 
+/**
+ * neuron_engine_state_busy() - whether an engine state means a program runs
+ * @state: enum neuron_engine_state, as NEURON_ENG_STATUS reads
+ *
+ * Return: true for RUNNING and WAITING: a reset now stops a program, which
+ * the driver then counts and reports (neuron_events_engines_stopped()).
+ */
+static inline bool neuron_engine_state_busy(u32 state)
+{
+	return state == NEURON_ENGINE_RUNNING || state == NEURON_ENGINE_WAITING;
+}
+
 /*
  * Prototypes, grouped by file from the top of the call graph down: a file
  * calls only files listed below it (docs/architecture.md "Call direction").

@@ -51,12 +51,6 @@ static u64 neuron_engine_prog_off(struct neuron_device *ndev, u32 core,
 	       NEURON_PROG_AREA_SIZE;
 }
 
-/* Whether an engine state means a program is running or waiting. */
-static bool neuron_engine_busy(u32 state)
-{
-	return state == NEURON_ENGINE_RUNNING || state == NEURON_ENGINE_WAITING;
-}
-
 /**
  * neuron_engine_ioctl_submit() - NEURON_IOC_SUBMIT: load and start a program
  * @nfile: the caller's file (recorded as the program's owner, unless the
@@ -137,7 +131,7 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 		goto out_unlock;
 
 	state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
-	if (neuron_engine_busy(state)) {
+	if (neuron_engine_state_busy(state)) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
@@ -270,7 +264,7 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 		u32 state = neuron_hw_engine_reset(ndev, arg->core, arg->engine);
 
 		ndev->eng_owner[arg->core][arg->engine] = NULL;
-		if (neuron_engine_busy(state))
+		if (neuron_engine_state_busy(state))
 			neuron_events_engines_stopped(ndev, arg->core,
 						      BIT(arg->engine),
 						      NEURON_STOP_ENGINE_RESET);

@@ -68,7 +68,7 @@ static void neuron_owner_drop(struct neuron_file *nfile, u32 c, u32 cause)
 		if (ndev->eng_owner[c][e] != nfile)
 			continue;
 		state = neuron_hw_engine_reset(ndev, c, e);
-		if (state == NEURON_ENGINE_RUNNING || state == NEURON_ENGINE_WAITING)
+		if (neuron_engine_state_busy(state))
 			stopped |= BIT(e);
 		ndev->eng_owner[c][e] = NULL;
 	}

@@ -47,8 +47,9 @@
  *            NEURON_IOC_DEVICE_INFO and NEURON_IOC_ENGINE_STATUS (mmap gets
  *            -EACCES, read() and poll() -EBADF)
  *   -EPERM   the call names a core another open file owns (and, for a
- *            NEURON_SUBMIT_F_DETACH submit, did not grant to the caller's
- *            uid), or (THROTTLE) the caller lacks CAP_SYS_ADMIN
+ *            NEURON_SUBMIT_F_DETACH submit, did not grant to the uid the
+ *            file was opened with), or (THROTTLE) the caller lacks
+ *            CAP_SYS_ADMIN
  *
  * Tenancy (docs/decisions.md#tenancy): every core (TPB) belongs to at most
  * one open file at a time. A file acquires cores with
