@@ -31,10 +31,15 @@
  *                        inside have left. No user copy is done while it
  *                        is held.
  *   neuron_device.lock   mutex: the queue table, queue registers, engine
- *                        submitters, core owners, device-memory
- *                        allocations, the list of open files. Taken inside
+ *                        submitters, core owners and their grants,
+ *                        device-memory allocations, the list of open
+ *                        files, the stopped-program counts. Taken inside
  *                        mmap_lock by the fault handler; user mappings are
  *                        zapped (unmap_mapping_range()) while it is held.
+ *                        A program the driver stops is reported while it
+ *                        is held (neuron_events_engines_stopped(): ev_lock
+ *                        inside it, then a netlink message whose
+ *                        allocation may sleep), so no stop goes unreported.
  *   neuron_device.ev_lock spinlock: the event subscribers (open files),
  *                        their event queues, the owner each core's
  *                        NOTIFIC edges go to, and the eventfds bound to
@@ -75,6 +80,7 @@
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -121,6 +127,7 @@ struct neuron_nq_eventfd;
 struct neuron_evt_sem;
 struct neuron_throttle;
 struct neuron_cores;
+struct neuron_core_grant;
 struct neuron_mem_alloc;
 struct neuron_mem_free;
 struct neuron_event_size;
@@ -212,12 +219,20 @@ struct neuron_vector {
  * @nq_seq:	serial number of the last queue made
  * @reset_count: per enum neuron_reset_cause: times the queues were torn down
  * @reset_lost:	records unread in rings torn down by those resets
- * @lock:	queue table, queue/engine registers, @owner, @eng_owner,
- *		@files and their device-memory allocations
+ * @lock:	queue table, queue/engine registers, @owner, @grant_cores,
+ *		@grant_uid, @eng_owner, @programs_stopped, @files and their
+ *		device-memory allocations
  * @files:	open struct neuron_file, for zapping their mappings
  * @nq:		live queues by [core][queue]
  * @owner:	per core: the file that owns it, or NULL (neuron_owner.c)
- * @eng_owner:	the file that last submitted to [core][engine], or NULL
+ * @grant_cores: bit per core whose owner granted @grant_uid the right to
+ *		submit detached programs (NEURON_IOC_CORE_GRANT)
+ * @grant_uid:	per core: the uid of that grant, valid while its bit is set
+ * @eng_owner:	the file a program on [core][engine] belongs to (the last
+ *		submitter, or for a detached program the core's owner), or
+ *		NULL; its engines are reset when it gives the core up
+ * @programs_stopped: per [core][engine]: programs the driver stopped while
+ *		RUNNING or WAITING (NEURON_EDGE_ENGINE_STOPPED), since probe
  * @nvec:	MSI-X vectors allocated
  * @vec:	per-vector state
  * @irq_lock:	guards the counters below
@@ -288,7 +303,10 @@ struct neuron_device {
 	struct list_head files;
 	struct neuron_nq *nq[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 	struct neuron_file *owner[NEURON_MAX_CORES];
+	u64 grant_cores;
+	kuid_t grant_uid[NEURON_MAX_CORES];
 	struct neuron_file *eng_owner[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	u64 programs_stopped[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 
 	int nvec;
 	struct neuron_vector vec[NEURON_MAX_VECTORS];
@@ -462,6 +480,18 @@ static inline void neuron_nq_read_counts(struct neuron_nq *nq, u32 *overflow,
 		 nq->drop_base;
 }
 
+/**
+ * neuron_engine_state_busy() - whether an engine state means a program runs
+ * @state: enum neuron_engine_state, as NEURON_ENG_STATUS reads
+ *
+ * Return: true for RUNNING and WAITING: a reset now stops a program, which
+ * the driver then counts and reports (neuron_events_engines_stopped()).
+ */
+static inline bool neuron_engine_state_busy(u32 state)
+{
+	return state == NEURON_ENGINE_RUNNING || state == NEURON_ENGINE_WAITING;
+}
+
 /*
  * Prototypes, grouped by file from the top of the call graph down: a file
  * calls only files listed below it (docs/architecture.md "Call direction").
@@ -531,10 +561,14 @@ int neuron_notify_ioctl_trigger(struct neuron_file *nfile,
 
 /* ---- neuron_owner.c ----------------------------------------------------- */
 int neuron_owner_claim(struct neuron_file *nfile, u32 core);
+struct neuron_file *neuron_owner_of_program(struct neuron_file *nfile,
+					    u32 core, bool detach);
 int neuron_owner_ioctl_acquire(struct neuron_file *nfile,
 			       struct neuron_cores *arg);
 int neuron_owner_ioctl_release(struct neuron_file *nfile,
 			       struct neuron_cores *arg);
+int neuron_owner_ioctl_grant(struct neuron_file *nfile,
+			     struct neuron_core_grant *arg);
 void neuron_owner_release_file(struct neuron_file *nfile);
 void neuron_owner_forget_all(struct neuron_device *ndev);
 
@@ -564,6 +598,8 @@ ssize_t neuron_events_read(struct file *filp, char __user *buf, size_t len,
 __poll_t neuron_events_poll(struct file *filp, struct poll_table_struct *wait);
 void neuron_events_broadcast(struct neuron_device *ndev,
 			     struct neuron_event *ev);
+void neuron_events_engines_stopped(struct neuron_device *ndev, u32 core,
+				   u32 engines, u32 cause);
 int neuron_events_ioctl_eventfd(struct neuron_file *nfile,
 				const struct neuron_nq_eventfd *arg);
 int neuron_events_ioctl_size(struct neuron_file *nfile,
@@ -593,7 +629,7 @@ bool neuron_hw_gone(struct neuron_device *ndev);
 int neuron_hw_reset(struct neuron_device *ndev);
 int neuron_hw_wait_quiesced(struct neuron_device *ndev);
 int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue);
-void neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine);
+u32 neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine);
 void neuron_hw_notify_off(struct neuron_device *ndev, u32 core);
 
 /* ---- neuron_uapi.c ------------------------------------------------------ */

@@ -76,7 +76,8 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 	info->mem_alloc_limit = ndev->mem_limit;
 	info->capabilities = NEURON_CAP_SIZED_ARGS | NEURON_CAP_TENANCY |
 			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS |
-			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP;
+			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP |
+			     NEURON_CAP_SUBMIT_GRANT;
 	neuron_exit(ndev);
 	return 0;
 }
@@ -149,6 +150,7 @@ union neuron_ioctl_arg {
 	struct neuron_notify_trigger notify_trigger;
 	struct neuron_nq_coalesce nq_coalesce;
 	struct neuron_timestamp timestamp;
+	struct neuron_core_grant core_grant;
 };
 
 /**
@@ -188,6 +190,7 @@ static const struct neuron_ioctl_def neuron_ioctls[] = {
 	NEURON_IOCTL(NOTIFY_TRIGGER, NOTIFY_TRIGGER, false),
 	NEURON_IOCTL(NQ_COALESCE, NQ_COALESCE, false),
 	NEURON_IOCTL(TIMESTAMP, TIMESTAMP, true),
+	NEURON_IOCTL(CORE_GRANT, CORE_GRANT, false),
 };
 
 /*
@@ -251,6 +254,8 @@ static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
 		return neuron_nq_ioctl_coalesce(nfile, &karg->nq_coalesce);
 	case NEURON_IOC_TIMESTAMP:
 		return neuron_ioctl_timestamp(nfile, &karg->timestamp);
+	case NEURON_IOC_CORE_GRANT:
+		return neuron_owner_ioctl_grant(nfile, &karg->core_grant);
 	}
 	return -ENOTTY;
 }
@@ -398,8 +403,12 @@ err_put:
  * docs/decisions.md#arch-driver: "NQs belong to the file that made them and are
  * torn down when it is released". The VFS calls this only once no VMA maps the
  * file any more (after kill -9, once the process's memory is torn down).
- * First the engines this file submitted to are reset (so none keeps writing
- * records) and its cores freed (docs/decisions.md#tenancy), then each queue
+ * First the engines whose programs belong to this file (its own and the
+ * detached ones it holds) are reset, so none keeps writing records, each
+ * program stopped that way is reported (NEURON_EDGE_ENGINE_STOPPED), and
+ * its cores and their grants are freed (docs/decisions.md#tenancy,
+ * #submit-detach); the programs it submitted detached to other files'
+ * cores keep running. Then each queue
  * it owns is disabled, the disable flushed with a register read, its
  * eventfd unbound and its ring freed, and its device memory is freed.
  * After remove(), or while a reset keeps the device offline, the disable

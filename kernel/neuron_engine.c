@@ -12,10 +12,15 @@
  * (c * 5 + e) * 64 KiB, prog_base = mem_size - cores * 5 * 64 KiB. SUBMIT
  * copies the program there, points PROG_BASE/PROG_COUNT at it, sets the
  * engine's TRACE_ENABLE bit as asked, and writes CTRL.START. Only the
- * core's owner may (neuron_owner.c). The driver remembers which file
- * submitted last to each engine, and the ownership code resets those
- * engines when that file gives the core up or is released, so none keeps
- * producing records into rings that are about to be freed.
+ * core's owner may, or a file whose uid the owner granted the core, for a
+ * detached program (NEURON_SUBMIT_F_DETACH, neuron_owner.c). The driver
+ * remembers which file each engine's program belongs to (the submitter,
+ * or for a detached program the core's owner), and the ownership code
+ * resets those engines when that file gives the core up or is released,
+ * so none keeps producing records into rings that are about to be freed.
+ * A program stopped while it runs or waits, by ENGINE_RESET or by the
+ * ownership code, is counted and reported (neuron_events_engines_stopped(),
+ * docs/decisions.md#submit-detach).
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -48,10 +53,12 @@ static u64 neuron_engine_prog_off(struct neuron_device *ndev, u32 core,
 
 /**
  * neuron_engine_ioctl_submit() - NEURON_IOC_SUBMIT: load and start a program
- * @nfile: the caller's file (recorded as the engine's submitter)
+ * @nfile: the caller's file (recorded as the program's owner, unless the
+ *	program is detached to the core's owner)
  * @arg: @core (< num_cores), @engine (enum neuron_engine, < 5), @count
  *	(instructions, 1..NEURON_MAX_PROGRAM_INSNS), @flags
- *	(NEURON_SUBMIT_F_TRACE: INST_START/INST_END around each instruction),
+ *	(NEURON_SUBMIT_F_TRACE: INST_START/INST_END around each instruction;
+ *	NEURON_SUBMIT_F_DETACH: the program belongs to the core's owner),
  *	@insns (user pointer to @count struct neuron_emu_insn, 32 bytes each);
  *	@reserved zero
  *
@@ -61,13 +68,18 @@ static u64 neuron_engine_prog_off(struct neuron_device *ndev, u32 core,
  * CTRL.START. Returns once the engine is started; completion is reported
  * by records, not by this call (docs/hardware.md#host-paths, #host-drain).
  * The instructions are not interpreted here, except that every DGE_COPY
- * must stay inside device memory the file allocated (neuron_mem.c): the
- * device halts the engine on a bad one (docs/device-model.md).
- * docs/decisions.md#arch-device, #arch-driver, #tenancy.
+ * must stay inside device memory the program's owner allocated
+ * (neuron_mem.c): the device halts the engine on a bad one
+ * (docs/device-model.md). A detached program from a file the owner
+ * granted the core (neuron_owner_of_program()) belongs to the owner: its
+ * memory is checked against the owner's allocations and the owner's
+ * release, not the submitter's, stops it. docs/decisions.md#arch-device,
+ * #arch-driver, #tenancy, #submit-detach.
  *
  * Return: 0; -EINVAL (core/engine/count out of range, unknown flag,
  * reserved nonzero); -EFAULT (@insns unreadable); -ENOMEM; -EPERM (another
- * file owns the core); -EACCES (a DGE_COPY names memory the file did not
+ * file owns the core and, for a detached program, granted it to no uid of
+ * this file); -EACCES (a DGE_COPY names memory the program's owner did not
  * allocate; nothing was started); -EBUSY (the engine is RUNNING or
  * WAITING); -EIO (the engine is HALTED on a fatal error:
  * NEURON_IOC_ENGINE_RESET it first; or a stale file); -ENODEV (device
@@ -79,6 +91,7 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	static const char cmd[] = "SUBMIT";
 	struct neuron_device *ndev = nfile->ndev;
 	u32 c = arg->core, e = arg->engine;
+	struct neuron_file *owner;
 	size_t bytes;
 	void *prog;
 	u32 state, trace;
@@ -106,23 +119,24 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	if (ret)
 		goto out_free;
 	mutex_lock(&ndev->lock);
-	ret = neuron_owner_claim(nfile, c);
-	if (ret)
+	owner = neuron_owner_of_program(nfile, c,
+					arg->flags & NEURON_SUBMIT_F_DETACH);
+	if (IS_ERR(owner)) {
+		ret = PTR_ERR(owner);
 		goto out_unlock;
-	ret = neuron_mem_check_program(nfile, prog, arg->count,
+	}
+	ret = neuron_mem_check_program(owner, prog, arg->count,
 				       neuron_engine_prog_off(ndev, c, e));
 	if (ret)
 		goto out_unlock;
 
 	state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
-	switch (state) {
-	case NEURON_ENGINE_IDLE:
-		break;
-	case NEURON_ENGINE_RUNNING:
-	case NEURON_ENGINE_WAITING:
+	if (neuron_engine_state_busy(state)) {
 		ret = -EBUSY;
 		goto out_unlock;
-	default: /* NEURON_ENGINE_HALTED, or a state we do not know */
+	}
+	if (state != NEURON_ENGINE_IDLE) {
+		/* NEURON_ENGINE_HALTED, or a state we do not know */
 		ret = -EIO;
 		goto out_unlock;
 	}
@@ -153,7 +167,7 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	/* writel() orders START after the program stores above */
 	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_CTRL),
 		  NEURON_ENG_CTRL_START);
-	ndev->eng_owner[c][e] = nfile;
+	ndev->eng_owner[c][e] = owner;
 
 out_unlock:
 	mutex_unlock(&ndev->lock);
@@ -166,13 +180,15 @@ out_free:
 /**
  * neuron_engine_ioctl_status() - NEURON_IOC_ENGINE_STATUS
  * @nfile: the caller's file
- * @arg: in: @core, @engine, reserved zero; out: @state (enum
- *	neuron_engine_state), @pc (index of the next instruction),
- *	@soft_reset_counter (programs started), @last_error (error_id of the
- *	last fatal error, 0xff if none), @exec_count (instructions retired)
+ * @arg: in: @core, @engine, reserved zero (@programs_stopped, once
+ *	reserved, is ignored); out: @state (enum neuron_engine_state), @pc
+ *	(index of the next instruction), @soft_reset_counter (programs
+ *	started), @last_error (error_id of the last fatal error, 0xff if
+ *	none), @exec_count (instructions retired), @programs_stopped
+ *	(programs the driver stopped while they ran or waited)
  *
- * Reads the engine's registers (regs.h NEURON_ENG_*);
- * docs/decisions.md#arch-driver.
+ * Reads the engine's registers (regs.h NEURON_ENG_*) and the driver's
+ * count; docs/decisions.md#arch-driver, #submit-detach.
  *
  * Return: 0; -EINVAL (core/engine out of range, reserved nonzero);
  * -ENODEV (device removed).
@@ -188,7 +204,7 @@ int neuron_engine_ioctl_status(struct neuron_file *nfile,
 	ret = neuron_engine_check_id(ndev, cmd, c, e);
 	if (ret)
 		return ret;
-	if (memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
+	if (arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
 
 	ret = neuron_enter(ndev);
@@ -202,6 +218,9 @@ int neuron_engine_ioctl_status(struct neuron_file *nfile,
 		neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_LAST_ERROR));
 	arg->exec_count =
 		neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_EXEC_COUNT));
+	mutex_lock(&ndev->lock);
+	arg->programs_stopped = ndev->programs_stopped[c][e];
+	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
 	return 0;
 }
@@ -214,7 +233,10 @@ int neuron_engine_ioctl_status(struct neuron_file *nfile,
  * Writes CTRL.RESET: the engine stops, a fatal halt is cleared, state IDLE,
  * PC 0; semaphores, $S and FEATURE_FLAGS are kept (docs/device-model.md).
  * Only the core's owner may (docs/decisions.md#tenancy); a free core
- * becomes the caller's. docs/decisions.md#arch-driver.
+ * becomes the caller's. A program it stops while RUNNING or WAITING (the
+ * owner's own or a detached one) is counted and reported
+ * (NEURON_STOP_ENGINE_RESET, docs/decisions.md#submit-detach).
+ * docs/decisions.md#arch-driver.
  *
  * Return: 0; -EINVAL (core/engine out of range, reserved nonzero); -EPERM
  * (another file owns the core); -EIO (stale file, device offline);
@@ -239,8 +261,13 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 	mutex_lock(&ndev->lock);
 	ret = neuron_owner_claim(nfile, arg->core);
 	if (!ret) {
-		neuron_hw_engine_reset(ndev, arg->core, arg->engine);
+		u32 state = neuron_hw_engine_reset(ndev, arg->core, arg->engine);
+
 		ndev->eng_owner[arg->core][arg->engine] = NULL;
+		if (neuron_engine_state_busy(state))
+			neuron_events_engines_stopped(ndev, arg->core,
+						      BIT(arg->engine),
+						      NEURON_STOP_ENGINE_RESET);
 	}
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);

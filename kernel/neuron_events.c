@@ -7,13 +7,16 @@
  * bound eventfds"; include/uapi/linux/neuron.h "Events",
  * NEURON_IOC_NQ_EVENTFD).
  *
- * Every edge the interrupt threads handle (neuron_irq.c), and every reset
- * the disable path reports (neuron_lifecycle.c), becomes one struct
- * neuron_event, handed to neuron_events_broadcast(), which
+ * Every edge the interrupt threads handle (neuron_irq.c), every reset
+ * the disable path reports (neuron_lifecycle.c), and every program the
+ * driver stops while it runs (neuron_events_engines_stopped(), called by
+ * the engine and ownership code) becomes one struct neuron_event, handed
+ * to neuron_events_broadcast(), which
  *  - appends it to the event queue of the files that see it: a ring of
- *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC edge goes to the owner of its
- *    core and to the watchers (files opened with CAP_SYS_ADMIN); any other
- *    edge to every subscribed file (docs/decisions.md#tenancy). So the
+ *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC or ENGINE_STOPPED edge goes
+ *    to the owner of its core and to the watchers (files opened with
+ *    CAP_SYS_ADMIN); any other edge to every subscribed file
+ *    (docs/decisions.md#tenancy). So the
  *    per-edge cost of the hot NOTIFIC path is one copy plus one per
  *    watcher, whatever other tenants open; sysfs event_fanout counts edges
  *    and copies. A full ring keeps its oldest events and counts the new one
@@ -164,12 +167,19 @@ static void neuron_events_push(struct neuron_file *nfile,
 	nfile->ev_tail++;
 }
 
+/* An edge of one core, for its owner and the watchers only. */
+static bool neuron_events_per_core(const struct neuron_event *ev)
+{
+	return ev->edge == NEURON_EDGE_NOTIFIC ||
+	       ev->edge == NEURON_EDGE_ENGINE_STOPPED;
+}
+
 /*
- * Hand one edge to files and eventfds, with no lock held: queues @ev for
- * every open file, signals the eventfds bound to the queues in @ev->queues
- * (NOTIFIC edges: THRESHOLD_STATUS bits), and wakes read() and poll()
- * (docs/hardware.md#completion, #intr-edge; docs/decisions.md#arch-driver).
- * Never sleeps.
+ * Hand one edge to files and eventfds, with no spinlock held: queues @ev
+ * for the files that see it, signals the eventfds bound to the queues in
+ * @ev->queues (NOTIFIC edges: THRESHOLD_STATUS bits), and wakes read() and
+ * poll() (docs/hardware.md#completion, #intr-edge;
+ * docs/decisions.md#arch-driver). Never sleeps.
  */
 static void neuron_events_deliver(struct neuron_device *ndev,
 				  const struct neuron_event *ev)
@@ -182,13 +192,16 @@ static void neuron_events_deliver(struct neuron_device *ndev,
 	ndev->ev_edges++;
 	list_for_each_entry(nfile, &ndev->ev_watchers, ev_node)
 		neuron_events_push(nfile, ev);
-	if (ev->edge != NEURON_EDGE_NOTIFIC) {
+	if (!neuron_events_per_core(ev)) {
 		list_for_each_entry(nfile, &ndev->ev_files, ev_node)
 			neuron_events_push(nfile, ev);
 	} else if (ev->core < ndev->num_cores) {
 		nfile = ndev->ev_owner[ev->core];
 		if (nfile && !nfile->ev_watch)
 			neuron_events_push(nfile, ev);
+		/* ENGINE_STOPPED's bits are engines, not queues */
+		if (ev->edge != NEURON_EDGE_NOTIFIC)
+			queues = 0;
 		for_each_set_bit(q, &queues, NEURON_NUM_SW_QUEUES) {
 			struct eventfd_ctx *ctx = ndev->nq_efd[ev->core][q];
 
@@ -212,7 +225,9 @@ static void neuron_events_deliver(struct neuron_device *ndev,
  * (NOTIFIC edges), wakes read() and poll(), then multicasts it on generic
  * netlink. Called by the interrupt threads (neuron_irq.c) once per handled
  * edge and by the disable path (neuron_lifecycle.c) once per reset, with no
- * lock held; may sleep (netlink allocation).
+ * lock held, and by neuron_events_engines_stopped() with
+ * &neuron_device.lock held; never with a spinlock held: it may sleep
+ * (netlink allocation).
  */
 void neuron_events_broadcast(struct neuron_device *ndev,
 			     struct neuron_event *ev)
@@ -222,6 +237,46 @@ void neuron_events_broadcast(struct neuron_device *ndev,
 	ev->size = sizeof(*ev);
 	neuron_events_deliver(ndev, ev);
 	neuron_genl_event(ev);
+}
+
+/**
+ * neuron_events_engines_stopped() - count and report programs the driver stopped
+ * @ndev: device, live; &neuron_device.lock held (the caller stopped the
+ *	engines under it, so the stop and its report cannot be separated)
+ * @core: core index, < num_cores; its owner, still routed to by
+ *	neuron_events_set_owner(), gets the event
+ * @engines: bit per engine (enum neuron_engine) that was RUNNING or WAITING
+ *	when the driver reset it; 0 reports nothing
+ * @cause: enum neuron_stop_cause
+ *
+ * Adds one to &neuron_device.programs_stopped of each engine (sysfs
+ * programs_stopped, ENGINE_STATUS @programs_stopped) and broadcasts one
+ * NEURON_EDGE_ENGINE_STOPPED event: @queues the engines, @count the
+ * core's programs stopped since probe, these included. It goes where a
+ * NOTIFIC edge of the core goes (the core's owner, the watchers, netlink):
+ * a program is never stopped silently (docs/decisions.md#submit-detach).
+ * May sleep (netlink allocation).
+ */
+void neuron_events_engines_stopped(struct neuron_device *ndev, u32 core,
+				   u32 engines, u32 cause)
+{
+	struct neuron_event ev = {
+		.edge = NEURON_EDGE_ENGINE_STOPPED,
+		.core = core,
+		.cause = cause,
+		.queues = engines,
+	};
+	u32 e;
+
+	lockdep_assert_held(&ndev->lock);
+	if (!engines)
+		return;
+	for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+		if (engines & BIT(e))
+			ndev->programs_stopped[core][e]++;
+		ev.count += ndev->programs_stopped[core][e];
+	}
+	neuron_events_broadcast(ndev, &ev);
 }
 
 /* Whether the file has an event to read. */

@@ -133,15 +133,22 @@ int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue)
  * @core: core index, < num_cores
  * @engine: enum neuron_engine, < NEURON_ENGINES_PER_CORE
  *
- * Writes CTRL.RESET and flushes it with a read of the engine's status:
- * the engine is IDLE with PC 0 when this returns; semaphores, $S and
- * FEATURE_FLAGS are kept (docs/device-model.md "Engines").
+ * Reads the engine's status, writes CTRL.RESET and flushes it with a
+ * second read: the engine is IDLE with PC 0 when this returns; semaphores,
+ * $S and FEATURE_FLAGS are kept (docs/device-model.md "Engines").
+ *
+ * Return: the engine's state just before the reset (enum
+ * neuron_engine_state; all ones from a device that is gone), so the
+ * caller can tell whether it stopped a program.
  */
-void neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine)
+u32 neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine)
 {
+	u32 state = neuron_rd(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_STATUS));
+
 	neuron_wr(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_CTRL),
 		  NEURON_ENG_CTRL_RESET);
 	neuron_rd(ndev, NEURON_ENG_REG(core, engine, NEURON_ENG_STATUS));
+	return state;
 }
 
 /**

@@ -21,6 +21,7 @@
 #include <linux/list.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
+#include <linux/pid.h>
 #include <linux/slab.h>
 
 #include <uapi/linux/neuron.h>
@@ -282,7 +283,9 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
 
 /**
  * neuron_mem_check_program() - refuse a program that leaves its memory
- * @nfile: the submitting file
+ * @nfile: the file the program belongs to: the submitting file, or for a
+ *	detached program (NEURON_SUBMIT_F_DETACH) the core's owner, on whose
+ *	behalf it runs (docs/decisions.md#submit-detach)
  * @insns: the program, @count struct neuron_emu_insn (kernel copy)
  * @count: instructions
  * @prog_off: BAR4 offset the program is loaded at (its engine's area)
@@ -340,9 +343,11 @@ int neuron_mem_check_program(struct neuron_file *nfile,
 		}
 		if (bad) {
 			dev_info_ratelimited(&nfile->ndev->pdev->dev,
-					     "SUBMIT: instruction %u: DGE_COPY %s [%#llx, +%#llx) is not memory pid %d (%s) allocated\n",
-					     i, bad, at, alen, task_tgid_nr(current),
-					     current->comm);
+					     "SUBMIT by pid %d (%s): instruction %u: DGE_COPY %s [%#llx, +%#llx) is not memory the program's owner (pid %d, %s) allocated\n",
+					     task_tgid_nr(current), current->comm,
+					     i, bad, at, alen,
+					     pid_nr(nfile->owner_pid),
+					     nfile->owner_comm);
 			return -EACCES;
 		}
 	}

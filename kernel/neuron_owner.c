@@ -13,9 +13,21 @@
  * disarmed when it gives a core up. sysfs core_owners prints the table
  * (neuron_sysfs.c). The first acquisition subscribes the
  * file to events (neuron_events.c), so its NOTIFIC edges reach it.
+ *
+ * Grants (NEURON_IOC_CORE_GRANT, docs/decisions.md#submit-detach): the
+ * owner may name one uid per core, &neuron_device.grant_uid, whose files
+ * may submit detached programs there; such a program belongs to the owner
+ * (neuron_owner_of_program()), so giving the core up stops it like the
+ * owner's own. Grants end with the ownership and on a device reset. Every
+ * program stopped while RUNNING or WAITING is counted and reported
+ * (neuron_events_engines_stopped()).
  */
+#include <linux/cred.h>
+#include <linux/fs.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
+#include <linux/uidgid.h>
+#include <linux/user_namespace.h>
 
 #include <uapi/linux/neuron.h>
 
@@ -41,20 +53,29 @@ static int neuron_owner_take(struct neuron_file *nfile, u32 c)
 	return 0;
 }
 
-/* Take core @c from @nfile, resetting the engines it started there. */
-static void neuron_owner_drop(struct neuron_file *nfile, u32 c)
+/*
+ * Take core @c from @nfile, resetting the engines whose programs belong to
+ * it (its own and the detached ones it holds) and ending the core's grant.
+ * The programs stopped while running or waiting are reported with @cause
+ * (enum neuron_stop_cause) before the core's edges stop reaching @nfile.
+ */
+static void neuron_owner_drop(struct neuron_file *nfile, u32 c, u32 cause)
 {
 	struct neuron_device *ndev = nfile->ndev;
-	u32 e;
+	u32 e, state, stopped = 0;
 
 	for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
 		if (ndev->eng_owner[c][e] != nfile)
 			continue;
-		neuron_hw_engine_reset(ndev, c, e);
+		state = neuron_hw_engine_reset(ndev, c, e);
+		if (neuron_engine_state_busy(state))
+			stopped |= BIT(e);
 		ndev->eng_owner[c][e] = NULL;
 	}
+	neuron_events_engines_stopped(ndev, c, stopped, cause);
 	/* the next owner starts with no DMA or AXI_EVT_SEM records armed */
 	neuron_hw_notify_off(ndev, c);
+	ndev->grant_cores &= ~BIT_ULL(c);
 	ndev->owner[c] = NULL;
 	neuron_events_set_owner(ndev, c, NULL);
 	nfile->cores &= ~BIT_ULL(c);
@@ -88,6 +109,48 @@ int neuron_owner_claim(struct neuron_file *nfile, u32 core)
 		return -EPERM;
 	}
 	return neuron_owner_take(nfile, core);
+}
+
+/**
+ * neuron_owner_of_program() - the file a program submitted to a core belongs to
+ * @nfile: the submitting file
+ * @core: core index, < num_cores
+ * @detach: NEURON_SUBMIT_F_DETACH was given
+ *
+ * Called with &neuron_device.lock held by SUBMIT. Without @detach, and
+ * with it when @nfile owns @core or nobody does, this is
+ * neuron_owner_claim(): the program is @nfile's. With @detach on a core
+ * another file owns, the program is that owner's if the owner granted the
+ * core to the uid @nfile was opened with (the effective uid of its
+ * f_cred: a permission travels with the file, not with whoever calls
+ * through it); docs/decisions.md#submit-detach.
+ *
+ * Return: the program's owner: @nfile or the core's owner;
+ * ERR_PTR(-EPERM) (another file owns the core and granted it to no uid of
+ * @nfile); ERR_PTR(-ENOMEM) (the file's event queue, implicit claim).
+ */
+struct neuron_file *neuron_owner_of_program(struct neuron_file *nfile,
+					    u32 core, bool detach)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_file *owner;
+	kuid_t uid;
+	int ret;
+
+	lockdep_assert_held(&ndev->lock);
+	owner = ndev->owner[core];
+	if (detach && owner && owner != nfile) {
+		uid = nfile->filp->f_cred->euid;
+		if ((ndev->grant_cores & BIT_ULL(core)) &&
+		    uid_eq(ndev->grant_uid[core], uid))
+			return owner;
+		dev_dbg_ratelimited(&ndev->pdev->dev, "core %u: pid %d (%s) holds no grant for uid %u; detached submit refused\n",
+				    core, task_tgid_nr(current), current->comm,
+				    from_kuid_munged(&init_user_ns, uid));
+		return ERR_PTR(-EPERM);
+	}
+	ret = neuron_owner_claim(nfile, core);
+	return ret ? ERR_PTR(ret) : nfile;
 }
 
 /* Validate a core mask: no bit at or above num_cores, reserved zero. */
@@ -195,9 +258,79 @@ int neuron_owner_ioctl_release(struct neuron_file *nfile,
 		}
 	}
 	for_each_set_bit(c, &want, NEURON_MAX_CORES)
-		neuron_owner_drop(nfile, c);
+		neuron_owner_drop(nfile, c, NEURON_STOP_CORE_RELEASE);
 out:
 	arg->owned = nfile->cores;
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
+
+/**
+ * neuron_owner_ioctl_grant() - NEURON_IOC_CORE_GRANT
+ * @nfile: the caller's file
+ * @arg: in: @cores, a mask of cores this file owns; @op
+ *	NEURON_GRANT_OP_GRANT or NEURON_GRANT_OP_REVOKE; @uid, for GRANT the
+ *	user ID in the caller's user namespace, for REVOKE zero; @reserved
+ *	zero. out: @granted, the cores of this file with a grant afterwards
+ *
+ * GRANT lets files opened by @uid submit detached programs
+ * (NEURON_SUBMIT_F_DETACH) to the named cores, replacing an earlier
+ * grant's uid; REVOKE ends the grants (running programs keep running).
+ * All or nothing: nothing changes unless the file owns every named core.
+ * Unlike the calls that change a core, it never takes a free one.
+ * docs/decisions.md#submit-detach.
+ *
+ * Return: 0; -EINVAL (a bit >= num_cores, unknown op, @uid unmapped or
+ * nonzero for REVOKE, reserved nonzero); -EPERM (a named core is not owned
+ * by this file); -EIO (stale file or device offline); -ENODEV (device
+ * removed).
+ */
+int neuron_owner_ioctl_grant(struct neuron_file *nfile,
+			     struct neuron_core_grant *arg)
+{
+	static const char cmd[] = "CORE_GRANT";
+	struct neuron_device *ndev = nfile->ndev;
+	kuid_t uid = INVALID_UID;
+	unsigned long want;
+	unsigned int c;
+	int ret;
+
+	if (arg->cores & ~GENMASK_ULL(ndev->num_cores - 1, 0))
+		return neuron_bad_field(ndev, cmd, "cores");
+	if (arg->op != NEURON_GRANT_OP_GRANT && arg->op != NEURON_GRANT_OP_REVOKE)
+		return neuron_bad_field(ndev, cmd, "op");
+	if (arg->op == NEURON_GRANT_OP_GRANT) {
+		uid = make_kuid(current_user_ns(), arg->uid);
+		if (!uid_valid(uid))
+			return neuron_bad_field(ndev, cmd, "uid");
+	} else if (arg->uid) {
+		return neuron_bad_field(ndev, cmd, "uid");
+	}
+	if (arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+	want = arg->cores;
+
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	for_each_set_bit(c, &want, NEURON_MAX_CORES) {
+		if (ndev->owner[c] != nfile) {
+			ret = -EPERM;
+			goto out;
+		}
+	}
+	for_each_set_bit(c, &want, NEURON_MAX_CORES) {
+		if (arg->op == NEURON_GRANT_OP_GRANT) {
+			ndev->grant_uid[c] = uid;
+			ndev->grant_cores |= BIT_ULL(c);
+		} else {
+			ndev->grant_cores &= ~BIT_ULL(c);
+		}
+	}
+out:
+	arg->granted = ndev->grant_cores & nfile->cores;
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
 	return ret;
@@ -208,7 +341,9 @@ out:
  * @nfile: the file being released
  *
  * Called with &neuron_device.lock held on a live device, before the file's
- * queues are torn down: the engines it started stop first.
+ * queues are torn down: the engines whose programs belong to it (detached
+ * ones included) stop first, each one stopped while it ran is reported
+ * (NEURON_STOP_RELEASE), and the cores' grants end.
  */
 void neuron_owner_release_file(struct neuron_file *nfile)
 {
@@ -217,7 +352,7 @@ void neuron_owner_release_file(struct neuron_file *nfile)
 
 	lockdep_assert_held(&nfile->ndev->lock);
 	for_each_set_bit(c, &cores, NEURON_MAX_CORES)
-		neuron_owner_drop(nfile, c);
+		neuron_owner_drop(nfile, c, NEURON_STOP_RELEASE);
 }
 
 /**
@@ -226,13 +361,14 @@ void neuron_owner_release_file(struct neuron_file *nfile)
  *	engines are stopped already
  *
  * The files open now are stale (docs/decisions.md#reset-and-recovery):
- * a file opened after the reset may acquire the cores.
+ * a file opened after the reset may acquire the cores. Every grant ends.
  */
 void neuron_owner_forget_all(struct neuron_device *ndev)
 {
 	u32 c;
 
 	lockdep_assert_held(&ndev->lock);
+	ndev->grant_cores = 0;
 	for (c = 0; c < NEURON_MAX_CORES; c++) {
 		if (ndev->owner[c])
 			ndev->owner[c]->cores = 0;

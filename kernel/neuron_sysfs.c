@@ -36,6 +36,12 @@
  *                 through that file, its PID as the reader's PID namespace
  *                 sees it, 0 if invisible there), "<c> - -" for a free one
  *                 (docs/decisions.md#tenancy)
+ *   programs_stopped  one line per core, "core<c>" then, for each engine
+ *                 PE, ACT, POOL, DVE, SP, the programs the driver stopped
+ *                 while RUNNING or WAITING (the owner's ENGINE_RESET,
+ *                 CORE_RELEASE or release; each stop is also a
+ *                 NEURON_EDGE_ENGINE_STOPPED event;
+ *                 docs/decisions.md#submit-detach)
  *   event_fanout  "edges <n>": edges handed to open files' event queues;
  *                 "copies <n>": events queued by them. copies / edges is
  *                 the per-edge fan-out cost (neuron_events.c)
@@ -255,6 +261,26 @@ static ssize_t core_owners_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(core_owners);
 
+static ssize_t programs_stopped_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	int len = 0;
+	u32 c, e;
+
+	mutex_lock(&ndev->lock);
+	for (c = 0; c < ndev->num_cores; c++) {
+		len += sysfs_emit_at(buf, len, "core%u", c);
+		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+			len += sysfs_emit_at(buf, len, " %llu",
+					     ndev->programs_stopped[c][e]);
+		len += sysfs_emit_at(buf, len, "\n");
+	}
+	mutex_unlock(&ndev->lock);
+	return len;
+}
+static DEVICE_ATTR_RO(programs_stopped);
+
 static ssize_t event_fanout_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
@@ -279,6 +305,7 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_intr_storms.attr,
 	&dev_attr_reset_counts.attr,
 	&dev_attr_core_owners.attr,
+	&dev_attr_programs_stopped.attr,
 	&dev_attr_event_fanout.attr,
 	NULL,
 };

@@ -3,7 +3,7 @@
 # Runs inside the VM (selftests/vm/e2e-bench puts it in /opt/neuron with the
 # examples): loads nnq.ko, runs e2e_bench (records/s with backpressure and
 # no loss; CPU per record sleeping on eventfd vs busy-polling), then checks
-# neuron-nq monitor/stats/run on the real driver. Prints TAP; figures are
+# neuron-nq monitor/stats/run and a detached submit on the real driver. Prints TAP; figures are
 # "# " comments, never timed assertions. Exits non-zero on any failed check.
 # E2E_RECORDS (kernel command line e2e_records=N) sets records per mode.
 n=0
@@ -95,6 +95,113 @@ $nq stats --json >/tmp/stats.json 2>&1
 result $? "e2e.stats_json"
 wait $mpid
 comment /tmp/mon3.out
+
+# ---- a detached submit (issue 13, docs/decisions.md#submit-detach): a
+# monitor (root) holds queue 1 of core 0 and grants the core to uid 1001;
+# that uid, another process, submits a program of 2,000 instructions with
+# `submit --detach` (1.5 s of DELAY, then 999 x NOTIFY and 2 ms of DELAY,
+# then HALT) and exits at once; every one of the 999 records reaches the
+# monitor after submit has exited
+mkdir -p /etc
+grep -q '^root:' /etc/passwd 2>/dev/null || echo 'root:x:0:0:root:/tmp:/bin/sh' >>/etc/passwd
+grep -q '^tenant:' /etc/passwd || echo 'tenant:x:1001:1000:tenant:/tmp:/bin/sh' >>/etc/passwd
+grep -q '^neuron:' /etc/group 2>/dev/null || echo 'neuron:x:1000:tenant' >>/etc/group
+chgrp 1000 /dev/nnq0 && chmod 0660 /dev/nnq0 # as the packaged udev rule does
+as_tenant() { su -s /bin/sh tenant -c "$*"; }
+{
+	echo "[pe]"
+	echo "delay 1500000000"
+	i=0
+	while [ $i -lt 999 ]; do
+		echo "notify hint=5 ext=$i"
+		echo "delay 2000000"
+		i=$((i + 1))
+	done
+	echo "halt"
+} >/tmp/detach.nq
+$nq asm /tmp/detach.nq | head -n 1 >/tmp/detach.asm
+comment /tmp/detach.asm
+grep -q ': 2000 instructions on 1 engine' /tmp/detach.asm
+result $? "e2e.detach.program_has_2000_instructions"
+# wait_for FILE PATTERN: up to 30 s
+wait_for() { i=0; while [ $i -lt 300 ] && ! grep -q "$2" "$1" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done; }
+$nq monitor --json --verbose --queue 1 --grant-submit 1001 --count 999 --duration 60 >/tmp/det.json 2>/tmp/det.err &
+mpid=$!
+wait_for /tmp/det.err 'granted core 0 to uid 1001'
+echo "# as uid $(as_tenant 'id -u'): neuron-nq submit --detach --no-trace /tmp/detach.nq"
+as_tenant "$nq submit --detach --no-trace /tmp/detach.nq" >/tmp/det.sub 2>&1
+st=$?
+# /proc/uptime is CLOCK_BOOTTIME in 10 ms steps (the guest never suspends, so
+# it is CLOCK_MONOTONIC, the monitor's axis): submit exited before this bound
+exited_ns=$(awk '{ printf "%.0f", ($1 + 0.01) * 1000000000 }' /proc/uptime)
+$nq info --json >/tmp/det.info 2>&1
+comment /tmp/det.sub
+[ $st -eq 0 ] && grep -q 'started 1 engine(s) detached: core 0 PE' /tmp/det.sub &&
+	grep -q "core 0: PID $mpid (neuron-nq)" /tmp/det.sub
+result $? "e2e.detach.submit_as_uid_1001_exits_0_naming_the_owner"
+# submit is gone, the program runs on: the owner's engine, RUNNING (info
+# --json is indented: one engine object per line once blanks are gone)
+tr -d ' \n' </tmp/det.info | tr '{' '\n' | grep '"core":0,"engine":"PE"' | comment
+tr -d ' \n' </tmp/det.info | tr '{' '\n' | grep '"core":0,"engine":"PE"' | grep -q '"state":"RUNNING"'
+result $? "e2e.detach.program_runs_after_submit_exited"
+wait $mpid
+mst=$?
+comment /tmp/det.err
+tail -n 1 /tmp/det.json | comment
+# every record in order (ext 0..998), each after the bound; the last well after
+grep '"object":"record"' /tmp/det.json | awk -v bound="$exited_ns" '
+	{
+		n++
+		match($0, /"debug_hint_extended":[0-9]+/); ext = substr($0, RSTART + 22, RLENGTH - 22) + 0
+		match($0, /"time_ns":[0-9]+/); t = substr($0, RSTART + 10, RLENGTH - 10) + 0
+		if (ext != n - 1 || index($0, "\"debug_hint\":5,") == 0) bad++
+		if (t <= bound) early++
+		if (n == 1) first = t
+		last = t
+	}
+	END { printf "%d %d %d %.0f %.0f\n", n, bad, early, first - bound, last - bound }' >/tmp/det.counts
+read -r n_rec n_bad n_early first_after last_after </tmp/det.counts
+echo "# detach: $n_rec records ($n_bad out of order or altered, $n_early before submit exited); first $first_after ns, last $last_after ns after submit exited"
+[ $mst -eq 0 ] && [ "$n_rec" -eq 999 ] && [ "$n_bad" -eq 0 ] && [ "$n_early" -eq 0 ] &&
+	tail -n 1 /tmp/det.json | grep -q '"records":999,'
+result $? "e2e.detach.all_999_records_reach_the_monitor_after_submit_exited"
+[ "${last_after:-0}" -gt 1000000000 ]
+result $? "e2e.detach.program_outlives_submit_by_more_than_1s"
+
+# a detached program stopped by its owner's exit is counted and reported: an
+# observer monitor (core 1) shows the ENGINE_STOPPED edge; sysfs counts it
+printf '[pe]\ndelay 4000000000\ndelay 4000000000\ndelay 4000000000\nhalt\n' >/tmp/long.nq
+pe_stopped() { sed -n 's/^core0 \([0-9]*\) .*/\1/p' /sys/class/nnq/nnq0/programs_stopped; }
+before=$(pe_stopped)
+$nq monitor --json --core 1 --queue 1 --duration 60 >/tmp/obs.json 2>/tmp/obs.err &
+opid=$!
+$nq monitor --queue 1 --grant-submit tenant --duration 60 >/tmp/hold.out 2>/tmp/hold.err &
+hpid=$!
+wait_for /tmp/hold.err 'granted core 0 to uid 1001'
+wait_for /sys/class/nnq/nnq0/core_owners "^1 $opid "
+sleep 1 # the observer joins the netlink group after making its queue
+as_tenant "$nq submit --detach --no-trace /tmp/long.nq" >/tmp/long.sub 2>&1
+st=$?
+comment /tmp/long.sub
+sleep 1
+kill -TERM $hpid
+wait $hpid
+hst=$?
+comment /tmp/hold.err
+sleep 1
+kill -TERM $opid
+wait $opid
+after=$(pe_stopped)
+grep '"object":"edge"' /tmp/obs.json | comment
+[ $st -eq 0 ] && [ $hst -eq 0 ] && grep -q 'core 0 PE still running or waiting' /tmp/hold.err
+result $? "e2e.detach.owner_exit_warns_it_stops_the_program"
+grep '"edge":"ENGINE_STOPPED"' /tmp/obs.json | grep '"causes":"RELEASE"' | grep '"core":0,' |
+	grep -q '"engines":\["PE"\]'
+result $? "e2e.detach.observer_monitor_shows_engine_stopped"
+echo "# sysfs programs_stopped core0 PE: $before -> $after"
+[ -n "$before" ] && [ "$after" -eq $((before + 1)) ]
+result $? "e2e.detach.programs_stopped_counts_it"
+chmod 0600 /dev/nnq0
 
 # ---- neuron-nq run on each DGE example (docs/hardware.md#dge) and its status
 run_example() { # run_example FILE EXPECTED_EXIT PATTERN [ARGS...]

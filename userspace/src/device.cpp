@@ -99,7 +99,17 @@ std::string edge_name(std::uint32_t edge) {
     case NEURON_EDGE_FAULT: return "FAULT";
     case NEURON_EDGE_RESET: return "RESET";
     case NEURON_EDGE_PCI_ERROR: return "PCI_ERROR";
+    case NEURON_EDGE_ENGINE_STOPPED: return "ENGINE_STOPPED";
     default: return fmt::format("EDGE_{}", edge);
+  }
+}
+
+std::string stop_cause_name(std::uint32_t cause) {
+  switch (cause) {
+    case NEURON_STOP_ENGINE_RESET: return "ENGINE_RESET";
+    case NEURON_STOP_CORE_RELEASE: return "CORE_RELEASE";
+    case NEURON_STOP_RELEASE: return "RELEASE";
+    default: return fmt::format("STOP_{}", cause);
   }
 }
 
@@ -342,6 +352,27 @@ Result<std::uint64_t> Device::release_cores(std::uint64_t cores) const {
     return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_CORE_RELEASE cores=0x{:x} ({})", cores,
                                                            cores ? core_list_text(cores) : "none")));
   return a.owned;
+}
+
+Result<std::uint64_t> Device::grant_cores(std::uint64_t cores, std::uint32_t uid) const {
+  neuron_core_grant a{};
+  a.cores = cores;
+  a.op = NEURON_GRANT_OP_GRANT;
+  a.uid = uid;
+  if (xioctl(fd(), NEURON_IOC_CORE_GRANT, &a) < 0)
+    return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_CORE_GRANT GRANT cores=0x{:x} ({}) uid={}", cores,
+                                                           cores ? core_list_text(cores) : "none: query", uid)));
+  return a.granted;
+}
+
+Result<std::uint64_t> Device::revoke_grants(std::uint64_t cores) const {
+  neuron_core_grant a{};
+  a.cores = cores;
+  a.op = NEURON_GRANT_OP_REVOKE;
+  if (xioctl(fd(), NEURON_IOC_CORE_GRANT, &a) < 0)
+    return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_CORE_GRANT REVOKE cores=0x{:x} ({})", cores,
+                                                           cores ? core_list_text(cores) : "none")));
+  return a.granted;
 }
 
 namespace {

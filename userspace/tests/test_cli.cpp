@@ -14,6 +14,7 @@
 #include <string>
 
 #include "libneuron/neuron.hpp"
+#include "merge.hpp"
 #include "output.hpp"
 #include "storm.hpp"
 
@@ -184,6 +185,39 @@ TEST(Cli, RecordAndEdgeJsonMatchGolden) {
                  edge_json(0, 0, NEURON_EDGE_NOTIFIC, 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW, 0x2, 7, 123456789)
                      .dump()
                      .c_str());
+    // the owner's release stopped programs on PE and ACT of core 1 (the 3rd and 4th there)
+    std::fprintf(f, "%s\n",
+                 edge_json(0, 1, NEURON_EDGE_ENGINE_STOPPED, NEURON_STOP_RELEASE,
+                           (1u << NEURON_ENGINE_PE) | (1u << NEURON_ENGINE_ACT), 4, 987654321)
+                     .dump()
+                     .c_str());
   });
   EXPECT_EQ(out, golden("record-edge.jsonl", out));
+}
+
+// monitor's text lines for edges (merge.hpp print_item): a NOTIFIC edge and
+// the ENGINE_STOPPED edge of a program its owner's release stopped
+TEST(Cli, EdgeTextLines) {
+  Item notific;
+  notific.t_ns = 1'500'000'000;
+  notific.ev.core = 0;
+  notific.ev.edge = NEURON_EDGE_NOTIFIC;
+  notific.ev.cause = 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW;
+  notific.ev.queues = 0x2;
+  notific.ev.count = 7;
+  Item stopped;
+  stopped.t_ns = 2'000'000'001;
+  stopped.ev.core = 1;
+  stopped.ev.edge = NEURON_EDGE_ENGINE_STOPPED;
+  stopped.ev.cause = NEURON_STOP_RELEASE;
+  stopped.ev.queues = (1u << NEURON_ENGINE_PE) | (1u << NEURON_ENGINE_SP);
+  stopped.ev.count = 4;
+  const Program none;
+  const std::string out = capture([&](std::FILE* f) {
+    print_item(notific, none, std::nullopt, false, f);
+    print_item(stopped, none, std::nullopt, false, f);
+  });
+  EXPECT_EQ(out,
+            "       1.500000000  edge  c0     NOTIFIC SW_OVERFLOW queues 0x2 (edge #7 of this core and vector)\n"
+            "       2.000000001  edge  c1     ENGINE_STOPPED RELEASE engines PE,SP (program #4 stopped on this core)\n");
 }

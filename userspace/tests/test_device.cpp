@@ -143,6 +143,11 @@ TEST(Device, TenancyIoctlsFailWithWhatWasAsked) {
   EXPECT_THAT(a.error().message(), HasSubstr("NEURON_IOC_CORE_ACQUIRE cores=0xb (0-1,3)"));
   EXPECT_THAT(d->acquire_cores(0).error().message(), HasSubstr("NEURON_IOC_CORE_ACQUIRE cores=0x0 (none: query)"));
   EXPECT_THAT(d->release_cores(0x4).error().message(), HasSubstr("NEURON_IOC_CORE_RELEASE cores=0x4 (2)"));
+  EXPECT_THAT(d->grant_cores(0x3, 1001).error().message(),
+              HasSubstr("NEURON_IOC_CORE_GRANT GRANT cores=0x3 (0-1) uid=1001"));
+  EXPECT_THAT(d->revoke_grants(0x2).error().message(), HasSubstr("NEURON_IOC_CORE_GRANT REVOKE cores=0x2 (1)"));
+  EXPECT_THAT(d->submit(1, NEURON_ENGINE_ACT, {}, NEURON_SUBMIT_F_DETACH).error().message(),
+              HasSubstr("NEURON_IOC_SUBMIT core=1 engine=1 (ACT) count=0 flags=0x2"));
   EXPECT_THAT(d->mem_alloc(0x1800).error().message(), HasSubstr("NEURON_IOC_MEM_ALLOC size=0x1800:"));
   EXPECT_THAT(d->mem_alloc(0x1000, 0x8000).error().message(),
               HasSubstr("NEURON_IOC_MEM_ALLOC size=0x1000 offset=0x8000 flags=FIXED"));
@@ -244,7 +249,12 @@ TEST(Device, IndexFromThePath) {
   EXPECT_EQ(edge_name(NEURON_EDGE_THROTTLE), "THROTTLE");
   EXPECT_EQ(edge_name(3), "RESET");
   EXPECT_EQ(edge_name(4), "PCI_ERROR");
+  EXPECT_EQ(edge_name(5), "ENGINE_STOPPED");
   EXPECT_EQ(edge_name(9), "EDGE_9");
+  EXPECT_EQ(stop_cause_name(1), "ENGINE_RESET");
+  EXPECT_EQ(stop_cause_name(2), "CORE_RELEASE");
+  EXPECT_EQ(stop_cause_name(3), "RELEASE");
+  EXPECT_EQ(stop_cause_name(0), "STOP_0");
   EXPECT_EQ(evt_sem_op_name(NEURON_EVENT_CLEAR), "EVENT_CLEAR");
 }
 

@@ -74,6 +74,7 @@ struct RunArgs {
   unsigned group_lines = 5;    // --group-lines N: error groups shown per interval
   unsigned record_lines = 40;  // --record-lines N: other records shown per interval (run: 20 in all)
   unsigned repeat = 1;         // --repeat N: run the program N times
+  bool detach = false;         // submit --detach: the program goes to the cores' owner, submit exits
 };
 
 /// Add --verbose, --interval, --group-lines, --record-lines and --repeat
@@ -93,6 +94,10 @@ struct MonitorArgs {
   bool no_events = false;
   bool all_edges = false;
   bool until_done = false;  // --until-done: stop when --run's last run has stopped
+  /// --grant-submit [UID]: grant the monitored core to this user (a number
+  /// or a name; "" = our own effective uid) for detached submits
+  std::optional<std::string> grant_submit;
+  std::optional<std::uint32_t> grant_uid;  // grant_submit resolved before the device is opened
   RunArgs run;  // run.file: submit this after setting up
 };
 

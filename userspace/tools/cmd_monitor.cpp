@@ -2,11 +2,13 @@
 //
 // neuron-nq monitor and stats: a live stream of the ring records of queues
 // the monitor makes and drains, merged in time order with the interrupt
-// edges from netlink (merge.hpp); and the driver's per-queue and per-core
-// counters over netlink.
+// edges from netlink (merge.hpp), optionally granting its core to a user
+// for detached submits (docs/decisions.md#submit-detach); and the driver's
+// per-queue and per-core counters over netlink.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
@@ -30,6 +32,31 @@
 
 namespace neuron::cli {
 namespace {
+
+/// The user --grant-submit names: "" is our effective uid (the uid our own
+/// files carry), a number is that uid, anything else a user name looked up
+/// in the passwd database. Errors: invalid_argument naming the value.
+Result<std::uint32_t> grant_uid(const std::string& v) {
+  if (v.empty()) return static_cast<std::uint32_t>(::geteuid());
+  if (const auto n = parse_u32(v)) return *n;
+  passwd pw{}, *found = nullptr;
+  std::vector<char> buf(16384);
+  if (::getpwnam_r(v.c_str(), &pw, buf.data(), buf.size(), &found) == 0 && found)
+    return static_cast<std::uint32_t>(pw.pw_uid);
+  return unexpected(errc::invalid_argument,
+                    fmt::format("--grant-submit '{}' is neither a uid nor a user of this system", v));
+}
+
+/// "core 0 PE, ACT" of the engines of `core` that run or wait (empty if none).
+std::string busy_engines(const Device& dev, unsigned core) {
+  std::string s;
+  for (unsigned e = 0; e < NEURON_ENGINES_PER_CORE; ++e) {
+    auto st = dev.engine_status(core, e);
+    if (st && (st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING))
+      s += (s.empty() ? "" : ",") + engine_name(e);
+  }
+  return s;
+}
 
 int cmd_monitor(const MonitorArgs& a) {
   if (a.queues.empty()) return kExitUsage;
@@ -95,6 +122,18 @@ int cmd_monitor(const MonitorArgs& a) {
   };
   auto reaper = Reaper::start(std::move(queues), nullptr, std::move(ro));
   if (!reaper) return fail(reaper.error());
+
+  // --grant-submit: the queues made the core ours; let the user's detached
+  // programs run here, on our behalf, their records in our queues
+  const std::optional<std::uint32_t> granted_uid = a.grant_uid;
+  if (granted_uid) {
+    auto g = dev->grant_cores(std::uint64_t{1} << a.core, *granted_uid);
+    if (!g) return fail(g.error());
+    fmt::print(stderr,
+               "monitor: granted core {} to uid {}: its `neuron-nq submit --detach` programs run there on our behalf, "
+               "their records in our queues, until they end or we exit\n",
+               a.core, *granted_uid);
+  }
 
   std::optional<StartedProgram> started;  // holds the program's cores and memory while we monitor
   unsigned submitted = 0;                 // runs of --run started (--repeat)
@@ -188,6 +227,7 @@ int cmd_monitor(const MonitorArgs& a) {
       if (!n) return fail(n.error());
       for (const auto& e : evs) {
         if (dev_index && e.device != *dev_index) continue;
+        // ENGINE_STOPPED of any core is shown: rare, and a program lost
         if (e.edge == NEURON_EDGE_NOTIFIC && e.core != a.core) continue;
         // our own threshold edges (the reaper's wake-ups) are hidden unless asked for
         if (!a.all_edges && e.edge == NEURON_EDGE_NOTIFIC && e.cause == (1u << NEURON_NOTIFIC_INTR_THRESHOLD) &&
@@ -219,6 +259,10 @@ int cmd_monitor(const MonitorArgs& a) {
     progress.update("monitor: {} records, {} edges, {:.1f} s", storm.totals().records, n_edges,
                     static_cast<double>(monotonic_ns() - start) / 1e9);
   }
+  // a detached program still running on our core stops with our file: say
+  // so (the driver counts it and reports ENGINE_STOPPED to the watchers)
+  std::string busy;
+  if (granted_uid && !gone) busy = busy_engines(*dev, a.core);
   (*reaper)->stop();
   add_batches();
   emit(merger.take(monotonic_ns(), true));
@@ -237,6 +281,8 @@ int cmd_monitor(const MonitorArgs& a) {
     j["lines_printed"] = shown;
     j["runs"] = submitted;
     j["device_gone"] = gone;
+    j["granted_uid"] = granted_uid ? nlohmann::json(*granted_uid) : nlohmann::json(nullptr);
+    j["engines_still_busy"] = busy;
     j["runs_elapsed_ms"] = done_at ? nlohmann::json(static_cast<double>(done_at - start) / 1e6) : nlohmann::json(nullptr);
     j["lost"] = st.lost;
     j["reaper"] = {{"wakes", st.wakes}, {"late_records", st.late_records}, {"events", st.events}};
@@ -259,6 +305,11 @@ int cmd_monitor(const MonitorArgs& a) {
                done_at ? fmt::format("; {} run(s) of the program done {:.1f} s after the start", submitted,
                                      static_cast<double>(done_at - start) / 1e9)
                        : "");
+  if (!busy.empty())
+    fmt::print(stderr,
+               "monitor: core {} {} still running or waiting (a detached program of uid {}?): our exit stops it, "
+               "counted in sysfs programs_stopped and reported as an ENGINE_STOPPED edge\n",
+               a.core, busy, granted_uid.value_or(0));
   if (gone) {
     fmt::print(stderr, "neuron-nq: monitor: the device was removed or reset (DEVICE_GONE); the summary above is up to that point\n");
     return kExitDevice;
@@ -277,6 +328,11 @@ int check_and_monitor(MonitorArgs& a) {
   if ((a.run.repeat > 1 || a.until_done) && a.run.file.empty()) {
     fmt::print(stderr, "neuron-nq: {} needs --run FILE\n", a.until_done ? "--until-done" : "--repeat");
     return kExitUsage;
+  }
+  if (a.grant_submit) {
+    auto uid = grant_uid(*a.grant_submit);
+    if (!uid) return fail(uid.error());
+    a.grant_uid = *uid;
   }
   a.run.device = a.device;
   return cmd_monitor(a);
@@ -366,6 +422,12 @@ void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g) {
                     "With --run: stop once its last run (--repeat) has stopped and its records are shown");
   monitor->add_option("--features", ma->run.features, "NEURON_FEATURE_FLAGS for --run");
   monitor->add_flag("--no-trace", ma->run.no_trace, "Start --run without tracing");
+  monitor->add_option("--grant-submit", ma->grant_submit,
+                      "Grant the monitored core to this user (uid or name; ours when given without one): programs it "
+                      "submits detached run there on our behalf, their records in our queues "
+                      "(docs/decisions.md#submit-detach)")
+      ->expected(0, 1)
+      ->type_name("[UID]");
   out.push_back({monitor, [ma, g] {
                    ma->run.cores = g->core_list();
                    return check_and_monitor(*ma);

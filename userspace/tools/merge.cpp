@@ -52,7 +52,7 @@ std::vector<Item> Merger::take(std::int64_t now_ns, bool all) {
 
 namespace {
 
-void print_record(const Item& it, const Program& prog, std::optional<std::int64_t> offset, bool json) {
+void print_record(std::FILE* out, const Item& it, const Program& prog, std::optional<std::int64_t> offset, bool json) {
   const Decoded d = decode(it.rec, queue_class(it.queue));
   const std::string text = record_sentence(d, prog, it.core);
   if (json) {
@@ -60,35 +60,39 @@ void print_record(const Item& it, const Program& prog, std::optional<std::int64_
     line["time_ns"] = it.t_ns;
     line["clock"] = "monotonic";
     line["offset_ns"] = offset.value_or(0);
-    fmt::print("{}\n", line.dump());
+    fmt::print(out, "{}\n", line.dump());
   } else {
-    fmt::print("{:>18}  rec   c{} q{}  {:<16} {}   [device {}]\n", ns_text(it.t_ns), it.core, it.queue,
+    fmt::print(out, "{:>18}  rec   c{} q{}  {:<16} {}   [device {}]\n", ns_text(it.t_ns), it.core, it.queue,
                notific_type_name(it.rec.notific_type()), text, format_time(Timestamp{it.rec.timestamp_ps()}));
   }
 }
 
-void print_edge(const Item& it, bool json) {
+void print_edge(std::FILE* out, const Item& it, bool json) {
   const auto& e = it.ev;
   const std::string causes = e.edge == NEURON_EDGE_NOTIFIC ? notific_cause_names(e.cause) : "";
   if (json) {
     auto line = edge_json(e.device, e.core, e.edge, e.cause, e.queues, e.count, static_cast<std::uint64_t>(it.t_ns));
     line["clock"] = "monotonic";
-    fmt::print("{}\n", line.dump());
+    fmt::print(out, "{}\n", line.dump());
+  } else if (e.edge == NEURON_EDGE_ENGINE_STOPPED) {
+    // a program the driver stopped (docs/decisions.md#submit-detach)
+    fmt::print(out, "{:>18}  edge  c{}     ENGINE_STOPPED {} engines {} (program #{} stopped on this core)\n",
+               ns_text(it.t_ns), e.core, stop_cause_name(e.cause), engine_mask_names(e.queues), e.count);
   } else {
     std::string what = edge_name(e.edge);
     if (e.edge == NEURON_EDGE_NOTIFIC) what += " " + causes;
     else what += fmt::format(" cause 0x{:x}", e.cause);
     if (e.queues) what += fmt::format(" queues 0x{:x}", e.queues);
-    fmt::print("{:>18}  edge  c{}     {} (edge #{} of this core and vector)\n", ns_text(it.t_ns), e.core, what,
+    fmt::print(out, "{:>18}  edge  c{}     {} (edge #{} of this core and vector)\n", ns_text(it.t_ns), e.core, what,
                e.count);
   }
 }
 
 }  // namespace
 
-void print_item(const Item& it, const Program& prog, std::optional<std::int64_t> offset, bool json) {
-  if (it.is_record) print_record(it, prog, offset, json);
-  else print_edge(it, json);
+void print_item(const Item& it, const Program& prog, std::optional<std::int64_t> offset, bool json, std::FILE* out) {
+  if (it.is_record) print_record(out, it, prog, offset, json);
+  else print_edge(out, it, json);
 }
 
 }  // namespace neuron::cli

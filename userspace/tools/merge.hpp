@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <span>
 #include <vector>
@@ -65,9 +66,12 @@ class Merger {
   std::uint64_t seq_ = 0;
 };
 
-/// Print one merged item on stdout: a text line, or with `json` one JSON
+/// Print one merged item on `out`: a text line, or with `json` one JSON
 /// object per line. A record's TPB_ERROR is explained against `prog` when it
 /// has engines (monitor --run); `offset` is Merger::offset(), shown in JSON.
-void print_item(const Item& it, const Program& prog, std::optional<std::int64_t> offset, bool json);
+/// An ENGINE_STOPPED edge names its stop cause and engines
+/// (docs/cli-json.md#edge).
+void print_item(const Item& it, const Program& prog, std::optional<std::int64_t> offset, bool json,
+                std::FILE* out = stdout);
 
 }  // namespace neuron::cli

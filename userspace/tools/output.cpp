@@ -72,18 +72,33 @@ std::string ns_text(std::int64_t ns) {
   return fmt::format("{}{}.{:09}", neg ? "-" : "", a / 1'000'000'000ull, a % 1'000'000'000ull);
 }
 
+std::string engine_mask_names(std::uint32_t mask) {
+  std::string s;
+  for (unsigned e = 0; e < 32; ++e)
+    if (mask >> e & 1) s += (s.empty() ? "" : ",") + engine_name(e);
+  return s;
+}
+
 nlohmann::json edge_json(std::optional<std::uint32_t> device, std::uint32_t core, std::uint32_t edge,
                          std::uint32_t cause, std::uint32_t queues, std::uint64_t count, std::uint64_t time_ns) {
+  std::string causes;
+  if (edge == NEURON_EDGE_NOTIFIC) causes = notific_cause_names(cause);
+  else if (edge == NEURON_EDGE_ENGINE_STOPPED) causes = stop_cause_name(cause);
   nlohmann::json j = {{"schema", kJsonSchemaVersion},
                       {"object", "edge"},
                       {"time_ns", time_ns},
                       {"core", core},
                       {"edge", edge_name(edge)},
                       {"cause", cause},
-                      {"causes", edge == NEURON_EDGE_NOTIFIC ? notific_cause_names(cause) : ""},
+                      {"causes", causes},
                       {"queues", queues},
                       {"count", count}};
   if (device) j["device"] = *device;
+  if (edge == NEURON_EDGE_ENGINE_STOPPED) {
+    j["engines"] = nlohmann::json::array();
+    for (unsigned e = 0; e < 32; ++e)
+      if (queues >> e & 1) j["engines"].push_back(engine_name(e));
+  }
   return j;
 }
 

@@ -65,10 +65,15 @@ std::string lower(std::string s);
 /// Signed nanoseconds as seconds with nine decimals, e.g. "-1.000000005".
 std::string ns_text(std::int64_t ns);
 
+/// The engines of a bit mask (bit e = enum neuron_engine e) as "PE,ACT"; "" for 0.
+std::string engine_mask_names(std::uint32_t mask);
+
 /// An interrupt edge as one JSON object (docs/cli-json.md#edge): {"schema",
 /// "object": "edge", "time_ns" (CLOCK_MONOTONIC), "device" (when known),
-/// "core", "edge" (NOTIFIC, THROTTLE, ...), "cause", "causes" (NOTIFIC: the
-/// cause bits' names, else ""), "queues", "count"}.
+/// "core", "edge" (NOTIFIC, THROTTLE, ..., ENGINE_STOPPED), "cause",
+/// "causes" (NOTIFIC: the cause bits' names; ENGINE_STOPPED: the stop
+/// cause's name; else ""), "queues", "count"}; an ENGINE_STOPPED edge adds
+/// "engines" (the names of the engines in `queues`).
 nlohmann::json edge_json(std::optional<std::uint32_t> device, std::uint32_t core, std::uint32_t edge,
                          std::uint32_t cause, std::uint32_t queues, std::uint64_t count, std::uint64_t time_ns);
 

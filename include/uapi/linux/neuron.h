@@ -47,8 +47,10 @@
  *            NEURON_IOC_DEVICE_INFO, NEURON_IOC_ENGINE_STATUS and
  *            NEURON_IOC_TIMESTAMP (mmap gets -EACCES, read() and poll()
  *            -EBADF)
- *   -EPERM   the call names a core another open file owns, or (THROTTLE)
- *            the caller lacks CAP_SYS_ADMIN
+ *   -EPERM   the call names a core another open file owns (and, for a
+ *            NEURON_SUBMIT_F_DETACH submit, did not grant to the uid the
+ *            file was opened with), or (THROTTLE) the caller lacks
+ *            CAP_SYS_ADMIN
  *
  * Tenancy (docs/decisions.md#tenancy): every core (TPB) belongs to at most
  * one open file at a time. A file acquires cores with
@@ -56,14 +58,24 @@
  * ownership of a core nobody owns: NQ_INIT, SUBMIT, ENGINE_RESET, a
  * FEATURE_FLAGS set, an EVT_SEM write. The owner alone makes queues,
  * submits, resets engines, writes semaphores, events and feature flags on
- * its cores; any other file gets -EPERM. Ownership ends with
- * NEURON_IOC_CORE_RELEASE or the release of the owning file (also after
- * kill -9): its engines are stopped, its queues and device memory freed,
- * and the cores are free at once. DEVICE_INFO, ENGINE_STATUS and semaphore
- * or event reads stay open to every writable file; sysfs core_owners shows
- * each core's owner (PID and command). Device memory is allocated per file
- * (NEURON_IOC_MEM_ALLOC) and a program may only name memory its file
- * allocated (SUBMIT: -EACCES).
+ * its cores; any other file gets -EPERM. One exception, granted by the
+ * owner: NEURON_IOC_CORE_GRANT names one uid that may submit *detached*
+ * programs (NEURON_SUBMIT_F_DETACH) to the owner's cores. A detached
+ * program belongs to the core's owner, not to the file that submitted it:
+ * its records go to the owner's queues, its DGE_COPY instructions may name
+ * only the owner's device memory, and the submitter's close does not stop
+ * it. Ownership ends with NEURON_IOC_CORE_RELEASE or the release of the
+ * owning file (also after kill -9): its engines are stopped (detached
+ * programs too), its grants, queues and device memory go, and the cores
+ * are free at once. Every program the driver stops while it runs or waits
+ * is counted (ENGINE_STATUS @programs_stopped, sysfs programs_stopped) and
+ * reported as a NEURON_EDGE_ENGINE_STOPPED event; a device reset is
+ * reported by NEURON_EDGE_RESET instead. DEVICE_INFO, ENGINE_STATUS and
+ * semaphore or event reads stay open to every writable file; sysfs
+ * core_owners shows each core's owner (PID and command). Device memory is
+ * allocated per file (NEURON_IOC_MEM_ALLOC) and a program may only name
+ * memory its file allocated, or, detached, its core owner's (SUBMIT:
+ * -EACCES). docs/decisions.md#tenancy, #submit-detach.
  */
 #ifndef _UAPI_LINUX_NEURON_H
 #define _UAPI_LINUX_NEURON_H
@@ -89,6 +101,11 @@
 #define NEURON_CAP_RESET_EVENTS	(1ull << 3) /* NEURON_EDGE_RESET and NEURON_EDGE_PCI_ERROR events */
 #define NEURON_CAP_COALESCE	(1ull << 4) /* NQ_INIT/INFO coalesce_ns, NEURON_IOC_NQ_COALESCE */
 #define NEURON_CAP_TIMESTAMP	(1ull << 5) /* NEURON_IOC_TIMESTAMP */
+/*
+ * NEURON_IOC_CORE_GRANT, NEURON_SUBMIT_F_DETACH, NEURON_EDGE_ENGINE_STOPPED
+ * events and struct neuron_engine_status @programs_stopped
+ */
+#define NEURON_CAP_SUBMIT_GRANT	(1ull << 6)
 
 /*
  * The struct sizes of each command's first release: the smallest a caller
@@ -112,6 +129,7 @@
 #define NEURON_NOTIFY_TRIGGER_SIZE_VER0	32
 #define NEURON_NQ_COALESCE_SIZE_VER0	24
 #define NEURON_TIMESTAMP_SIZE_VER0	40
+#define NEURON_CORE_GRANT_SIZE_VER0	32
 
 /* Limits of NEURON_IOC_NQ_INIT.size: a power of two in [MIN, MAX] bytes. */
 #define NEURON_NQ_SIZE_MIN	64		/* 4 records */
@@ -332,7 +350,12 @@ struct neuron_timestamp {
 
 /* NEURON_IOC_SUBMIT flags */
 #define NEURON_SUBMIT_F_TRACE	(1u << 0) /* INST_START/INST_END around each insn */
-#define NEURON_SUBMIT_F_ALL	NEURON_SUBMIT_F_TRACE
+/*
+ * the program belongs to the core's owner, not to the submitting file
+ * (NEURON_CAP_SUBMIT_GRANT; docs/decisions.md#submit-detach)
+ */
+#define NEURON_SUBMIT_F_DETACH	(1u << 1)
+#define NEURON_SUBMIT_F_ALL	(NEURON_SUBMIT_F_TRACE | NEURON_SUBMIT_F_DETACH)
 
 /**
  * struct neuron_submit - NEURON_IOC_SUBMIT (in)
@@ -350,10 +373,24 @@ struct neuron_timestamp {
  * allocated (NEURON_IOC_MEM_ALLOC), except that its source may lie inside
  * the submitted program itself (the caller's own bytes: how a program
  * brings constants into device memory); otherwise nothing runs.
+ *
+ * NEURON_SUBMIT_F_DETACH: the program belongs to the core's owner. A file
+ * that does not own the core may submit it when the owner granted the
+ * file's uid the core (NEURON_IOC_CORE_GRANT; the uid is the effective uid
+ * of the credentials the file was opened with). Its DGE_COPY ranges are
+ * checked against the owner's allocations instead of the caller's; it
+ * runs until it ends, the owner resets the engine, the owner gives the
+ * core up (NEURON_IOC_CORE_RELEASE, close, exit), or the device is reset:
+ * the submitting file's close does not stop it. From the owner itself, or
+ * on a core nobody owns (which the call then takes, as without the flag),
+ * the flag changes nothing.
+ *
  * Errors: -EINVAL, -EFAULT, -EBUSY (engine running or waiting),
  * -EIO (engine halted on a fatal error: reset it first), -EPERM (another
- * file owns the core), -EACCES (a DGE_COPY names memory this file did not
- * allocate; the kernel log names the instruction index).
+ * file owns the core and, with NEURON_SUBMIT_F_DETACH, has not granted it
+ * to this file's uid), -EACCES (a DGE_COPY names memory this file, or for
+ * a detached program the core's owner, did not allocate; the kernel log
+ * names the instruction index).
  */
 struct neuron_submit {
 	__u32 core;
@@ -373,6 +410,13 @@ struct neuron_submit {
  * @soft_reset_counter:	programs started on this engine
  * @last_error:		error_id of the last fatal error, 0xff if none
  * @exec_count:		instructions retired since probe
+ * @programs_stopped:	out: programs the driver stopped on this engine
+ *			while it was RUNNING or WAITING, since probe: each
+ *			one also made a NEURON_EDGE_ENGINE_STOPPED event (a
+ *			device reset is not counted here). Its value on input
+ *			is ignored (it was the first word of @reserved, which
+ *			came back zero); 0 from a driver without
+ *			NEURON_CAP_SUBMIT_GRANT
  * @reserved:		in: must be zero
  *
  * Errors: -EINVAL.
@@ -385,7 +429,8 @@ struct neuron_engine_status {
 	__u32 soft_reset_counter;
 	__u32 last_error;
 	__u64 exec_count;
-	__u64 reserved[2];
+	__u64 programs_stopped;
+	__u64 reserved;
 };
 
 /**
@@ -394,8 +439,10 @@ struct neuron_engine_status {
  * @engine:	enum neuron_engine, < engines_per_core
  * @reserved:	must be zero
  *
- * Stops the engine and clears a fatal halt. Errors: -EINVAL, -EPERM (another
- * file owns the core).
+ * Stops the engine and clears a fatal halt. A program it stops while it
+ * runs or waits, detached or not, is counted and reported
+ * (NEURON_EDGE_ENGINE_STOPPED, cause NEURON_STOP_ENGINE_RESET). Errors:
+ * -EINVAL, -EPERM (another file owns the core).
  */
 struct neuron_engine_id {
 	__u32 core;
@@ -521,14 +568,57 @@ struct neuron_throttle {
  * core is owned by another open file; nothing was acquired).
  *
  * RELEASE gives the named cores up: the engines of each are reset first,
- * so no program of this file keeps running there. Errors: -EINVAL, -EPERM
- * (a named core is not owned by this file), -EBUSY (this file still has a
- * queue on a named core: NEURON_IOC_NQ_DESTROY it first; nothing was
+ * so no program of this file (nor a detached one it holds) keeps running
+ * there, each one stopped is reported (NEURON_EDGE_ENGINE_STOPPED, cause
+ * NEURON_STOP_CORE_RELEASE), and the cores' grants end. Errors: -EINVAL,
+ * -EPERM (a named core is not owned by this file), -EBUSY (this file still
+ * has a queue on a named core: NEURON_IOC_NQ_DESTROY it first; nothing was
  * released).
  */
 struct neuron_cores {
 	__u64 cores;
 	__u64 owned;
+	__u64 reserved;
+};
+
+/* NEURON_IOC_CORE_GRANT operations */
+#define NEURON_GRANT_OP_GRANT	0	/* @uid may submit detached programs to @cores */
+#define NEURON_GRANT_OP_REVOKE	1	/* end the grants of @cores */
+
+/**
+ * struct neuron_core_grant - NEURON_IOC_CORE_GRANT (in/out)
+ * @cores:	in: bit c names core c, which this file must own; bits at or
+ *		above num_cores must be zero. 0 changes nothing (a query of
+ *		@granted)
+ * @op:		in: NEURON_GRANT_OP_GRANT or NEURON_GRANT_OP_REVOKE
+ * @uid:	in: GRANT: the user ID, as the caller's user namespace names
+ *		it, whose files may submit detached programs
+ *		(NEURON_SUBMIT_F_DETACH) to the named cores; it replaces the
+ *		uid an earlier grant named. REVOKE: must be zero
+ * @granted:	out: the cores this file owns that carry a grant after the
+ *		call
+ * @reserved:	in: must be zero
+ *
+ * The owner of a core lets one uid (Linux's unit of trust) start programs
+ * there that belong to the owner: their records reach the owner's queues,
+ * their DGE_COPY ranges are checked against the owner's device memory,
+ * and they outlive the submitting file (docs/decisions.md#submit-detach).
+ * The uid a SUBMIT is checked against is the effective uid of the
+ * credentials its file was opened with, as for any permission that
+ * travels with a file. A grant does not let anyone else make queues,
+ * reset engines or write semaphores; a running detached program keeps
+ * running when its grant is revoked. Grants end when the owner gives the
+ * core up (NEURON_IOC_CORE_RELEASE, close, exit) and on a device reset.
+ * Errors: -EINVAL (a bit >= num_cores, @op unknown, @uid not mapped in
+ * the caller's user namespace or nonzero for REVOKE, reserved nonzero),
+ * -EPERM (a named core is not owned by this file; nothing changed), -EIO
+ * (stale file), -ENODEV (device removed).
+ */
+struct neuron_core_grant {
+	__u64 cores;
+	__u32 op;
+	__u32 uid;
+	__u64 granted;
 	__u64 reserved;
 };
 
@@ -636,9 +726,10 @@ struct neuron_mem_free {
  * knows which fields it got (docs/decisions.md#uapi-growth). Generic netlink
  * events are attributes and carry the family version in their header.
  *
- * Which edges a file sees (docs/decisions.md#tenancy): NOTIFIC edges of the
- * cores it owns, and every THROTTLE, FAULT, RESET and PCI_ERROR edge. A file
- * opened by a process with CAP_SYS_ADMIN sees every edge. The event queue is
+ * Which edges a file sees (docs/decisions.md#tenancy): NOTIFIC and
+ * ENGINE_STOPPED edges of the cores it owns (ENGINE_STOPPED: owned when the
+ * program was stopped), and every THROTTLE, FAULT, RESET and PCI_ERROR
+ * edge. A file opened by a process with CAP_SYS_ADMIN sees every edge. The event queue is
  * allocated, and charged to the caller's memory cgroup, when the file first
  * acquires a core or first calls read() or poll(); a file that does neither
  * costs the interrupt threads nothing.
@@ -650,7 +741,8 @@ enum neuron_edge {
 	NEURON_EDGE_THROTTLE = 1,	/* the throttle (HAM) vector */
 	NEURON_EDGE_FAULT = 2,		/* the device fault vector */
 	NEURON_EDGE_RESET = 3,		/* queues were torn down: enum neuron_reset_cause */
-	NEURON_EDGE_PCI_ERROR = 4	/* AER reported an error: enum neuron_pci_error */
+	NEURON_EDGE_PCI_ERROR = 4,	/* AER reported an error: enum neuron_pci_error */
+	NEURON_EDGE_ENGINE_STOPPED = 5	/* a running program stopped: enum neuron_stop_cause */
 };
 
 /*
@@ -669,6 +761,16 @@ enum neuron_reset_cause {
 	NEURON_RESET_SHUTDOWN = 5	/* system shutdown or kexec */
 };
 
+/*
+ * Why the driver stopped a program that was running or waiting
+ * (NEURON_EDGE_ENGINE_STOPPED @cause); docs/decisions.md#submit-detach.
+ */
+enum neuron_stop_cause {
+	NEURON_STOP_ENGINE_RESET = 1,	/* the core's owner reset the engine (ENGINE_RESET) */
+	NEURON_STOP_CORE_RELEASE = 2,	/* the owner gave the core up (CORE_RELEASE) */
+	NEURON_STOP_RELEASE = 3		/* the owner's file was released (close, exit, kill) */
+};
+
 /* AER channel state (NEURON_EDGE_PCI_ERROR @cause) */
 enum neuron_pci_error {
 	NEURON_PCI_ERROR_NONFATAL = 1,	/* queues keep running, nothing lost */
@@ -680,19 +782,24 @@ enum neuron_pci_error {
  * struct neuron_event - one interrupt edge, from read() and generic netlink
  * @timestamp_ns: CLOCK_MONOTONIC nanoseconds when the handler ran
  * @device:	N of /dev/nnqN
- * @core:	NOTIFIC: the core; FAULT with cause NEURON_FAULT_INTR_STORM:
- *		the core whose interrupt causes the driver masked for a while
- *		because they stormed (sysfs intr_storms); otherwise 0
+ * @core:	NOTIFIC, ENGINE_STOPPED: the core; FAULT with cause
+ *		NEURON_FAULT_INTR_STORM: the core whose interrupt causes the
+ *		driver masked for a while because they stormed (sysfs
+ *		intr_storms); otherwise 0
  * @edge:	enum neuron_edge
  * @cause:	NOTIFIC: tpb_notific_intr bits (enum neuron_notific_intr);
  *		THROTTLE: NEURON_REG_THROTTLE_STATUS; FAULT: NEURON_FAULT_* bits;
- *		RESET: enum neuron_reset_cause; PCI_ERROR: enum neuron_pci_error
+ *		RESET: enum neuron_reset_cause; PCI_ERROR: enum neuron_pci_error;
+ *		ENGINE_STOPPED: enum neuron_stop_cause
  * @queues:	NOTIFIC: bit per queue whose THRESHOLD was reached;
- *		RESET: the number of queues torn down
+ *		RESET: the number of queues torn down; ENGINE_STOPPED: bit per
+ *		engine (enum neuron_engine) whose program was stopped
  * @lost:	events this file dropped just before this one
  * @count:	edges of this (core, edge) since the device was probed;
  *		RESET: records the consumers had not read (TAIL - HEAD summed
- *		over the torn-down queues), lost with their rings
+ *		over the torn-down queues), lost with their rings;
+ *		ENGINE_STOPPED: programs stopped on this core since probe,
+ *		these included (the sum of sysfs programs_stopped's line)
  * @size:	bytes of this event the kernel filled: the smaller of
  *		sizeof(struct neuron_event) (56 here) and the file's event
  *		size; absent from the NEURON_EVENT_SIZE_VER0 bytes a file gets
@@ -825,5 +932,6 @@ enum neuron_genl_attr {
 #define NEURON_IOC_NOTIFY_TRIGGER _IOWR(NEURON_IOCTL_MAGIC, 0x10, struct neuron_notify_trigger)
 #define NEURON_IOC_NQ_COALESCE	_IOW(NEURON_IOCTL_MAGIC, 0x11, struct neuron_nq_coalesce)
 #define NEURON_IOC_TIMESTAMP	_IOWR(NEURON_IOCTL_MAGIC, 0x12, struct neuron_timestamp)
+#define NEURON_IOC_CORE_GRANT	_IOWR(NEURON_IOCTL_MAGIC, 0x13, struct neuron_core_grant)
 
 #endif /* _UAPI_LINUX_NEURON_H */

@@ -138,6 +138,7 @@ static void expect_stale(struct __test_metadata *_metadata,
 	struct neuron_cores cores = { .cores = 1 };
 	struct neuron_mem_alloc ma = { .size = 4096 };
 	struct neuron_mem_free mf = { .offset = 0 };
+	struct neuron_core_grant cg = { .cores = 1, .uid = 0 };
 	struct neuron_event_size es = { .size = sizeof(struct neuron_event) };
 	struct neuron_nq_coalesce nc = { .core = 0, .queue = 1, .threshold = 1 };
 	struct neuron_timestamp ts = { .core = 0 };
@@ -158,6 +159,7 @@ static void expect_stale(struct __test_metadata *_metadata,
 	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_CORE_RELEASE, &cores));
 	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_MEM_ALLOC, &ma));
 	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_MEM_FREE, &mf));
+	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_CORE_GRANT, &cg));
 	/* the event size only shapes read(), which stale files keep */
 	EXPECT_EQ(0, neuron_ioctl(lq->fd, NEURON_IOC_EVENT_SIZE, &es));
 	EXPECT_EQ(SIGBUS, probe_read(lq->ring.slots, &v));

@@ -670,6 +670,7 @@ static const struct field f_status[] = {
 	FLD(struct neuron_engine_status, state), FLD(struct neuron_engine_status, pc),
 	FLD(struct neuron_engine_status, soft_reset_counter),
 	FLD(struct neuron_engine_status, last_error), FLD(struct neuron_engine_status, exec_count),
+	FLD(struct neuron_engine_status, programs_stopped),
 	FLD(struct neuron_engine_status, reserved),
 };
 static const struct field f_flags[] = {
@@ -1179,6 +1180,7 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 		struct neuron_notify_trigger nt = { .core = 0, .enable = 1 };
 		struct neuron_nq_coalesce nc = { .core = 0, .queue = 1 };
 		struct neuron_timestamp ts = { .core = 0 };
+		struct neuron_core_grant cg = { .cores = 1, .uid = 0 };
 		struct {
 			unsigned long cmd;
 			void *arg;
@@ -1192,6 +1194,7 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 			{ NEURON_IOC_CORE_RELEASE, &co }, { NEURON_IOC_MEM_ALLOC, &ma },
 			{ NEURON_IOC_MEM_FREE, &mf }, { NEURON_IOC_NOTIFY_TRIGGER, &nt },
 			{ NEURON_IOC_NQ_COALESCE, &nc }, { NEURON_IOC_TIMESTAMP, &ts },
+			{ NEURON_IOC_CORE_GRANT, &cg },
 		};
 		for (int f = 0; f < 2; f++) {
 			int x = f ? fd2 : fd;
@@ -1679,6 +1682,7 @@ static const struct fz_cmd {
 	{ NEURON_IOC_NOTIFY_TRIGGER, "NOTIFY_TRIGGER", { EPERM, ENOMEM } },
 	{ NEURON_IOC_NQ_COALESCE, "NQ_COALESCE", { ENOENT } },
 	{ NEURON_IOC_TIMESTAMP, "TIMESTAMP", { 0 } },
+	{ NEURON_IOC_CORE_GRANT, "CORE_GRANT", { EPERM } },
 };
 
 struct fz_map {
@@ -1948,6 +1952,19 @@ static void fz_plausible(struct fz *z, int ci, void *arg, size_t size)
 			a->reserved = 1;
 		break;
 	}
+	case 19: {	/* CORE_GRANT: cores 0..3, op 0..2, root or a tenant's uid */
+		struct neuron_core_grant *a = arg;
+		static const uint32_t uids[] = { 0, 1001, 0xffffffffu };
+
+		a->cores = (r >> 8) % 8 ? (r >> 12) % 4 : r >> 12;
+		a->op = (r >> 20) % 8 ? (uint32_t)((r >> 24) % 2) : (uint32_t)(r >> 24) % 3;
+		a->uid = a->op ? 0 : uids[(r >> 32) % ARRAY_SIZE(uids)];
+		if (!((r >> 40) % 10))
+			a->uid = (uint32_t)(r >> 40);
+		if (!((r >> 56) % 10))
+			a->reserved = 1;
+		break;
+	}
 	default:
 		break;
 	}
@@ -1979,6 +1996,7 @@ static bool fz_changed_a_core(unsigned long cmd, const void *u)
 	const struct neuron_feature_flags *ff = u;
 	const struct neuron_evt_sem *sem = u;
 	const struct neuron_cores *co = u;
+	const struct neuron_core_grant *cg = u;
 
 	switch (cmd) {
 	case NEURON_IOC_NQ_INIT: case NEURON_IOC_SUBMIT: case NEURON_IOC_ENGINE_RESET:
@@ -1990,6 +2008,8 @@ static bool fz_changed_a_core(unsigned long cmd, const void *u)
 		return !u || (sem->op != NEURON_SEM_READ && sem->op != NEURON_EVENT_READ);
 	case NEURON_IOC_CORE_ACQUIRE: case NEURON_IOC_CORE_RELEASE:
 		return !u || co->owned;
+	case NEURON_IOC_CORE_GRANT:
+		return !u || cg->cores || cg->granted;
 	default:
 		return false;
 	}

@@ -30,6 +30,14 @@
  *   core_ioctls	CORE_ACQUIRE/RELEASE and MEM_ALLOC/FREE inputs
  *   fanout		a NOTIFIC edge is queued for its core's owner alone,
  *			however many files of others read events
+ *   detach		an owner (TENANT_O) grants uid A its cores: A's
+ *			detached programs run on the owner's behalf (records
+ *			in the owner's queue, the owner's memory) and outlive
+ *			A's file; uid B and the ungranted are refused; revoke;
+ *			the owner's ENGINE_RESET, CORE_RELEASE and release stop
+ *			them, each counted and reported (ENGINE_STOPPED)
+ *   grant_ioctls	CORE_GRANT inputs; ENGINE_RESET of a running engine:
+ *			one ENGINE_STOPPED event, one more in programs_stopped
  *
  * Expected values are the UAPI's (include/uapi/linux/neuron.h: the
  * "Tenancy" paragraph and each Errors: line), written here as literals.
@@ -56,11 +64,13 @@
 
 #define TENANT_A	1001
 #define TENANT_B	1002
+#define TENANT_O	1003	/* the owner of the detach group */
 #define TENANT_GID	1000
 
 /* Device memory each tenant allocates (BAR4 offsets, below mem_alloc_limit). */
 #define MEM_A		0x100000u
 #define MEM_B		0x200000u
+#define MEM_O		0x300000u
 #define MEM_LEN		0x10000u
 
 #define EXPL_QUEUE	1	/* EXPLICIT records' queue (default ROUTE) */
@@ -99,6 +109,8 @@ struct shared {
 	/* memcg */
 	int rings, ring_err;
 	long long mc_base, mc_before, mc_after[24], mc_closed, mc_max, mc_peak;
+	/* detach: the steps of its three tenants, in order */
+	volatile int step[16];
 	/* the checks */
 	int n;
 	struct check c[MAX_CHECKS];
@@ -1358,6 +1370,522 @@ TEST_F_TIMEOUT(ten, fanout, 200)
 		       e1 > e0 ? (double)(c1 - c0) / (double)(e1 - e0) : 0.0);
 	EXPECT_LE(1, e1 - e0) TH_LOG("no NOTIFIC edge");
 	EXPECT_EQ(e1 - e0, c1 - c0) TH_LOG("an edge was queued for a file that owns no core");
+}
+
+/* ==== detach =============================================================== */
+
+/* The steps of the detach group, each set once by the tenant that did it. */
+enum {
+	S_O_READY,		/* O owns cores 0 and 1, queue 1 of core 0, MEM_O */
+	S_A_REFUSED,		/* A tried without a grant */
+	S_GRANTED,		/* O granted both cores to uid A */
+	S_B_REFUSED,		/* B tried with the grant to A */
+	S_A_CLOSED,		/* A started its stream detached and closed */
+	S_REVOKED,		/* O revoked the grants */
+	S_A_RETRIED,		/* A tried after the revoke */
+	S_REGRANTED,		/* O granted both cores again */
+	S_A_LONG,		/* A started long programs on core 0 ACT, core 1 PE */
+	S_O_STOPPED,		/* O reset core 0 ACT and released core 1 */
+	S_A_LONG2,		/* A started a long program on core 0 PE */
+	S_STEPS
+};
+
+#define DETACH_HINT	0xd	/* A's detached records */
+#define DETACH_N	32	/* NOTIFYs of A's detached stream */
+#define OWN_HINT	0x0	/* O's own records */
+#define OWN_N		16
+
+static void step_set(int i)
+{
+	set_flag(&sh->step[i]);
+}
+
+static int step_wait(int i)
+{
+	wait_flag(&sh->step[i], 4 * NEURON_WAIT_MS);
+	return sh->step[i];
+}
+
+static struct neuron_emu_insn delay_insn(uint32_t ns)
+{
+	struct neuron_emu_insn in = neuron_insn(NEURON_OP_DELAY, 0);
+
+	in.operand.arg.value = ns;
+	return in;
+}
+
+/*
+ * A's stream: 1 s of DELAY (it outlives A's close by far), then DETACH_N
+ * times a NOTIFY (hint DETACH_HINT, ext i) and 10 ms of DELAY, then HALT:
+ * 2 * DETACH_N + 2 instructions.
+ */
+static unsigned int detach_stream(struct neuron_emu_insn *prog)
+{
+	unsigned int n = 0;
+
+	prog[n++] = delay_insn(1000000000u);
+	for (unsigned int i = 0; i < DETACH_N; i++) {
+		prog[n] = neuron_insn(NEURON_OP_NOTIFY, DETACH_HINT);
+		prog[n++].operand.arg.debug_hint_extended = (uint16_t)i;
+		prog[n++] = delay_insn(10000000u);
+	}
+	prog[n++] = neuron_insn(NEURON_OP_HALT, 0);
+	return n;
+}
+
+/* 5 x 4 s of DELAY, then HALT: still running whenever it is stopped here. */
+static unsigned int long_prog(struct neuron_emu_insn *prog)
+{
+	for (unsigned int i = 0; i < 5; i++)
+		prog[i] = delay_insn(4000000000u);
+	prog[5] = neuron_insn(NEURON_OP_HALT, 0);
+	return 6;
+}
+
+static int core_grant(int fd, __u64 cores, __u32 op, __u32 uid, __u64 *granted)
+{
+	struct neuron_core_grant g = { .cores = cores, .op = op, .uid = uid,
+				       .granted = 0xdead };
+	int ret = neuron_ioctl(fd, NEURON_IOC_CORE_GRANT, &g);
+
+	if (granted)
+		*granted = g.granted;
+	return ret;
+}
+
+/* sysfs programs_stopped of @core: the counts of its five engines. */
+static int programs_stopped(unsigned int core, unsigned long long n[NEURON_ENGINES_PER_CORE])
+{
+	char buf[512], want[16], *p;
+
+	if (neuron_sysfs_read("programs_stopped", buf, sizeof(buf)) < 0)
+		return -errno;
+	snprintf(want, sizeof(want), "core%u ", core);
+	p = strstr(buf, want);
+	if (!p || sscanf(p + strlen(want), "%llu %llu %llu %llu %llu", &n[0], &n[1], &n[2],
+			 &n[3], &n[4]) != NEURON_ENGINES_PER_CORE)
+		return -EINVAL;
+	return 0;
+}
+
+static unsigned long long stopped_sum(const unsigned long long n[NEURON_ENGINES_PER_CORE])
+{
+	unsigned long long sum = 0;
+
+	for (int e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+		sum += n[e];
+	return sum;
+}
+
+/*
+ * Reads every event queued on @fd (O_NONBLOCK, events of this header's
+ * size) and keeps the ENGINE_STOPPED ones, at most @max; returns how many
+ * there were.
+ */
+static int stopped_events(int fd, struct neuron_event *out, int max)
+{
+	struct neuron_event ev[32];
+	ssize_t got;
+	int n = 0;
+
+	while ((got = read(fd, ev, sizeof(ev))) > 0)
+		for (size_t i = 0; i < (size_t)got / sizeof(ev[0]); i++) {
+			if (ev[i].edge != NEURON_EDGE_ENGINE_STOPPED)
+				continue;
+			if (n < max)
+				out[n] = ev[i];
+			n++;
+		}
+	return n;
+}
+
+/* The owner, uid TENANT_O: cores 0 and 1, queue 1 of core 0, MEM_O. */
+static int detach_owner(void *arg)
+{
+	uint8_t act_expl = NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_ACT,
+						      NEURON_ENGINE_RECORD_EXPLICIT);
+	struct neuron_emu_insn prog[OWN_N + 1];
+	union neuron_isa_notification r;
+	unsigned long long before0[5], before1[5], after[5];
+	struct neuron_engine_status st, act0;
+	struct neuron_event ev[4];
+	struct neuron_nq_init init;
+	struct neuron_ring ring = { 0 };
+	unsigned int mine = 0, theirs = 0, altered = 0;
+	__u64 owned, granted;
+	int fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK), n;
+
+	(void)arg;
+	if (fd < 0)
+		return 90;
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 3, &owned), "O: CORE_ACQUIRE 0-1");
+	chk(0, mem_alloc(fd, MEM_O, MEM_LEN, NEURON_MEM_F_FIXED, NULL), "O: MEM_ALLOC fixed");
+	if (neuron_nq_create(fd, 0, EXPL_QUEUE, 4096, 0, &init) ||
+	    neuron_ring_map(fd, &init, &ring))
+		return 91;
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_ACT, &act0), "O: ENGINE_STATUS");
+	step_set(S_O_READY);
+
+	/* A was refused: nothing of A's started, nothing reached the ring */
+	if (!step_wait(S_A_REFUSED))
+		return 92;
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_ACT, &st), "O: ENGINE_STATUS");
+	chk(act0.soft_reset_counter, st.soft_reset_counter, "O: A's refused programs started nothing");
+	/* DETACH from the owner itself changes nothing: its own stream */
+	for (unsigned int i = 0; i < OWN_N; i++) {
+		prog[i] = neuron_insn(NEURON_OP_NOTIFY, OWN_HINT);
+		prog[i].operand.arg.debug_hint_extended = (uint16_t)(0x100 + i);
+	}
+	prog[OWN_N] = neuron_insn(NEURON_OP_HALT, 0);
+	chk(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, OWN_N + 1, NEURON_SUBMIT_F_DETACH),
+	    "O: detached SUBMIT to its own core");
+	for (unsigned int i = 0; i < OWN_N; i++) {
+		if (neuron_ring_read(&ring, &r, 1, NEURON_WAIT_MS))
+			break;
+		if (r.explicit_notif.debug_hint == OWN_HINT &&
+		    r.explicit_notif.debug_hint_extended == 0x100 + i)
+			mine++;
+		else
+			theirs++;
+	}
+	chk(OWN_N, mine, "O: its own stream, in order");
+	chk(0, theirs, "O: records of others before the grant");
+	chk(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 0, NEURON_ENGINE_PE, NEURON_WAIT_MS),
+	    "O: its own program ended");
+	chk(0, core_grant(fd, 3, NEURON_GRANT_OP_GRANT, TENANT_A, &granted), "O: CORE_GRANT 0-1 to A");
+	chk(3, granted, "O: granted after CORE_GRANT");
+	step_set(S_GRANTED);
+
+	/* A's stream: started detached, A's file closed, it still runs */
+	if (!step_wait(S_A_CLOSED))
+		return 93;
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_ACT, &st), "O: ENGINE_STATUS");
+	chk(NEURON_ENGINE_RUNNING, st.state, "O: A's detached program runs after A's close");
+	chk(act0.programs_stopped, st.programs_stopped, "O: A's close stopped nothing");
+	mine = theirs = 0;
+	for (unsigned int i = 0; i < DETACH_N; i++) {
+		if (neuron_ring_read(&ring, &r, 1, NEURON_WAIT_MS))
+			break;
+		if (neuron_rec_type(&r) != act_expl || r.explicit_notif.debug_hint != DETACH_HINT ||
+		    r.explicit_notif.debug_hint_extended != i)
+			altered++;
+		mine++;
+	}
+	chk(DETACH_N, mine, "O: A's detached records in O's queue after A's close");
+	chk(0, altered, "O: A's detached records altered or out of order");
+	chk(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 0, NEURON_ENGINE_ACT, NEURON_WAIT_MS),
+	    "O: A's detached stream ended by itself");
+	chk(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 0, NEURON_ENGINE_POOL, NEURON_WAIT_MS),
+	    "O: A's detached copy in O's memory ran");
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_ACT, &st), "O: ENGINE_STATUS");
+	chk(act0.soft_reset_counter + 1, st.soft_reset_counter, "O: ACT started A's stream once");
+	chk(act0.programs_stopped, st.programs_stopped, "O: nothing of A's was stopped");
+	chk(0, neuron_ring_pop(&ring, &r), "O: no record beyond A's stream");
+	chk(0, stopped_events(fd, ev, 4), "O: ENGINE_STOPPED events so far");
+	chk(0, core_grant(fd, 3, NEURON_GRANT_OP_REVOKE, 0, &granted), "O: CORE_GRANT revoke");
+	chk(0, granted, "O: granted after the revoke");
+	step_set(S_REVOKED);
+	if (!step_wait(S_A_RETRIED))
+		return 94;
+	chk(0, core_grant(fd, 3, NEURON_GRANT_OP_GRANT, TENANT_A, &granted), "O: CORE_GRANT again");
+	chk(3, granted, "O: granted again");
+	step_set(S_REGRANTED);
+
+	/* the owner's ENGINE_RESET and CORE_RELEASE stop A's programs: reported */
+	if (!step_wait(S_A_LONG))
+		return 95;
+	chk(0, programs_stopped(0, before0), "O: sysfs programs_stopped core 0");
+	chk(0, programs_stopped(1, before1), "O: sysfs programs_stopped core 1");
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_ACT, &st), "O: ENGINE_STATUS");
+	chk(NEURON_ENGINE_RUNNING, st.state, "O: A's long program runs on core 0 ACT");
+	chk(0, engine_reset(fd, 0, NEURON_ENGINE_ACT), "O: ENGINE_RESET core 0 ACT");
+	n = stopped_events(fd, ev, 4);
+	chk(1, n, "O: ENGINE_STOPPED events after ENGINE_RESET");
+	if (n >= 1) {
+		chk(0, ev[0].core, "O: ENGINE_STOPPED core");
+		chk(NEURON_STOP_ENGINE_RESET, ev[0].cause, "O: ENGINE_STOPPED cause");
+		chk(1u << NEURON_ENGINE_ACT, ev[0].queues, "O: ENGINE_STOPPED engines");
+		chk(stopped_sum(before0) + 1, ev[0].count, "O: ENGINE_STOPPED count");
+	}
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_ACT, &st), "O: ENGINE_STATUS");
+	chk(before0[NEURON_ENGINE_ACT] + 1, st.programs_stopped, "O: ACT programs_stopped");
+	chk(0, engine_reset(fd, 0, NEURON_ENGINE_ACT), "O: ENGINE_RESET of the idle engine");
+	chk(0, stopped_events(fd, ev, 4), "O: ENGINE_STOPPED events after an idle reset");
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 2, &owned), "O: CORE_RELEASE core 1");
+	chk(1, owned, "O: owns core 0 after CORE_RELEASE");
+	n = stopped_events(fd, ev, 4);
+	chk(1, n, "O: ENGINE_STOPPED events after CORE_RELEASE");
+	if (n >= 1) {
+		chk(1, ev[0].core, "O: ENGINE_STOPPED core");
+		chk(NEURON_STOP_CORE_RELEASE, ev[0].cause, "O: ENGINE_STOPPED cause");
+		chk(1u << NEURON_ENGINE_PE, ev[0].queues, "O: ENGINE_STOPPED engines");
+		chk(stopped_sum(before1) + 1, ev[0].count, "O: ENGINE_STOPPED count");
+	}
+	chk(0, programs_stopped(1, after), "O: sysfs programs_stopped core 1");
+	chk(before1[NEURON_ENGINE_PE] + 1, after[NEURON_ENGINE_PE], "O: core 1 PE programs_stopped");
+	chk(stopped_sum(before1) + 1, stopped_sum(after), "O: core 1 programs_stopped in all");
+	chk(0, core_grant(fd, 0, NEURON_GRANT_OP_GRANT, 0, &granted), "O: CORE_GRANT query");
+	chk(1, granted, "O: core 1's grant ended with it");
+	step_set(S_O_STOPPED);
+
+	/* the owner's release stops A's last program (the parent's file sees it) */
+	if (!step_wait(S_A_LONG2))
+		return 96;
+	chk(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st), "O: ENGINE_STATUS");
+	chk(NEURON_ENGINE_RUNNING, st.state, "O: A's program runs on core 0 PE");
+	neuron_ring_unmap(&ring);
+	close(fd);
+	return 0;
+}
+
+/* A, uid TENANT_A: the grantee. */
+static int detach_a(void *arg)
+{
+	struct neuron_emu_insn prog[2 * DETACH_N + 2], dge[2];
+	unsigned int n;
+	int fd = neuron_open();
+
+	(void)arg;
+	if (fd < 0 || !step_wait(S_O_READY))
+		return 100;
+	n = detach_stream(prog);
+	chk(-EPERM, neuron_submit(fd, 0, NEURON_ENGINE_ACT, prog, n, NEURON_SUBMIT_F_DETACH),
+	    "A: detached SUBMIT without a grant");
+	chk(-EPERM, neuron_submit(fd, 0, NEURON_ENGINE_ACT, prog, n, 0), "A: SUBMIT to O's core");
+	chk(-EPERM, core_grant(fd, 1, NEURON_GRANT_OP_GRANT, TENANT_A, NULL),
+	    "A: CORE_GRANT of O's core");
+	chk(0, mem_alloc(fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, NULL), "A: MEM_ALLOC fixed");
+	step_set(S_A_REFUSED);
+
+	if (!step_wait(S_B_REFUSED))
+		return 101;
+	chk(-EPERM, neuron_submit(fd, 0, NEURON_ENGINE_ACT, prog, n, 0),
+	    "A: SUBMIT without DETACH to a granted core");
+	/* a detached program runs on O's behalf: O's memory, not A's */
+	dge[0] = dge_copy(MEM_A, MEM_A + 0x1000, 64);
+	dge[1] = neuron_insn(NEURON_OP_HALT, 0);
+	chk(-EACCES, neuron_submit(fd, 0, NEURON_ENGINE_POOL, dge, 2, NEURON_SUBMIT_F_DETACH),
+	    "A: detached DGE_COPY in A's own memory");
+	dge[0] = dge_copy(MEM_O, MEM_O + 0x1000, 64);
+	chk(0, neuron_submit(fd, 0, NEURON_ENGINE_POOL, dge, 2, NEURON_SUBMIT_F_DETACH),
+	    "A: detached DGE_COPY in O's memory");
+	chk(0, neuron_submit(fd, 0, NEURON_ENGINE_ACT, prog, n, NEURON_SUBMIT_F_DETACH),
+	    "A: detached SUBMIT of its stream");
+	close(fd);
+	step_set(S_A_CLOSED);
+
+	if (!step_wait(S_REVOKED))
+		return 102;
+	fd = neuron_open();
+	chk(-EPERM, neuron_submit(fd, 0, NEURON_ENGINE_ACT, prog, n, NEURON_SUBMIT_F_DETACH),
+	    "A: detached SUBMIT after the revoke");
+	step_set(S_A_RETRIED);
+	if (!step_wait(S_REGRANTED))
+		return 103;
+	n = long_prog(prog);
+	chk(0, neuron_submit(fd, 0, NEURON_ENGINE_ACT, prog, n, NEURON_SUBMIT_F_DETACH),
+	    "A: detached long program on core 0 ACT");
+	chk(0, neuron_submit(fd, 1, NEURON_ENGINE_PE, prog, n, NEURON_SUBMIT_F_DETACH),
+	    "A: detached long program on core 1 PE");
+	close(fd);
+	step_set(S_A_LONG);
+
+	if (!step_wait(S_O_STOPPED))
+		return 104;
+	fd = neuron_open();
+	chk(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, n, NEURON_SUBMIT_F_DETACH),
+	    "A: detached long program on core 0 PE");
+	close(fd);
+	step_set(S_A_LONG2);
+	return 0;
+}
+
+/* B, uid TENANT_B: another uid, refused with the grant to A. */
+static int detach_b(void *arg)
+{
+	struct neuron_emu_insn prog[2 * DETACH_N + 2];
+	unsigned int n = detach_stream(prog);
+	int fd = neuron_open();
+
+	(void)arg;
+	if (fd < 0 || !step_wait(S_GRANTED))
+		return 110;
+	chk(-EPERM, neuron_submit(fd, 0, NEURON_ENGINE_ACT, prog, n, NEURON_SUBMIT_F_DETACH),
+	    "B: detached SUBMIT, the grant is A's");
+	chk(-EPERM, core_grant(fd, 1, NEURON_GRANT_OP_REVOKE, 0, NULL), "B: CORE_GRANT revoke of O's core");
+	chk(-EPERM, engine_reset(fd, 0, NEURON_ENGINE_ACT), "B: ENGINE_RESET of O's core");
+	close(fd);
+	step_set(S_B_REFUSED);
+	return 0;
+}
+
+/* A again, once the granting owner is gone and root owns core 0. */
+static int detach_after_owner(void *arg)
+{
+	struct neuron_emu_insn prog[6];
+	unsigned int n = long_prog(prog);
+	int fd = neuron_open();
+
+	(void)arg;
+	if (fd < 0)
+		return 120;
+	chk(-EPERM, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, n, NEURON_SUBMIT_F_DETACH),
+	    "A: detached SUBMIT once the granting owner left");
+	close(fd);
+	return 0;
+}
+
+/*
+ * The issue's detached submit under tenancy (docs/decisions.md#submit-detach):
+ * only a uid the owner granted may start a program on the owner's core,
+ * the program is the owner's (records, memory, lifetime), and every program
+ * the driver stops while it runs is counted and reported. The parent's
+ * file (CAP_SYS_ADMIN: a watcher) sees the three ENGINE_STOPPED events:
+ * the owner's ENGINE_RESET, CORE_RELEASE and release, in that order.
+ */
+TEST_F_TIMEOUT(ten, detach, 200)
+{
+	static const struct { __u32 core, cause, engines; } want[] = {
+		{ 0, NEURON_STOP_ENGINE_RESET, 1u << NEURON_ENGINE_ACT },
+		{ 1, NEURON_STOP_CORE_RELEASE, 1u << NEURON_ENGINE_PE },
+		{ 0, NEURON_STOP_RELEASE, 1u << NEURON_ENGINE_PE },
+	};
+	unsigned long long b0[5], b1[5], a0[5], a1[5];
+	struct neuron_event ev[8];
+	struct pollfd p;
+	pid_t o, a, b, heir;
+	int n, root = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK);
+
+	ASSERT_LE(0, root);
+	p = (struct pollfd){ .fd = root, .events = POLLIN };
+	poll(&p, 1, 0);		/* subscribes root's file */
+	stopped_events(root, ev, 8);	/* whatever earlier tests left */
+	ASSERT_EQ(0, programs_stopped(0, b0));
+	ASSERT_EQ(0, programs_stopped(1, b1));
+	o = spawn(TENANT_O, detach_owner, NULL);
+	ASSERT_LT(0, o);
+	a = spawn(TENANT_A, detach_a, NULL);
+	ASSERT_LT(0, a);
+	b = spawn(TENANT_B, detach_b, NULL);
+	ASSERT_LT(0, b);
+	EXPECT_EQ(0, reap(b)) TH_LOG("B");
+	EXPECT_EQ(0, reap(a)) TH_LOG("A");
+	EXPECT_EQ(0, reap(o)) TH_LOG("O");
+	assert_checks(_metadata, 60);
+
+	n = stopped_events(root, ev, 8);
+	EXPECT_EQ(3, n) TH_LOG("ENGINE_STOPPED events the watcher saw");
+	for (int i = 0; i < 3 && i < n; i++) {
+		EXPECT_EQ(want[i].core, ev[i].core) TH_LOG("event %d", i);
+		EXPECT_EQ(want[i].cause, ev[i].cause) TH_LOG("event %d", i);
+		EXPECT_EQ(want[i].engines, ev[i].queues) TH_LOG("event %d", i);
+	}
+	ASSERT_EQ(0, programs_stopped(0, a0));
+	ASSERT_EQ(0, programs_stopped(1, a1));
+	EXPECT_EQ(b0[NEURON_ENGINE_ACT] + 1, a0[NEURON_ENGINE_ACT]);
+	EXPECT_EQ(b0[NEURON_ENGINE_PE] + 1, a0[NEURON_ENGINE_PE]);
+	EXPECT_EQ(stopped_sum(b0) + 2, stopped_sum(a0));
+	EXPECT_EQ(b1[NEURON_ENGINE_PE] + 1, a1[NEURON_ENGINE_PE]);
+	EXPECT_EQ(stopped_sum(b1) + 1, stopped_sum(a1));
+	if (n >= 3)
+		EXPECT_EQ(stopped_sum(a0), ev[2].count);
+
+	/* the grant ended with its owner: a new owner's core refuses A */
+	EXPECT_EQ(0, cores_ioctl(root, NEURON_IOC_CORE_ACQUIRE, 1, NULL));
+	heir = spawn(TENANT_A, detach_after_owner, NULL);
+	ASSERT_LT(0, heir);
+	EXPECT_EQ(0, reap(heir));
+	assert_checks(_metadata, 1);
+	close(root);
+}
+
+/* ==== grant_ioctls ========================================================= */
+
+/*
+ * CORE_GRANT's inputs (UAPI struct neuron_core_grant, Errors:), and the
+ * count and event of one program stopped by its owner's ENGINE_RESET.
+ */
+TEST_F(ten, grant_ioctls)
+{
+	struct neuron_core_grant g;
+	struct neuron_engine_status st;
+	struct neuron_emu_insn prog[6], halt = neuron_insn(NEURON_OP_HALT, 0);
+	struct neuron_event ev[4];
+	unsigned long long before[5], after[5];
+	__u64 granted;
+	int fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK), other = neuron_open(), n;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, other);
+	/* bad fields: -EINVAL, whoever asks */
+	EXPECT_EQ(-EINVAL, core_grant(fd, 4, NEURON_GRANT_OP_GRANT, TENANT_A, NULL));
+	EXPECT_EQ(-EINVAL, core_grant(fd, 1ull << 63, NEURON_GRANT_OP_GRANT, TENANT_A, NULL));
+	EXPECT_EQ(-EINVAL, core_grant(fd, 1, 2, TENANT_A, NULL)) TH_LOG("op");
+	EXPECT_EQ(-EINVAL, core_grant(fd, 1, NEURON_GRANT_OP_GRANT, 0xffffffffu, NULL))
+		TH_LOG("uid (uid_t)-1 is no uid");
+	EXPECT_EQ(-EINVAL, core_grant(fd, 1, NEURON_GRANT_OP_REVOKE, TENANT_A, NULL))
+		TH_LOG("REVOKE names no uid");
+	g = (struct neuron_core_grant){ .cores = 1, .uid = TENANT_A, .reserved = 1 };
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_CORE_GRANT, &g));
+	/* only the owner grants; a free core is not taken */
+	EXPECT_EQ(-EPERM, core_grant(fd, 1, NEURON_GRANT_OP_GRANT, TENANT_A, NULL));
+	EXPECT_EQ(0, core_grant(fd, 0, NEURON_GRANT_OP_GRANT, TENANT_A, &granted));
+	EXPECT_EQ(0, granted);
+	expect_owner(_metadata, 0, 0);
+	EXPECT_EQ(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1, NULL));
+	EXPECT_EQ(-EPERM, core_grant(other, 1, NEURON_GRANT_OP_GRANT, TENANT_B, NULL));
+	EXPECT_EQ(-EPERM, core_grant(other, 1, NEURON_GRANT_OP_REVOKE, 0, NULL));
+	EXPECT_EQ(0, core_grant(fd, 1, NEURON_GRANT_OP_GRANT, TENANT_A, &granted));
+	EXPECT_EQ(1, granted);
+	EXPECT_EQ(0, core_grant(other, 0, NEURON_GRANT_OP_GRANT, 0, &granted));
+	EXPECT_EQ(0, granted) TH_LOG("another file's query sees its own cores only");
+	/* all or nothing: core 1 is not fd's */
+	EXPECT_EQ(-EPERM, core_grant(fd, 3, NEURON_GRANT_OP_REVOKE, 0, &granted));
+	EXPECT_EQ(0, core_grant(fd, 0, NEURON_GRANT_OP_GRANT, 0, &granted));
+	EXPECT_EQ(1, granted) TH_LOG("a refused REVOKE revoked something");
+	EXPECT_EQ(0, core_grant(fd, 1, NEURON_GRANT_OP_REVOKE, 0, &granted));
+	EXPECT_EQ(0, granted);
+	/* the other file, root but not the owner: DETACH without a grant */
+	EXPECT_EQ(-EPERM, neuron_submit(other, 0, NEURON_ENGINE_PE, &halt, 1,
+					NEURON_SUBMIT_F_DETACH));
+	EXPECT_EQ(-EINVAL, neuron_submit(fd, 0, NEURON_ENGINE_PE, &halt, 1, 1u << 2))
+		TH_LOG("an unknown SUBMIT flag");
+
+	/* ENGINE_RESET of a running engine: one event, one more stopped */
+	ASSERT_EQ(0, programs_stopped(0, before));
+	stopped_events(fd, ev, 4);
+	ASSERT_EQ(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, long_prog(prog), 0));
+	ASSERT_EQ(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st));
+	EXPECT_EQ(NEURON_ENGINE_RUNNING, st.state);
+	EXPECT_EQ(before[NEURON_ENGINE_PE], st.programs_stopped);
+	EXPECT_EQ(0, engine_reset(fd, 0, NEURON_ENGINE_PE));
+	n = stopped_events(fd, ev, 4);
+	EXPECT_EQ(1, n);
+	if (n >= 1) {
+		EXPECT_EQ(0, ev[0].device);
+		EXPECT_EQ(0, ev[0].core);
+		EXPECT_EQ(NEURON_STOP_ENGINE_RESET, ev[0].cause);
+		EXPECT_EQ(1u << NEURON_ENGINE_PE, ev[0].queues);
+		EXPECT_EQ(stopped_sum(before) + 1, ev[0].count);
+		EXPECT_EQ(56, ev[0].size);
+	}
+	ASSERT_EQ(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st));
+	EXPECT_EQ(NEURON_ENGINE_IDLE, st.state);
+	EXPECT_EQ(before[NEURON_ENGINE_PE] + 1, st.programs_stopped);
+	ASSERT_EQ(0, programs_stopped(0, after));
+	for (int e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+		EXPECT_EQ(before[e] + (e == NEURON_ENGINE_PE), after[e]) TH_LOG("engine %d", e);
+	}
+	/* an idle engine, a program that ended: nothing stopped, nothing said */
+	EXPECT_EQ(0, engine_reset(fd, 0, NEURON_ENGINE_PE));
+	EXPECT_EQ(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, &halt, 1, 0));
+	EXPECT_EQ(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 0, NEURON_ENGINE_PE, NEURON_WAIT_MS));
+	EXPECT_EQ(0, engine_reset(fd, 0, NEURON_ENGINE_PE));
+	EXPECT_EQ(0, stopped_events(fd, ev, 4));
+	ASSERT_EQ(0, programs_stopped(0, after));
+	EXPECT_EQ(before[NEURON_ENGINE_PE] + 1, after[NEURON_ENGINE_PE]);
+	close(other);
+	close(fd);
 }
 
 int main(int argc, char **argv)

@@ -15,6 +15,9 @@
  *		(and today's NQ_INFO reports no coalescing time limit for
  *		its queue)
  *   caps	the capability bits DEVICE_INFO reports
+ *   v0_detach	the first release's SUBMIT and ENGINE_STATUS structs with
+ *		NEURON_SUBMIT_F_DETACH and @programs_stopped (once reserved),
+ *		and an ENGINE_STOPPED event read as 40 bytes
  *
  * The frozen structs below are the layouts of the first release, written
  * out by hand: never derive them from the current header.
@@ -331,11 +334,66 @@ TEST(capabilities)
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info));
 	/*
 	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
-	 * COALESCE: bit 4; TIMESTAMP: bit 5
+	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6
 	 */
-	EXPECT_EQ(0x3full, info.capabilities);
+	EXPECT_EQ(0x7full, info.capabilities);
+	EXPECT_EQ(1ull << 6, info.capabilities & NEURON_CAP_SUBMIT_GRANT);
 	EXPECT_EQ(0, info.reserved[0]);
 	EXPECT_EQ(0, info.reserved[1]);
+	close(fd);
+}
+
+/*
+ * A program built against the first release: its SUBMIT struct carries the
+ * later flag NEURON_SUBMIT_F_DETACH (on its own core: it changes nothing),
+ * its ENGINE_STATUS struct gets @programs_stopped in what was reserved[0]
+ * and passes it back in unchanged on the next call, and its 40-byte events
+ * hold the whole ENGINE_STOPPED edge.
+ */
+TEST(v0_detach)
+{
+	struct neuron_emu_insn prog[2];
+	struct v0_submit sub = { .core = CORE, .engine = NEURON_ENGINE_PE, .count = 2,
+				 .flags = 1u << 1,	/* NEURON_SUBMIT_F_DETACH, by hand */
+				 .insns = (uintptr_t)prog };
+	struct v0_engine_status st = { .core = CORE, .engine = NEURON_ENGINE_PE };
+	struct neuron_engine_id id = { .core = CORE, .engine = NEURON_ENGINE_PE };
+	struct v0_event ev[16];
+	__u64 stopped;
+	int fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK), n = 0;
+	ssize_t got;
+
+	ASSERT_LE(0, fd);
+	prog[0] = neuron_insn(NEURON_OP_DELAY, 0);
+	prog[0].operand.arg.value = 4000000000u;	/* 4 s */
+	prog[1] = neuron_insn(NEURON_OP_HALT, 0);
+	ASSERT_EQ(0, neuron_ioctl(fd, V0_SUBMIT, &sub));
+	ASSERT_EQ(0, neuron_ioctl(fd, V0_ENGINE_STATUS, &st));
+	EXPECT_EQ(NEURON_ENGINE_RUNNING, st.state);
+	stopped = st.reserved[0];
+	while (read(fd, ev, sizeof(ev)) > 0)
+		;	/* the events of earlier tests */
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_ENGINE_RESET, &id));
+	while ((got = read(fd, ev, sizeof(ev))) > 0) {
+		EXPECT_EQ(0, got % 40);
+		for (int i = 0; i < got / 40; i++) {
+			if (ev[i].edge != 5)	/* NEURON_EDGE_ENGINE_STOPPED */
+				continue;
+			n++;
+			EXPECT_EQ(CORE, ev[i].core);
+			EXPECT_EQ(1, ev[i].cause);	/* NEURON_STOP_ENGINE_RESET */
+			EXPECT_EQ(1u << NEURON_ENGINE_PE, ev[i].queues);
+			EXPECT_LE(stopped + 1, ev[i].count);
+		}
+	}
+	EXPECT_EQ(1, n);
+	/* the struct as the last call left it: reserved[0] nonzero, accepted */
+	ASSERT_EQ(0, neuron_ioctl(fd, V0_ENGINE_STATUS, &st));
+	EXPECT_EQ(NEURON_ENGINE_IDLE, st.state);
+	EXPECT_EQ(stopped + 1, st.reserved[0]);
+	ASSERT_EQ(0, neuron_ioctl(fd, V0_ENGINE_STATUS, &st));
+	EXPECT_EQ(stopped + 1, st.reserved[0]);
+	EXPECT_EQ(0, st.reserved[1]);
 	close(fd);
 }
 

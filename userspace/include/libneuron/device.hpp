@@ -87,8 +87,13 @@ using Event = neuron_event;
 
 /// "IDLE", "RUNNING", "WAITING", "HALTED".
 std::string engine_state_name(std::uint32_t state);
-/// "NOTIFIC", "THROTTLE", "FAULT" (enum neuron_edge).
+/// "NOTIFIC", "THROTTLE", "FAULT", "RESET", "PCI_ERROR", "ENGINE_STOPPED"
+/// (enum neuron_edge); "EDGE_N" for a value this library does not know.
 std::string edge_name(std::uint32_t edge);
+/// Why the driver stopped a program, the `cause` of a NEURON_EDGE_ENGINE_STOPPED
+/// event (enum neuron_stop_cause): "ENGINE_RESET", "CORE_RELEASE", "RELEASE";
+/// "STOP_N" for another value (docs/decisions.md#submit-detach).
+std::string stop_cause_name(std::uint32_t cause);
 /// "SEM_READ", "EVENT_SET", ... (enum neuron_evt_sem_op).
 std::string evt_sem_op_name(std::uint32_t op);
 
@@ -156,6 +161,18 @@ class Device {
                                                std::uint32_t flags = 0, std::uint32_t threshold = 0) const;
   [[nodiscard]] Status nq_destroy(unsigned core, unsigned queue) const;
   [[nodiscard]] Result<NqInfo> nq_info(unsigned core, unsigned queue) const;
+  /// NEURON_IOC_SUBMIT: copy `insns` (1..NEURON_MAX_PROGRAM_INSNS) to the
+  /// engine's program area and start it; returns once it is started.
+  /// `flags`: NEURON_SUBMIT_F_TRACE (INST_START/INST_END records),
+  /// NEURON_SUBMIT_F_DETACH (the program belongs to the core's owner: from
+  /// a file that does not own the core, allowed when the owner granted this
+  /// file's uid the core with grant_cores(); its records go to the owner's
+  /// queues, its DGE_COPY ranges must be the owner's device memory, and this
+  /// file's close does not stop it; docs/decisions.md#submit-detach; needs
+  /// NEURON_CAP_SUBMIT_GRANT). Errors: EPERM (another file owns the core and,
+  /// for DETACH, granted it to no uid of this file), EACCES (a DGE_COPY
+  /// outside the program owner's memory), EBUSY (the engine runs), EIO
+  /// (HALTED: reset it), EINVAL (a field out of range, an unknown flag).
   [[nodiscard]] Status submit(unsigned core, unsigned engine, std::span<const Instruction> insns,
                               std::uint32_t flags = NEURON_SUBMIT_F_TRACE) const;
   [[nodiscard]] Result<EngineStatus> engine_status(unsigned core, unsigned engine) const;
@@ -206,6 +223,20 @@ class Device {
   /// this file started there); returns the cores still owned. EPERM: a core
   /// is not this file's; EBUSY: this file still has a queue on one.
   [[nodiscard]] Result<std::uint64_t> release_cores(std::uint64_t cores) const;
+  /// NEURON_IOC_CORE_GRANT (GRANT): let the files of user `uid` (as this
+  /// process's user namespace names it) submit detached programs
+  /// (NEURON_SUBMIT_F_DETACH) to `cores` (bit c = core c), which this file
+  /// must own; it replaces the uid of an earlier grant. Such programs belong
+  /// to this file: their records reach its queues and its close stops them
+  /// (docs/decisions.md#submit-detach). 0 only asks. Returns the cores of
+  /// this file that carry a grant afterwards. EPERM: a core is not this
+  /// file's (nothing changed); EINVAL: a core out of range, `uid` not a
+  /// user here; ENOTTY: a driver without NEURON_CAP_SUBMIT_GRANT.
+  [[nodiscard]] Result<std::uint64_t> grant_cores(std::uint64_t cores, std::uint32_t uid) const;
+  /// NEURON_IOC_CORE_GRANT (REVOKE): end the grants of `cores` (programs
+  /// already started keep running). Returns the cores still granted.
+  /// EPERM: a core is not this file's.
+  [[nodiscard]] Result<std::uint64_t> revoke_grants(std::uint64_t cores) const;
   /// NEURON_IOC_MEM_ALLOC: `size` bytes of device memory (rounded up to
   /// NEURON_MEM_ALIGN) for this file; with `fixed_offset`
   /// (NEURON_MEM_F_FIXED) exactly there or not at all (EBUSY: part of it is

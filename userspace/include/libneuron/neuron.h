@@ -99,7 +99,10 @@ LIBNEURON_API void libneuron_device_close(libneuron_device *dev);
 /**
  * libneuron_device_submit() - NEURON_IOC_SUBMIT: start @count instructions on
  * one engine (include/neuron/emu_isa.h).
- * @flags: NEURON_SUBMIT_F_* (NEURON_SUBMIT_F_TRACE: INST_START/INST_END records)
+ * @flags: NEURON_SUBMIT_F_* (NEURON_SUBMIT_F_TRACE: INST_START/INST_END records;
+ *	NEURON_SUBMIT_F_DETACH: the program belongs to the core's owner, which
+ *	may be another process that granted this user the core,
+ *	docs/decisions.md#submit-detach)
  *
  * Return: 0, -EINVAL (NULL @dev or @insns, @count 0, or the driver's check of
  * core, engine, count and flags), -EBUSY (the engine runs, or another open
