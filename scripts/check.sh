@@ -28,23 +28,69 @@ stage_failed() { # a stage that could not run counts as one failure
 	echo "check: $1" >&2
 	failed=$((failed + 1))
 }
+# stage_begin, then $(elapsed): a stage's wall time and the share of the
+# machine's CPU time (every core, from /proc/stat) that was busy meanwhile,
+# so a stage that leaves the cores idle shows (docs/build-environment.md#check-time)
+# (niced time, the background preparation's, shown apart)
+cpu_jiffies() { awk '/^cpu / { print $2 + $4 + $7 + $8 + $9, $3, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+stage_begin() {
+	ts=$(date +%s)
+	read -r busy0 nice0 all0 < <(cpu_jiffies)
+}
+elapsed() {
+	local busy nice all d
+	read -r busy nice all < <(cpu_jiffies)
+	d=$((all - all0 > 0 ? all - all0 : 1))
+	echo "$(($(date +%s) - ts)) s, CPU $(((busy - busy0) * 100 / d))% + nice $(((nice - nice0) * 100 / d))%"
+}
 finish() {
+	wait_prep
+	[ -n "${deb_pid:-}" ] && wait "$deb_pid"
 	echo "check: total $(($(date +%s) - t0)) s"
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
 	exit $?
 }
 
+prep_pid=""
+wait_prep() { # the background preparation below, if it still runs
+	[ -n "$prep_pid" ] || return 0
+	wait "$prep_pid" || echo "check: background preparation failed (log: $build/prep.log); the stages that need it retry" >&2
+	prep_pid=""
+}
 scripts/setup-host.sh || { stage_failed "host setup failed"; finish; }
 . scripts/ccache-env.sh
 
-ts=$(date +%s)
-make -s module userspace selftests || { stage_failed "build failed"; finish; }
-echo "check: build $(($(date +%s) - ts)) s"
+# What only the late stages need, started now in the background at the
+# lowest CPU priority, so it takes only CPU time the stages in front leave
+# idle (downloads, the single-vCPU VM lanes): the 6.1 and 6.12 kernels, the 6.12 headers,
+# the kernel's YNL tool, promtool, 6.12's perf, then the debug kernel build
+# (about 6 minutes of both cores when nothing else runs). Every script
+# caches its result and holds a lock while it works, so a stage that needs
+# a result before it is ready waits for it, and a failure here only means
+# the stage tries again itself (and reports it).
+(
+	set -x
+	nice -n 19 selftests/vm/fetch-kernel.sh
+	nice -n 19 selftests/vm/fetch-kernel.sh 6.12
+	nice -n 19 selftests/vm/fetch-kernel.sh --headers 6.12
+	nice -n 19 selftests/vm/fetch-ynl.sh
+	nice -n 19 scripts/fetch-promtool.sh
+	nice -n 19 scripts/debug-kernel/build.sh
+) >"$build/prep.log" 2>&1 &
+prep_pid=$!
 
-ts=$(date +%s)
+stage_begin
+make -s module userspace selftests || { stage_failed "build failed"; finish; }
+echo "check: build $(elapsed)"
+# the Debian packages (stage 8) need only the tree: built in the background
+# at the lowest priority too, while the stages in front run
+(nice -n 19 make -s deb >"$build/deb.log" 2>&1; echo $? >"$build/deb.status") &
+deb_pid=$!
+
+stage_begin
 qemu=$(emulator/qemu/build-qemu.sh | tail -1) || { stage_failed "QEMU build failed"; finish; }
-echo "check: qemu ready in $(($(date +%s) - ts)) s ($qemu)"
+echo "check: qemu ready in $(elapsed) ($qemu)"
 kernel=$(selftests/vm/fetch-kernel.sh | tail -1) || { stage_failed "guest kernel fetch failed"; finish; }
 
 # count_ctest NAME LOG: adds a ctest run's summary line to the totals
@@ -79,43 +125,43 @@ count_tap() {
 }
 
 # 1. host: GoogleTest via ctest, then again under ThreadSanitizer
-ts=$(date +%s)
+stage_begin
 ctest --test-dir "$build/userspace" -j2 --output-on-failure >"$build/ctest.log" 2>&1
-count_ctest "host ctest ($(($(date +%s) - ts)) s)" "$build/ctest.log"
-ts=$(date +%s)
+count_ctest "host ctest ($(elapsed))" "$build/ctest.log"
+stage_begin
 userspace/run-tsan.sh >"$build/tsan.log" 2>&1
-count_ctest "host ctest under TSan ($(($(date +%s) - ts)) s)" "$build/tsan.log"
+count_ctest "host ctest under TSan ($(elapsed))" "$build/tsan.log"
 
 # the docs: no citation of pages outside the repository, cited anchors and
 # relative links resolve
-ts=$(date +%s)
+stage_begin
 scripts/check-docs.sh >"$build/docs.log" 2>&1
 st=$?
-count_tap "docs ($(($(date +%s) - ts)) s)" "$build/docs.log" $st
+count_tap "docs ($(elapsed))" "$build/docs.log" $st
 
 # the ABI headers: kernel-doc clean, the uapi header alone as C89, C11 and
 # C++20 and through the kernel's headers_install.sh, regs.h's assertions
-ts=$(date +%s)
+stage_begin
 scripts/check-headers.sh >"$build/headers.log" 2>&1
 st=$?
-count_tap "headers ($(($(date +%s) - ts)) s)" "$build/headers.log" $st
+count_tap "headers ($(elapsed))" "$build/headers.log" $st
 
 # the YNL spec of the generic netlink family: the kernel's genetlink-legacy
 # schema, the uapi header and kernel/neuron_genl.c (the 6.12 lane drives the
 # live family with it)
-ts=$(date +%s)
+stage_begin
 scripts/check-ynl.sh >"$build/ynl.log" 2>&1
 st=$?
-count_tap "ynl spec ($(($(date +%s) - ts)) s)" "$build/ynl.log" $st
+count_tap "ynl spec ($(elapsed))" "$build/ynl.log" $st
 
 # the device model's qtest: QEMU's libqtest drives
 # neuron-tpb on a q35 machine from the host, no guest kernel (registers,
 # queues, a record DMA'd into guest memory, full-queue policies, MSI-X,
 # EVT_SEM, resets); glib's TAP, one line per case (emulator/tests/qtest)
-ts=$(date +%s)
+stage_begin
 emulator/tests/qtest/run-qtest.sh "$qemu" >"$build/qtest.log" 2>&1
 st=$?
-count_tap "qtest ($(($(date +%s) - ts)) s)" "$build/qtest.log" $st
+count_tap "qtest ($(elapsed))" "$build/qtest.log" $st
 
 # figures, not tests: the drain benchmark's records/s and its ratios to
 # memcpy and to the runtime's reference drain (targets in bench_drain.cpp)
@@ -133,14 +179,14 @@ lane_payload "$payload" || stage_failed "no kselftests in $build/selftests"
 trace_payload=$build/vm-trace-payload
 selftests/vm/trace-payload.sh "$trace_payload" 6.1 ||
 	stage_failed "trace-payload.sh 6.1 failed"
-ts=$(date +%s)
+stage_begin
 NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
 	--payload "$trace_payload" --append "neuron.torn_records=10000000" \
 	--smp 4 --memory 1024 --timeout 1800 \
 	-- /opt/neuron/guest-tests.sh --trace >/dev/null 2>&1
 st=$?
-count_tap "VM tests ($(($(date +%s) - ts)) s)" "$build/vm/tests.log" $st
+count_tap "VM tests ($(elapsed))" "$build/vm/tests.log" $st
 tr -d '\r' <"$build/vm/tests.log" | grep -E '^# torn: [0-9]' || true
 # the Prometheus file neuron-nq metrics
 # wrote from the real driver in that boot (selftests/vm/metrics-guest.sh),
@@ -161,7 +207,7 @@ fi
 #     records header word first (fault-torn-header-first=on); torn_test,
 #     told so on the command line, must then find torn records (it stops
 #     at 5 of them), which shows its checks can see a torn record
-ts=$(date +%s)
+stage_begin
 NEURON_VM_LOG=$build/vm/torn-control.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
 	--device fault-torn-header-first=on \
@@ -169,31 +215,31 @@ NEURON_VM_LOG=$build/vm/torn-control.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--smp 4 --timeout 900 \
 	-- /opt/neuron/guest-tests.sh --lane vm_torn_control --no-devtests torn_test >/dev/null 2>&1
 st=$?
-count_tap "VM torn-record control ($(($(date +%s) - ts)) s)" "$build/vm/torn-control.log" $st
+count_tap "VM torn-record control ($(elapsed))" "$build/vm/torn-control.log" $st
 tr -d '\r' <"$build/vm/torn-control.log" | grep -E '^# torn: [0-9]' || true
 
 # 3. VM: generation sunda (no DGE path, no feature-flag register)
-ts=$(date +%s)
+stage_begin
 NEURON_VM_LOG=$build/vm/sunda.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
 	--device gen=sunda --timeout 600 \
 	-- /opt/neuron/guest-tests.sh --lane vm_sunda --no-devtests dge_test >/dev/null 2>&1
 st=$?
-count_tap "VM sunda ($(($(date +%s) - ts)) s)" "$build/vm/sunda.log" $st
+count_tap "VM sunda ($(elapsed))" "$build/vm/sunda.log" $st
 
 # 4. VM: device-model tests on gen=sunda with fault injection (config B)
-ts=$(date +%s)
+stage_begin
 QEMU=$qemu VMLINUZ=$kernel emulator/tests/run-devtest.sh B >/dev/null 2>&1
 st=$?
-count_tap "VM device faults ($(($(date +%s) - ts)) s)" "$build/vm/devtest-B.log" $st
+count_tap "VM device faults ($(elapsed))" "$build/vm/devtest-B.log" $st
 
 # 5. VM: end-to-end figures: records/s and CPU per record (eventfd vs busy
 #    poll) from the engines to a libneuron consumer, neuron-nq run/monitor/stats
-ts=$(date +%s)
+stage_begin
 NEURON_VM_LOG=$build/vm/e2e.log selftests/vm/e2e-bench --qemu "$qemu" \
 	--kernel "$kernel" --timeout 900 >/dev/null 2>&1
 st=$?
-count_tap "VM end to end ($(($(date +%s) - ts)) s)" "$build/vm/e2e.log" $st
+count_tap "VM end to end ($(elapsed))" "$build/vm/e2e.log" $st
 tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# .*(records/s|per record|ratio)' || true
 
 # 6. VM robustness lanes (selftests/vm/lane-*.sh, robust_test and
@@ -203,11 +249,11 @@ tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# .*(records/s|per record|ratio)' ||
 robust_lane() { # robust_lane NAME SCRIPT [ARGS...]
 	local name=$1 ts st
 	shift
-	ts=$(date +%s)
+	stage_begin
 	NEURON_VM_LOG=$build/vm/lane-$name.log "$@" --qemu "$qemu" --kernel "$kernel" \
 		--module kernel/nnq.ko --payload "$payload" >/dev/null 2>&1
 	st=$?
-	count_tap "VM $name ($(($(date +%s) - ts)) s)" "$build/vm/lane-$name.log" $st
+	count_tap "VM $name ($(elapsed))" "$build/vm/lane-$name.log" $st
 }
 robust_lane hotplug selftests/vm/lane-monitor.sh --lane hotplug
 robust_lane faults selftests/vm/lane-robust.sh --lane faults
@@ -217,39 +263,40 @@ robust_lane iommu selftests/vm/lane-monitor.sh --lane iommu
 robust_lane iommu-removal selftests/vm/lane-monitor.sh --lane iommu-removal
 
 # 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
-ts=$(date +%s)
+stage_begin
 scripts/static-check.sh >"$build/static.log" 2>&1
 st=$?
-count_tap "static analysis ($(($(date +%s) - ts)) s)" "$build/static.log" $st
+count_tap "static analysis ($(elapsed))" "$build/static.log" $st
 
 # 8. the Debian packages (make deb; docs/decisions.md#packaging): lintian,
 #    autopkgtest (null virt server) and the packaged install path: dpkg -i,
 #    DKMS builds nnq.ko for 6.1 and 6.12, the 6.1 module in the VM (under
 #    udevd with the packaged rule, then every kselftest), dpkg --purge
-ts=$(date +%s)
-make -s deb >"$build/deb.log" 2>&1 || tail -20 "$build/deb.log"
-echo "check: make deb $(($(date +%s) - ts)) s (log: $build/deb.log)"
-ts=$(date +%s)
+stage_begin
+wait "$deb_pid"
+[ "$(cat "$build/deb.status" 2>/dev/null)" = 0 ] || tail -20 "$build/deb.log"
+echo "check: make deb (background since the build) done, waited $(elapsed) (log: $build/deb.log)"
+stage_begin
 NEURON_DKMS_LOG=$build/vm/dkms.log selftests/dkms/dkms-test.sh --qemu "$qemu" >/dev/null 2>&1
 st=$?
-count_tap "DKMS from the packages ($(($(date +%s) - ts)) s)" "$build/vm/dkms.log" $st
+count_tap "DKMS from the packages ($(elapsed))" "$build/vm/dkms.log" $st
 
 # 9. VM on bookworm-backports' 6.12 kernel with the module DKMS built from
 #    the neuron-dkms .deb and neuron-nq from the packages (step 8); the lane
 #    builds its own in build/kernel-6.12 if step 8 left none
-ts=$(date +%s)
+stage_begin
 pkg612=()
 [ -f "$build/dkms/6.12/nnq.ko" ] && pkg612+=(--module "$build/dkms/6.12/nnq.ko")
 [ -x "$build/dkms/root/usr/bin/neuron-nq" ] && pkg612+=(--root "$build/dkms/root")
 NEURON_VM_LOG=$build/vm/lane-6.12.log selftests/vm/lane-6.12.sh --qemu "$qemu" "${pkg612[@]}" >/dev/null 2>&1
 st=$?
-count_tap "VM 6.12 ($(($(date +%s) - ts)) s)" "$build/vm/lane-6.12.log" $st
+count_tap "VM 6.12 ($(elapsed))" "$build/vm/lane-6.12.log" $st
 
 # 10. VM on a debug kernel built from linux-source-6.1 (KASAN, lockdep, KFENCE,
 #    kmemleak, atomic-sleep checks); any report fails the lane
-ts=$(date +%s)
+stage_begin
 NEURON_VM_LOG=$build/vm/lane-debug.log selftests/vm/lane-debug.sh --qemu "$qemu" >/dev/null 2>&1
 st=$?
-count_tap "VM debug kernel ($(($(date +%s) - ts)) s)" "$build/vm/lane-debug.log" $st
+count_tap "VM debug kernel ($(elapsed))" "$build/vm/lane-debug.log" $st
 
 finish

@@ -12,6 +12,7 @@
 set -euo pipefail
 cache=${NEURON_CACHE:-/var/cache/neuron}
 die() { echo "fetch-promtool: $*" >&2; exit 1; }
+. "$(dirname "$0")/deb-fetch.sh"
 
 ver=$(apt-cache policy prometheus 2>/dev/null | awk '/Candidate:/ { print $2; exit }')
 if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
@@ -21,23 +22,18 @@ fi
 [ -n "$ver" ] && [ "$ver" != "(none)" ] || die "apt knows no package prometheus (apt-get update?)"
 d=$cache/promtool-$ver
 if [ ! -x "$d/promtool" ]; then
-	mkdir -p "$cache"
-	exec 8>"$cache/fetch-promtool.lock"
-	flock 8 # a concurrent caller waits, then finds the cache filled
+	deb_lock fetch-promtool
 	if [ ! -x "$d/promtool" ]; then
 		tmp=$(mktemp -d)
-		chmod 755 "$tmp" # apt-get download runs as _apt
-		(cd "$tmp" && apt-get download "prometheus=$ver" >/dev/null 2>&1) ||
-			{ rm -rf "$tmp"; die "apt-get download prometheus=$ver failed"; }
+		trap 'rm -rf "$tmp"' EXIT
+		deb_download "$tmp" "prometheus=$ver"
 		dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
-		[ -x "$tmp/x/usr/bin/promtool" ] || { rm -rf "$tmp"; die "no usr/bin/promtool in prometheus_$ver"; }
+		[ -x "$tmp/x/usr/bin/promtool" ] || die "no usr/bin/promtool in prometheus_$ver"
 		rm -rf "$d.tmp" "$d"
 		mkdir -p "$d.tmp"
 		cp "$tmp/x/usr/bin/promtool" "$d.tmp/promtool"
-		rm -rf "$tmp"
 		mv "$d.tmp" "$d"
 	fi
-	exec 8>&-
 fi
 "$d/promtool" --version >/dev/null 2>&1 || die "$d/promtool does not run"
 echo "$d/promtool"

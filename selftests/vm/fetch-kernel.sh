@@ -25,6 +25,7 @@ want=vmlinuz
 arg=${1:-6.1}
 
 die() { echo "fetch-kernel: $*" >&2; exit 1; }
+. "$(dirname "$0")/../../scripts/deb-fetch.sh"
 
 # newest_cached SERIES: the newest kernel of SERIES already complete in the cache
 newest_cached() {
@@ -69,27 +70,19 @@ else
 fi
 
 if [ ! -f "$dir/vmlinuz" ] || { [ -n "${need_headers:-}" ] && [ ! -f "$dir/.headers-done" ]; }; then
-	mkdir -p "$cache"
-	exec 9>"$cache/fetch-kernel.lock"
-	flock 9 # a concurrent caller waits, then finds the cache filled
+	deb_lock fetch-kernel
 fi
 
 tmp=""
 cleanup() { [ -z "$tmp" ] || rm -rf "$tmp"; }
 trap cleanup EXIT
-download() { # download PACKAGE... into $tmp; stale lists are refreshed once
-	(cd "$tmp" && apt-get download "$@" >/dev/null 2>&1) && return 0
-	apt-get update -q >/dev/null 2>&1
-	(cd "$tmp" && apt-get download "$@" >/dev/null 2>&1) ||
-		die "apt-get download $* failed"
-}
 
 if [ ! -f "$dir/vmlinuz" ]; then
 	tmp=$(mktemp -d)
 	# 6.12 only comes as -unsigned plus a signed twin; either has the vmlinuz
 	img=linux-image-$kver
 	apt-cache show "$img" >/dev/null 2>&1 || img=$img-unsigned
-	download "$img"
+	deb_download "$tmp" "$img"
 	dpkg-deb -x "$tmp"/linux-image-*.deb "$tmp/x"
 	mkdir -p "$dir"
 	rm -rf "$dir/modules"
@@ -108,7 +101,7 @@ if [ -n "${need_headers:-}" ] && [ ! -f "$dir/.headers-done" ]; then
 		grep -oE 'linux-(headers-[^ ,]*-common|kbuild-[^ ,]*)' | sort -u) ||
 		die "no package linux-headers-$kver"
 	# shellcheck disable=SC2086 # one word per package
-	download "linux-headers-$kver" $deps
+	deb_download "$tmp" "linux-headers-$kver" $deps
 	rm -rf "$dir/root" "$dir/headers"
 	for d in "$tmp"/*.deb; do dpkg-deb -x "$d" "$dir/root"; done
 	# the arch Makefile includes the -common one by absolute path; scripts

@@ -19,6 +19,7 @@ cache=${NEURON_CACHE:-/var/cache/neuron}
 pkg=linux-source-6.12
 
 die() { echo "fetch-ynl: $*" >&2; exit 1; }
+. "$(dirname "$0")/../../scripts/deb-fetch.sh"
 
 newest_cached() {
 	local d
@@ -38,18 +39,11 @@ if [ -z "$ver" ]; then
 	[ -n "$ver" ] || die "apt knows no $pkg (apt sources: scripts/setup-host.sh)"
 fi
 dir=$cache/ynl-$ver
-if [ ! -f "$dir/.done" ]; then
-	mkdir -p "$cache"
-	exec 9>"$cache/fetch-ynl.lock"
-	flock 9 # a concurrent caller waits, then finds the cache filled
-fi
+[ -f "$dir/.done" ] || deb_lock fetch-ynl
 if [ ! -f "$dir/.done" ]; then
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	(cd "$tmp" && apt-get download "$pkg=$ver" >/dev/null 2>&1) || {
-		apt-get update -q >/dev/null 2>&1
-		(cd "$tmp" && apt-get download "$pkg=$ver" >/dev/null 2>&1)
-	} || die "apt-get download $pkg=$ver failed"
+	deb_download "$tmp" "$pkg=$ver"
 	rm -rf "$dir"
 	mkdir -p "$tmp/x"
 	# the .deb holds usr/src/linux-source-6.12.tar.xz: stream it, keep two dirs

@@ -23,6 +23,7 @@ cache=${NEURON_CACHE:-/var/cache/neuron}
 nq=$top/build/userspace/neuron-nq
 
 die() { echo "trace-payload: $*" >&2; exit 1; }
+. "$top/scripts/deb-fetch.sh"
 [ -x /usr/bin/trace-cmd ] || die "no /usr/bin/trace-cmd (scripts/setup-host.sh installs trace-cmd)"
 [ -x "$nq" ] || die "no $nq (make userspace)"
 
@@ -46,20 +47,15 @@ perf_for() {
 		[ -n "$ver" ] || die "no 6.12 linux-perf in apt (bookworm-backports: scripts/setup-host.sh)"
 		d=$cache/perf-$ver
 		if [ ! -x "$d/usr/bin/perf" ]; then
-			mkdir -p "$cache"
-			exec 8>"$cache/fetch-perf.lock"
-			flock 8 # a concurrent caller waits, then finds the cache filled
+			deb_lock fetch-perf
 			if [ ! -x "$d/usr/bin/perf" ]; then
 				tmp=$(mktemp -d)
-				chmod 755 "$tmp" # apt-get download runs as _apt
-				(cd "$tmp" && apt-get download "linux-perf=$ver" >/dev/null 2>&1) ||
-					{ rm -rf "$tmp"; die "apt-get download linux-perf=$ver failed"; }
+				deb_download "$tmp" "linux-perf=$ver"
 				rm -rf "$d.tmp"
 				dpkg-deb -x "$tmp"/linux-perf_*.deb "$d.tmp"
 				rm -rf "$tmp" "$d"
 				mv "$d.tmp" "$d"
 			fi
-			exec 8>&-
 		fi
 		echo "$d/usr/bin/perf"
 		;;

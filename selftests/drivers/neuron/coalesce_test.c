@@ -103,24 +103,6 @@ static int nq_info(int fd, __u32 core, __u32 queue, struct neuron_nq_info *info)
 	return neuron_ioctl(fd, NEURON_IOC_NQ_INFO, info);
 }
 
-static int bind_eventfd(int fd, __u32 core, __u32 queue, int efd)
-{
-	struct neuron_nq_eventfd b = { .core = core, .queue = queue, .fd = efd };
-
-	return neuron_ioctl(fd, NEURON_IOC_NQ_EVENTFD, &b);
-}
-
-/* The eventfd's counter (reading resets it); 0 if nothing came in time. */
-static uint64_t eventfd_wait(int efd, int timeout_ms)
-{
-	struct pollfd p = { .fd = efd, .events = POLLIN };
-	uint64_t v = 0;
-
-	if (poll(&p, 1, timeout_ms) == 1 && read(efd, &v, sizeof(v)) != sizeof(v))
-		v = 0;
-	return v;
-}
-
 /* @n NOTIFYs with debug_hint_extended first..first+n-1, then HALT, on @engine. */
 static int run_notifies(int fd, __u32 core, __u32 engine, uint16_t first,
 			unsigned int n)
@@ -135,32 +117,13 @@ static int run_notifies(int fd, __u32 core, __u32 engine, uint16_t first,
 	return neuron_submit(fd, core, engine, prog, n + 1, 0);
 }
 
-/*
- * The next record, if fresh (phase bit of this pass), without telling the
- * device: HEAD is written by the caller, once per batch.
- */
-static int peek(struct neuron_ring *ring, union neuron_isa_notification *rec)
-{
-	const union neuron_isa_notification *slot =
-		&ring->slots[ring->head & (ring->entries - 1)];
-	uint8_t hdr = __atomic_load_n(&slot->bytes[NEURON_ISA_HEADER_OFFSET],
-				      __ATOMIC_ACQUIRE);
-
-	if (!!(hdr & NEURON_ISA_HEADER_PHASE) !=
-	    neuron_expected_phase(ring->head, ring->entries))
-		return 0;
-	memcpy(rec, slot, sizeof(*rec));
-	ring->head++;
-	return 1;
-}
-
 /* Takes @n records in order (first..first+n-1 expected); returns how many matched. */
 static unsigned int take(struct neuron_ring *ring, uint16_t first, unsigned int n)
 {
 	union neuron_isa_notification r;
 	unsigned int ok = 0;
 
-	for (unsigned int i = 0; i < n && peek(ring, &r); i++)
+	for (unsigned int i = 0; i < n && neuron_ring_peek(ring, &r); i++)
 		ok += r.explicit_notif.debug_hint_extended == (uint16_t)(first + i);
 	return ok;
 }
@@ -203,7 +166,7 @@ static void cq_make(struct __test_metadata *_metadata, FIXTURE_DATA(cq) *self,
 	ASSERT_EQ(0, nq_init(self->fd, CORE, QUEUE, RING, threshold, coalesce_ns,
 			     &self->init));
 	ASSERT_EQ(0, neuron_ring_map(self->fd, &self->init, &self->ring));
-	ASSERT_EQ(0, bind_eventfd(self->fd, CORE, QUEUE, self->efd));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(self->fd, CORE, QUEUE, self->efd));
 }
 
 /* Runs @n NOTIFYs on PE to completion. */
@@ -220,15 +183,15 @@ TEST_F(cq, time_limit_delivers)
 	cq_make(_metadata, self, 64, T_1MS);
 	cq_records(_metadata, self, 0, 5);
 	/* 5 records never reach THRESHOLD 64: the time limit delivers them */
-	EXPECT_EQ(1, eventfd_wait(self->efd, DEADLINE_MS));
+	EXPECT_EQ(1, neuron_eventfd_wait(self->efd, DEADLINE_MS));
 	EXPECT_EQ(2, take(&self->ring, 0, 2));
 	/* HEAD 2 leaves 3 unread: they are delivered again within the limit */
 	ack(&self->ring);
-	EXPECT_EQ(1, eventfd_wait(self->efd, DEADLINE_MS));
+	EXPECT_EQ(1, neuron_eventfd_wait(self->efd, DEADLINE_MS));
 	EXPECT_EQ(3, take(&self->ring, 2, 3));
 	/* HEAD 5 leaves none: nothing more */
 	ack(&self->ring);
-	EXPECT_EQ(0, eventfd_wait(self->efd, SILENCE_MS));
+	EXPECT_EQ(0, neuron_eventfd_wait(self->efd, SILENCE_MS));
 }
 
 TEST_F(cq, no_time_limit_silent)
@@ -237,12 +200,12 @@ TEST_F(cq, no_time_limit_silent)
 
 	cq_make(_metadata, self, 64, 0);
 	cq_records(_metadata, self, 0, 5);
-	EXPECT_EQ(0, eventfd_wait(self->efd, SILENCE_MS));
+	EXPECT_EQ(0, neuron_eventfd_wait(self->efd, SILENCE_MS));
 	/* the records are there for a consumer that looks */
 	EXPECT_EQ(5, take(&self->ring, 0, 5));
-	EXPECT_EQ(0, peek(&self->ring, &r));
+	EXPECT_EQ(0, neuron_ring_peek(&self->ring, &r));
 	ack(&self->ring);
-	EXPECT_EQ(0, eventfd_wait(self->efd, SILENCE_MS));
+	EXPECT_EQ(0, neuron_eventfd_wait(self->efd, SILENCE_MS));
 }
 
 TEST_F(cq, live_change_reevaluates)
@@ -251,20 +214,20 @@ TEST_F(cq, live_change_reevaluates)
 
 	cq_make(_metadata, self, 64, 0);
 	cq_records(_metadata, self, 0, 5);
-	EXPECT_EQ(0, eventfd_wait(self->efd, SILENCE_MS));
+	EXPECT_EQ(0, neuron_eventfd_wait(self->efd, SILENCE_MS));
 	/* 5 unread already reach a THRESHOLD of 4: signalled at once */
 	ASSERT_EQ(0, nq_coalesce(self->fd, CORE, QUEUE, 4, 0));
-	EXPECT_EQ(1, eventfd_wait(self->efd, DEADLINE_MS));
+	EXPECT_EQ(1, neuron_eventfd_wait(self->efd, DEADLINE_MS));
 	EXPECT_EQ(5, take(&self->ring, 0, 5));
 	ack(&self->ring);
 
 	/* 5 more below THRESHOLD 64 and no time limit: silence ... */
 	ASSERT_EQ(0, nq_coalesce(self->fd, CORE, QUEUE, 64, 0));
 	cq_records(_metadata, self, 5, 5);
-	EXPECT_EQ(0, eventfd_wait(self->efd, SILENCE_MS));
+	EXPECT_EQ(0, neuron_eventfd_wait(self->efd, SILENCE_MS));
 	/* ... until a time limit is set: it starts for the records waiting */
 	ASSERT_EQ(0, nq_coalesce(self->fd, CORE, QUEUE, 64, T_1MS));
-	EXPECT_EQ(1, eventfd_wait(self->efd, DEADLINE_MS));
+	EXPECT_EQ(1, neuron_eventfd_wait(self->efd, DEADLINE_MS));
 	EXPECT_EQ(5, take(&self->ring, 5, 5));
 	ack(&self->ring);
 	ASSERT_EQ(0, nq_info(self->fd, CORE, QUEUE, &info));
@@ -317,7 +280,7 @@ TEST_F(cq, bad_settings)
 	EXPECT_EQ(64, info.threshold);
 	EXPECT_EQ(T_1MS, info.coalesce_ns);
 	cq_records(_metadata, self, 0, 3);
-	EXPECT_EQ(1, eventfd_wait(self->efd, DEADLINE_MS));
+	EXPECT_EQ(1, neuron_eventfd_wait(self->efd, DEADLINE_MS));
 	EXPECT_EQ(3, take(&self->ring, 0, 3));
 	ack(&self->ring);
 	/* THRESHOLD = the ring's 256 records is the largest accepted */
@@ -387,7 +350,7 @@ static int owner(void *arg)
 		return 100;
 	CK(!nq_init(fd, CORE, QUEUE, RING, 64, T_1MS, &init), "NQ_INIT");
 	CK(!neuron_ring_map(fd, &init, &ring), "mmap");
-	CK(!bind_eventfd(fd, CORE, QUEUE, efd), "NQ_EVENTFD");
+	CK(!neuron_nq_bind_eventfd(fd, CORE, QUEUE, efd), "NQ_EVENTFD");
 	if (child_fails || write(h->ready[1], &c, 1) != 1 || read(h->go[0], &c, 1) != 1)
 		return 101;
 	CK(!nq_info(fd, CORE, QUEUE, &info), "NQ_INFO");
@@ -396,7 +359,7 @@ static int owner(void *arg)
 	CK(!run_notifies(fd, CORE, NEURON_ENGINE_PE, 0, 3), "SUBMIT");
 	CK(neuron_engine_wait(fd, CORE, NEURON_ENGINE_PE, NEURON_WAIT_MS) ==
 	   NEURON_ENGINE_IDLE, "program ran");
-	CK(eventfd_wait(efd, DEADLINE_MS) == 1, "time limit still delivers");
+	CK(neuron_eventfd_wait(efd, DEADLINE_MS) == 1, "time limit still delivers");
 	CK(take(&ring, 0, 3) == 3, "3 records in order");
 	neuron_ring_unmap(&ring);
 	close(efd);
@@ -556,12 +519,12 @@ static void *consume(void *arg)
 	while (c->got[0] + c->got[1] < 2 * STREAM_N) {
 		unsigned int batch = 0;
 
-		if (!eventfd_wait(c->efd, WAKE_WAIT_MS)) {
+		if (!neuron_eventfd_wait(c->efd, WAKE_WAIT_MS)) {
 			c->stuck++;	/* records left without a wake-up */
 			break;
 		}
 		c->wakes++;
-		while (peek(&c->ring, &r)) {
+		while (neuron_ring_peek(&c->ring, &r)) {
 			uint8_t t = neuron_rec_type(&r);
 			int e = t == pe ? 0 : t == act ? 1 : -1;
 
@@ -597,7 +560,7 @@ TEST_F_TIMEOUT(cq, live_changes_lose_nothing, 120)
 	self->ring = c.ring;	/* unmapped by the teardown */
 	ASSERT_EQ(64, c.ring.entries);
 	c.efd = self->efd;
-	ASSERT_EQ(0, bind_eventfd(self->fd, 1, QUEUE, self->efd));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(self->fd, 1, QUEUE, self->efd));
 	ASSERT_EQ(0, pthread_create(&tid, NULL, consume, &c));
 
 	t0 = neuron_now_ms();
@@ -675,8 +638,8 @@ TEST_F(cq, timestamp)
 	/* a record written after the first sample and before the second */
 	cq_make(_metadata, self, 1, 0);
 	cq_records(_metadata, self, 0, 1);
-	ASSERT_EQ(1, eventfd_wait(self->efd, DEADLINE_MS));
-	ASSERT_EQ(1, peek(&self->ring, &r));
+	ASSERT_EQ(1, neuron_eventfd_wait(self->efd, DEADLINE_MS));
+	ASSERT_EQ(1, neuron_ring_peek(&self->ring, &r));
 	ASSERT_EQ(0, timestamp(self->fd, CORE, &b));
 	EXPECT_LT(a.device_ps, b.device_ps);
 	EXPECT_LE(a.sys_after_ns, b.sys_before_ns);

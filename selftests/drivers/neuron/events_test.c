@@ -589,24 +589,6 @@ static int throttle_arm(int fd, __u32 enable)
 	return neuron_ioctl(fd, NEURON_IOC_THROTTLE, &t);
 }
 
-static int nq_bind_eventfd(int fd, __u32 core, __u32 queue, int efd)
-{
-	struct neuron_nq_eventfd b = { .core = core, .queue = queue, .fd = efd };
-
-	return neuron_ioctl(fd, NEURON_IOC_NQ_EVENTFD, &b);
-}
-
-/* The eventfd's counter (read resets it), 0 if nothing came in time. */
-static uint64_t eventfd_wait(int efd, int timeout_ms)
-{
-	struct pollfd p = { .fd = efd, .events = POLLIN };
-	uint64_t v = 0;
-
-	if (poll(&p, 1, timeout_ms) == 1 && read(efd, &v, sizeof(v)) != sizeof(v))
-		v = 0;
-	return v;
-}
-
 /* ---- edges through all three channels ---------------------------------- */
 
 FIXTURE(edge)
@@ -689,7 +671,7 @@ TEST_F(edge, threshold_eventfd)
 	ASSERT_LE(0, efd);
 	ASSERT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_NQ_INIT, &init));
 	ASSERT_EQ(0, neuron_ring_map(self->fd, &init, &ring));
-	ASSERT_EQ(0, nq_bind_eventfd(self->fd, 0, 1, efd));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(self->fd, 0, 1, efd));
 
 	for (int round = 0; round < 2; round++) {
 		ASSERT_EQ(0, snap_take(0, NEURON_EDGE_NOTIFIC, &before));
@@ -697,12 +679,12 @@ TEST_F(edge, threshold_eventfd)
 		ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_PE, prog, 2, 0));
 		ASSERT_EQ(NEURON_ENGINE_IDLE, neuron_engine_wait(self->fd, 0,
 								 NEURON_ENGINE_PE, NEURON_WAIT_MS));
-		EXPECT_EQ(0, eventfd_wait(efd, 200));
+		EXPECT_EQ(0, neuron_eventfd_wait(efd, 200));
 		/* the third reaches it */
 		ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_PE, &prog[2], 1, 0));
 		expect_edge(_metadata, self, &before,
 			    BIT(NEURON_NOTIFIC_INTR_THRESHOLD), BIT(1), &ev);
-		EXPECT_EQ(1, eventfd_wait(efd, NEURON_WAIT_MS)) TH_LOG("round %d", round);
+		EXPECT_EQ(1, neuron_eventfd_wait(efd, NEURON_WAIT_MS)) TH_LOG("round %d", round);
 		/* the consumer drains and writes HEAD: that re-arms it */
 		ASSERT_EQ(0, neuron_ring_read(&ring, recs, 3, NEURON_WAIT_MS));
 		for (int i = 0; i < 3; i++) {
@@ -710,12 +692,12 @@ TEST_F(edge, threshold_eventfd)
 		}
 	}
 	/* unbound: the next threshold edge signals nothing */
-	ASSERT_EQ(0, nq_bind_eventfd(self->fd, 0, 1, -1));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(self->fd, 0, 1, -1));
 	ASSERT_EQ(0, snap_take(0, NEURON_EDGE_NOTIFIC, &before));
 	ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_PE, prog, 3, 0));
 	expect_edge(_metadata, self, &before,
 		    BIT(NEURON_NOTIFIC_INTR_THRESHOLD), BIT(1), NULL);
-	EXPECT_EQ(0, eventfd_wait(efd, 200));
+	EXPECT_EQ(0, neuron_eventfd_wait(efd, 200));
 	neuron_ring_unmap(&ring);
 	close(efd);
 }
@@ -870,11 +852,11 @@ TEST_F(edge, fp_error_record)
 	ASSERT_EQ(0, snap_take(1, NEURON_EDGE_NOTIFIC, &before));
 	ASSERT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_NQ_INIT, &init));
 	ASSERT_EQ(0, neuron_ring_map(self->fd, &init, &ring));
-	ASSERT_EQ(0, nq_bind_eventfd(self->fd, 1, 3, efd));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(self->fd, 1, 3, efd));
 	ASSERT_EQ(0, neuron_submit(self->fd, 1, NEURON_ENGINE_DVE, prog, 2, 0));
 	expect_edge(_metadata, self, &before,
 		    BIT(NEURON_NOTIFIC_INTR_THRESHOLD), BIT(3), NULL);
-	EXPECT_EQ(1, eventfd_wait(efd, NEURON_WAIT_MS));
+	EXPECT_EQ(1, neuron_eventfd_wait(efd, NEURON_WAIT_MS));
 
 	ASSERT_EQ(0, neuron_ring_read(&ring, &rec, 1, NEURON_WAIT_MS));
 	err = &rec.tpb_error;
@@ -1482,32 +1464,32 @@ TEST(nq_eventfd_ioctl)
 	ASSERT_EQ(0, pipe(pipefd));
 
 	/* no such queue, or another file's */
-	EXPECT_EQ(-ENOENT, nq_bind_eventfd(fd, 0, 1, efd1));
+	EXPECT_EQ(-ENOENT, neuron_nq_bind_eventfd(fd, 0, 1, efd1));
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INIT, &init));
-	EXPECT_EQ(-ENOENT, nq_bind_eventfd(other, 0, 1, efd1));
+	EXPECT_EQ(-ENOENT, neuron_nq_bind_eventfd(other, 0, 1, efd1));
 	/* range, reserved, not an open fd, not an eventfd */
-	EXPECT_EQ(-EINVAL, nq_bind_eventfd(fd, 2, 1, efd1));
-	EXPECT_EQ(-EINVAL, nq_bind_eventfd(fd, 0, 10, efd1));
+	EXPECT_EQ(-EINVAL, neuron_nq_bind_eventfd(fd, 2, 1, efd1));
+	EXPECT_EQ(-EINVAL, neuron_nq_bind_eventfd(fd, 0, 10, efd1));
 	b = (struct neuron_nq_eventfd){ .core = 0, .queue = 1, .fd = efd1, .reserved0 = 1 };
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_NQ_EVENTFD, &b));
 	b = (struct neuron_nq_eventfd){ .core = 0, .queue = 1, .fd = efd1, .reserved = 1 };
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_NQ_EVENTFD, &b));
-	EXPECT_EQ(-EBADF, nq_bind_eventfd(fd, 0, 1, 1000));
-	EXPECT_EQ(-EBADF, nq_bind_eventfd(fd, 0, 1, -2));
-	EXPECT_EQ(-EINVAL, nq_bind_eventfd(fd, 0, 1, pipefd[0]));
-	EXPECT_EQ(-EINVAL, nq_bind_eventfd(fd, 0, 1, fd));
+	EXPECT_EQ(-EBADF, neuron_nq_bind_eventfd(fd, 0, 1, 1000));
+	EXPECT_EQ(-EBADF, neuron_nq_bind_eventfd(fd, 0, 1, -2));
+	EXPECT_EQ(-EINVAL, neuron_nq_bind_eventfd(fd, 0, 1, pipefd[0]));
+	EXPECT_EQ(-EINVAL, neuron_nq_bind_eventfd(fd, 0, 1, fd));
 	/* unbinding an unbound queue is fine */
-	EXPECT_EQ(0, nq_bind_eventfd(fd, 0, 1, -1));
+	EXPECT_EQ(0, neuron_nq_bind_eventfd(fd, 0, 1, -1));
 
 	/* rebinding replaces: only the second one is signalled */
-	ASSERT_EQ(0, nq_bind_eventfd(fd, 0, 1, efd1));
-	ASSERT_EQ(0, nq_bind_eventfd(fd, 0, 1, efd2));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(fd, 0, 1, efd1));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(fd, 0, 1, efd2));
 	ASSERT_EQ(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, 1, 0));
-	EXPECT_EQ(1, eventfd_wait(efd2, NEURON_WAIT_MS));
-	EXPECT_EQ(0, eventfd_wait(efd1, 200));
+	EXPECT_EQ(1, neuron_eventfd_wait(efd2, NEURON_WAIT_MS));
+	EXPECT_EQ(0, neuron_eventfd_wait(efd1, 200));
 
 	/* the binding holds its own reference: closing the fd is harmless */
-	ASSERT_EQ(0, nq_bind_eventfd(fd, 0, 1, efd3));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(fd, 0, 1, efd3));
 	close(efd3);
 	ASSERT_EQ(0, neuron_nq_destroy(fd, 0, 1));
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INIT, &init));
@@ -1516,17 +1498,17 @@ TEST(nq_eventfd_ioctl)
 							 NEURON_WAIT_MS));
 
 	/* the binding ended with the queue: the new queue 1 signals nobody */
-	ASSERT_EQ(0, nq_bind_eventfd(fd, 0, 1, efd2));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(fd, 0, 1, efd2));
 	ASSERT_EQ(0, neuron_nq_destroy(fd, 0, 1));
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INIT, &init));
 	ASSERT_EQ(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, 1, 0));
 	ASSERT_EQ(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 0, NEURON_ENGINE_PE,
 							 NEURON_WAIT_MS));
-	EXPECT_EQ(0, eventfd_wait(efd2, 300));
-	EXPECT_EQ(0, eventfd_wait(efd1, 0));
+	EXPECT_EQ(0, neuron_eventfd_wait(efd2, 300));
+	EXPECT_EQ(0, neuron_eventfd_wait(efd1, 0));
 
 	/* and a bound queue torn down by close() leaves nothing behind */
-	ASSERT_EQ(0, nq_bind_eventfd(fd, 0, 1, efd1));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(fd, 0, 1, efd1));
 	close(pipefd[0]);
 	close(pipefd[1]);
 	close(other);
@@ -1992,7 +1974,7 @@ TEST_F(removal, unbind_with_readers_eventfds_listeners)
 	ASSERT_EQ(0, nl_open_neuron(&nl, 1));
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INIT, &init));
 	ASSERT_EQ(0, neuron_ring_map(fd, &init, &ring));
-	ASSERT_EQ(0, nq_bind_eventfd(fd, 0, 1, efd));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(fd, 0, 1, efd));
 	ASSERT_EQ(0, pthread_create(&thr, NULL, blocked_read, &reader));
 	usleep(200 * 1000);
 
@@ -2008,10 +1990,10 @@ TEST_F(removal, unbind_with_readers_eventfds_listeners)
 	EXPECT_EQ(-1, read(fd, &dinfo, EV_SIZE));
 	EXPECT_EQ(ENODEV, errno);
 	EXPECT_EQ(-ENODEV, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &info));
-	EXPECT_EQ(-ENODEV, nq_bind_eventfd(fd, 0, 1, -1));
+	EXPECT_EQ(-ENODEV, neuron_nq_bind_eventfd(fd, 0, 1, -1));
 	EXPECT_EQ(-ENODEV, neuron_ioctl(reader, NEURON_IOC_DEVICE_INFO, &dinfo));
 	/* the eventfd is still ours and fine */
-	EXPECT_EQ(0, eventfd_wait(efd, 0));
+	EXPECT_EQ(0, neuron_eventfd_wait(efd, 0));
 	/* netlink: the device is gone, the family is still there */
 	nl_req_init(&r, nl.family, 0, NEURON_CMD_GET_DEVICE, NEURON_GENL_VERSION);
 	nl_req_put_u32(&r, NEURON_A_DEVICE, 0);
@@ -2079,14 +2061,14 @@ TEST_F(removal, module_reload_with_listener)
 	fd = neuron_open();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INIT, &init));
-	ASSERT_EQ(0, nq_bind_eventfd(fd, 1, 1, efd));
+	ASSERT_EQ(0, neuron_nq_bind_eventfd(fd, 1, 1, efd));
 	close(fd);	/* an open file would keep the module loaded */
 
 	ASSERT_EQ(0, system("rmmod nnq"));
 	ASSERT_EQ(0, nl_open(&probe));
 	EXPECT_EQ(-ENOENT, nl_resolve(&probe));
 	close(probe.fd);
-	EXPECT_EQ(0, eventfd_wait(efd, 0));
+	EXPECT_EQ(0, neuron_eventfd_wait(efd, 0));
 
 	ASSERT_EQ(0, system("insmod /lib/neuron/nnq.ko"));
 	fd = wait_for_device();

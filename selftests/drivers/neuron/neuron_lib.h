@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -135,12 +136,12 @@ static inline unsigned int neuron_expected_phase(uint32_t count, uint32_t entrie
 }
 
 /*
- * Copies the next record if it is fresh (its phase bit is the one expected
- * for this pass), advances head and acknowledges it through the doorbell.
- * Returns 1 if a record was read, 0 if none is there yet.
+ * Takes the record at HEAD if it is fresh (phase bit of this pass) without
+ * telling the device: the caller writes HEAD (*ring->doorbell = ring->head)
+ * once per batch. Returns 1 if a record was taken, 0 if none is there yet.
  */
-static inline int neuron_ring_pop(struct neuron_ring *ring,
-				  union neuron_isa_notification *rec)
+static inline int neuron_ring_peek(struct neuron_ring *ring,
+				   union neuron_isa_notification *rec)
 {
 	const union neuron_isa_notification *slot =
 		&ring->slots[ring->head & (ring->entries - 1)];
@@ -152,6 +153,19 @@ static inline int neuron_ring_pop(struct neuron_ring *ring,
 		return 0;
 	memcpy(rec, slot, sizeof(*rec));
 	ring->head++;
+	return 1;
+}
+
+/*
+ * Copies the next record if it is fresh (its phase bit is the one expected
+ * for this pass), advances head and acknowledges it through the doorbell.
+ * Returns 1 if a record was read, 0 if none is there yet.
+ */
+static inline int neuron_ring_pop(struct neuron_ring *ring,
+				  union neuron_isa_notification *rec)
+{
+	if (!neuron_ring_peek(ring, rec))
+		return 0;
 	*ring->doorbell = ring->head;
 	return 1;
 }
@@ -254,6 +268,25 @@ static inline int neuron_sysfs_read(const char *attr, char *buf, size_t len)
 		return -errno;
 	buf[n] = '\0';
 	return (int)n;
+}
+
+/* Binds eventfd @efd to the queue's threshold interrupt (-1 unbinds). */
+static inline int neuron_nq_bind_eventfd(int fd, __u32 core, __u32 queue, int efd)
+{
+	struct neuron_nq_eventfd b = { .core = core, .queue = queue, .fd = efd };
+
+	return neuron_ioctl(fd, NEURON_IOC_NQ_EVENTFD, &b);
+}
+
+/* The eventfd's counter (reading resets it); 0 if nothing came in time. */
+static inline uint64_t neuron_eventfd_wait(int efd, int timeout_ms)
+{
+	struct pollfd p = { .fd = efd, .events = POLLIN };
+	uint64_t v = 0;
+
+	if (poll(&p, 1, timeout_ms) == 1 && read(efd, &v, sizeof(v)) != sizeof(v))
+		v = 0;
+	return v;
 }
 
 #endif /* NEURON_SELFTEST_LIB_H */
