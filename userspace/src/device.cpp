@@ -634,11 +634,7 @@ Status NotificationQueue::set_coalescing(std::uint32_t threshold, std::uint32_t 
                                 threshold, coalesce_ns);
   if (gone_) return unexpected(errc::device_gone, what);
   if (!valid()) return unexpected(errc::moved_from, what);
-  if (!fd_ || !coalesce_cap_)
-    return unexpected(errc::not_supported,
-                      what + (fd_ ? ": the driver has no interrupt coalescing (NEURON_CAP_COALESCE; an older nnq.ko)"
-                                  : ": a queue made with over() has no device to program"));
-  const std::uint32_t entries = size_ / static_cast<std::uint32_t>(sizeof(Record));
+  const std::uint32_t entries = view_.entries();
   if (threshold > entries)
     return unexpected(errc::invalid_argument,
                       fmt::format("{}: threshold is above the ring's {} entries", what, entries));
@@ -648,6 +644,10 @@ Status NotificationQueue::set_coalescing(std::uint32_t threshold, std::uint32_t 
   if (threshold == 0 && coalesce_ns == 0 && efd_)
     return unexpected(errc::invalid_argument,
                       what + ": threshold and coalesce_ns both 0 on a queue with an eventfd (nothing would signal it)");
+  if (!fd_ || !coalesce_cap_)
+    return unexpected(errc::not_supported,
+                      what + (fd_ ? ": the driver has no interrupt coalescing (NEURON_CAP_COALESCE; an older nnq.ko)"
+                                  : ": a queue made with over() has no device to program"));
   if (nq_coalesce_ioctl(fd_.get(), core_, queue_, threshold, coalesce_ns) < 0) {
     const int err = errno;
     if (err == ENODEV || err == EIO) mark_device_gone();  // userspace/README.md#device-loss

@@ -252,6 +252,12 @@ class FakeQueue final : public ReapQueue {
     dev_fd_ = dev->dup();
     dev_ = std::move(dev);
   }
+  /// Any other open file as the queue's "file of /dev/nnqN" (e.g. a real
+  /// device node such as /dev/null, whose files share an st_rdev).
+  void adopt_device_file(UniqueFd fd) {
+    dev_.reset();
+    dev_fd_ = std::move(fd);
+  }
   int device_fd() const noexcept override { return dev_fd_.get(); }
   /// N of /dev/nnqN this queue reports (ReapQueue::device()).
   void set_device(std::uint32_t n) { device_ = n; }

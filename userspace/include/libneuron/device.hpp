@@ -503,15 +503,16 @@ class NotificationQueue {
   /// queue keeps running and records already unread count at once, so none
   /// is left without an interrupt by the change. On success coalescing()
   /// returns the new values. One ioctl; not for the per-record path.
-  /// Errors (nothing changed):
-  ///  * errc::not_supported: the driver lacks NEURON_CAP_COALESCE (an older
-  ///    nnq.ko), or a queue made with over() (no device); no ioctl;
+  /// Errors (nothing changed), in the order they are checked:
+  ///  * errc::device_gone, errc::moved_from (nothing touched);
   ///  * errc::invalid_argument: threshold > entries, coalesce_ns > the
   ///    maximum, or both 0 on a queue with an eventfd (nothing would signal
   ///    it again; make a busy-polled queue without Options::eventfd); the
   ///    message names the field; no ioctl;
-  ///  * errc::moved_from, errc::device_gone (nothing touched);
-  ///  * the driver's errno (EINVAL, ENOENT, EIO, ENODEV), what =
+  ///  * errc::not_supported: the driver lacks NEURON_CAP_COALESCE (an older
+  ///    nnq.ko), or a queue made with over() (no device); no ioctl;
+  ///  * the driver's errno (EINVAL, ENOENT, EIO, ENODEV; the last two also
+  ///    mark the queue gone, as for NQ_INFO), what =
   ///    "NEURON_IOC_NQ_COALESCE core=C queue=Q threshold=T coalesce_ns=N".
   /// Thread safety: like drain(), one thread at a time per queue.
   [[nodiscard]] Status set_coalescing(std::uint32_t threshold, std::uint32_t coalesce_ns);
