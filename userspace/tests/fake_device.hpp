@@ -31,6 +31,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -39,6 +40,14 @@
 
 #include "libneuron/reaper.hpp"
 #include "ring_helpers.hpp"
+
+namespace neuron {
+// GoogleTest prints these by name in a failure message (found by ADL).
+inline void PrintTo(WaitStatus s, std::ostream* os) { *os << wait_status_name(s); }
+inline void PrintTo(const Coalescing& c, std::ostream* os) {
+  *os << "{threshold " << c.threshold << ", coalesce_ns " << c.coalesce_ns << "}";
+}
+}  // namespace neuron
 
 namespace neuron::test {
 
