@@ -197,8 +197,9 @@ struct neuron_device_info {
  * @queue:	in: software NQ index, < queues_per_core
  * @size:	in: ring bytes, a power of two in [NEURON_NQ_SIZE_MIN, NEURON_NQ_SIZE_MAX]
  * @flags:	in: NEURON_NQ_F_*
- * @threshold:	in: unread records that raise tpb_notific_intr_0; 0 = none;
- *		at most size / 16
+ * @threshold:	in: unread records that raise tpb_notific_intr_0 (the count
+ *		limit); 0 = no count limit (with @coalesce_ns 0 too, no
+ *		threshold interrupt at all); at most size / 16
  * @ring_offset: out: mmap offset of the ring (read-only mapping, @size bytes)
  * @doorbell_offset: out: mmap offset of the queue's HEAD doorbell page
  *		(4096 bytes, HEAD register at +0, read/write)
@@ -306,7 +307,9 @@ struct neuron_nq_info {
  *
  * Changes a live queue's interrupt coalescing: "an interrupt after
  * @threshold unread records or @coalesce_ns after the first of them,
- * whichever comes first", re-armed by each accepted HEAD write
+ * whichever comes first", re-armed by each accepted HEAD write; a HEAD
+ * write that leaves records unread starts the time limit again, and the
+ * interrupt fires only while records are unread
  * (docs/device-model.md#coalescing). The queue keeps running; no record is
  * lost or left without an interrupt by the change: records already unread
  * count toward the new limits at once. With both 0 the queue raises no
