@@ -15,7 +15,8 @@
 // The default N keeps the ring and the buffer (512 KiB) in one core's L2
 // (2 MiB on the build machine), so the figures compare the code, not the
 // memory shared with other jobs: with N = 65536 the two fill L2 and every
-// contender slows to what the caches behind it deliver.
+// contender slows to what the caches behind it deliver
+// (docs/build-environment.md#drain-ceiling).
 //
 // A shared machine is noisy, so by default every benchmark runs 9
 // repetitions, randomly interleaved with the other benchmarks' repetitions
@@ -33,12 +34,13 @@
 // into the make check log). Figures, not tests: nothing is asserted.
 //
 // JSON for a report: add --benchmark_out=FILE --benchmark_out_format=json.
-// The file holds the context (with "ring_entries": N) and, per benchmark
-// name above, one entry per repetition ("run_type": "iteration") and the
-// aggregates ("run_type": "aggregate", "aggregate_name": "mean", "median",
-// "stddev", "cv"). Counter "items_per_second" is records per second,
-// "bytes_per_second" is 16 bytes per record. The printed ratios are the
-// quotients of the "median" items_per_second of BM_ForEach / BM_Drain,
+// The file holds "context" (with "ring_entries": N) and "benchmarks": for
+// each benchmark above ("run_name", e.g. "BM_Drain"), one entry per
+// repetition ("run_type": "iteration", "repetition_index") and its aggregates
+// ("run_type": "aggregate", "aggregate_name": "mean", "median", "stddev" or
+// "cv"; "name" is then e.g. "BM_Drain_median"). "items_per_second" is records
+// per second, "bytes_per_second" 16 bytes per record. The printed ratios are
+// the quotients of the median items_per_second of BM_ForEach / BM_Drain,
 // BM_Drain / BM_Memcpy and BM_Drain / BM_Reference.
 //
 // Instruction counts (repeatable whatever the machine does): each contender
