@@ -171,6 +171,15 @@ long libneuron_queue_wait(libneuron_queue* q, libneuron_record* out, size_t max,
   });
 }
 
+int libneuron_queue_set_coalescing(libneuron_queue* q, uint32_t threshold, uint32_t coalesce_ns) {
+  return guarded("libneuron_queue_set_coalescing", [&]() -> int {
+    if (q == nullptr) return fail(EINVAL, "libneuron_queue_set_coalescing: q is NULL");
+    if (auto s = q->q.set_coalescing(threshold, coalesce_ns); !s)
+      return fail("libneuron_queue_set_coalescing", s.error());
+    return 0;
+  });
+}
+
 int libneuron_queue_fd(const libneuron_queue* q) {
   if (q == nullptr) return fail(EINVAL, "libneuron_queue_fd: q is NULL");
   return q->q.wake_fd();

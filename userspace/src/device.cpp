@@ -42,6 +42,17 @@ int nq_eventfd_ioctl(int fd, unsigned core, unsigned queue, int efd) noexcept {
   return xioctl(fd, NEURON_IOC_NQ_EVENTFD, &a);
 }
 
+// NEURON_IOC_NQ_COALESCE on any descriptor of the file that made the queue.
+int nq_coalesce_ioctl(int fd, unsigned core, unsigned queue, std::uint32_t threshold,
+                      std::uint32_t coalesce_ns) noexcept {
+  neuron_nq_coalesce a{};
+  a.core = core;
+  a.queue = queue;
+  a.threshold = threshold;
+  a.coalesce_ns = coalesce_ns;
+  return xioctl(fd, NEURON_IOC_NQ_COALESCE, &a);
+}
+
 std::string nq_eventfd_what(unsigned core, unsigned queue, int efd) {
   return fmt::format("NEURON_IOC_NQ_EVENTFD core={} queue={} fd={}", core, queue, efd);
 }
@@ -162,7 +173,11 @@ Result<Device> Device::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return unexpected(Error::from_errno(errno, "open " + path));
   const std::size_t bytes = set_event_size(fd);
-  return Device(UniqueFd(fd), path, bytes);
+  // The capabilities once, for the calls that need one (capabilities()):
+  // none assumed if the file does not answer DEVICE_INFO.
+  DeviceInfo di{};
+  const std::uint64_t caps = xioctl(fd, NEURON_IOC_DEVICE_INFO, &di) == 0 ? di.capabilities : 0;
+  return Device(UniqueFd(fd), path, bytes, caps);
 }
 
 std::vector<std::string> Device::list(const std::string& dir) {
@@ -195,17 +210,54 @@ Result<DeviceInfo> Device::info() const {
 
 Result<neuron_nq_init> Device::nq_init(unsigned core, unsigned queue, std::uint32_t size, std::uint32_t flags,
                                        std::uint32_t threshold) const {
+  return nq_init(core, queue, size, flags, threshold, 0);
+}
+
+Result<neuron_nq_init> Device::nq_init(unsigned core, unsigned queue, std::uint32_t size, std::uint32_t flags,
+                                       std::uint32_t threshold, std::uint32_t coalesce_ns) const {
+  const std::string coalesce = coalesce_ns ? fmt::format(" coalesce_ns={}", coalesce_ns) : "";
+  if (coalesce_ns && !(caps_ & NEURON_CAP_COALESCE))
+    return unexpected(errc::not_supported,
+                      fmt::format("NEURON_IOC_NQ_INIT core={} queue={}{}: {} has no interrupt coalescing "
+                                  "(NEURON_CAP_COALESCE; an older driver)",
+                                  core, queue, coalesce, path_));
   neuron_nq_init a{};
   a.core = core;
   a.queue = queue;
   a.size = size;
   a.flags = flags;
   a.threshold = threshold;
+  a.coalesce_ns = coalesce_ns;
   if (xioctl(fd(), NEURON_IOC_NQ_INIT, &a) < 0)
     return unexpected(Error::from_errno(
-        errno, fmt::format("NEURON_IOC_NQ_INIT core={} queue={} size={} flags=0x{:x} threshold={}", core, queue,
-                           size, flags, threshold)));
+        errno, fmt::format("NEURON_IOC_NQ_INIT core={} queue={} size={} flags=0x{:x} threshold={}{}", core, queue,
+                           size, flags, threshold, coalesce)));
   return a;
+}
+
+Status Device::nq_coalesce(unsigned core, unsigned queue, std::uint32_t threshold, std::uint32_t coalesce_ns) const {
+  const auto what = fmt::format("NEURON_IOC_NQ_COALESCE core={} queue={} threshold={} coalesce_ns={}", core, queue,
+                                threshold, coalesce_ns);
+  if (!(caps_ & NEURON_CAP_COALESCE))
+    return unexpected(errc::not_supported,
+                      fmt::format("{}: {} has no interrupt coalescing (NEURON_CAP_COALESCE; an older driver)", what,
+                                  path_));
+  if (nq_coalesce_ioctl(fd(), core, queue, threshold, coalesce_ns) < 0)
+    return unexpected(Error::from_errno(errno, what));
+  return {};
+}
+
+Result<TimestampSample> Device::timestamp(unsigned core) const {
+  if (!(caps_ & NEURON_CAP_TIMESTAMP))
+    return unexpected(errc::not_supported,
+                      fmt::format("NEURON_IOC_TIMESTAMP core={}: {} cannot sample its clock (NEURON_CAP_TIMESTAMP; "
+                                  "an older driver)",
+                                  core, path_));
+  neuron_timestamp a{};
+  a.core = core;
+  if (xioctl(fd(), NEURON_IOC_TIMESTAMP, &a) < 0)
+    return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_TIMESTAMP core={}", core)));
+  return TimestampSample{a.sys_before_ns, a.device_ps, a.sys_after_ns};
 }
 
 Status Device::nq_destroy(unsigned core, unsigned queue) const {
@@ -414,13 +466,18 @@ std::optional<std::uint32_t> Device::index() const noexcept {
 Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned core, unsigned queue, Options opt) {
   if (!RingView::is_power_of_two(opt.size) || opt.size < NEURON_ISA_NOTIFICATION_NBYTES)
     return unexpected(errc::bad_ring, fmt::format("queue size {} bytes (core {} queue {})", opt.size, core, queue));
-  if (opt.eventfd && opt.threshold == 0)
+  if (opt.eventfd && opt.threshold == 0 && opt.coalesce_ns == 0)
     return unexpected(errc::invalid_argument,
-                      fmt::format("queue core {} queue {}: an eventfd needs a threshold > 0 (nothing would signal it)",
+                      fmt::format("queue core {} queue {}: an eventfd needs a threshold > 0 or coalesce_ns > 0 "
+                                  "(nothing would signal it)",
                                   core, queue));
+  if (opt.coalesce_ns > NEURON_NQ_COALESCE_NS_MAX)
+    return unexpected(errc::invalid_argument,
+                      fmt::format("queue core {} queue {}: coalesce_ns {} is above NEURON_NQ_COALESCE_NS_MAX ({})", core,
+                                  queue, opt.coalesce_ns, NEURON_NQ_COALESCE_NS_MAX));
   auto fd = dev.dup_fd();
   if (!fd) return unexpected(std::move(fd).error());
-  auto init = dev.nq_init(core, queue, opt.size, opt.flags, opt.threshold);
+  auto init = dev.nq_init(core, queue, opt.size, opt.flags, opt.threshold, opt.coalesce_ns);
   if (!init) return unexpected(std::move(init).error());
 
   NotificationQueue q;
@@ -429,6 +486,9 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   q.queue_ = queue;
   q.size_ = opt.size;
   q.live_ = true;  // from here on the destructor destroys the queue
+  q.coalescing_ = Coalescing{opt.threshold, opt.coalesce_ns};
+  q.coalesce_cap_ = (dev.capabilities() & NEURON_CAP_COALESCE) != 0;
+  q.device_index_ = dev.index();
 
   auto ring = Mapping::map(q.fd_.get(), opt.size, PROT_READ, init->ring_offset,
                            fmt::format("ring core={} queue={}", core, queue));
@@ -495,7 +555,10 @@ NotificationQueue::NotificationQueue(NotificationQueue&& o) noexcept
       gone_(o.gone_),
       info_fn_(std::exchange(o.info_fn_, nullptr)),
       checked_lo_(o.checked_lo_),
-      checked_hi_(o.checked_hi_) {
+      checked_hi_(o.checked_hi_),
+      coalescing_(o.coalescing_),
+      coalesce_cap_(std::exchange(o.coalesce_cap_, false)),
+      device_index_(o.device_index_) {
   o.view_ = RingView();  // inert: the ring and doorbell now belong to *this
   o.checked_ = false;
 }
@@ -519,6 +582,9 @@ NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept 
     info_fn_ = std::exchange(o.info_fn_, nullptr);
     checked_lo_ = o.checked_lo_;
     checked_hi_ = o.checked_hi_;
+    coalescing_ = o.coalescing_;
+    coalesce_cap_ = std::exchange(o.coalesce_cap_, false);
+    device_index_ = o.device_index_;
     o.view_ = RingView();  // inert: the ring and doorbell now belong to *this
     o.checked_ = false;
   }
@@ -561,6 +627,34 @@ Result<NqInfo> NotificationQueue::info() const {
   if (xioctl(fd_.get(), NEURON_IOC_NQ_INFO, &a) < 0)
     return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_NQ_INFO core={} queue={}", core_, queue_)));
   return a;
+}
+
+Status NotificationQueue::set_coalescing(std::uint32_t threshold, std::uint32_t coalesce_ns) {
+  const auto what = fmt::format("NEURON_IOC_NQ_COALESCE core={} queue={} threshold={} coalesce_ns={}", core_, queue_,
+                                threshold, coalesce_ns);
+  if (gone_) return unexpected(errc::device_gone, what);
+  if (!valid()) return unexpected(errc::moved_from, what);
+  const std::uint32_t entries = view_.entries();
+  if (threshold > entries)
+    return unexpected(errc::invalid_argument,
+                      fmt::format("{}: threshold is above the ring's {} entries", what, entries));
+  if (coalesce_ns > NEURON_NQ_COALESCE_NS_MAX)
+    return unexpected(errc::invalid_argument, fmt::format("{}: coalesce_ns is above NEURON_NQ_COALESCE_NS_MAX ({})",
+                                                          what, NEURON_NQ_COALESCE_NS_MAX));
+  if (threshold == 0 && coalesce_ns == 0 && efd_)
+    return unexpected(errc::invalid_argument,
+                      what + ": threshold and coalesce_ns both 0 on a queue with an eventfd (nothing would signal it)");
+  if (!fd_ || !coalesce_cap_)
+    return unexpected(errc::not_supported,
+                      what + (fd_ ? ": the driver has no interrupt coalescing (NEURON_CAP_COALESCE; an older nnq.ko)"
+                                  : ": a queue made with over() has no device to program"));
+  if (nq_coalesce_ioctl(fd_.get(), core_, queue_, threshold, coalesce_ns) < 0) {
+    const int err = errno;
+    if (err == ENODEV || err == EIO) mark_device_gone();  // userspace/README.md#device-loss
+    return unexpected(Error::from_errno(err, what));
+  }
+  coalescing_ = Coalescing{threshold, coalesce_ns};
+  return {};
 }
 
 DrainResult NotificationQueue::drain(std::span<Record> out) noexcept {

@@ -327,6 +327,9 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   std::atomic<std::uint64_t> n_records{0}, n_events{0};
   std::atomic<unsigned> n_done{0};
   Reaper::Options ro;
+  // ExecOptions::threshold other than 1 is the caller's setting: keep it
+  // (userspace/README.md#coalescing); else the Reaper adapts it to the rate.
+  if (opt.threshold != 1) ro.moderation = Reaper::Moderation::Fixed;
   ro.on_records = [&](unsigned core, unsigned queue, std::span<const Record> recs) {
     const QueueClass cls = queue_class(queue);
     for (const Record& r : recs) {

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +27,13 @@ class DeviceReapQueue final : public ReapQueue {
   explicit DeviceReapQueue(NotificationQueue q) : q_(std::move(q)) {}
   unsigned core() const noexcept override { return q_.core(); }
   unsigned queue() const noexcept override { return q_.queue(); }
+  std::uint32_t device() const noexcept override { return q_.device_index().value_or(0); }
+  std::uint32_t entries() const noexcept override { return q_.size() / static_cast<std::uint32_t>(sizeof(Record)); }
+  std::optional<Coalescing> coalescing() const noexcept override {
+    if (!q_.coalescing_supported()) return std::nullopt;
+    return q_.coalescing();
+  }
+  Status set_coalescing(Coalescing c) noexcept override { return q_.set_coalescing(c.threshold, c.coalesce_ns); }
   int wake_fd() const noexcept override { return q_.wake_fd(); }
   DrainResult drain(std::span<Record> out) noexcept override { return q_.drain(out); }
   std::optional<std::uint64_t> overflow_count() noexcept override {
@@ -188,6 +196,14 @@ WaitStatus Waiter::wait(std::chrono::milliseconds timeout) {
 
 // ------------------------------------------------------------------ Reaper
 struct Reaper::Impl {
+  /// One queue, as the reaper thread sees it.
+  struct Slot {
+    ReapQueue* q = nullptr;
+    QueueId id;
+    std::uint64_t taken = 0;                // records of the current pass
+    std::optional<InterruptModerator> mod;  // Adaptive, while the queue may be changed
+  };
+
   std::vector<std::unique_ptr<ReapQueue>> queues;
   std::unique_ptr<EventSource> events;
   Options opt;
@@ -200,25 +216,30 @@ struct Reaper::Impl {
   std::atomic<std::int64_t> final_cpu_ns{0};
   std::atomic<bool> exited{false};  // run() has returned (final_cpu_ns is set)
   std::atomic<bool> gone{false};    // the device went (docs/decisions.md#device-loss)
-  std::vector<int> device_fds;      // the queues' files (HUP/ERR only), deduplicated
 
   // statistics: written by the reaper thread, read by anyone
   std::atomic<std::uint64_t> wakes{0}, queue_wakes{0}, rescans{0}, drains{0}, records{0}, late_records{0},
-      events_n{0}, overflow_records{0}, lost{0}, overwritten{0}, resyncs{0}, completed{0};
+      events_n{0}, overflow_records{0}, lost{0}, overwritten{0}, resyncs{0}, completed{0}, full_passes{0},
+      coalesce_changes{0}, coalesce_errors{0}, moderated{0};
   mutable std::mutex fail_mu;
   std::optional<Error> fail;
 
-  // reaper thread only
+  // reaper thread only (set up by start())
+  std::vector<Slot> slots;
+  std::vector<std::size_t> all;       // every slot: a full pass
+  std::vector<std::size_t> no_wake;   // slots without an eventfd: in every pass
+  std::vector<std::size_t> work;      // the current pass's queues
   std::vector<Record> buf;
   std::vector<Event> evbuf;
   std::vector<std::shared_ptr<WaiterState>> to_signal;
+  std::vector<pollfd> pollv;  // device_alive(): the event stream and one queue file per device
 
   static constexpr std::uint64_t kStopTag = ~std::uint64_t{0};
   static constexpr std::uint64_t kEventsTag = ~std::uint64_t{0} - 1;
   static constexpr std::uint64_t kDeviceTag = ~std::uint64_t{0} - 2;  // a queue's file: HUP/ERR
 
-  // reaper thread only: set when the event stream ended (ENODEV) or a RESET
-  // edge said every queue was torn down
+  // reaper thread only: set when the event stream ended (ENODEV), a RESET
+  // edge said every queue was torn down, or a pass found the device gone
   bool saw_loss = false;
 
   void set_failure(Error e) {
@@ -234,6 +255,7 @@ struct Reaper::Impl {
     } else if (!f.events) {
       return false;
     }
+    if (f.device && *f.device != a.device) return false;
     return !f.core || *f.core == a.core;
   }
 
@@ -243,6 +265,7 @@ struct Reaper::Impl {
     for (std::size_t i = 0; i < pend.size();) {
       auto& w = pend[i];
       if (passes(w->filter, a) && w->match && w->match(a)) {
+        w->completion.device = a.device;
         w->completion.core = a.core;
         w->completion.queue = a.queue;
         if (a.record) w->completion.record = *a.record;
@@ -255,14 +278,16 @@ struct Reaper::Impl {
     }
   }
 
-  void deliver_records(const ReapQueue& q, std::span<const Record> recs) {
-    if (opt.on_records) opt.on_records(q.core(), q.queue(), recs);
+  void deliver_records(const QueueId& id, std::span<const Record> recs) {
+    if (opt.on_batch) opt.on_batch(id, recs);
+    if (opt.on_records) opt.on_records(id.core, id.queue, recs);
     std::lock_guard lk(hub->mu);
     if (hub->pending.empty()) return;
     for (const Record& r : recs) {
       Arrival a;
-      a.core = q.core();
-      a.queue = q.queue();
+      a.device = id.device;
+      a.core = id.core;
+      a.queue = id.queue;
       a.record = &r;
       offer(a);
       if (hub->pending.empty()) break;
@@ -287,6 +312,7 @@ struct Reaper::Impl {
         if (opt.on_event) opt.on_event(e);
         std::lock_guard lk(hub->mu);
         Arrival a;
+        a.device = e.device;
         a.core = e.core;
         a.event = &e;
         offer(a);
@@ -295,34 +321,85 @@ struct Reaper::Impl {
     }
   }
 
-  /// Drain every queue until a whole pass finds nothing. Returns the records taken.
-  std::uint64_t pass() {
+  /// Drain the queues of `work` round-robin, one batch each in turn, each
+  /// until a drain of it comes back empty after its last HEAD write (the
+  /// wake-up rule at the top of reaper.hpp); then let the moderators see
+  /// what each took. Returns the records taken; false in `alive` if the
+  /// device went (nothing was drained then).
+  std::uint64_t drain_set(std::vector<std::size_t>& set, bool& alive) {
+    alive = device_alive();
+    if (!alive) return 0;
     std::uint64_t total = 0;
-    for (;;) {
-      std::uint64_t got = 0;
-      bool resynced = false;  // a lossy drain stopped after a HEAD write: look again
-      for (auto& q : queues) {
-        for (;;) {
-          const DrainResult r = q->drain(buf);
-          if (r.resyncs) resynced = true;
-          drains.fetch_add(1, std::memory_order_relaxed);
-          if (r.lost) lost.fetch_add(r.lost, std::memory_order_relaxed);
-          if (r.overwritten) overwritten.fetch_add(r.overwritten, std::memory_order_relaxed);
-          if (r.resyncs) resyncs.fetch_add(r.resyncs, std::memory_order_relaxed);
-          if (r.count == 0) break;
+    for (const std::size_t i : set) slots[i].taken = 0;
+    std::size_t active = set.size();  // set[0, active) still to be emptied; the order of the rest is free
+    while (active > 0) {
+      std::size_t keep = 0;
+      for (std::size_t k = 0; k < active; ++k) {
+        const std::size_t i = set[k];
+        Slot& s = slots[i];
+        const DrainResult r = s.q->drain(buf);
+        drains.fetch_add(1, std::memory_order_relaxed);
+        if (r.lost) lost.fetch_add(r.lost, std::memory_order_relaxed);
+        if (r.overwritten) overwritten.fetch_add(r.overwritten, std::memory_order_relaxed);
+        if (r.resyncs) resyncs.fetch_add(r.resyncs, std::memory_order_relaxed);
+        if (r.count > 0) {
           std::uint64_t ovf = 0;
-          for (std::size_t i = 0; i < r.count; ++i) ovf += buf[i].sw_overflow() ? 1 : 0;
+          for (std::size_t j = 0; j < r.count; ++j) ovf += buf[j].sw_overflow() ? 1 : 0;
           if (ovf) overflow_records.fetch_add(ovf, std::memory_order_relaxed);
-          deliver_records(*q, std::span<const Record>(buf.data(), r.count));
-          got += r.count;
-          if (r.count < buf.size()) break;
+          deliver_records(s.id, std::span<const Record>(buf.data(), r.count));
+          s.taken += r.count;
+          total += r.count;
         }
+        // empty, and no lossy recovery moved HEAD in this call: done with it
+        if (r.count == 0 && r.resyncs == 0) continue;
+        set[k] = set[keep];
+        set[keep++] = i;
       }
-      total += got;
-      if (got == 0 && !resynced) break;
+      active = keep;
     }
     records.fetch_add(total, std::memory_order_relaxed);
+    moderate(set);
     return total;
+  }
+
+  /// Adaptive moderation of the queues just drained (each is empty with its
+  /// interrupt armed, so a change lands between records, never per record).
+  void moderate(const std::vector<std::size_t>& set) {
+    if (opt.moderation != Moderation::Adaptive || moderated.load(std::memory_order_relaxed) == 0) return;
+    const auto now = clock_ns(CLOCK_MONOTONIC);
+    for (const std::size_t i : set) {
+      Slot& s = slots[i];
+      if (!s.mod) continue;
+      const auto c = s.mod->observe(s.taken, now);
+      if (!c) continue;
+      if (s.q->set_coalescing(*c)) {
+        coalesce_changes.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        // an older driver, a queue that refuses: leave it as it is now
+        coalesce_errors.fetch_add(1, std::memory_order_relaxed);
+        s.mod.reset();
+        moderated.fetch_sub(1, std::memory_order_relaxed);
+      }
+    }
+  }
+
+  std::uint64_t full_pass(bool& alive) {
+    full_passes.fetch_add(1, std::memory_order_relaxed);
+    work = all;
+    return drain_set(work, alive);
+  }
+
+  /// The ordering promise: a waiter completed in a pass is signalled only
+  /// after a full pass that began after its match, so records written before
+  /// the match on any queue were delivered first; a full pass that completes
+  /// more waiters is followed by another.
+  void settle_and_signal(bool& alive) {
+    std::size_t seen = 0;
+    while (alive && to_signal.size() > seen) {
+      seen = to_signal.size();
+      full_pass(alive);
+    }
+    if (alive) signal_completed();
   }
 
   void signal_completed() {
@@ -335,9 +412,10 @@ struct Reaper::Impl {
   }
 
   /// Whether the device is still there, asked of the kernel now: one poll()
-  /// with no wait of the event stream and the queues' files (none: true).
-  /// The driver reports EPOLLHUP|EPOLLERR from the first step of a removal,
-  /// before it revokes the mappings, although it wakes epoll only at the end.
+  /// with no wait of the event stream and one queue file per device (none:
+  /// true). The driver reports EPOLLHUP|EPOLLERR from the first step of a
+  /// removal, before it revokes the mappings, although it wakes epoll only
+  /// at the end.
   bool device_alive() {
     if (saw_loss) return false;
     if (pollv.empty()) return true;
@@ -368,8 +446,6 @@ struct Reaper::Impl {
     hub->pending.clear();
   }
 
-  std::vector<pollfd> pollv;  // device_alive(): the event stream and device_fds
-
   void run() noexcept {
     run_loop();
     final_cpu_ns.store(clock_ns(CLOCK_THREAD_CPUTIME_ID).count(), std::memory_order_relaxed);
@@ -377,12 +453,12 @@ struct Reaper::Impl {
   }
 
   void run_loop() noexcept {
-    std::vector<epoll_event> ready(queues.size() + device_fds.size() + 2);
+    std::vector<epoll_event> ready(queues.size() + pollv.size() + 2);
     const int timeout = opt.rescan.count() > 0 ? static_cast<int>(opt.rescan.count()) : -1;
-    bool stopping = false;
-    if (!device_alive()) return lose_device();
-    pass();  // whatever was there before the first edge
-    signal_completed();
+    bool stopping = false, alive = true;
+    full_pass(alive);  // whatever was there before the first edge
+    settle_and_signal(alive);
+    if (!alive) return lose_device();
     while (!stopping) {
       const int n = ::epoll_wait(epfd.get(), ready.data(), static_cast<int>(ready.size()), timeout);
       if (n < 0) {
@@ -392,13 +468,14 @@ struct Reaper::Impl {
       }
       if (n == 0) {
         rescans.fetch_add(1, std::memory_order_relaxed);
-        if (!device_alive()) return lose_device();
-        late_records.fetch_add(pass(), std::memory_order_relaxed);
-        signal_completed();
+        late_records.fetch_add(full_pass(alive), std::memory_order_relaxed);
+        settle_and_signal(alive);
+        if (!alive) return lose_device();
         continue;
       }
       wakes.fetch_add(1, std::memory_order_relaxed);
       bool have_events = false, hangup = false;
+      work.clear();
       for (int i = 0; i < n; ++i) {
         const epoll_event& ev = ready[static_cast<std::size_t>(i)];
         const std::uint64_t tag = ev.data.u64;
@@ -410,22 +487,25 @@ struct Reaper::Impl {
         } else if (tag == kDeviceTag) {
           hangup = true;  // registered for EPOLLHUP/EPOLLERR only
         } else {
-          efd_take(queues[tag]->wake_fd());  // reset before draining: a later edge wakes us again
+          efd_take(slots[tag].q->wake_fd());  // reset before draining: a later edge wakes us again
           queue_wakes.fetch_add(1, std::memory_order_relaxed);
+          work.push_back(static_cast<std::size_t>(tag));
         }
       }
       // Edges first: an overflow edge is reported before the records after it,
       // and a removed device's RESET edge before it is declared gone.
       if (have_events) read_events();
-      if (hangup || !device_alive()) return lose_device();
-      pass();
-      signal_completed();
+      if (hangup) return lose_device();
+      work.insert(work.end(), no_wake.begin(), no_wake.end());
+      drain_set(work, alive);  // only the queues that fired
+      settle_and_signal(alive);
+      if (!alive) return lose_device();
     }
     // Final look: whatever arrived before stop() was called.
     read_events();
-    if (!device_alive()) return lose_device();
-    pass();
-    signal_completed();
+    full_pass(alive);
+    settle_and_signal(alive);
+    if (!alive) return lose_device();
     {
       std::lock_guard lk(hub->mu);
       hub->stopped = true;
@@ -438,7 +518,34 @@ struct Reaper::Impl {
   }
 };
 
+Status ReapQueue::set_coalescing(Coalescing c) noexcept {
+  return unexpected(errc::not_supported,
+                    fmt::format("set the coalescing of core {} queue {} (threshold {}, coalesce_ns {}): this queue "
+                                "cannot be changed",
+                                core(), queue(), c.threshold, c.coalesce_ns));
+}
+
 Reaper::Reaper(Key, std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+namespace {
+
+/// What tells one device's files from another's: the device number of a
+/// device node (every open file of /dev/nnqN, dup()ed or not), the inode of
+/// anything else.
+struct FileIdentity {
+  bool node = false;
+  std::uint64_t a = 0, b = 0;
+  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+
+Result<FileIdentity> identity_of(int fd, const std::string& what) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return unexpected(Error::from_errno(errno, "fstat " + what));
+  if (S_ISCHR(st.st_mode)) return FileIdentity{true, st.st_rdev, 0};
+  return FileIdentity{false, st.st_dev, st.st_ino};
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQueue>> queues,
                                               std::unique_ptr<EventSource> events, Options opt) {
@@ -449,6 +556,46 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
   if (impl->opt.batch == 0) impl->opt.batch = 1;
   impl->buf.resize(impl->opt.batch);
   impl->evbuf.resize(64);
+  const Options& o = impl->opt;
+
+  const auto budget_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o.latency_budget).count();
+  if (o.moderation == Moderation::Adaptive && (budget_ns < 1000 || budget_ns > NEURON_NQ_COALESCE_NS_MAX))
+    return unexpected(errc::invalid_argument,
+                      fmt::format("reaper: latency_budget {} us is outside 1 us .. {} us (NEURON_NQ_COALESCE_NS_MAX)",
+                                  o.latency_budget.count(), NEURON_NQ_COALESCE_NS_MAX / 1000));
+
+  // The queues as the thread sees them; moderation set up (Preset applied).
+  const auto now = clock_ns(CLOCK_MONOTONIC);
+  impl->slots.reserve(impl->queues.size());
+  for (std::size_t i = 0; i < impl->queues.size(); ++i) {
+    ReapQueue* q = impl->queues[i].get();
+    Impl::Slot s;
+    s.q = q;
+    s.id = QueueId{q->device(), q->core(), q->queue()};
+    impl->all.push_back(i);
+    if (q->wake_fd() < 0) impl->no_wake.push_back(i);
+    if (o.moderation == Moderation::Preset) {
+      if (auto st = q->set_coalescing(o.preset); !st) return unexpected(std::move(st).error());
+    } else if (o.moderation == Moderation::Adaptive && q->wake_fd() >= 0 && q->entries() > 0) {
+      if (const auto cur = q->coalescing()) {
+        InterruptModerator::Config mc;
+        mc.budget = std::chrono::nanoseconds(budget_ns);
+        mc.max_threshold = InterruptModerator::max_threshold_for(q->entries());
+        // A count limit above 1 with no time limit (or a longer one) could
+        // hold a few records forever: bound it by the budget now.
+        bool ok = true;
+        if (cur->threshold != 1 && (cur->coalesce_ns == 0 || cur->coalesce_ns > budget_ns)) {
+          ok = static_cast<bool>(q->set_coalescing(Coalescing{cur->threshold, static_cast<std::uint32_t>(budget_ns)}));
+          (ok ? impl->coalesce_changes : impl->coalesce_errors).fetch_add(1, std::memory_order_relaxed);
+        }
+        if (ok) {
+          s.mod.emplace(mc, cur->threshold, now);
+          impl->moderated.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    }
+    impl->slots.push_back(std::move(s));
+  }
 
   const int ep = ::epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) return unexpected(Error::from_errno(errno, "epoll_create1 (reaper)"));
@@ -475,20 +622,29 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
     if (auto s = add(q.wake_fd(), i, fmt::format("eventfd of core {} queue {}", q.core(), q.queue())); !s)
       return unexpected(std::move(s).error());
   }
-  // The queues' files of /dev/nnqN, for EPOLLHUP/EPOLLERR only (no EPOLLIN:
-  // their event queues are someone else's to read).
-  if (impl->events) impl->pollv.push_back(pollfd{impl->events->fd(), 0, 0});
+  // Device loss: the event stream, then one queue file per device not yet
+  // covered, for EPOLLHUP/EPOLLERR only (no EPOLLIN: their event queues are
+  // someone else's to read). 320 queues on 4 devices: 4 files, not 320.
+  std::vector<FileIdentity> seen;
+  if (impl->events) {
+    impl->pollv.push_back(pollfd{impl->events->fd(), 0, 0});
+    auto id = identity_of(impl->events->fd(), "the device event stream");
+    if (!id) return unexpected(std::move(id).error());
+    seen.push_back(*id);
+  }
   for (const auto& q : impl->queues) {
     const int fd = q->device_fd();
-    if (fd < 0 || std::find(impl->device_fds.begin(), impl->device_fds.end(), fd) != impl->device_fds.end())
-      continue;
+    if (fd < 0) continue;
+    const auto what = fmt::format("the file of core {} queue {}", q->core(), q->queue());
+    auto id = identity_of(fd, what);
+    if (!id) return unexpected(std::move(id).error());
+    if (std::find(seen.begin(), seen.end(), *id) != seen.end()) continue;
+    seen.push_back(*id);
     epoll_event ev{};
     ev.events = 0;  // EPOLLHUP and EPOLLERR are always reported
     ev.data.u64 = Impl::kDeviceTag;
     if (::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
-      return unexpected(Error::from_errno(errno, fmt::format("epoll_ctl ADD the file of core {} queue {}",
-                                                             q->core(), q->queue())));
-    impl->device_fds.push_back(fd);
+      return unexpected(Error::from_errno(errno, "epoll_ctl ADD " + what));
     impl->pollv.push_back(pollfd{fd, 0, 0});
   }
 
@@ -546,6 +702,10 @@ Reaper::Stats Reaper::stats() const noexcept {
   s.overwritten = i.overwritten.load(std::memory_order_relaxed);
   s.resyncs = i.resyncs.load(std::memory_order_relaxed);
   s.completed = i.completed.load(std::memory_order_relaxed);
+  s.full_passes = i.full_passes.load(std::memory_order_relaxed);
+  s.coalesce_changes = i.coalesce_changes.load(std::memory_order_relaxed);
+  s.coalesce_errors = i.coalesce_errors.load(std::memory_order_relaxed);
+  s.moderated_queues = i.moderated.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -568,5 +728,7 @@ std::optional<Error> Reaper::failure() const {
 }
 
 std::size_t Reaper::queue_count() const noexcept { return impl_->queues.size(); }
+
+std::size_t Reaper::device_files() const noexcept { return impl_->pollv.size(); }
 
 }  // namespace neuron

@@ -5,9 +5,12 @@
 //     with a release store, then moves TAIL: records appear in order;
 //   * backpressure: push() waits while the ring is full (unread == entries)
 //     until the consumer's HEAD (published by the doorbell) moves;
-//   * THRESHOLD: when unread reaches it, the eventfd is signalled once and
-//     the threshold is re-armed only by a HEAD write (the drain's doorbell),
-//     never by looking again — the same edge rule the Reaper must live with.
+//   * the threshold interrupt with coalescing (FakeInterrupt,
+//     docs/device-model.md#coalescing): when unread reaches THRESHOLD or
+//     coalesce_ns after the first unread record, the eventfd is signalled
+//     once and re-armed only by a HEAD write (the drain's doorbell), never
+//     by looking again — the same edge rule the Reaper must live with;
+//     set_coalescing() changes a live queue as NEURON_IOC_NQ_COALESCE does.
 // Producer and consumer may be different threads (ThreadSanitizer-clean).
 // Device loss (userspace/README.md#device-loss): a FakeQueue's ring is an
 // anonymous mapping that vanish() makes PROT_NONE, as the driver revokes a
@@ -23,7 +26,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -32,8 +38,123 @@
 #include <vector>
 
 #include "libneuron/reaper.hpp"
+#include "ring_helpers.hpp"
 
 namespace neuron::test {
+
+/// The threshold interrupt of a fake queue, with interrupt coalescing as
+/// docs/device-model.md#coalescing says the device raises it:
+///   * the count limit: unread records reach `threshold` (> 0);
+///   * the time limit: `coalesce_ns` (> 0) after the first unread record;
+///   * whichever comes first fires, once, until the next accepted HEAD write;
+///   * an accepted HEAD write re-arms it without a count check (only a
+///     record or a change makes the count "reach" the threshold), and if it
+///     leaves records unread it starts the time limit again;
+///   * set() (NEURON_IOC_NQ_COALESCE) re-evaluates at once: records already
+///     unread count toward the new limits.
+/// A firing signals the eventfd (if any) and is counted by kind. The owner
+/// calls on_record / on_head / set with its own lock held and the unread
+/// count taken under it (so a HEAD write cannot fall between the two); the
+/// time limit runs on a thread of its own, started with the first time
+/// limit (and joined by the destructor).
+class FakeInterrupt {
+ public:
+  explicit FakeInterrupt(Coalescing c, bool with_eventfd = true) : c_(c) {
+    if (with_eventfd) efd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (c_.coalesce_ns) start_timer();
+  }
+  FakeInterrupt(const FakeInterrupt&) = delete;
+  FakeInterrupt& operator=(const FakeInterrupt&) = delete;
+  ~FakeInterrupt() {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (timer_.joinable()) timer_.join();
+  }
+
+  [[nodiscard]] int fd() const noexcept { return efd_.get(); }
+  [[nodiscard]] Result<UniqueFd> dup_fd() const { return efd_.dup(); }
+
+  /// A record was written; `unread` records now.
+  void on_record(std::uint32_t unread) {
+    std::lock_guard lk(mu_);
+    if (!armed_) return;
+    if (!since_) since_ = clock::now();
+    if (c_.threshold && unread >= c_.threshold) fire(false);
+    else if (c_.coalesce_ns) cv_.notify_all();
+  }
+  /// An accepted HEAD write left `unread` records.
+  void on_head(std::uint32_t unread) {
+    std::lock_guard lk(mu_);
+    armed_ = true;
+    since_.reset();
+    if (unread) since_ = clock::now();
+    if (c_.coalesce_ns) cv_.notify_all();
+  }
+  /// A live change with `unread` records unread.
+  void set(Coalescing c, std::uint32_t unread) {
+    std::lock_guard lk(mu_);
+    c_ = c;
+    if (c_.coalesce_ns) start_timer();
+    if (armed_ && unread) {
+      if (!since_) since_ = clock::now();
+      if (c_.threshold && unread >= c_.threshold) fire(false);
+    }
+    cv_.notify_all();
+  }
+  [[nodiscard]] Coalescing coalescing() const {
+    std::lock_guard lk(mu_);
+    return c_;
+  }
+  /// Signal the eventfd as a firing would, changing nothing else.
+  void poke() {
+    if (!efd_) return;
+    const std::uint64_t one = 1;
+    (void)!::write(efd_.get(), &one, sizeof one);
+  }
+  [[nodiscard]] std::uint64_t count_edges() const { return count_edges_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t time_edges() const { return time_edges_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t edges() const { return count_edges() + time_edges(); }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  void fire(bool by_time) {  // mu_ held
+    armed_ = false;
+    since_.reset();
+    (by_time ? time_edges_ : count_edges_).fetch_add(1, std::memory_order_relaxed);
+    poke();
+  }
+  void start_timer() {  // mu_ held or in the constructor
+    if (!timer_.joinable()) timer_ = std::thread([this] { run_timer(); });
+  }
+  void run_timer() {
+    std::unique_lock lk(mu_);
+    while (!stop_) {
+      if (armed_ && since_ && c_.coalesce_ns) {
+        const auto due = *since_ + std::chrono::nanoseconds(c_.coalesce_ns);
+        if (clock::now() >= due) {
+          fire(true);
+          continue;
+        }
+        cv_.wait_until(lk, due);
+      } else {
+        cv_.wait(lk);
+      }
+    }
+  }
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  Coalescing c_;
+  bool armed_ = true;
+  std::optional<clock::time_point> since_;  // when the time limit started
+  bool stop_ = false;
+  UniqueFd efd_;
+  std::atomic<std::uint64_t> count_edges_{0}, time_edges_{0};
+  std::thread timer_;  // last: started after everything it reads
+};
 
 /// Ring memory for fakes: an anonymous shared mapping (zeroed, page aligned);
 /// revoke() makes it PROT_NONE, like the driver's zap of a removed device's
@@ -80,6 +201,9 @@ class VanishingFd {
     }
   }
   [[nodiscard]] int fd() const noexcept { return mine_.get(); }
+  /// Another descriptor of the same file (as each NotificationQueue dup()s
+  /// the device's): it hangs up with it.
+  [[nodiscard]] UniqueFd dup() const { return mine_.dup().value(); }
   [[nodiscard]] Kind kind() const noexcept { return kind_; }
   /// Hup: make fd() readable (a byte), as a queued event does.
   void wake() {
@@ -113,15 +237,31 @@ class VanishingFd {
 class FakeQueue final : public ReapQueue {
  public:
   FakeQueue(unsigned core, unsigned queue, std::uint32_t entries, std::uint32_t threshold, bool with_eventfd = true)
-      : core_(core), queue_(queue), mem_(entries), entries_(entries), threshold_(threshold) {
-    if (with_eventfd) efd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+      : FakeQueue(core, queue, entries, Coalescing{threshold, 0}, with_eventfd) {}
+  FakeQueue(unsigned core, unsigned queue, std::uint32_t entries, Coalescing c, bool with_eventfd = true)
+      : core_(core), queue_(queue), mem_(entries), entries_(entries), irq_(c, with_eventfd) {
     view_ = RingView(std::span<const Record>(mem_.records().data(), entries),
                      Doorbell::callback(&FakeQueue::on_head, this));
   }
 
   /// Give the queue a "file of /dev/nnqN" (device_fd()) that vanish() ends.
-  void attach_device(VanishingFd::Kind kind) { dev_.emplace(kind); }
-  int device_fd() const noexcept override { return dev_ ? dev_->fd() : -1; }
+  void attach_device(VanishingFd::Kind kind) { share_device(std::make_shared<VanishingFd>(kind)); }
+  /// The same device file as other queues (each holds its own descriptor of
+  /// it, as NotificationQueues do).
+  void share_device(std::shared_ptr<VanishingFd> dev) {
+    dev_fd_ = dev->dup();
+    dev_ = std::move(dev);
+  }
+  /// Any other open file as the queue's "file of /dev/nnqN" (e.g. a real
+  /// device node such as /dev/null, whose files share an st_rdev).
+  void adopt_device_file(UniqueFd fd) {
+    dev_.reset();
+    dev_fd_ = std::move(fd);
+  }
+  int device_fd() const noexcept override { return dev_fd_.get(); }
+  /// N of /dev/nnqN this queue reports (ReapQueue::device()).
+  void set_device(std::uint32_t n) { device_ = n; }
+  std::uint32_t device() const noexcept override { return device_; }
   void mark_device_gone() noexcept override { marked_gone_.store(true, std::memory_order_release); }
   /// The Reaper called mark_device_gone().
   bool marked_gone() const { return marked_gone_.load(std::memory_order_acquire); }
@@ -134,15 +274,12 @@ class FakeQueue final : public ReapQueue {
   }
   /// Signal the eventfd as a threshold edge would (after vanish(): a wake
   /// that races with the removal).
-  void poke() {
-    if (!efd_) return;
-    const std::uint64_t one = 1;
-    (void)!::write(efd_.get(), &one, sizeof one);
-  }
+  void poke() { irq_.poke(); }
 
   unsigned core() const noexcept override { return core_; }
   unsigned queue() const noexcept override { return queue_; }
-  int wake_fd() const noexcept override { return efd_.get(); }
+  int wake_fd() const noexcept override { return irq_.fd(); }
+  std::uint32_t entries() const noexcept override { return entries_; }
   DrainResult drain(std::span<Record> out) noexcept override {
     DrainResult r = view_.drain(out);
     // counted once the drain has looked: drains() > 0 means the first look is over
@@ -154,6 +291,34 @@ class FakeQueue final : public ReapQueue {
   }
   std::optional<std::uint64_t> drop_count() noexcept override { return drop_.load(std::memory_order_relaxed); }
 
+  /// Interrupt coalescing, as a driver with NEURON_CAP_COALESCE has it
+  /// (unless set_adjustable(false): an older driver, nullopt and
+  /// errc::not_supported).
+  std::optional<Coalescing> coalescing() const noexcept override {
+    if (!adjustable_) return std::nullopt;
+    return irq_.coalescing();
+  }
+  /// NEURON_IOC_NQ_COALESCE: the driver's checks (EINVAL), then the live
+  /// change; every call is recorded (calls()).
+  Status set_coalescing(Coalescing c) noexcept override {
+    {
+      std::lock_guard lk(mu_);
+      calls_.push_back(c);
+    }
+    if (!adjustable_) return unexpected(errc::not_supported, "NEURON_IOC_NQ_COALESCE (fake): no NEURON_CAP_COALESCE");
+    if (c.threshold > entries_ || c.coalesce_ns > NEURON_NQ_COALESCE_NS_MAX)
+      return unexpected(Error::from_errno(EINVAL, "NEURON_IOC_NQ_COALESCE (fake)"));
+    std::lock_guard lk(mu_);
+    irq_.set(c, tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed));
+    return {};
+  }
+  void set_adjustable(bool on) { adjustable_ = on; }
+  /// Every set_coalescing() call so far, in order.
+  std::vector<Coalescing> calls() const {
+    std::lock_guard lk(mu_);
+    return calls_;
+  }
+
   /// Producer side (any one thread): write `r` as the next record.
   void push(Record r, std::uint8_t extra_flags = 0) {
     const std::uint32_t t = tail_.load(std::memory_order_relaxed);
@@ -164,56 +329,45 @@ class FakeQueue final : public ReapQueue {
     Record& slot = mem_[t & (entries_ - 1)];
     std::memcpy(slot.bytes.data(), r.bytes.data(), 3);
     std::memcpy(slot.bytes.data() + 4, r.bytes.data() + 4, 12);
-    const std::uint8_t h = static_cast<std::uint8_t>((r.bytes[3] & 0x7f) | extra_flags | (phase_of(t) ? 0x80 : 0));
+    const std::uint8_t h =
+        static_cast<std::uint8_t>((r.bytes[3] & 0x7f) | extra_flags | (pass_phase(t, entries_) ? 0x80 : 0));
     std::atomic_ref<std::uint8_t>(slot.bytes[3]).store(h, std::memory_order_release);
     tail_.store(t + 1, std::memory_order_release);
-    check_threshold();
+    std::lock_guard lk(mu_);
+    irq_.on_record(tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed));
   }
 
   void set_overflow_count(std::uint64_t n) { overflow_.store(n, std::memory_order_relaxed); }
   void set_drop_count(std::uint64_t n) { drop_.store(n, std::memory_order_relaxed); }
   std::uint32_t tail() const { return tail_.load(std::memory_order_acquire); }
+  std::uint32_t head() const { return head_.load(std::memory_order_acquire); }
   std::uint64_t drains() const { return drains_.load(std::memory_order_acquire); }
-  std::uint64_t edges() const { return edges_.load(std::memory_order_relaxed); }
+  std::uint64_t edges() const { return irq_.edges(); }
+  std::uint64_t count_edges() const { return irq_.count_edges(); }
+  std::uint64_t time_edges() const { return irq_.time_edges(); }
 
  private:
-  bool phase_of(std::uint32_t count) const {
-    unsigned shift = 0;
-    while ((1u << shift) < entries_) ++shift;
-    return RingView::phase_of(count, shift);
-  }
-  // The threshold interrupt: once, when unread reaches it; a HEAD write re-arms.
-  void check_threshold() {
-    if (threshold_ == 0) return;
-    std::lock_guard lk(mu_);
-    if (!fired_ && tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed) >= threshold_) {
-      fired_ = true;
-      edges_.fetch_add(1, std::memory_order_relaxed);
-      if (efd_) {
-        const std::uint64_t one = 1;
-        (void)!::write(efd_.get(), &one, sizeof one);
-      }
-    }
-  }
   static void on_head(void* ctx, std::uint32_t head) noexcept {
     auto* q = static_cast<FakeQueue*>(ctx);
     std::lock_guard lk(q->mu_);
     q->head_.store(head, std::memory_order_release);
-    q->fired_ = false;  // re-armed; no check here, like the device
+    q->irq_.on_head(q->tail_.load(std::memory_order_relaxed) - head);  // re-armed; no count check, like the device
   }
 
   unsigned core_, queue_;
   FakeRing mem_;
   std::uint32_t entries_;
-  std::uint32_t threshold_;
-  UniqueFd efd_;
-  std::optional<VanishingFd> dev_;
+  std::uint32_t device_ = 0;
+  std::shared_ptr<VanishingFd> dev_;
+  UniqueFd dev_fd_;
   std::atomic<bool> marked_gone_{false};
+  std::atomic<bool> adjustable_{true};
   RingView view_;
   std::atomic<std::uint32_t> tail_{0}, head_{0};
-  std::atomic<std::uint64_t> overflow_{0}, drop_{0}, drains_{0}, edges_{0};
-  std::mutex mu_;
-  bool fired_ = false;
+  std::atomic<std::uint64_t> overflow_{0}, drop_{0}, drains_{0};
+  mutable std::mutex mu_;  // HEAD writes vs the interrupt's unread count; calls_
+  std::vector<Coalescing> calls_;
+  FakeInterrupt irq_;  // last: its timer thread ends before the rest goes
 };
 
 /// A lossy (ignore-full) queue as docs/device-model.md says the device runs
@@ -233,11 +387,11 @@ class LossyFake {
  public:
   LossyFake(unsigned core, unsigned queue, std::uint32_t entries, std::uint32_t threshold)
       : core_(core), queue_(queue), mem_(entries), entries_(entries), threshold_(threshold),
-        efd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+        irq_(Coalescing{threshold, 0}) {}
 
   /// The consumer: a lossy NotificationQueue over this fake.
   NotificationQueue queue() {
-    auto wake = efd_.dup();
+    auto wake = irq_.dup_fd();
     auto q = NotificationQueue::over(
         std::span<const Record>(mem_.data(), mem_.size()), Doorbell::callback(&LossyFake::on_head, this),
         [this]() -> Result<NqInfo> { return info(); }, core_, queue_, NEURON_NQ_F_IGNORE_FULL,
@@ -252,11 +406,9 @@ class LossyFake {
   /// consumer may see the record before TAIL moves, and its HEAD write past
   /// it must not be judged against the old TAIL.
   void push(const Record& r) {
-    {
-      std::lock_guard lk(mu_);
-      write_record(r);
-    }
-    check_threshold();
+    std::lock_guard lk(mu_);
+    write_record(r);
+    irq_.on_record(tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed));
   }
 
   NqInfo info() {
@@ -294,26 +446,12 @@ class LossyFake {
     std::uint32_t w0;
     std::memcpy(&w0, r.bytes.data(), 4);
     const std::uint8_t h = static_cast<std::uint8_t>((r.bytes[3] & NEURON_ISA_HEADER_TYPE_MASK) | flags |
-                                                     (phase_of(t) ? NEURON_ISA_HEADER_PHASE : 0));
+                                                     (pass_phase(t, entries_) ? NEURON_ISA_HEADER_PHASE : 0));
     w0 = (w0 & 0x00ffffffu) | (static_cast<std::uint32_t>(h) << 24);
     __atomic_store_n(reinterpret_cast<std::uint32_t*>(slot.bytes.data()), w0, __ATOMIC_RELEASE);
     tail_.store(t + 1, std::memory_order_release);
   }
 
-  bool phase_of(std::uint32_t count) const {
-    unsigned shift = 0;
-    while ((1u << shift) < entries_) ++shift;
-    return RingView::phase_of(count, shift);
-  }
-  void check_threshold() {
-    if (threshold_ == 0) return;
-    std::lock_guard lk(mu_);
-    if (!fired_ && tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed) >= threshold_) {
-      fired_ = true;
-      const std::uint64_t one = 1;
-      (void)!::write(efd_.get(), &one, sizeof one);
-    }
-  }
   static void on_head(void* ctx, std::uint32_t v) noexcept {
     auto* f = static_cast<LossyFake*>(ctx);
     std::lock_guard lk(f->mu_);
@@ -324,18 +462,17 @@ class LossyFake {
       return;
     }
     f->head_.store(v, std::memory_order_release);
-    f->fired_ = false;
+    f->irq_.on_head(t - v);
   }
 
   unsigned core_, queue_;
   std::vector<Record> mem_;
   std::uint32_t entries_;
   std::uint32_t threshold_;
-  UniqueFd efd_;
   std::atomic<std::uint32_t> tail_{0}, head_{0};
   std::atomic<std::uint64_t> overflow_{0}, bad_head_{0};
-  std::mutex mu_;
-  bool fired_ = false;
+  std::mutex mu_;      // a record and its TAIL move vs HEAD writes (and the interrupt's unread count)
+  FakeInterrupt irq_;  // last: its timer thread ends before the rest goes
 };
 
 /// Events pushed by a test, read by the Reaper (an eventfd says "look").

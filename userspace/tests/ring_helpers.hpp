@@ -10,6 +10,15 @@
 
 namespace neuron::test {
 
+/// The phase bit record number `count` (free-running) carries in a ring of
+/// `entries` records, a power of two (docs/hardware.md#rec-phase): what the
+/// device writes, for every fake producer.
+inline bool pass_phase(std::uint32_t count, std::uint32_t entries) {
+  unsigned shift = 0;
+  while ((1u << shift) < entries) ++shift;
+  return RingView::phase_of(count, shift);
+}
+
 inline Record seq_record(std::uint64_t seq, std::uint8_t type = NEURON_ISA_NOTIFICATION_TYPE_PE_EXPLICIT) {
   Record r;
   for (int i = 0; i < 4; ++i) r.bytes[4 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
@@ -25,11 +34,7 @@ struct MemRing {
   std::uint32_t entries;
   std::uint32_t tail;
 
-  bool phase_of(std::uint32_t count) const {
-    unsigned shift = 0;
-    while ((1u << shift) < entries) ++shift;
-    return RingView::phase_of(count, shift);
-  }
+  bool phase_of(std::uint32_t count) const { return pass_phase(count, entries); }
   /// Write `r` as record number `tail` (its header type/flags kept, phase set).
   void push(Record r, std::uint8_t extra_flags = 0) {
     r.bytes[3] = static_cast<std::uint8_t>((r.bytes[3] & 0x7f) | extra_flags | (phase_of(tail) ? 0x80 : 0));

@@ -85,6 +85,32 @@ using Instruction = neuron_emu_insn;
 /// multicasts it): CLOCK_MONOTONIC ns, device, core, edge, cause, queues...
 using Event = neuron_event;
 
+/// A queue's interrupt coalescing (docs/device-model.md#coalescing): the
+/// threshold interrupt, and the eventfd bound to it, fires when `threshold`
+/// records are unread (the count limit) or `coalesce_ns` after the first
+/// unread record (the time limit), whichever comes first, once until the next
+/// accepted HEAD write; a HEAD write that leaves records unread starts the
+/// time limit again.
+struct Coalescing {
+  /// Unread records that raise the interrupt; 0: no count limit. At most the
+  /// ring's entries (size / 16).
+  std::uint32_t threshold = 1;
+  /// Nanoseconds from the first unread record to the interrupt; 0: no time
+  /// limit. At most NEURON_NQ_COALESCE_NS_MAX (10 ms).
+  std::uint32_t coalesce_ns = 0;
+  friend bool operator==(const Coalescing&, const Coalescing&) = default;
+};
+
+/// One NEURON_IOC_TIMESTAMP sample: the device clock read between two
+/// CLOCK_MONOTONIC reads, so the read happened somewhere in [sys_before_ns,
+/// sys_after_ns]. calibrate_clock() (libneuron/clock.hpp) turns several into
+/// an offset.
+struct TimestampSample {
+  std::uint64_t sys_before_ns = 0;  ///< CLOCK_MONOTONIC ns just before the device read
+  std::uint64_t device_ps = 0;      ///< the device timestamp, ps (docs/hardware.md#timestamp)
+  std::uint64_t sys_after_ns = 0;   ///< CLOCK_MONOTONIC ns just after the device read
+};
+
 /// "IDLE", "RUNNING", "WAITING", "HALTED".
 std::string engine_state_name(std::uint32_t state);
 /// "NOTIFIC", "THROTTLE", "FAULT" (enum neuron_edge).
@@ -151,9 +177,40 @@ class Device {
   [[nodiscard]] int fd() const noexcept { return fd_.get(); }
 
   [[nodiscard]] Result<DeviceInfo> info() const;
+  /// The NEURON_CAP_* bits NEURON_IOC_DEVICE_INFO reported when open() made
+  /// this object (no ioctl now); 0 if that call failed (no capability is
+  /// assumed: not a device of ours, or an older driver). Calls that need a
+  /// capability check it here first.
+  [[nodiscard]] std::uint64_t capabilities() const noexcept { return caps_; }
   /// NEURON_IOC_NQ_INIT: returns the mmap offsets (ring_offset, doorbell_offset).
   [[nodiscard]] Result<neuron_nq_init> nq_init(unsigned core, unsigned queue, std::uint32_t size,
                                                std::uint32_t flags = 0, std::uint32_t threshold = 0) const;
+  /// NEURON_IOC_NQ_INIT with an interrupt-coalescing time limit `coalesce_ns`
+  /// (nanoseconds after the first unread record, 0 none, at most
+  /// NEURON_NQ_COALESCE_NS_MAX; docs/device-model.md#coalescing). A nonzero
+  /// `coalesce_ns` needs NEURON_CAP_COALESCE: without it errc::not_supported
+  /// and no ioctl (an older driver would refuse the field with EINVAL).
+  /// Errors otherwise as for nq_init(): the driver's EINVAL (a field out of
+  /// range), EBUSY, EPERM, ENOMEM.
+  [[nodiscard]] Result<neuron_nq_init> nq_init(unsigned core, unsigned queue, std::uint32_t size,
+                                               std::uint32_t flags, std::uint32_t threshold,
+                                               std::uint32_t coalesce_ns) const;
+  /// NEURON_IOC_NQ_COALESCE: change a live queue's interrupt coalescing
+  /// (`threshold` records, `coalesce_ns` ns; see Coalescing) without stopping
+  /// it; records already unread count toward the new limits at once. Needs
+  /// NEURON_CAP_COALESCE (else errc::not_supported, no ioctl). The driver's
+  /// errors: EINVAL (core, queue, threshold > entries, coalesce_ns >
+  /// NEURON_NQ_COALESCE_NS_MAX), ENOENT (this file made no such queue), EIO /
+  /// ENODEV (the device was reset / removed). NotificationQueue::set_coalescing
+  /// checks the values first and keeps them.
+  [[nodiscard]] Status nq_coalesce(unsigned core, unsigned queue, std::uint32_t threshold,
+                                   std::uint32_t coalesce_ns) const;
+  /// NEURON_IOC_TIMESTAMP: one sample of core `core`'s NOTIFIC timestamp (the
+  /// clock that stamps records, ps) between two CLOCK_MONOTONIC reads in the
+  /// kernel. Needs NEURON_CAP_TIMESTAMP (else errc::not_supported, no
+  /// ioctl). The driver's errors: EINVAL (core out of range), EIO / ENODEV.
+  /// Any open file may call it (read-only too). See calibrate_clock().
+  [[nodiscard]] Result<TimestampSample> timestamp(unsigned core) const;
   [[nodiscard]] Status nq_destroy(unsigned core, unsigned queue) const;
   [[nodiscard]] Result<NqInfo> nq_info(unsigned core, unsigned queue) const;
   [[nodiscard]] Status submit(unsigned core, unsigned engine, std::span<const Instruction> insns,
@@ -232,11 +289,12 @@ class Device {
   [[nodiscard]] Result<UniqueFd> dup_fd() const { return fd_.dup(); }
 
  private:
-  Device(UniqueFd fd, std::string path, std::size_t event_bytes)
-      : fd_(std::move(fd)), path_(std::move(path)), event_bytes_(event_bytes) {}
+  Device(UniqueFd fd, std::string path, std::size_t event_bytes, std::uint64_t caps)
+      : fd_(std::move(fd)), path_(std::move(path)), event_bytes_(event_bytes), caps_(caps) {}
   UniqueFd fd_;
   std::string path_;
   std::size_t event_bytes_ = sizeof(Event);
+  std::uint64_t caps_ = 0;
 };
 
 /// One device-memory allocation, from NEURON_IOC_MEM_ALLOC to
@@ -322,8 +380,15 @@ class NotificationQueue {
     std::uint32_t threshold = 0;  ///< unread records that raise the threshold interrupt; 0 none
     /// Make an eventfd (non-blocking) and bind it to the queue's threshold
     /// interrupt (NEURON_IOC_NQ_EVENTFD): wake_fd() becomes readable when
-    /// `threshold` records are unread. Needs threshold > 0.
+    /// `threshold` records are unread (or `coalesce_ns` after the first).
+    /// Needs threshold > 0 or coalesce_ns > 0.
     bool eventfd = false;
+    /// Interrupt-coalescing time limit, ns after the first unread record
+    /// (docs/device-model.md#coalescing); 0: none, the first release's
+    /// behaviour. At most NEURON_NQ_COALESCE_NS_MAX. Nonzero needs a driver
+    /// with NEURON_CAP_COALESCE: create() returns errc::not_supported
+    /// otherwise (with 0 any driver will do).
+    std::uint32_t coalesce_ns = 0;
   };
 
   static Result<NotificationQueue> create(const Device& dev, unsigned core, unsigned queue, Options opt);
@@ -425,7 +490,41 @@ class NotificationQueue {
   /// Whether the queue was made with NEURON_NQ_F_IGNORE_FULL.
   [[nodiscard]] bool lossy() const noexcept { return view_.lossy(); }
 
+  /// NEURON_IOC_NQ_INFO now (a syscall): head, tail, counters, and the
+  /// queue's threshold and coalesce_ns as the driver holds them (coalesce_ns
+  /// is 0 from a driver without NEURON_CAP_COALESCE).
   [[nodiscard]] Result<NqInfo> info() const;
+
+  /// NEURON_IOC_NQ_COALESCE: change this live queue's interrupt coalescing
+  /// (docs/device-model.md#coalescing; Coalescing says what the two limits
+  /// mean): `threshold` records (0: no count limit; at most size() / 16) or
+  /// `coalesce_ns` nanoseconds after the first unread record (0: no time
+  /// limit; at most NEURON_NQ_COALESCE_NS_MAX), whichever comes first. The
+  /// queue keeps running and records already unread count at once, so none
+  /// is left without an interrupt by the change. On success coalescing()
+  /// returns the new values. One ioctl; not for the per-record path.
+  /// Errors (nothing changed), in the order they are checked:
+  ///  * errc::device_gone, errc::moved_from (nothing touched);
+  ///  * errc::invalid_argument: threshold > entries, coalesce_ns > the
+  ///    maximum, or both 0 on a queue with an eventfd (nothing would signal
+  ///    it again; make a busy-polled queue without Options::eventfd); the
+  ///    message names the field; no ioctl;
+  ///  * errc::not_supported: the driver lacks NEURON_CAP_COALESCE (an older
+  ///    nnq.ko), or a queue made with over() (no device); no ioctl;
+  ///  * the driver's errno (EINVAL, ENOENT, EIO, ENODEV; the last two also
+  ///    mark the queue gone, as for NQ_INFO), what =
+  ///    "NEURON_IOC_NQ_COALESCE core=C queue=Q threshold=T coalesce_ns=N".
+  /// Thread safety: like drain(), one thread at a time per queue.
+  [[nodiscard]] Status set_coalescing(std::uint32_t threshold, std::uint32_t coalesce_ns);
+  /// The queue's interrupt coalescing as this object last set it (NQ_INIT,
+  /// then set_coalescing()); no syscall. info() asks the driver.
+  [[nodiscard]] Coalescing coalescing() const noexcept { return coalescing_; }
+  /// Whether set_coalescing() can work: the queue was made by create() on a
+  /// driver with NEURON_CAP_COALESCE.
+  [[nodiscard]] bool coalescing_supported() const noexcept { return coalesce_cap_; }
+  /// N of the /dev/nnqN the queue was made on (Device::index()), if the
+  /// device's path ends in it; nullopt for over() and other paths.
+  [[nodiscard]] std::optional<std::uint32_t> device_index() const noexcept { return device_index_; }
   /// The eventfd bound with Options::eventfd, -1 if none. Readable (count >
   /// 0) after a threshold interrupt; read it (8 bytes) to reset it. The
   /// threshold re-arms on the next HEAD write, i.e. the next drain that takes
@@ -492,6 +591,9 @@ class NotificationQueue {
   bool gone_ = false;  // the device went: never touch the mappings again
   InfoFn info_fn_;  // over(): the provider's NQ_INFO
   std::uint64_t checked_lo_ = 0, checked_hi_ = 0;  // slot at checked_head_ when checked (lossy)
+  Coalescing coalescing_{0, 0};                    // as last set (NQ_INIT, NQ_COALESCE)
+  bool coalesce_cap_ = false;                      // the driver has NEURON_CAP_COALESCE
+  std::optional<std::uint32_t> device_index_;      // N of /dev/nnqN
 };
 
 }  // namespace neuron

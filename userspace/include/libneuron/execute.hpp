@@ -108,7 +108,11 @@ struct ExecOptions {
   std::uint32_t queue_size = 4096;   ///< bytes per queue
   unsigned queues = 6;               ///< queues 0..queues-1 per core used (default routing uses 0..5)
   std::uint32_t queue_flags = 0;     ///< NEURON_NQ_F_* (default: backpressure, lossless)
-  std::uint32_t threshold = 1;       ///< per queue: unread records that wake the reaper
+  /// Per queue: unread records that wake the reaper. 1 (the default) lets
+  /// the Reaper adapt it to the record rate, with a 500 us time limit
+  /// (Reaper::Moderation::Adaptive, userspace/README.md#coalescing); any
+  /// other value is kept as it is (Moderation::Fixed).
+  std::uint32_t threshold = 1;
   /// A fatal error record (SEQUENCER_FATAL naming the engine) ends that
   /// engine's wait: status COMPLETED_WITH_ERR instead of waiting for the
   /// TIMEOUT the real runtime reports (docs/hardware.md#timeout).

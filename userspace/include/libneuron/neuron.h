@@ -159,6 +159,24 @@ LIBNEURON_API long libneuron_queue_wait(libneuron_queue *q, struct libneuron_rec
 					long long timeout_ns, uint64_t *lost);
 
 /**
+ * libneuron_queue_set_coalescing() - NEURON_IOC_NQ_COALESCE: the queue's
+ * threshold interrupt (and so libneuron_queue_wait()'s wake-up) comes when
+ * @threshold records are unread or @coalesce_ns nanoseconds after the first
+ * of them, whichever is first (docs/device-model.md#coalescing). The queue
+ * keeps running; records already unread count at once.
+ * @threshold: records, 0 for no count limit, at most the ring's entries
+ *             (size_bytes / 16); the queue starts with 1
+ * @coalesce_ns: nanoseconds, 0 for no time limit, at most
+ *               NEURON_NQ_COALESCE_NS_MAX (10 ms); the queue starts with 0
+ *
+ * Return: 0, -EINVAL (NULL @q, a value out of range, or both 0: nothing
+ * would wake the queue's eventfd), -EOPNOTSUPP (a driver without
+ * NEURON_CAP_COALESCE: the queue keeps threshold 1), -ENODEV (the device was
+ * removed or reset) or another driver errno (-ENOENT).
+ */
+LIBNEURON_API int libneuron_queue_set_coalescing(libneuron_queue *q, uint32_t threshold, uint32_t coalesce_ns);
+
+/**
  * libneuron_queue_fd() - the queue's eventfd, readable after a threshold
  * interrupt, for the caller's own poll loop (then call
  * libneuron_queue_wait() with timeout 0). -EINVAL for NULL.

@@ -9,10 +9,12 @@
 // userspace/README.md#api-contract. The C API is libneuron/neuron.h.
 #pragma once
 
+#include "libneuron/clock.hpp"
 #include "libneuron/decode.hpp"
 #include "libneuron/device.hpp"
 #include "libneuron/execute.hpp"
 #include "libneuron/format.hpp"
+#include "libneuron/moderation.hpp"
 #include "libneuron/netlink.hpp"
 #include "libneuron/program.hpp"
 #include "libneuron/reaper.hpp"

@@ -1,50 +1,82 @@
 // SPDX-License-Identifier: MIT
 //
 // Reaper: the host reap loop of docs/hardware.md#completion, without the
-// spinning.
+// spinning, for one queue or hundreds (userspace/README.md#reaper-at-scale).
 //
 // One thread drains the queues it is given (typically the exec queues of
-// every engine of the cores in use) and completes waiters. It sleeps in
-// epoll on
+// every engine of the cores in use, on one device or several) and completes
+// waiters. It sleeps in epoll on
 //   * each queue's eventfd, bound with NEURON_IOC_NQ_EVENTFD and signalled by
-//     the driver on the queue's threshold interrupt (the queue's THRESHOLD,
-//     set at NQ_INIT, e.g. 1: "a record is waiting");
+//     the driver on the queue's threshold interrupt (THRESHOLD records
+//     unread, or coalesce_ns after the first: docs/device-model.md#coalescing);
 //   * optionally the device's event stream (read() of /dev/nnqN: one
 //     struct neuron_event per interrupt edge), for the error/overflow edge
 //     (docs/hardware.md#intr-edge);
 //   * its own stop eventfd (RAII shutdown).
-// On a wake it drains EVERY queue until a full pass finds nothing. That is
-// what keeps the wake-up sound: the device raises the threshold interrupt
-// once and re-arms it on the next HEAD write (docs/device-model.md), and a
-// drain that took records writes HEAD; a record that arrives between the
-// scan and that HEAD write raises nothing, but the next scan of the same
-// pass sees it. So the reaper sleeps only after an empty scan that followed
-// the last HEAD write, and any later record finds the threshold armed.
+//
+// What a wake costs. On a wake it drains only the queues whose eventfd
+// fired (and queues without an eventfd, which it cannot tell apart), each
+// until a drain of that queue comes back empty after its last HEAD write;
+// queues without records cost nothing. That per-queue rule is what keeps
+// the wake-up sound: the device raises the threshold interrupt once and
+// re-arms it only on an accepted HEAD write (docs/hardware.md#threshold),
+// and a drain that took records writes HEAD. A record that lands between
+// the drain's scan and that HEAD write raises nothing, but the next drain
+// of the same queue sees it. So a queue is left only after an empty drain
+// that followed its last HEAD write: at that moment it holds no unread
+// record and its interrupt is armed, so the next record (with a count limit
+// above 1, the THRESHOLD-th, or the time limit after the first) signals its
+// eventfd and wakes us again. A queue that did not fire needs no look: its
+// interrupt is still armed from our last empty drain of it (or its edge is
+// queued in epoll). The queues of one pass are drained round-robin, one
+// batch each in turn, so a flooding queue does not starve the others.
 // A lossy (ignore-full) queue that was lapped recovers inside its drain call
 // and goes on draining (userspace/README.md#lossy-queues), so a lap never
 // looks like "empty" here and never leaves the threshold unarmed: the
 // recovery writes HEAD.
 // (On the emulated device an MMIO HEAD write takes effect before the next
 // instruction; on a real PCIe device it is posted, so Options::rescan keeps
-// a slow periodic look as a guard. Stats::late_records counts what such a
-// rescan found: nonzero means an edge was lost.)
+// a slow periodic look at every queue as a guard. Stats::late_records
+// counts what such a rescan found: nonzero means an edge was lost.)
 //
 // Waiters are the comp_efd chain of docs/hardware.md#completion: a thread
 // registers "complete me with the first arrival (record or edge) my predicate
 // accepts" and blocks on its own eventfd; the reaper evaluates the predicates
-// on its thread and writes 1 to the eventfd of each waiter it completes — after
-// the pass that found the match has drained every queue, so records written
-// before the matching one (on any queue) have been delivered first.
+// on its thread and writes 1 to the eventfd of each waiter it completes —
+// after a pass over EVERY queue that began after the match, so records
+// written before the matching one (on any queue, signalled or not) have been
+// delivered first. A pass that completed a waiter (a wake's partial pass, or
+// a full one) is therefore followed by full passes until one completes
+// nobody; completions are rare next to records, so this costs little. The
+// first look, each rescan and the final look at stop() are full passes too.
+//
+// Interrupt moderation (userspace/README.md#coalescing): by default
+// (Moderation::Adaptive) the reaper sets each queue's threshold from the
+// rate it drains it at, with the time limit at Options::latency_budget
+// (InterruptModerator, libneuron/moderation.hpp): few wakes at a high rate,
+// one per record at a low one, no record waiting longer than the budget for
+// its interrupt. A change is one NEURON_IOC_NQ_COALESCE, at most once per
+// queue per 10 ms, made after that queue's drain, never per record.
+// Moderation::Fixed leaves the queues alone; Moderation::Preset applies
+// Options::preset once at start(). Queues that cannot be changed (an older
+// driver without NEURON_CAP_COALESCE, ReapQueue::coalescing() nullopt) are
+// left alone, which is not an error.
+//
+// Several devices: each queue says which /dev/nnqN it belongs to
+// (ReapQueue::device()); arrivals, completions, filters and on_batch carry
+// it.
 //
 // Device loss (userspace/README.md#device-loss, docs/decisions.md#device-loss):
 // the device's event stream and each queue's file of /dev/nnqN report
-// EPOLLHUP/EPOLLERR once the device is removed (the Reaper watches the
-// queues' files for those two only), and a RESET edge on the stream says
-// every queue was torn down. On either the Reaper reads the edges still
-// queued (on_event and the waiters see the RESET edge), marks every queue
-// gone (ReapQueue::mark_device_gone: no ring is read again), completes every
-// remaining waiter with WaitStatus::DeviceGone and its thread exits: no
-// rescan, no spinning. Before every pass it also asks the kernel once
+// EPOLLHUP/EPOLLERR once the device is removed (the Reaper watches ONE file
+// per device, told apart by st_rdev, for those two only), and a RESET edge
+// on the stream says every queue was torn down. On either the Reaper reads
+// the edges still queued (on_event and the waiters see the RESET edge),
+// marks every queue gone (ReapQueue::mark_device_gone: no ring is read
+// again), completes every remaining waiter with WaitStatus::DeviceGone and
+// its thread exits: no rescan, no spinning. With several devices the loss
+// of any one ends the Reaper (use one Reaper per device if they should
+// outlive each other). Before every pass it also asks the kernel once
 // (poll() with no wait on those files, which reports the removal from its
 // first step, before the driver revokes the mappings), so a rescan or a
 // queue wake that races with the removal does not read a revoked ring.
@@ -62,6 +94,7 @@
 #include <vector>
 
 #include "libneuron/device.hpp"
+#include "libneuron/moderation.hpp"
 #include "libneuron/record.hpp"
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
@@ -71,12 +104,25 @@
 NEURON_API_BEGIN
 namespace neuron {
 
-/// A queue the Reaper drains.
+/// A queue the Reaper drains. The Reaper calls every method on its own
+/// thread, except the identity (core, queue, device, entries, wake_fd,
+/// device_fd, coalescing) and set_coalescing() in Reaper::start().
 class ReapQueue {
  public:
   virtual ~ReapQueue() = default;
   [[nodiscard]] virtual unsigned core() const noexcept = 0;
   [[nodiscard]] virtual unsigned queue() const noexcept = 0;
+  /// N of the /dev/nnqN the queue belongs to (NotificationQueue::device_index());
+  /// 0, the first device, for a queue that does not say.
+  [[nodiscard]] virtual std::uint32_t device() const noexcept { return 0; }
+  /// The ring's size in records, 0 if unknown (then the queue is not moderated).
+  [[nodiscard]] virtual std::uint32_t entries() const noexcept { return 0; }
+  /// The queue's interrupt coalescing now, if it can be changed with
+  /// set_coalescing(); nullopt (the default): leave it alone.
+  [[nodiscard]] virtual std::optional<Coalescing> coalescing() const noexcept { return std::nullopt; }
+  /// Change the queue's interrupt coalescing (NotificationQueue::set_coalescing,
+  /// NEURON_IOC_NQ_COALESCE: one syscall). The default: errc::not_supported.
+  virtual Status set_coalescing(Coalescing c) noexcept;
   /// An eventfd signalled when records wait (the threshold interrupt), -1 for none.
   [[nodiscard]] virtual int wake_fd() const noexcept = 0;
   virtual DrainResult drain(std::span<Record> out) noexcept = 0;
@@ -109,7 +155,17 @@ class EventSource {
 std::unique_ptr<ReapQueue> make_reap_queue(NotificationQueue q);
 std::unique_ptr<EventSource> make_event_source(EventStream s);
 
-/// What reached the reaper: a record (with its core and queue) or an edge.
+/// Where a batch of records came from: the device (N of /dev/nnqN,
+/// ReapQueue::device()), the core and the software queue.
+struct QueueId {
+  std::uint32_t device = 0;
+  unsigned core = 0;
+  unsigned queue = 0;
+  friend bool operator==(const QueueId&, const QueueId&) = default;
+};
+
+/// What reached the reaper: a record (with its device, core and queue) or an
+/// edge (with its device and core, Event::device and Event::core).
 /// `record` and `event` point into the Reaper's buffers: valid only during
 /// the predicate call that receives them (copy what must outlive it; the
 /// Completion of a Waiter is such a copy).
@@ -118,6 +174,7 @@ struct Arrival {
   unsigned queue = 0;
   const Record* record = nullptr;  ///< a record, or
   const Event* event = nullptr;    ///< an interrupt edge
+  std::uint32_t device = 0;        ///< N of /dev/nnqN
 };
 
 /// A copy of the arrival that completed a waiter.
@@ -126,6 +183,7 @@ struct Completion {
   unsigned queue = 0;
   std::optional<Record> record;
   std::optional<Event> event;
+  std::uint32_t device = 0;  ///< N of /dev/nnqN
 };
 
 enum class WaitStatus {
@@ -190,6 +248,21 @@ class Reaper {
     std::optional<std::uint8_t> notific_type;  ///< records of this type only
     bool records = true;                    ///< offer records
     bool events = true;                     ///< offer edges
+    std::optional<std::uint32_t> device;    ///< records and edges of this device (N of /dev/nnqN) only
+  };
+
+  /// How the Reaper sets its queues' interrupt coalescing (see the top of
+  /// this file, userspace/README.md#coalescing).
+  enum class Moderation {
+    /// Per queue, from its record rate (InterruptModerator): threshold =
+    /// clamp(rate x latency_budget, 1, entries / 4), time limit =
+    /// latency_budget. Queues that cannot be changed are left alone.
+    Adaptive,
+    /// Leave every queue's settings as they were made.
+    Fixed,
+    /// Apply `preset` to every queue once, in start() (which fails if a
+    /// queue refuses it), then leave them.
+    Preset,
   };
 
   struct Options {
@@ -197,6 +270,9 @@ class Reaper {
     /// reaper thread, before the waiters see them. Must not throw. The span
     /// is the Reaper's buffer, valid only during the call.
     std::function<void(unsigned core, unsigned queue, std::span<const Record>)> on_records;
+    /// The same batches with the queue's device (a Reaper over several
+    /// devices): called first, then on_records; set either or both.
+    std::function<void(const QueueId&, std::span<const Record>)> on_batch;
     /// Every edge read from the event source, on the reaper thread.
     std::function<void(const Event&)> on_event;
     /// Records per drain call.
@@ -204,6 +280,15 @@ class Reaper {
     /// Longest sleep before looking at the rings without a wake (a guard
     /// against a lost edge, see the top of this file); 0: never.
     std::chrono::milliseconds rescan{100};
+    /// Interrupt moderation; Adaptive unless the caller fixes the settings.
+    Moderation moderation = Moderation::Adaptive;
+    /// Adaptive: the time limit programmed on every moderated queue, so no
+    /// record waits longer for its interrupt; 1 us .. 10 ms
+    /// (NEURON_NQ_COALESCE_NS_MAX), else start() fails with
+    /// errc::invalid_argument.
+    std::chrono::microseconds latency_budget{500};
+    /// Preset: what every queue gets in start().
+    Coalescing preset;
   };
 
   struct Stats {
@@ -219,9 +304,16 @@ class Reaper {
     std::uint64_t overwritten = 0;   ///< of those, overwritten before the drain looked (DrainResult::overwritten)
     std::uint64_t resyncs = 0;       ///< lap recoveries (DrainResult::resyncs); the drain went on in the same call
     std::uint64_t completed = 0;     ///< waiters completed
+    std::uint64_t full_passes = 0;   ///< passes over every queue: first look, rescans, after a completion, final look
+    std::uint64_t coalesce_changes = 0;  ///< queues re-programmed (set_coalescing calls that succeeded)
+    std::uint64_t coalesce_errors = 0;   ///< set_coalescing calls that failed (the queue is then left alone)
+    std::uint64_t moderated_queues = 0;  ///< queues the Reaper adapts now (Adaptive; 0 on an older driver)
   };
 
   /// Start the thread. Queues with wake_fd() < 0 are drained on every wake.
+  /// Errors: errc::invalid_argument (latency_budget out of range), a
+  /// queue's set_coalescing() error (Preset), and epoll, eventfd, fstat or
+  /// thread creation failing (the error names the queue or call).
   static Result<std::unique_ptr<Reaper>> start(std::vector<std::unique_ptr<ReapQueue>> queues,
                                                std::unique_ptr<EventSource> events, Options opt);
   static Result<std::unique_ptr<Reaper>> start(std::vector<std::unique_ptr<ReapQueue>> queues) {
@@ -259,6 +351,11 @@ class Reaper {
   /// it did. Device loss is not a failure (device_gone()).
   [[nodiscard]] std::optional<Error> failure() const;
   [[nodiscard]] std::size_t queue_count() const noexcept;
+  /// The descriptors polled for device loss before each pass: the event
+  /// stream, then one queue file per device not already covered (files of
+  /// one device are told apart from others by st_rdev, other descriptors by
+  /// inode). 320 queues on 4 devices: 4.
+  [[nodiscard]] std::size_t device_files() const noexcept;
 
  private:
   struct Impl;

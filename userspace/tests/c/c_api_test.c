@@ -56,6 +56,9 @@ int main(void)
 	      "queue_null_device_einval_named");
 	check(libneuron_queue_drain(NULL, out, 4, NULL) == -EINVAL, "drain_null_queue_einval");
 	check(libneuron_queue_wait(NULL, out, 4, 1000, NULL) == -EINVAL, "wait_null_queue_einval");
+	check(libneuron_queue_set_coalescing(NULL, 8, 500000) == -EINVAL &&
+	      strcmp(libneuron_last_error(), "libneuron_queue_set_coalescing: q is NULL") == 0,
+	      "set_coalescing_null_queue_einval_named");
 	libneuron_device_close(NULL);
 	libneuron_queue_destroy(NULL);
 	printf("# c_api: %d of %d checks failed\n", fails, n);
