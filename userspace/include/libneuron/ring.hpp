@@ -15,17 +15,27 @@
 //
 // Memory ordering. Freshness is decided by ACQUIRE loads of header bytes
 // (byte 3); record bodies are read with plain loads only after such an
-// acquire load. The drain works in chunks of 64 slots (1 KiB):
-//   * it acquire-loads the header of the LAST slot of the chunk; if that
-//     phase is the expected one, the whole chunk is fresh, because the
-//     producer writes records in order: record c+k is written only after
-//     records c..c+k-1, so the acquire load that sees record c+k's new header
-//     also makes records c..c+k-1 (bodies and headers) visible;
-//   * otherwise (the chunk where the fresh run ends, once per drain) it
-//     acquire-loads each header in turn up to the first stale one;
-//   * it then copies the fresh prefix while it is in L1 and checks the phase
-//     of every copied record from the copied bytes (AND/OR of the headers),
-//     so a record is never returned with the wrong phase.
+// acquire load. The consumer looks at the run of slots from HEAD to the
+// ring's end (or to its limit):
+//   * an acquire load that sees the expected phase in slot c+k proves slots
+//     c..c+k fresh, because the producer writes records in order: record c+k
+//     is written only after records c..c+k-1, so that load also makes records
+//     c..c+k-1 (bodies and headers) visible;
+//   * so the length of the fresh run is found with O(log n) acquire loads
+//     (fresh_prefix: probe the ends of doubling strides, 64, 128, 256, ...
+//     slots, then binary-search the stride where a probe looked stale); the
+//     run ends at the first slot that looked stale;
+//   * drain() then copies the run and checks the phase of every copied
+//     record from the copied bytes (AND/OR of the headers), so a record is
+//     never returned with the wrong phase;
+//   * for_each() hands the run's records to fn in place, all after those
+//     acquire loads, and ORs the headers of the ones fn took (for the
+//     overflow flags) 64 records at a time. It needs no per-record phase
+//     check: it refuses a lossy view, and a producer that may not overwrite
+//     unread slots cannot change any slot between HEAD and the fresh record
+//     an acquire load saw until HEAD moves past it. (Nor would such a check
+//     help against a producer that broke that rule: it could rewrite the slot
+//     while fn reads it. drain() copies and then checks the copy.)
 // This is enough because:
 //   * the producer makes a record's 16 bytes visible no later than its header
 //     and records in order: the device writes the record (one 16-byte DMA)
@@ -274,18 +284,35 @@ class RingView {
         .load(std::memory_order_acquire);
   }
 
-  /// Records per chunk (1 KiB): one acquire load decides a whole chunk.
+  /// Records in the first stride of fresh_prefix (1 KiB).
   static constexpr std::size_t kChunk = 64;
-  /// Length of the fresh prefix of p[0, n). The producer writes records in
-  /// order, so if the LAST one is fresh every earlier one is too, and the
-  /// acquire load of its header makes all of them visible: O(1) per chunk.
-  /// Otherwise (the chunk where the fresh run ends) an acquire scan finds
-  /// the first stale slot; its header goes to `stop`.
+  /// Records for_each hands to fn before it ORs their headers (1 KiB: still
+  /// in L1 then).
+  static constexpr std::size_t kSpan = 64;
+  /// How far ahead (records, 1 KiB) for_each prefetches fresh slots.
+  static constexpr std::size_t kAhead = 64;
+  /// Length of the fresh prefix of p[0, n) (the slots from HEAD to the ring's
+  /// end or the caller's limit). The producer writes records in order, so if
+  /// the slot at some offset is fresh every earlier one is too, and the
+  /// acquire load of its header makes all of them visible. It probes the
+  /// last slot of strides that double from kChunk (63, 191, 447, ...; the
+  /// last probe is p[n - 1]) until one looks stale, then binary-searches that
+  /// stride: O(log n) acquire loads, each after the previous one. The header
+  /// of the first stale-looking slot goes to `stop`.
   static std::size_t fresh_prefix(const Record* p, std::size_t n, std::uint8_t phase, std::uint8_t& stop) noexcept;
   /// Copy n records; AND and OR of their header bytes to all/any (so every
   /// copied record's phase is verified from the copied bytes themselves).
   static void copy_records(Record* dst, const Record* src, std::size_t n, std::uint8_t& all,
                            std::uint8_t& any) noexcept;
+  /// OR of the header bytes of p[0, n) (the overflow flags of records handed
+  /// out in place; plain loads, after the run's acquire loads).
+  static std::uint8_t or_headers(const Record* p, std::size_t n) noexcept;
+
+  /// fn(p[0]), ..., fn(p[n - 1]) four at a time, prefetching kAhead
+  /// records ahead while that stays below p[fresh] (fresh >= n: the records
+  /// from p that are known fresh).
+  template <class Fn>
+  static void call_each(Fn& fn, const Record* p, std::size_t n, std::size_t fresh) noexcept;
 
   void commit(std::size_t n) noexcept {
     head_ += static_cast<std::uint32_t>(n);
@@ -305,18 +332,36 @@ class RingView {
 
 inline std::size_t RingView::fresh_prefix(const Record* p, std::size_t n, std::uint8_t phase,
                                           std::uint8_t& stop) noexcept {
-  if (n == 0) return 0;
-  const std::uint8_t last = load_header(p[n - 1]);
-  if ((last & NEURON_ISA_HEADER_PHASE) == phase) return n;
-  for (std::size_t i = 0; i + 1 < n; ++i) {
-    const std::uint8_t h = load_header(p[i]);
-    if ((h & NEURON_ISA_HEADER_PHASE) != phase) {
-      stop = h;
-      return i;
+  const auto fresh = [phase](std::uint8_t h) { return (h & NEURON_ISA_HEADER_PHASE) == phase; };
+  // Gallop: `lo` records are known fresh (an acquire load saw slot lo - 1
+  // fresh); probe the end of the next stride, twice as long as the last.
+  std::size_t lo = 0, hi = n, step = kChunk;
+  std::uint8_t h = 0;
+  while (lo < n) {
+    const std::size_t probe = (n - lo > step ? lo + step : n) - 1;
+    h = load_header(p[probe]);
+    if (!fresh(h)) {
+      hi = probe;
+      break;
+    }
+    lo = probe + 1;
+    step *= 2;
+  }
+  if (lo == n) return n;
+  // Slot hi looked stale (its header is h), every slot below lo is fresh:
+  // binary search in [lo, hi] for the first stale-looking slot.
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const std::uint8_t m = load_header(p[mid]);
+    if (fresh(m)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+      h = m;
     }
   }
-  stop = last;
-  return n - 1;
+  stop = h;
+  return lo;
 }
 
 inline void RingView::copy_records(Record* dst, const Record* src, std::size_t n, std::uint8_t& all,
@@ -368,18 +413,35 @@ inline void RingView::copy_records(Record* dst, const Record* src, std::size_t n
   any = static_cast<std::uint8_t>(o >> (8 * NEURON_ISA_HEADER_OFFSET));
 }
 
+inline std::uint8_t RingView::or_headers(const Record* p, std::size_t n) noexcept {
+  std::size_t i = 0;
+  std::uint8_t any = 0;
+#if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)
+  // Whole records OR-ed eight at a time; byte 3 of the result is the answer.
+  const auto at = [p](std::size_t j) { return _mm_load_si128(reinterpret_cast<const __m128i*>(p + j)); };
+  __m128i vo = _mm_setzero_si128();
+  for (; i + 8 <= n; i += 8) {
+    const __m128i r03 = _mm_or_si128(_mm_or_si128(at(i), at(i + 1)), _mm_or_si128(at(i + 2), at(i + 3)));
+    const __m128i r47 = _mm_or_si128(_mm_or_si128(at(i + 4), at(i + 5)), _mm_or_si128(at(i + 6), at(i + 7)));
+    vo = _mm_or_si128(vo, _mm_or_si128(r03, r47));
+  }
+  any = static_cast<std::uint8_t>(static_cast<std::uint32_t>(_mm_cvtsi128_si32(vo)) >> (8 * NEURON_ISA_HEADER_OFFSET));
+#endif
+  for (; i < n; ++i) any |= p[i].header();
+  return any;
+}
+
 inline std::size_t RingView::available() const noexcept {
   std::uint32_t idx = head_ & mask_;
   std::uint8_t phase = phase_;
   std::size_t n = 0;
   while (n < entries_) {
-    const std::size_t chunk = std::min(static_cast<std::size_t>(entries_) - n,
-                                       std::min(static_cast<std::size_t>(entries_ - idx), kChunk));
+    const std::size_t run = std::min(static_cast<std::size_t>(entries_) - n, static_cast<std::size_t>(entries_ - idx));
     std::uint8_t stop = 0;
-    const std::size_t k = fresh_prefix(ring_ + idx, chunk, phase, stop);
+    const std::size_t k = fresh_prefix(ring_ + idx, run, phase, stop);
     n += k;
-    if (k < chunk) break;
-    idx = (idx + static_cast<std::uint32_t>(chunk)) & mask_;
+    if (k < run) break;
+    idx = (idx + static_cast<std::uint32_t>(run)) & mask_;
     if (idx == 0) phase ^= NEURON_ISA_HEADER_PHASE;
   }
   return n;
@@ -388,19 +450,24 @@ inline std::size_t RingView::available() const noexcept {
 inline DrainResult RingView::drain(std::span<Record> out) noexcept {
   DrainResult r;
   if (out.empty() || ring_ == nullptr) return r;
-  const std::size_t max = std::min(out.size(), static_cast<std::size_t>(entries_));
-  Record* dst = out.data();
-  std::uint32_t idx = head_ & mask_;
+  // Locals, not members, in the loop: the copies are byte stores, which the
+  // compiler must otherwise assume may change *this.
+  const Record* const ring = ring_;
+  const std::uint32_t entries = entries_, mask = mask_;
+  const std::size_t max = std::min(out.size(), static_cast<std::size_t>(entries));
+  Record* const dst = out.data();
+  std::uint32_t idx = head_ & mask;
   std::uint8_t phase = phase_;
   std::uint8_t seen = 0;
   std::size_t n = 0;
   while (n < max) {
-    const std::size_t chunk = std::min(max - n, std::min(static_cast<std::size_t>(entries_ - idx), kChunk));
+    // The fresh run from idx to the ring's end (or max), then one copy of it.
+    const std::size_t run = std::min(max - n, static_cast<std::size_t>(entries - idx));
     std::uint8_t stop = 0;
-    std::size_t k = fresh_prefix(ring_ + idx, chunk, phase, stop);
+    const std::size_t k = fresh_prefix(ring + idx, run, phase, stop);
     if (k) {
       std::uint8_t all = 0, any = 0;
-      copy_records(dst + n, ring_ + idx, k, all, any);
+      copy_records(dst + n, ring + idx, k, all, any);
       const bool same_pass = phase ? (all & NEURON_ISA_HEADER_PHASE) != 0 : (any & NEURON_ISA_HEADER_PHASE) == 0;
       if (!same_pass) {
         // A slot changed pass under us: a lossy producer lapped the consumer.
@@ -416,11 +483,11 @@ inline DrainResult RingView::drain(std::span<Record> out) noexcept {
       seen |= any;
       n += k;
     }
-    if (k < chunk) {
+    if (k < run) {
       if (stop & NEURON_ISA_HEADER_SW_OVF) r.lap_suspected = true;
       break;
     }
-    idx = (idx + static_cast<std::uint32_t>(chunk)) & mask_;
+    idx = (idx + static_cast<std::uint32_t>(k)) & mask;
     if (idx == 0) phase ^= NEURON_ISA_HEADER_PHASE;
   }
   if (lossy_ && n && !r.lap_suspected) {
@@ -441,6 +508,23 @@ inline DrainResult RingView::drain(std::span<Record> out) noexcept {
 }
 
 template <class Fn>
+void RingView::call_each(Fn& fn, const Record* p, std::size_t n, std::size_t fresh) noexcept {
+  // Unrolled here, where fn is inlined: fn usually waits on its own last
+  // result, so without the prefetch the loads of the next lines would start
+  // late. Only fresh slots are prefetched, never a line the producer may
+  // still be writing.
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    if (i + kAhead < fresh) __builtin_prefetch(p + i + kAhead);
+    fn(p[i]);
+    fn(p[i + 1]);
+    fn(p[i + 2]);
+    fn(p[i + 3]);
+  }
+  for (; i < n; ++i) fn(p[i]);
+}
+
+template <class Fn>
 DrainResult RingView::for_each(Fn&& fn, std::size_t max) noexcept {
   DrainResult r;
   if (lossy_) {
@@ -448,41 +532,46 @@ DrainResult RingView::for_each(Fn&& fn, std::size_t max) noexcept {
     return r;
   }
   if (ring_ == nullptr || max == 0) return r;
-  if (max > entries_) max = entries_;
-  std::uint32_t idx = head_ & mask_;
+  const Record* const ring = ring_;  // locals: fn's stores cannot change them
+  const std::uint32_t entries = entries_, mask = mask_;
+  if (max > entries) max = entries;
+  std::uint32_t idx = head_ & mask;
   std::uint8_t phase = phase_;
   std::uint8_t seen = 0;
   std::size_t n = 0;
   bool stopped = false;
   while (n < max && !stopped) {
-    const std::size_t chunk = std::min(max - n, std::min(static_cast<std::size_t>(entries_ - idx), kChunk));
+    const std::size_t run = std::min(max - n, static_cast<std::size_t>(entries - idx));
     std::uint8_t stop = 0;
-    const std::size_t k = fresh_prefix(ring_ + idx, chunk, phase, stop);
-    for (std::size_t i = 0; i < k; ++i) {
-      const Record& rec = ring_[idx + i];
-      const std::uint8_t h = rec.header();  // visible: ordered after the chunk's acquire load
-      if ((h & NEURON_ISA_HEADER_PHASE) != phase) {  // lapped by a lossy producer
-        r.lap_suspected = true;
-        stopped = true;
-        break;
-      }
-      seen |= h;
-      ++n;
+    const std::size_t k = fresh_prefix(ring + idx, run, phase, stop);
+    // Every record of the run is visible: ordered after the acquire load
+    // that saw it fresh (see top). Its slots stay ours until commit(). It is
+    // handed out in spans of kSpan records, each OR-ed after fn while in L1.
+    for (std::size_t off = 0; off < k && !stopped;) {
+      const Record* const p = ring + idx + off;
+      const std::size_t len = std::min(k - off, kSpan);
+      std::size_t used = len;
       if constexpr (std::is_same_v<std::invoke_result_t<Fn&, const Record&>, bool>) {
-        if (!fn(rec)) {
-          stopped = true;
-          break;
+        for (std::size_t i = 0; i < len; ++i) {
+          if (!fn(p[i])) {
+            used = i + 1;
+            stopped = true;
+            break;
+          }
         }
       } else {
-        fn(rec);
+        call_each(fn, p, len, k - off);
       }
+      seen |= or_headers(p, used);
+      n += used;
+      off += used;
     }
     if (stopped) break;
-    if (k < chunk) {
+    if (k < run) {
       if (stop & NEURON_ISA_HEADER_SW_OVF) r.lap_suspected = true;
       break;
     }
-    idx = (idx + static_cast<std::uint32_t>(chunk)) & mask_;
+    idx = (idx + static_cast<std::uint32_t>(run)) & mask;
     if (idx == 0) phase ^= NEURON_ISA_HEADER_PHASE;
   }
   r.sw_overflow = (seen & NEURON_ISA_HEADER_SW_OVF) != 0;
