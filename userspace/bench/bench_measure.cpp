@@ -100,19 +100,20 @@ LatencySummary summarize_latencies(std::vector<std::int64_t>& v) {
   if (v.empty()) return s;
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
-  const auto rank = [&](double p) {
-    // nearest rank: the smallest value with at least p% of the values at or below it
-    auto r = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(n)));
+  const auto rank = [&](std::uint64_t per_mille) {
+    // nearest rank: the smallest value with at least p of the values at or
+    // below it, rank ceil(p * n), in integers (99.9% in doubles rounds up)
+    auto r = static_cast<std::size_t>((per_mille * n + 999) / 1000);
     r = std::clamp<std::size_t>(r, 1, n);
     return v[r - 1];
   };
   s.count = n;
   s.min_ns = v.front();
   s.max_ns = v.back();
-  s.p50_ns = rank(50);
-  s.p90_ns = rank(90);
-  s.p99_ns = rank(99);
-  s.p999_ns = rank(99.9);
+  s.p50_ns = rank(500);
+  s.p90_ns = rank(900);
+  s.p99_ns = rank(990);
+  s.p999_ns = rank(999);
   long double sum = 0;
   for (const std::int64_t x : v) {
     sum += static_cast<long double>(x);

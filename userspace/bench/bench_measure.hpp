@@ -92,7 +92,7 @@ struct LatencySummary {
 };
 
 /// Nearest-rank percentiles and the histogram of `latencies_ns` (sorted in
-/// place). p in (0, 100]: the value at rank ceil(p/100 * n).
+/// place): percentile p is the value at rank ceil(p/100 * n), 1-based.
 LatencySummary summarize_latencies(std::vector<std::int64_t>& latencies_ns);
 
 /// The offset at `t_ns` on the line through (t0, o0) and (t1, o1); o0 if t1 == t0.
