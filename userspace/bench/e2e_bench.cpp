@@ -25,8 +25,7 @@
 //    (Reaper::Moderation::Adaptive, --latency-budget-us: THRESHOLD follows
 //    the record rate, the time limit is the budget;
 //    docs/device-model.md#coalescing); and, with --coalesce T:NS,...,
-//    fixed settings (THRESHOLD T, COALESCE_NS NS) at the --target-pace-ns
-//    workload.
+//    fixed settings (THRESHOLD T, COALESCE_NS NS) on every paced workload.
 // The submitting thread waits for each run's last record (a Reaper waiter,
 // or the busy-poller's own loop) before it submits the engine's next run.
 //
@@ -44,10 +43,13 @@
 // Then:
 //  * the device model's own production rate with no consumer work: a ring
 //    per core large enough for a whole run of every engine, nobody draining
-//    or taking interrupts while the engines run; the records' own
-//    timestamps give the rate (all engines running: from the last engine's
-//    first record to the first engine's last record). Printed beside the
-//    flood figures with the ratio. The records are checked afterwards.
+//    or taking interrupts while the engines run, every engine held at its
+//    first NOTIFY by a semaphore the host then sets on each core, so all
+//    start together; the records' own timestamps give the rate (every
+//    engine running: from the last engine's first record to the first
+//    engine's last record), median of --device-rate-rounds rounds. Printed
+//    beside the flood figures with the ratio. The records are checked
+//    afterwards.
 //  * (lossy) a lossy queue lapped under a live producer
 //    (userspace/README.md#lossy-queues): every engine of core 0 floods a
 //    64-entry ignore-full ring; the Reaper (threshold 1, eventfd, rescan
@@ -58,8 +60,9 @@
 //    stream, and the last records arrive with no rescan.
 //  * the targets of issue 14 as ratios (never asserted): paced coalesced
 //    CPU per record <= 1/20 of busy-poll and p99 delivery latency <= 1 ms
-//    at --target-pace-ns; flood >= 2x the records/s before this work or >=
-//    80% of the device model's rate.
+//    (as it is, and minus busy-poll's) at the sweep point whose coalesced
+//    records/s is nearest --target-rate (40,000); flood >= 2x the
+//    records/s before this work or >= 80% of the device model's rate.
 //
 // Output: figures as "# ..." lines, checks as "check NAME ok|fail [why]"
 // (the guest script turns them into TAP), exit status 0 iff every check
@@ -517,7 +520,13 @@ DeviceRate run_device_rate(const Device& dev, unsigned cores, const Args& a) {
   gated.prog[0].events.wait_mode = NEURON_WAIT_SEM_GE;
   gated.prog[0].events.wait_idx = kGate;
   gated.prog[0].events.semaphore_value = 1;
-  for (unsigned round = 0; round < a.device_rate_rounds && d.ok; ++round) {
+  // The cores' gates open one ioctl apart; if the host stalls the vCPU in
+  // between, one core can finish before the other starts: such a round has
+  // no window with every engine running and is taken again (at most 3 times
+  // the rounds asked for).
+  for (unsigned round = 0, tries = 0; d.rounds.size() < a.device_rate_rounds && d.ok &&
+                                      tries < 3 * a.device_rate_rounds;
+       ++round, ++tries) {
     std::vector<NotificationQueue> qs;
     for (unsigned c = 0; c < cores; ++c) {
       NotificationQueue::Options o;
@@ -605,7 +614,12 @@ DeviceRate run_device_rate(const Device& dev, unsigned cores, const Args& a) {
       r.all_running = static_cast<double>(n - 1) / (static_cast<double>(hi - lo) * 1e-12);
     }
     r.wall = static_cast<double>(r.records) / (static_cast<double>(t1 - t0) * 1e-9);
-    fmt::print("# device rate round {}: {} records: {:.0f} records/s with every engine running, {:.0f} first to last "
+    if (r.all_running <= 0) {
+      fmt::print("# device rate try {}: {} records, but one engine finished before another started: again\n", round,
+                 r.records);
+      continue;
+    }
+    fmt::print("# device rate try {}: {} records: {:.0f} records/s with every engine running, {:.0f} first to last "
                "record (device clock), {:.0f} start to idle (wall, 2 ms polls)\n",
                round, r.records, r.all_running, r.overall, r.wall);
     d.rounds.push_back(r);
@@ -988,8 +1002,10 @@ int main(int argc, char** argv) {
   DeviceRate dr;
   if (a.device_rate_rounds) {
     dr = run_device_rate(*dev, cores, a);
-    const bool pass = dr.ok && !dr.rounds.empty();
-    fmt::print("check device_rate.ran {}{}\n", pass ? "ok" : "fail", pass ? "" : " " + dr.why);
+    // the runs ran and every record came once and in order (a round without
+    // a window of every engine running is a missing figure, not a failure)
+    const bool pass = dr.ok;
+    fmt::print("check device_rate.records_in_order {}{}\n", pass ? "ok" : "fail", pass ? "" : " " + dr.why);
     ok = ok && pass;
     std::string floods;
     for (const auto& f : all)
