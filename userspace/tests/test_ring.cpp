@@ -274,3 +274,113 @@ TEST(Ring, LargeRingManyChunksAndAvailable) {
   r = v.for_each([&](const Record& rec) { EXPECT_EQ(seq_of(rec), next++); });
   EXPECT_EQ(r.count, 1001u);
 }
+
+// The fresh run is found by probing the ends of doubling strides (64, 128,
+// 256, ... slots) and a binary search: every length from 0 to the whole ring
+// must come out exact, from any HEAD, across the ring's end, for drain,
+// for_each and available alike. The expected count is the number of records
+// pushed.
+TEST(Ring, FreshRunOfEveryLengthIsFoundExactly) {
+  constexpr std::uint32_t kEntries = 1024;
+  std::vector<Record> out(kEntries);
+  for (const std::uint32_t head : {0u, 1u, 500u, 1000u}) {
+    for (std::uint32_t len = 0; len <= kEntries; ++len) {
+      MemRing ring(kEntries);
+      RingView v(ring.span(), Doorbell{});
+      // Move producer and consumer to `head`: a previous pass fills the slots
+      // the new records do not reach with the other phase.
+      for (std::uint32_t i = 0; i < head; ++i) ring.push(seq_record(i));
+      if (head) {
+        ASSERT_EQ(v.drain(std::span<Record>(out.data(), head)).count, head);
+      }
+      for (std::uint32_t i = 0; i < len; ++i) ring.push(seq_record(head + i));
+      ASSERT_EQ(v.available(), len) << "head " << head << " len " << len;
+      std::vector<std::uint64_t> seen;
+      const auto r = (len % 2) ? v.drain(out) : v.for_each([&](const Record& rec) { seen.push_back(seq_of(rec)); });
+      ASSERT_EQ(r.count, len) << "head " << head << " len " << len << (len % 2 ? " drain" : " for_each");
+      ASSERT_FALSE(r.lap_suspected);
+      for (std::uint32_t i = 0; i < len; ++i)
+        ASSERT_EQ((len % 2) ? seq_of(out[i]) : seen[i], std::uint64_t(head + i)) << "head " << head << " len " << len;
+      ASSERT_EQ(v.head(), head + len);
+    }
+  }
+}
+
+TEST(Ring, RunEndingAtAStaleSlotWithSwOverflowIsSuspected) {
+  // 1024 entries. Pass 0 wrote records 700..899 while the queue was
+  // overflowing (software_queue_overflow set). The consumer is on pass 1 and
+  // the producer has written records 1024..1723 (slots 0..699): slot 700
+  // still holds record 700, stale, with the flag. The search must stop there
+  // (between the probes of slots 447 and 959, where record 959 has no flag)
+  // and report the suspicion from that slot's header.
+  MemRing ring(1024);
+  for (int i = 0; i < 1024; ++i) ring.push(seq_record(i), i >= 700 && i < 900 ? NEURON_ISA_HEADER_SW_OVF : 0);
+  RingView v(ring.span(), Doorbell{}, 1024);
+  for (int i = 1024; i < 1724; ++i) ring.push(seq_record(i));
+  std::vector<Record> out(1024);
+  auto r = v.drain(out);
+  EXPECT_EQ(r.count, 700u);
+  EXPECT_TRUE(r.lap_suspected);
+  EXPECT_FALSE(r.sw_overflow);  // no record handed out had it
+  EXPECT_EQ(seq_of(out[699]), 1723u);
+}
+
+TEST(Ring, ForEachCrossesSpansAndTheRingsEndInOrder) {
+  // 256 entries, consumer at 200: records 200..455 fill the ring (slots
+  // 200..255 on pass 0, slots 0..199 on pass 1, phase flipped). for_each
+  // hands them out in spans of at most 64, which must not show: 100 records
+  // (max), then a stop after record 337 (fn returns false), then the rest.
+  MemRing ring(256);
+  for (int i = 0; i < 200; ++i) ring.push(seq_record(i));
+  RingView v(ring.span(), Doorbell{}, 200);
+  for (int i = 200; i < 456; ++i) ring.push(seq_record(i));
+  std::vector<std::uint64_t> got;
+  auto r = v.for_each([&](const Record& rec) { got.push_back(seq_of(rec)); }, 100);
+  EXPECT_EQ(r.count, 100u);
+  EXPECT_EQ(v.head(), 300u);
+  r = v.for_each([&](const Record& rec) {
+    got.push_back(seq_of(rec));
+    return seq_of(rec) != 337;
+  });
+  EXPECT_EQ(r.count, 38u);  // 300..337
+  EXPECT_EQ(v.head(), 338u);
+  r = v.for_each([&](const Record& rec) { got.push_back(seq_of(rec)); });
+  EXPECT_EQ(r.count, 118u);  // 338..455
+  EXPECT_EQ(v.head(), 456u);
+  EXPECT_FALSE(v.expected_phase());  // HEAD 456 is on pass 1
+  ASSERT_EQ(got.size(), 256u);
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(got[i], std::uint64_t(200 + i)) << i;
+  EXPECT_EQ(v.for_each([](const Record&) {}).count, 0u);
+}
+
+TEST(Ring, ForEachOverflowFlagsCoverExactlyTheRecordsTaken) {
+  // 200 records, one of them flagged. The flags are OR-ed per span of 64, by
+  // vector in blocks of 8 and record by record after that: the flagged
+  // record at each of these positions must set the flag exactly when it was
+  // handed out (first call: records 0..cut-1, second: the rest).
+  for (const std::uint8_t flag : {std::uint8_t{NEURON_ISA_HEADER_SW_OVF}, std::uint8_t{NEURON_ISA_HEADER_HW_OVF}}) {
+    for (const int at : {0, 7, 8, 62, 63, 64, 71, 127, 130, 199}) {
+      for (const int cut : {at, at + 1}) {
+        MemRing ring(256);
+        for (int i = 0; i < 200; ++i) ring.push(seq_record(i), i == at ? flag : 0);
+        RingView v(ring.span(), Doorbell{});
+        const bool sw = flag == NEURON_ISA_HEADER_SW_OVF;
+        auto r = v.for_each([](const Record&) {}, static_cast<std::size_t>(cut));
+        EXPECT_EQ(r.count, static_cast<std::size_t>(cut));
+        EXPECT_EQ(sw ? r.sw_overflow : r.hw_overflow, cut == at + 1) << "at " << at << " cut " << cut;
+        EXPECT_FALSE(sw ? r.hw_overflow : r.sw_overflow);
+        r = v.for_each([](const Record&) {});
+        EXPECT_EQ(r.count, static_cast<std::size_t>(200 - cut));
+        EXPECT_EQ(sw ? r.sw_overflow : r.hw_overflow, cut == at) << "at " << at << " cut " << cut;
+        // The same with a stop from fn instead of max.
+        MemRing ring2(256);
+        for (int i = 0; i < 200; ++i) ring2.push(seq_record(i), i == at ? flag : 0);
+        RingView v2(ring2.span(), Doorbell{});
+        if (cut == 0) continue;
+        r = v2.for_each([&](const Record& rec) { return seq_of(rec) + 1 != static_cast<std::uint64_t>(cut); });
+        EXPECT_EQ(r.count, static_cast<std::size_t>(cut));
+        EXPECT_EQ(sw ? r.sw_overflow : r.hw_overflow, cut == at + 1) << "stop: at " << at << " cut " << cut;
+      }
+    }
+  }
+}
