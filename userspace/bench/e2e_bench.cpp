@@ -203,7 +203,7 @@ Figures run_reaper(const Device& dev, unsigned cores, const Args& a, const Workl
   f.workload = wl.name;
   f.pace_ns = wl.pace_ns;
   f.spec = spec;
-  const auto& prog = wl.prog;
+  const auto progs = phased_programs(wl, cores * kEnginesPerCore);
   f.expected = std::uint64_t{cores} * kEnginesPerCore * runs * wl.per_run;
   Checker check(cores * kEnginesPerCore, wl);
   LatencyRecorder lat(dev, cores);
@@ -259,7 +259,7 @@ Figures run_reaper(const Device& dev, unsigned cores, const Args& a, const Workl
     if (!w) return unexpected(std::move(w).error());
     s.w = std::move(w).value();
     --s.runs_left;
-    return submit_retry(dev, s.core, s.engine, prog, false, f.busy_retries);
+    return submit_retry(dev, s.core, s.engine, progs[s.core * kEnginesPerCore + s.engine], false, f.busy_retries);
   };
 
   const auto rcpu0 = (*reaper)->cpu_time();
@@ -321,7 +321,7 @@ Figures run_poll(const Device& dev, unsigned cores, const Args& a, const Workloa
   f.workload = wl.name;
   f.pace_ns = wl.pace_ns;
   f.spec = ModeSpec{Mode::Poll, std::nullopt};
-  const auto& prog = wl.prog;
+  const auto progs = phased_programs(wl, cores * kEnginesPerCore);
   f.expected = std::uint64_t{cores} * kEnginesPerCore * runs * wl.per_run;
   Checker check(cores * kEnginesPerCore, wl);
   LatencyRecorder lat(dev, cores);
@@ -349,7 +349,7 @@ Figures run_poll(const Device& dev, unsigned cores, const Args& a, const Workloa
     for (unsigned e = 0; e < kEnginesPerCore; ++e) {
       --runs_left[c * kEnginesPerCore + e];
       ++active;
-      if (auto s = submit_retry(dev, c, e, prog, true, f.busy_retries); !s) {
+      if (auto s = submit_retry(dev, c, e, progs[c * kEnginesPerCore + e], true, f.busy_retries); !s) {
         f.error = s.error();
         return f;
       }
@@ -377,7 +377,7 @@ Figures run_poll(const Device& dev, unsigned cores, const Args& a, const Workloa
     }
     for (unsigned slot = 0; slot < resubmit.size(); ++slot) {
       if (!resubmit[slot]) continue;
-      auto s = dev.submit(slot / kEnginesPerCore, slot % kEnginesPerCore, prog, 0);
+      auto s = dev.submit(slot / kEnginesPerCore, slot % kEnginesPerCore, progs[slot], 0);
       if (s) {
         resubmit[slot] = false;
         --runs_left[slot];

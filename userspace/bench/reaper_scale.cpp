@@ -15,9 +15,9 @@
 //    CPU (its thread clock) and the whole guest's (/proc/stat), as % of one
 //    core; its rescans. Check: no queue woke it and no record came.
 //  * hot: paced NOTIFY programs (DELAY --pace-ns between records, one engine
-//    per hot queue) feed 1 hot queue, then 4 hot queues on 4 devices and 4
-//    different cores, all at the same pace, alternately, --repeats times
-//    each; the other queues stay idle. Figures: the Reaper's CPU per record
+//    per hot queue, their phases spread over one pace) feed 1 hot queue,
+//    then 4 hot queues on 4 devices and 4 different cores, all at the same
+//    pace, alternately, --repeats times each; the other queues stay idle. Figures: the Reaper's CPU per record
 //    (and the process's and the whole guest's), records per wake-up; the
 //    ratio 4 hot / 1 hot of the median Reaper CPU per record.
 // Checks on every record: it reaches on_batch from the queue its program
@@ -258,10 +258,14 @@ int main(int argc, char** argv) {
     for (const unsigned hot : {1u, 4u}) {
       Phase p;
       p.hot = hot;
+      // one program per hot queue (its debug_hint names it), phases spread
+      // over one pace so the hot queues' records do not arrive together
       std::vector<Workload> wls;
-      for (unsigned h = 0; h < hot; ++h)
+      for (unsigned h = 0; h < hot; ++h) {
         wls.push_back(make_workload(fmt::format("hot{}", h), NEURON_MAX_PROGRAM_INSNS, a.pace_ns,
                                     static_cast<std::uint8_t>(h + 1)));
+        wls.back().prog = phased_programs(wls.back(), hot)[h];
+      }
       const std::uint32_t runs = static_cast<std::uint32_t>((a.hot_records + wls[0].per_run - 1) / wls[0].per_run);
       p.expected = std::uint64_t{hot} * runs * wls[0].per_run;
       {
