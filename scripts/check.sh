@@ -222,7 +222,7 @@ count_tap "VM device faults ($(($(date +%s) - ts)) s)" "$build/vm/devtest-B.log"
 #    1 and 4 hot queues); neuron-nq run/monitor/stats
 ts=$(date +%s)
 NEURON_VM_LOG=$build/vm/e2e.log selftests/vm/e2e-bench --qemu "$qemu" \
-	--kernel "$kernel" --timeout 900 --records 200000 --paced-records 4000 \
+	--kernel "$kernel" --timeout 900 --records 200000 --flood-repeats 1 --paced-records 4000 \
 	--pace-ns 1000000,250000,50000 --scale-records 3000 --scale-repeats 1 >/dev/null 2>&1
 st=$?
 count_tap "VM end to end ($(($(date +%s) - ts)) s)" "$build/vm/e2e.log" $st

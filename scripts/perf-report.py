@@ -138,15 +138,17 @@ def plot_cpu(e2e, path):
     for r in paced_runs(e2e):
         if r["mode"] not in modes:
             modes.append(r["mode"])
+    extra = iter([("tab:purple", "d"), ("tab:brown", "v"), ("tab:olive", "P"), ("tab:gray", "x")])
     for mode in modes:
         pts = sorted((r["records_per_s"], r["cpu"].get("process_ns_per_record"), r["cpu"].get("system_ns_per_record"))
                      for r in paced_runs(e2e) if r["mode"] == mode and r["records"] > 0)
         if not pts:
             continue
-        colour, marker = MODE_STYLE.get(mode, ("tab:gray", "x"))
-        if mode not in MODE_STYLE:
-            colour, marker = "tab:olive" if "fixed" in mode else "tab:gray", "d"
+        colour, marker = MODE_STYLE[mode] if mode in MODE_STYLE else next(extra, ("black", "."))
         x = [p[0] for p in pts]
+        if mode == "busy-poll":  # the paced CPU target: 1/20 of busy-poll's
+            ax.plot(x, [p[1] / 20 for p in pts], color="black", linestyle=":", linewidth=1,
+                    label="busy-poll (process) / 20: the target")
         ax.plot(x, [p[1] for p in pts], color=colour, marker=marker, label=f"{mode} (process)")
         sysp = [(p[0], p[2]) for p in pts if p[2] is not None and p[2] > 0]
         if sysp:
@@ -187,12 +189,18 @@ def plot_latency(e2e, target_workload, path):
     used = [i for r in e2e["runs"] if r.get("latency") for i, n in enumerate(r["latency"]["buckets"]) if n]
     lo = edges[max(min(used) - 2, 0)] / 1e3 if used else 1
     hi = edges[min(max(used) + 1, len(edges) - 1)] / 1e3 if used else 1e7
+    extra_colour = {}
     for ax, workload in zip(axes[0], panels):
         ax.set_xlim(lo, hi)
         for r in e2e["runs"]:
-            if r["workload"] != workload or not r.get("latency") or not r["latency"]["count"]:
+            if r["workload"] != workload or not r.get("median", True) or not r.get("latency") \
+                    or not r["latency"]["count"]:
                 continue
-            colour, _ = MODE_STYLE.get(r["mode"], ("tab:olive", "d"))
+            if r["mode"] in MODE_STYLE:
+                colour = MODE_STYLE[r["mode"]][0]
+            else:
+                colour = extra_colour.setdefault(r["mode"], ["tab:purple", "tab:brown", "tab:olive",
+                                                             "tab:gray"][len(extra_colour) % 4])
             xs, ys = cdf_points(edges, r["latency"]["buckets"])
             ax.step([x / 1e3 for x in xs], ys, where="post", color=colour,
                     linestyle="-" if r["mode"] in MODE_STYLE else ":", label=r["mode"])
@@ -203,7 +211,7 @@ def plot_latency(e2e, target_workload, path):
         ax.set_xlabel("delivery latency, us (device timestamp to consumer)")
         ax.set_ylabel("fraction of records at or below")
         rate = next((r["records_per_s"] for r in e2e["runs"] if r["workload"] == workload
-                     and r["mode"] == "coalesced"), None)
+                     and r["mode"] == "coalesced" and r.get("median", True)), None)
         ax.set_title(f"{workload}" + (f" (~{fmt_rate(rate)})" if rate else ""))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
@@ -244,11 +252,19 @@ def target_rows(targets):
              t.get("detail", "")] for t in targets]
 
 
-def run_row(r):
+def run_label(r, runs):
+    """The workload, with the run's number and "median" when it was repeated."""
+    n = sum(1 for x in runs if x["workload"] == r["workload"] and x["mode"] == r["mode"])
+    if n < 2:
+        return r["workload"]
+    return f"{r['workload']} {r.get('repeat', 0) + 1}/{n}" + (" (median)" if r.get("median", True) else "")
+
+
+def run_row(r, runs):
     lat = r.get("latency") or {}
     cpu = r["cpu"]
     per_wake = r.get("records_per_wake")
-    return [r["workload"], r["mode"], fmt_rate(r["records_per_s"]), fmt_ns(cpu.get("process_ns_per_record")),
+    return [run_label(r, runs), r["mode"], fmt_rate(r["records_per_s"]), fmt_ns(cpu.get("process_ns_per_record")),
             fmt_ns(cpu.get("system_ns_per_record")), fmt_num(per_wake) if per_wake is not None else "-",
             fmt_ns(lat.get("p50_ns")), fmt_ns(lat.get("p90_ns")), fmt_ns(lat.get("p99_ns")),
             fmt_ns(lat.get("p999_ns")), fmt_ns(lat.get("max_ns"))]
@@ -285,7 +301,7 @@ def render(m, drain, e2e, scale, files):
             "CPU per record: the process (getrusage) and the whole guest (/proc/stat). Latency: device "
             "timestamp to the consumer holding the record ([method](#latency)).", ""]
     out += table(["workload", "mode", "records/s", "CPU/record process", "CPU/record guest", "records/wake",
-                  "p50", "p90", "p99", "p99.9", "max"], [run_row(r) for r in e2e["runs"]])
+                  "p50", "p90", "p99", "p99.9", "max"], [run_row(r, e2e["runs"]) for r in e2e["runs"]])
     ppm, unc = drift_text(e2e)
     out += ["", f"Clock calibration: worst drift between the before and after calibrations {ppm:.2f} ppm; "
                 f"worst uncertainty of a calibration {fmt_ns(unc)}.", ""]
@@ -295,7 +311,8 @@ def render(m, drain, e2e, scale, files):
                 f"engine running ({fmt_rate(dr['overall_per_s'])} first to last record), median of "
                 f"{len(dr['rounds'])} rounds. Flood as a share of it: "
                 + ", ".join(f"{r['mode']} {r['records_per_s'] / dr['all_running_per_s'] * 100:.0f}%"
-                            for r in e2e["runs"] if r["workload"] == "flood" and dr["all_running_per_s"] > 0)
+                            for r in e2e["runs"] if r["workload"] == "flood" and r.get("median", True)
+                            and dr["all_running_per_s"] > 0)
                 + ".", ""]
     lossy = e2e.get("lossy") or {}
     if lossy:

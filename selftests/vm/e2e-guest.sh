@@ -11,7 +11,7 @@
 # files are printed between "# json-begin NAME" and "# json-end NAME", each
 # line prefixed "# json: " (e2e-bench --json extracts them). Exits non-zero
 # on any failed check. Settings from the kernel command line: e2e_records=N,
-# e2e_paced_records=N, e2e_pace=NS,NS,..., e2e_coalesce=T:NS,...,
+# e2e_flood_repeats=N, e2e_paced_records=N, e2e_pace=NS,NS,..., e2e_coalesce=T:NS,...,
 # e2e_scale_idle=S, e2e_scale_records=N, e2e_scale_repeats=N.
 n=0
 fails=0
@@ -25,6 +25,7 @@ nq=neuron-nq
 ex=/opt/neuron/examples
 
 records=$(param e2e_records)
+flood_repeats=$(param e2e_flood_repeats)
 paced=$(param e2e_paced_records)
 pace=$(param e2e_pace)
 coalesce=$(param e2e_coalesce)
@@ -60,6 +61,7 @@ print_json() {
 # ---- e2e_bench: flood and paced sweep in three modes, device rate, lossy queue
 set -- --cores 2 --json /tmp/e2e.json
 [ -n "$records" ] && set -- "$@" --records "$records"
+[ -n "$flood_repeats" ] && set -- "$@" --flood-repeats "$flood_repeats"
 [ -n "$paced" ] && set -- "$@" --paced-records "$paced"
 [ -n "$pace" ] && set -- "$@" --pace-ns "$pace"
 [ -n "$coalesce" ] && set -- "$@" --coalesce "$coalesce"

@@ -129,6 +129,7 @@ struct Args {
   unsigned cores = 0;                // 0: every core of the device
   std::uint64_t records = 400'000;   // flood: per mode, rounded up to whole runs
   std::uint64_t paced_records = 20'000;  // per sweep point and mode (0: no sweep)
+  unsigned flood_repeats = 3;  // the flood's figures move most with the host's load
   std::vector<std::uint32_t> pace_ns = {2'000'000, 1'000'000, 500'000, 250'000, 100'000, 50'000};
   double target_rate = 40'000;  // records/s of the paced targets' sweep point
   std::uint32_t ring = 4096;        // bytes: 256 entries, so backpressure stalls engines
@@ -145,6 +146,9 @@ struct Args {
 
 struct Figures {
   std::string workload;
+  std::string label;          // workload, with the repeat if there are several
+  unsigned repeat = 0;
+  bool median = true;         // the median-rate run of its workload and mode (the targets read it)
   std::uint32_t pace_ns = 0;
   ModeSpec spec;
   std::uint64_t expected = 0, records = 0;
@@ -411,7 +415,7 @@ std::string ns_text(std::int64_t ns) {
 bool report(const Figures& f) {
   fmt::print("# {} {}: {} records in {:.3f} s = {:.0f} records/s; CPU per record: process {:.0f} ns ({:.3f} s, "
              "consumer thread {:.3f} s), whole guest {} ({} s); submit retries {}\n",
-             f.workload, f.spec.name(), f.records, f.cpu.wall_s(), f.rate(), f.process_ns(), f.cpu.process_s(),
+             f.label, f.spec.name(), f.records, f.cpu.wall_s(), f.rate(), f.process_ns(), f.cpu.process_s(),
              f.consumer_thread_cpu, f.system_ns() >= 0 ? fmt::format("{:.0f} ns", f.system_ns()) : "n/a",
              f.cpu.system_s() >= 0 ? fmt::format("{:.2f}", f.cpu.system_s()) : "n/a", f.busy_retries);
   if (f.spec.mode != Mode::Poll) {
@@ -421,27 +425,27 @@ bool report(const Figures& f) {
                               f.final_settings[c].coalesce_ns / 1000);
     fmt::print("# {} {}: reaper woke {} times ({:.1f} records/wake); records found by a rescan instead of an edge: {}; "
                "coalescing changes {}; THRESHOLD/COALESCE_NS at the end: {}\n",
-               f.workload, f.spec.name(), f.wakes,
+               f.label, f.spec.name(), f.wakes,
                f.wakes ? static_cast<double>(f.records) / static_cast<double>(f.wakes) : 0.0, f.late,
                f.coalesce_changes, settings);
   }
   if (f.latency && f.latency->count)
     fmt::print("# {} {}: delivery latency p50 {} p90 {} p99 {} p99.9 {} max {} (min {}, {} below 0); clock drift "
                "{} ns ({:.1f} ppm)\n",
-               f.workload, f.spec.name(), ns_text(f.latency->p50_ns), ns_text(f.latency->p90_ns),
+               f.label, f.spec.name(), ns_text(f.latency->p50_ns), ns_text(f.latency->p90_ns),
                ns_text(f.latency->p99_ns), ns_text(f.latency->p999_ns), ns_text(f.latency->max_ns),
                ns_text(f.latency->min_ns), f.latency->below_zero, f.calibration.value("drift_ns", 0),
                f.calibration.value("drift_ppm", 0.0));
   else
-    fmt::print("# {} {}: delivery latency not measured ({})\n", f.workload, f.spec.name(),
+    fmt::print("# {} {}: delivery latency not measured ({})\n", f.label, f.spec.name(),
                f.calibration.value("error", std::string("no calibration")));
   bool ok = true;
   const auto check = [&](const std::string& name, bool pass, const std::string& why) {
-    fmt::print("check {}.{}.{} {}{}\n", name, f.workload, f.spec.check_name(), pass ? "ok" : "fail",
+    fmt::print("check {}.{}.{} {}{}\n", name, f.label, f.spec.check_name(), pass ? "ok" : "fail",
                pass ? "" : " " + why);
     ok = ok && pass;
   };
-  if (f.error) fmt::print("# {} {}: error: {}\n", f.workload, f.spec.name(), f.error->message());
+  if (f.error) fmt::print("# {} {}: error: {}\n", f.label, f.spec.name(), f.error->message());
   check("ran", !f.error, f.error ? f.error->message() : "");
   check("no_loss", f.records == f.expected && f.overflow == 0 && f.drops == 0 && f.lost == 0,
         fmt::format("records {} of {}, overflow {}, drops {}, lost {}", f.records, f.expected, f.overflow, f.drops,
@@ -452,6 +456,8 @@ bool report(const Figures& f) {
 
 json figures_json(const Figures& f) {
   json j = {{"workload", f.workload},
+            {"repeat", f.repeat},
+            {"median", f.median},
             {"pace_ns", f.pace_ns},
             {"mode", f.spec.name()},
             {"records", f.records},
@@ -803,7 +809,7 @@ struct Targets {
 
 const Figures* find(const std::vector<Figures>& all, const std::string& workload, const std::string& mode) {
   for (const auto& f : all)
-    if (f.workload == workload && f.spec.name() == mode && !f.error) return &f;
+    if (f.workload == workload && f.spec.name() == mode && f.median && !f.error) return &f;
   return nullptr;
 }
 
@@ -892,6 +898,9 @@ int main(int argc, char** argv) {
   app.add_option("--cores", a.cores, "Cores to use, from core 0 (0: every core)")->capture_default_str();
   app.add_option("--records", a.records, "Flood: records per mode (rounded up to whole runs; 0: skip)")
       ->capture_default_str();
+  app.add_option("--flood-repeats", a.flood_repeats,
+                 "Flood: runs per mode, interleaved; the targets read the median-rate run")
+      ->capture_default_str();
   app.add_option("--paced-records", a.paced_records, "Paced: records per pace and mode (0: skip the sweep)")
       ->capture_default_str();
   app.add_option("--pace-ns", pace_text,
@@ -962,7 +971,8 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   std::vector<Figures> all;
-  const auto bench = [&](const Workload& wl, std::uint64_t records, const std::vector<ModeSpec>& specs) {
+  const auto bench = [&](const Workload& wl, std::uint64_t records, const std::vector<ModeSpec>& specs,
+                         unsigned repeats) {
     const std::uint64_t per_round = std::uint64_t{cores} * kEnginesPerCore * wl.per_run;
     const auto runs = static_cast<std::uint32_t>((records + per_round - 1) / per_round);
     fmt::print("# {}: {} cores x {} engines, {} NOTIFY per run{}, {} runs each, {}-byte backpressured ring "
@@ -970,26 +980,40 @@ int main(int argc, char** argv) {
                wl.name, cores, kEnginesPerCore, wl.per_run,
                wl.pace_ns ? fmt::format(" with DELAY {} ns between", wl.pace_ns) : std::string(), runs, a.ring,
                kQueue);
-    for (const auto& spec : specs) {
-      Figures f = spec.mode == Mode::Poll ? run_poll(*dev, cores, a, wl, runs)
-                                          : run_reaper(*dev, cores, a, wl, runs, spec);
-      ok = report(f) && ok;
-      all.push_back(std::move(f));
+    const std::size_t first = all.size();
+    for (unsigned rep = 0; rep < repeats; ++rep) {
+      for (const auto& spec : specs) {
+        Figures f = spec.mode == Mode::Poll ? run_poll(*dev, cores, a, wl, runs)
+                                            : run_reaper(*dev, cores, a, wl, runs, spec);
+        f.repeat = rep;
+        f.label = repeats > 1 ? fmt::format("{}_{}", wl.name, rep) : wl.name;
+        f.workload = wl.name;
+        ok = report(f) && ok;
+        all.push_back(std::move(f));
+      }
     }
-    const auto* p = all.size() >= specs.size() ? &all[all.size() - specs.size()] : nullptr;
-    if (!p) return;
+    // per mode, the median-rate run is the one the targets read
     std::string line;
-    for (std::size_t i = all.size() - specs.size(); i < all.size(); ++i)
-      line += fmt::format("{}{} {:.0f} ns ({:.0f} records/s)", line.empty() ? "" : ", ", all[i].spec.name(),
-                          all[i].process_ns(), all[i].rate());
-    fmt::print("# {}: process CPU per record: {}\n", wl.name, line);
+    for (const auto& spec : specs) {
+      std::vector<Figures*> mine;
+      for (std::size_t i = first; i < all.size(); ++i)
+        if (all[i].spec.name() == spec.name()) mine.push_back(&all[i]);
+      std::sort(mine.begin(), mine.end(), [](const Figures* x, const Figures* y) { return x->rate() < y->rate(); });
+      for (auto* f : mine) f->median = false;
+      if (mine.empty()) continue;
+      Figures& m = *mine[mine.size() / 2];
+      m.median = true;
+      line += fmt::format("{}{} {:.0f} ns ({:.0f} records/s)", line.empty() ? "" : ", ", spec.name(), m.process_ns(),
+                          m.rate());
+    }
+    fmt::print("# {}: process CPU per record{}: {}\n", wl.name, repeats > 1 ? " (median-rate runs)" : "", line);
   };
   std::vector<ModeSpec> specs;
   if (want_poll) specs.push_back({Mode::Poll, std::nullopt});
   if (want_eventfd) specs.push_back({Mode::Eventfd, std::nullopt});
   if (want_coalesced) specs.push_back({Mode::Coalesced, std::nullopt});
 
-  if (a.records) bench(make_workload("flood", a.insns, 0), a.records, specs);
+  if (a.records) bench(make_workload("flood", a.insns, 0), a.records, specs, std::max(1u, a.flood_repeats));
   std::vector<std::uint32_t> paces = a.pace_ns;
   std::sort(paces.begin(), paces.end(), std::greater<>());
   paces.erase(std::unique(paces.begin(), paces.end()), paces.end());
@@ -997,7 +1021,7 @@ int main(int argc, char** argv) {
     for (const auto& c : a.fixed) specs.push_back({Mode::Coalesced, c});
   if (a.paced_records)
     for (const std::uint32_t pace : paces)
-      bench(make_workload(fmt::format("paced_{}us", pace / 1000), a.insns, pace), a.paced_records, specs);
+      bench(make_workload(fmt::format("paced_{}us", pace / 1000), a.insns, pace), a.paced_records, specs, 1);
 
   DeviceRate dr;
   if (a.device_rate_rounds) {
@@ -1009,7 +1033,7 @@ int main(int argc, char** argv) {
     ok = ok && pass;
     std::string floods;
     for (const auto& f : all)
-      if (f.workload == "flood")
+      if (f.workload == "flood" && f.median)
         floods += fmt::format(", {} {:.0f} ({:.0f}%)", f.spec.name(), f.rate(),
                               dr.median_all_running > 0 ? f.rate() / dr.median_all_running * 100 : 0);
     fmt::print("# device rate: the model alone writes {:.0f} records/s with every engine running ({:.0f} first to "
