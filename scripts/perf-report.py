@@ -207,7 +207,7 @@ def plot_latency(e2e, target_workload, path):
         ax.set_xscale("log")
         ax.set_ylim(0, 1.005)
         ax.axvline(1000, color="black", linewidth=0.8, linestyle="--")
-        ax.text(1000, 0.02, " 1 ms", fontsize=7)
+        ax.text(1000, 0.45, " 1 ms", fontsize=7)
         ax.set_xlabel("delivery latency, us (device timestamp to consumer)")
         ax.set_ylabel("fraction of records at or below")
         rate = next((r["records_per_s"] for r in e2e["runs"] if r["workload"] == workload
