@@ -285,7 +285,7 @@ class RingView {
   }
 
   /// Records in the first stride of fresh_prefix (1 KiB).
-  static constexpr std::size_t kChunk = 64;
+  static constexpr std::size_t kFirstStride = 64;
   /// Records for_each hands to fn before it ORs their headers (1 KiB: still
   /// in L1 then).
   static constexpr std::size_t kSpan = 64;
@@ -295,10 +295,10 @@ class RingView {
   /// end or the caller's limit). The producer writes records in order, so if
   /// the slot at some offset is fresh every earlier one is too, and the
   /// acquire load of its header makes all of them visible. It probes the
-  /// last slot of strides that double from kChunk (63, 191, 447, ...; the
-  /// last probe is p[n - 1]) until one looks stale, then binary-searches that
-  /// stride: O(log n) acquire loads, each after the previous one. The header
-  /// of the first stale-looking slot goes to `stop`.
+  /// last slot of strides that double from kFirstStride (slots 63, 191, 447,
+  /// ...; at most up to p[n - 1]) until one looks stale, then binary-searches
+  /// that stride: O(log n) acquire loads. The header of the first
+  /// stale-looking slot goes to `stop`.
   static std::size_t fresh_prefix(const Record* p, std::size_t n, std::uint8_t phase, std::uint8_t& stop) noexcept;
   /// Copy n records; AND and OR of their header bytes to all/any (so every
   /// copied record's phase is verified from the copied bytes themselves).
@@ -335,7 +335,7 @@ inline std::size_t RingView::fresh_prefix(const Record* p, std::size_t n, std::u
   const auto fresh = [phase](std::uint8_t h) { return (h & NEURON_ISA_HEADER_PHASE) == phase; };
   // Gallop: `lo` records are known fresh (an acquire load saw slot lo - 1
   // fresh); probe the end of the next stride, twice as long as the last.
-  std::size_t lo = 0, hi = n, step = kChunk;
+  std::size_t lo = 0, hi = n, step = kFirstStride;
   std::uint8_t h = 0;
   while (lo < n) {
     const std::size_t probe = (n - lo > step ? lo + step : n) - 1;
