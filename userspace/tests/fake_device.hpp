@@ -31,6 +31,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -39,6 +40,14 @@
 
 #include "libneuron/reaper.hpp"
 #include "ring_helpers.hpp"
+
+namespace neuron {
+// GoogleTest prints these by name in a failure message (found by ADL).
+inline void PrintTo(WaitStatus s, std::ostream* os) { *os << wait_status_name(s); }
+inline void PrintTo(const Coalescing& c, std::ostream* os) {
+  *os << "{threshold " << c.threshold << ", coalesce_ns " << c.coalesce_ns << "}";
+}
+}  // namespace neuron
 
 namespace neuron::test {
 
@@ -52,6 +61,9 @@ namespace neuron::test {
 ///     leaves records unread it starts the time limit again;
 ///   * set() (NEURON_IOC_NQ_COALESCE) re-evaluates at once: records already
 ///     unread count toward the new limits.
+/// It fires only while records are unread (the time limit runs only from an
+/// unread record until the HEAD write that leaves none), so every firing is
+/// followed by a drain that takes records and re-arms it with its HEAD write.
 /// A firing signals the eventfd (if any) and is counted by kind. The owner
 /// calls on_record / on_head / set with its own lock held and the unread
 /// count taken under it (so a HEAD write cannot fall between the two); the
@@ -80,7 +92,7 @@ class FakeInterrupt {
   /// A record was written; `unread` records now.
   void on_record(std::uint32_t unread) {
     std::lock_guard lk(mu_);
-    if (!armed_) return;
+    if (!armed_ || unread == 0) return;
     if (!since_) since_ = clock::now();
     if (c_.threshold && unread >= c_.threshold) fire(false);
     else if (c_.coalesce_ns) cv_.notify_all();
@@ -319,13 +331,18 @@ class FakeQueue final : public ReapQueue {
     return calls_;
   }
 
-  /// Producer side (any one thread): write `r` as the next record.
+  /// Producer side (any one thread): write `r` as the next record. The
+  /// record, its TAIL move and the interrupt's count are one step for HEAD
+  /// writes, as in the device model (all under QEMU's BQL): a consumer that
+  /// sees the record before TAIL moves and writes HEAD past it waits, so its
+  /// HEAD write is never judged against the old TAIL.
   void push(Record r, std::uint8_t extra_flags = 0) {
     const std::uint32_t t = tail_.load(std::memory_order_relaxed);
     unsigned spins = 0;
     while (t - head_.load(std::memory_order_acquire) >= entries_) {  // full: backpressure
       if (++spins > 64) std::this_thread::yield();
     }
+    std::lock_guard lk(mu_);
     Record& slot = mem_[t & (entries_ - 1)];
     std::memcpy(slot.bytes.data(), r.bytes.data(), 3);
     std::memcpy(slot.bytes.data() + 4, r.bytes.data() + 4, 12);
@@ -333,8 +350,7 @@ class FakeQueue final : public ReapQueue {
         static_cast<std::uint8_t>((r.bytes[3] & 0x7f) | extra_flags | (pass_phase(t, entries_) ? 0x80 : 0));
     std::atomic_ref<std::uint8_t>(slot.bytes[3]).store(h, std::memory_order_release);
     tail_.store(t + 1, std::memory_order_release);
-    std::lock_guard lk(mu_);
-    irq_.on_record(tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed));
+    irq_.on_record(t + 1 - head_.load(std::memory_order_relaxed));
   }
 
   void set_overflow_count(std::uint64_t n) { overflow_.store(n, std::memory_order_relaxed); }

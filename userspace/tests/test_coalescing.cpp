@@ -144,16 +144,17 @@ TEST(Coalescing, AdaptiveBoundsACountLimitWithoutTimeLimitByTheBudget) {
   o.latency_budget = 10ms;
   auto reaper = start_one(std::move(q), o);
   ASSERT_TRUE(reaper);
+  const auto calls = fq.calls();  // start() made them, before its thread ran
+  ASSERT_EQ(1u, calls.size());
+  EXPECT_EQ((Coalescing{16, 10'000'000}), calls[0]);
   auto w = reaper->expect([](const Arrival& a) { return a.record && seq_of(*a.record) == 4; });
   ASSERT_TRUE(w);
   ASSERT_TRUE(wait_until([&] { return fq.drains() > 0; }, 5s));  // the first look is over: only an edge wakes it
   for (std::uint64_t i = 0; i < 5; ++i) fq.push(rec(i));
   ASSERT_EQ(WaitStatus::Completed, w->wait(5s));
-  const auto calls = fq.calls();
-  ASSERT_GE(calls.size(), 1u);
-  EXPECT_EQ((Coalescing{16, 10'000'000}), calls[0]);
-  EXPECT_EQ(1u, fq.time_edges());
-  EXPECT_EQ(0u, fq.count_edges());
+  // by the time limit, unless the moderator found the queue idle for a
+  // window (10 ms) before the records came and set the count limit to 1
+  EXPECT_GE(fq.time_edges() + fq.count_edges(), 1u);
 }
 
 // Preset: the given values, once per queue, in start(); a value the queue
@@ -251,8 +252,11 @@ TEST(Moderation, CapIsAQuarterOfTheRingAndAtLeastOne) {
 
 // The Reaper adapts a fake queue (64 entries: cap 16, budget 500 us):
 //  * a flood (as fast as backpressure lets the producer, for 300 ms; well
-//    above the 32000 records/s at which 16 arrive in one budget) takes the
-//    threshold to the cap, 16;
+//    above the 32000 records/s at which 16 arrive in one budget) raises the
+//    threshold: a full-rate window's target is the cap, 16, and the factor-2
+//    rule keeps any value from 9 up (16 < 2 x 9), so the highest value
+//    programmed is in [9, 16] (16 unless a window was diluted by the
+//    producer being descheduled);
 //  * then one record every 20 ms (50/s: 0.025 per budget) brings it back
 //    to 1 (the record that finds 16 still set arrives by the time limit);
 //  * every call programs the time limit 500000 ns and a threshold in
@@ -276,13 +280,17 @@ TEST(Moderation, AdaptiveRaisesTheThresholdUnderAFloodAndReturnsTo1WhenSlow) {
     for (int k = 0; k < 64; ++k) fq.push(rec(pushed++));
   const auto after_flood = fq.calls();
   ASSERT_FALSE(after_flood.empty());
-  EXPECT_EQ(16u, after_flood.back().threshold) << "the cap, 64 / 4";
+  EXPECT_GE(after_flood.back().threshold, 2u) << "raised by the flood";
 
   for (int k = 0; k < 25 && fq.coalescing()->threshold != 1; ++k) {
     std::this_thread::sleep_for(20ms);
     fq.push(rec(pushed++));
   }
-  ASSERT_TRUE(wait_until([&] { return got.load() == pushed; }, 5s)) << got.load() << " of " << pushed;
+  ASSERT_TRUE(wait_until([&] { return got.load() == pushed; }, 5s))
+      << got.load() << " of " << pushed << " delivered; fake HEAD " << fq.head() << " TAIL " << fq.tail() << ", "
+      << fq.count_edges() << " count edges, " << fq.time_edges() << " time edges, " << fq.calls().size()
+      << " calls, threshold " << fq.coalescing()->threshold << ", reaper wakes " << reaper->stats().wakes
+      << " drains " << reaper->stats().drains;
   const auto calls = fq.calls();
   reaper->stop();
   EXPECT_EQ(1u, calls.back().threshold);
@@ -294,7 +302,8 @@ TEST(Moderation, AdaptiveRaisesTheThresholdUnderAFloodAndReturnsTo1WhenSlow) {
     EXPECT_LE(c.threshold, 16u);
     top = std::max(top, c.threshold);
   }
-  EXPECT_EQ(16u, top);
+  EXPECT_GE(top, 9u);
+  EXPECT_LE(top, 16u);
   EXPECT_LE(calls.size(), 8u);
   const auto st = reaper->stats();
   EXPECT_EQ(calls.size(), st.coalesce_changes);
@@ -308,7 +317,8 @@ TEST(Moderation, AdaptiveRaisesTheThresholdUnderAFloodAndReturnsTo1WhenSlow) {
               static_cast<unsigned long long>(fq.time_edges()));
 }
 
-// Fixed mode never calls set_coalescing, however high the rate; a queue
+// Fixed mode never calls set_coalescing, however high the rate (a 100 ms
+// flood, which takes an adaptive queue to its cap within 10 ms); a queue
 // that cannot be changed (an older driver) is not moderated and not an
 // error, in Adaptive mode too.
 TEST(Moderation, FixedModeAndAnOlderDriverNeverCallSetCoalescing) {
@@ -322,16 +332,19 @@ TEST(Moderation, FixedModeAndAnOlderDriverNeverCallSetCoalescing) {
     o.moderation = older_driver ? Reaper::Moderation::Adaptive : Reaper::Moderation::Fixed;
     auto reaper = start_one(std::move(q), o);
     ASSERT_TRUE(reaper);
-    auto w = reaper->expect([](const Arrival& a) { return a.record && seq_of(*a.record) == 19'999; });
-    for (std::uint64_t i = 0; i < 20'000; ++i) fq.push(rec(i));
-    ASSERT_EQ(WaitStatus::Completed, w->wait(10s));
+    // the flood of the adaptive test, 100 ms: Adaptive would change it within 10 ms
+    std::uint64_t pushed = 0;
+    const auto end = std::chrono::steady_clock::now() + 100ms;
+    while (std::chrono::steady_clock::now() < end)
+      for (int k = 0; k < 64; ++k) fq.push(rec(pushed++));
+    ASSERT_TRUE(wait_until([&] { return reaper->stats().records == pushed; }, 10s));
     reaper->stop();
-    EXPECT_TRUE(fq.calls().empty());
+    EXPECT_TRUE(fq.calls().empty()) << fq.calls().size() << " calls";
     const auto st = reaper->stats();
     EXPECT_EQ(0u, st.coalesce_changes);
     EXPECT_EQ(0u, st.coalesce_errors);
     EXPECT_EQ(0u, st.moderated_queues);
-    EXPECT_EQ(20'000u, st.records);
+    EXPECT_EQ(pushed, st.records);
   }
 }
 

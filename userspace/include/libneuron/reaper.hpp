@@ -28,8 +28,12 @@
 // above 1, the THRESHOLD-th, or the time limit after the first) signals its
 // eventfd and wakes us again. A queue that did not fire needs no look: its
 // interrupt is still armed from our last empty drain of it (or its edge is
-// queued in epoll). The queues of one pass are drained round-robin, one
-// batch each in turn, so a flooding queue does not starve the others.
+// queued in epoll). This needs the device to fire only while records are
+// unread (docs/device-model.md#coalescing: the time limit runs from an
+// unread record until a HEAD write leaves none), so that the drain after
+// every firing takes records and re-arms it with its HEAD write. The
+// queues of one pass are drained round-robin, one batch each in turn, so a
+// flooding queue does not starve the others.
 // A lossy (ignore-full) queue that was lapped recovers inside its drain call
 // and goes on draining (userspace/README.md#lossy-queues), so a lap never
 // looks like "empty" here and never leaves the threshold unarmed: the
