@@ -38,6 +38,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <mutex>
@@ -106,10 +107,21 @@ struct Sink {
   std::mutex mu;
   std::unique_ptr<Checker> check;  // stream = hot queue index
   unsigned hot = 0;
-  std::uint64_t wrong_queue = 0, stray = 0;
+  std::uint64_t wrong_queue = 0;
+  std::atomic<std::uint64_t> stray{0};  // also counted outside the lock (batch()'s catch)
   std::string first_wrong;
 
-  void batch(const QueueId& id, std::span<const Record> recs) {
+  // on the Reaper's thread: must not throw (a failure to format a message
+  // counts the batch as strays)
+  void batch(const QueueId& id, std::span<const Record> recs) noexcept {
+    try {
+      batch_checked(id, recs);
+    } catch (...) {
+      stray += recs.size();
+    }
+  }
+
+  void batch_checked(const QueueId& id, std::span<const Record> recs) {
     std::lock_guard lk(mu);
     for (const auto& r : recs) {
       const unsigned h = record_hint(r);
@@ -272,7 +284,8 @@ int main(int argc, char** argv) {
         std::lock_guard lk(sink.mu);
         sink.check = std::make_unique<Checker>(hot, wls[0]);
         sink.hot = hot;
-        sink.wrong_queue = sink.stray = 0;
+        sink.wrong_queue = 0;
+        sink.stray = 0;
         sink.first_wrong.clear();
       }
       struct Slot {
@@ -346,9 +359,9 @@ int main(int argc, char** argv) {
         std::lock_guard lk(sink.mu);
         p.records = sink.check->records();
         p.in_order = err.empty() && sink.check->ok() && p.records == p.expected;
-        p.right_queue = sink.wrong_queue == 0 && sink.stray == 0;
+        p.right_queue = sink.wrong_queue == 0 && sink.stray.load() == 0;
         p.why = fmt::format("{} of {} records, {}; {} from a wrong queue, {} strays{}{}", p.records, p.expected,
-                            sink.check->report(), sink.wrong_queue, sink.stray,
+                            sink.check->report(), sink.wrong_queue, sink.stray.load(),
                             sink.first_wrong.empty() ? "" : " (first: " + sink.first_wrong + ")",
                             err.empty() ? "" : "; " + err);
       }
