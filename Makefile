@@ -3,6 +3,8 @@
 #   make demo    set up, build everything, boot the VM, run an example program
 #                and show the decoded notification stream
 #   make check   set up, build everything, run every test (host + VM)
+# and the one that regenerates docs/performance.md (its figures, plots, JSON):
+#   make performance
 # Both run scripts/setup-host.sh first (root; installs Debian packages).
 #
 # Other targets: setup module userspace qemu selftests kernel-image deb clean
@@ -42,6 +44,9 @@ demo:
 check:
 	@scripts/check.sh
 
+performance:
+	@scripts/performance.sh
+
 clean:
 	$(MAKE) -C kernel clean KVER=$(KVER) || true
 	rm -rf $(BUILD)
@@ -62,4 +67,4 @@ deb:
 		dpkg-buildpackage -us -uc -b -j2
 	@ls $(DEB_OUT)/*.deb
 
-.PHONY: all setup module userspace qemu kernel-image selftests deb demo check clean
+.PHONY: all setup module userspace qemu kernel-image selftests deb demo check performance clean

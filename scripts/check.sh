@@ -6,12 +6,14 @@
 #      citations and links (scripts/check-docs.sh, TAP) and the ABI headers'
 #      hygiene (scripts/check-headers.sh, TAP), the YNL spec of the
 #      generic netlink family (scripts/check-ynl.sh, TAP), the device model's
-#      qtest on the host (emulator/tests/qtest, TAP)
+#      qtest on the host (emulator/tests/qtest, TAP), the performance
+#      report drawn from the committed JSON (scripts/perf-report.py)
 #   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
 #      vectors, clean dmesg, rmmod), the torn-record negative control,
-#      the sunda lane, the device-fault lane, end to end, the Debian
+#      the sunda lane, the device-fault lane, end to end (with one
+#      Reaper over 320 queues of 4 devices), the Debian
 #      packages (lintian, autopkgtest, DKMS from the .debs), 6.12 (with
 #      DKMS's module), the debug kernel
 #   3. static analysis (W=1, sparse, checkpatch) as TAP
@@ -170,6 +172,31 @@ count_tap "qtest ($(elapsed))" "$build/qtest.log" $st
 	--benchmark_out="$build/bench.json" --benchmark_out_format=json >"$build/bench.log" 2>&1
 grep -E '^(records/s|ratio)' "$build/bench.log" | sed 's/^/check: bench_drain: /'
 
+# the performance report (docs/performance.md#regenerate): scripts/perf-report.py
+# on the committed JSON into build/perf-report (no VM), two counted tests: it
+# runs and draws both plots, and its tables are the ones docs/performance.md holds
+ts=$(date +%s)
+rm -rf "$build/perf-report"
+if /usr/bin/python3 scripts/perf-report.py --data docs/performance --doc docs/performance.md \
+	--out-doc "$build/perf-report/performance.md" --png-dir "$build/perf-report" \
+	>"$build/perf-report.log" 2>&1 &&
+	[ -s "$build/perf-report/cpu_per_record.png" ] && [ -s "$build/perf-report/latency_cdf.png" ]; then
+	passed=$((passed + 1))
+	echo "check: perf_report.runs: ok ($(($(date +%s) - ts)) s)"
+	if cmp -s "$build/perf-report/performance.md" docs/performance.md; then
+		passed=$((passed + 1))
+		echo "check: perf_report.doc_matches_json: ok"
+	else
+		failed=$((failed + 1))
+		diff -u docs/performance.md "$build/perf-report/performance.md" | head -20
+		echo "check: perf_report.doc_matches_json: FAILED (run scripts/perf-report.py to regenerate docs/performance.md)"
+	fi
+else
+	failed=$((failed + 2))
+	tail -20 "$build/perf-report.log"
+	echo "check: perf_report.runs: FAILED (log: $build/perf-report.log); perf_report.doc_matches_json: not run"
+fi
+
 # 2. VM: device-model tests (config A, no driver), then the driver's
 #    kselftests and the guest checks, in one boot
 . selftests/vm/lane-lib.sh
@@ -234,14 +261,18 @@ QEMU=$qemu VMLINUZ=$kernel emulator/tests/run-devtest.sh B >/dev/null 2>&1
 st=$?
 count_tap "VM device faults ($(elapsed))" "$build/vm/devtest-B.log" $st
 
-# 5. VM: end-to-end figures: records/s and CPU per record (eventfd vs busy
-#    poll) from the engines to a libneuron consumer, neuron-nq run/monitor/stats
+# 5. VM: end-to-end figures on 4 devices x 8 cores: records/s, CPU per
+#    record and delivery latency (busy-poll, eventfd, coalesced eventfd) from
+#    the engines to a libneuron consumer, over a short paced sweep (make
+#    performance runs the full one); one Reaper over all 320 queues (idle,
+#    1 and 4 hot queues); neuron-nq run/monitor/stats
 stage_begin
 NEURON_VM_LOG=$build/vm/e2e.log selftests/vm/e2e-bench --qemu "$qemu" \
-	--kernel "$kernel" --timeout 900 >/dev/null 2>&1
+	--kernel "$kernel" --timeout 900 --records 200000 --flood-repeats 1 --paced-records 4000 \
+	--pace-ns 1000000,250000,50000 --scale-records 3000 --scale-repeats 1 >/dev/null 2>&1
 st=$?
 count_tap "VM end to end ($(elapsed))" "$build/vm/e2e.log" $st
-tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# .*(records/s|per record|ratio)' || true
+tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# (target|.*(records/s|per record|ratio))' || true
 
 # 6. VM robustness lanes (selftests/vm/lane-*.sh, robust_test and
 #    lifecycle_test): surprise removal from the QEMU monitor and 50 reloads;

@@ -37,6 +37,8 @@ STAMP_PKGS=(
 	debhelper dh-dkms help2man lintian autopkgtest adduser
 	# compiler cache under the project cache (scripts/ccache-env.sh)
 	ccache
+	# docs/performance.md's plots (scripts/perf-report.py)
+	python3-matplotlib
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,11 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside the VM (selftests/vm/e2e-bench puts it in /opt/neuron with the
-# examples): loads nnq.ko, runs e2e_bench (records/s with backpressure and
-# no loss; CPU per record sleeping on eventfd vs busy-polling), then checks
-# neuron-nq monitor/stats/run and a detached submit on the real driver. Prints TAP; figures are
-# "# " comments, never timed assertions. Exits non-zero on any failed check.
-# E2E_RECORDS (kernel command line e2e_records=N) sets records per mode.
+# examples; 4 neuron-tpb devices of 8 cores): loads nnq.ko, runs e2e_bench on
+# /dev/nnq0's first 2 cores (records/s with backpressure and no loss; CPU per
+# record and delivery latency for busy-poll, eventfd and coalesced eventfd
+# over a sweep of paces; the device model's own rate; a lapped lossy queue),
+# then reaper_scale (one Reaper over all 320 queues of the 4 devices), then
+# checks neuron-nq monitor/stats/run and a detached submit on the real driver. Prints TAP; figures
+# are "# " comments, never timed assertions, and the two benchmarks' JSON
+# files are printed between "# json-begin NAME" and "# json-end NAME", each
+# line prefixed "# json: " (e2e-bench --json extracts them). Exits non-zero
+# on any failed check. Settings from the kernel command line: e2e_records=N,
+# e2e_flood_repeats=N, e2e_paced_records=N, e2e_pace=NS,NS,..., e2e_coalesce=T:NS,...,
+# e2e_scale_idle=S, e2e_scale_records=N, e2e_scale_repeats=N.
 n=0
 fails=0
 result() { # result STATUS NAME
@@ -13,14 +20,18 @@ result() { # result STATUS NAME
 	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fails=$((fails + 1)); fi
 }
 comment() { sed 's/^/# /' "$@"; }
+param() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" /proc/cmdline; }
 nq=neuron-nq
 ex=/opt/neuron/examples
 
-records=${E2E_RECORDS:-}
-[ -n "$records" ] || records=$(sed -n 's/.*e2e_records=\([0-9]*\).*/\1/p' /proc/cmdline)
-[ -n "$records" ] || records=400000
-paced=$(sed -n 's/.*e2e_paced_records=\([0-9]*\).*/\1/p' /proc/cmdline)
-[ -n "$paced" ] || paced=40000
+records=$(param e2e_records)
+flood_repeats=$(param e2e_flood_repeats)
+paced=$(param e2e_paced_records)
+pace=$(param e2e_pace)
+coalesce=$(param e2e_coalesce)
+idle=$(param e2e_scale_idle)
+scale_records=$(param e2e_scale_records)
+scale_repeats=$(param e2e_scale_repeats)
 
 echo "TAP version 13"
 insmod /lib/neuron/nnq.ko
@@ -29,20 +40,56 @@ result $? "e2e.insmod"
 result $? "e2e.dev_node"
 $nq list | comment
 
-# ---- (a) records/s with backpressure, no loss; (b) CPU per record, eventfd vs busy-poll
-echo "# e2e_bench --records $records --paced-records $paced"
-e2e_bench --records "$records" --paced-records "$paced" >/tmp/bench.out 2>&1
+# bench_checks PREFIX FILE: each "check NAME ok|fail [why]" line as TAP
+bench_checks() {
+	grep '^#' "$2"
+	grep -v '^#' "$2" | grep -v '^check ' | comment
+	grep '^check ' "$2" >/tmp/checks
+	while read -r _ name verdict why; do
+		[ "$verdict" = ok ]
+		result $? "$1.$name"
+		[ -n "$why" ] && echo "# $why"
+	done </tmp/checks
+}
+# print_json NAME FILE: the file on the console for e2e-bench --json
+print_json() {
+	echo "# json-begin $1"
+	sed 's/^/# json: /' "$2"
+	echo "# json-end $1"
+}
+
+# ---- e2e_bench: flood and paced sweep in three modes, device rate, lossy queue
+set -- --cores 2 --json /tmp/e2e.json
+[ -n "$records" ] && set -- "$@" --records "$records"
+[ -n "$flood_repeats" ] && set -- "$@" --flood-repeats "$flood_repeats"
+[ -n "$paced" ] && set -- "$@" --paced-records "$paced"
+[ -n "$pace" ] && set -- "$@" --pace-ns "$pace"
+[ -n "$coalesce" ] && set -- "$@" --coalesce "$coalesce"
+echo "# e2e_bench $*"
+e2e_bench "$@" >/tmp/bench.out 2>&1
 bench_status=$?
-grep '^#' /tmp/bench.out
-grep -v '^#' /tmp/bench.out | grep -v '^check ' | comment
-grep '^check ' /tmp/bench.out >/tmp/checks
-while read -r _ name verdict why; do
-	[ "$verdict" = ok ]
-	result $? "e2e.$name"
-	[ -n "$why" ] && echo "# $why"
-done </tmp/checks
+bench_checks e2e /tmp/bench.out
 [ "$bench_status" -eq 0 ]
 result $? "e2e.bench_exit_status"
+[ -s /tmp/e2e.json ] && print_json e2e /tmp/e2e.json
+
+# ---- one Reaper over every queue of 4 devices x 8 cores x 10 queues
+ndev=$(ls -d /sys/class/nnq/nnq* 2>/dev/null | wc -l)
+echo "# scale: $ndev devices in /sys/class/nnq"
+[ "$ndev" -eq 4 ] && [ -c /dev/nnq0 ] && [ -c /dev/nnq1 ] && [ -c /dev/nnq2 ] && [ -c /dev/nnq3 ]
+result $? "e2e.scale.probe_4_devices"
+set -- --devices 4 --cores 8 --expect-queues 320 --json /tmp/scale.json
+[ -n "$idle" ] && set -- "$@" --idle-s "$idle"
+[ -n "$scale_records" ] && set -- "$@" --hot-records "$scale_records"
+[ -n "$scale_repeats" ] && set -- "$@" --repeats "$scale_repeats"
+echo "# reaper_scale $*"
+reaper_scale "$@" >/tmp/scale.out 2>&1
+scale_status=$?
+bench_checks e2e /tmp/scale.out
+[ "$scale_status" -eq 0 ]
+result $? "e2e.scale.exit_status"
+[ -s /tmp/scale.json ] && print_json scale /tmp/scale.json
+rm -f /tmp/e2e.json /tmp/scale.json
 
 # ---- neuron-nq monitor: ring records and netlink edges on one time axis
 $nq monitor --json --count 14 --duration 30 --run $ex/hello.nq >/tmp/mon.json 2>/tmp/mon.err

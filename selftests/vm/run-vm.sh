@@ -20,6 +20,10 @@
 #   --payload DIR      copied to /opt/neuron in the guest (repeatable)
 #   --bin PATH         a host binary copied with its shared libraries (repeatable)
 #   --device OPTS      extra neuron-tpb properties, e.g. "cores=1,gen=sunda"
+#                      (every device gets them)
+#   --devices N        N neuron-tpb functions (default 1), each behind its own
+#                      pcie-root-port rpK (slot K) as neuron{K-1}, K = 1..N;
+#                      the guest numbers them /dev/nnq0.. in bus order
 #   --timeout SECONDS  wall-clock limit for the whole boot (default 600)
 #   --memory MIB       guest memory (default 512)
 #   --monitor PATH     QEMU monitor on a unix socket (for hot-unplug tests)
@@ -37,7 +41,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
-qemu="" kernel="" device_opts="" timeout=600 memory=512 monitor="" append=""
+qemu="" kernel="" device_opts="" devices=1 timeout=600 memory=512 monitor="" append=""
 smp=1 iommu_args=() iommu_append=""
 modules=() payloads=() bins=()
 while [ $# -gt 0 ]; do
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--payload) payloads+=("$2"); shift 2 ;;
 	--bin) bins+=("$2"); shift 2 ;;
 	--device) device_opts=",$2"; shift 2 ;;
+	--devices) devices=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
 	--monitor) monitor=$2; shift 2 ;;
@@ -63,6 +68,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -ge 1 ] || { echo "run-vm: no guest script given" >&2; exit 2; }
+case $devices in
+''|*[!0-9]*|0) echo "run-vm: --devices wants a number from 1" >&2; exit 2 ;;
+esac
 
 [ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1)
 [ -n "$kernel" ] || kernel=$("$here/fetch-kernel.sh" | tail -1)
@@ -127,6 +135,12 @@ log=${NEURON_VM_LOG:-$top/build/vm/console.log}
 mkdir -p "$(dirname "$log")"
 monitor_args=()
 [ -n "$monitor" ] && monitor_args=(-monitor "unix:$monitor,server,nowait")
+# device K-1 behind root port rpK; slot K keeps each port's (chassis, slot) unique
+device_args=()
+for ((k = 1; k <= devices; k++)); do
+	device_args+=(-device "pcie-root-port,id=rp$k,slot=$k,x-speed=5"
+		-device "neuron-tpb,id=neuron$((k - 1)),bus=rp$k$device_opts")
+done
 
 start=$(date +%s%N)
 set +e
@@ -135,8 +149,7 @@ timeout --foreground -k 5 "$timeout" "$qemu" \
 	-nographic -no-reboot -nic none -vga none \
 	-L /usr/share/seabios -L /usr/share/qemu \
 	"${iommu_args[@]}" \
-	-device pcie-root-port,id=rp1,slot=1,x-speed=5 \
-	-device "neuron-tpb,id=neuron0,bus=rp1$device_opts" \
+	"${device_args[@]}" \
 	"${monitor_args[@]}" -d guest_errors -D "$log.qemu" \
 	-kernel "$kernel" -initrd "$work/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1 $iommu_append $append init=/init -- $cmdline_args" \
