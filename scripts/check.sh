@@ -175,14 +175,14 @@ grep -E '^(records/s|ratio)' "$build/bench.log" | sed 's/^/check: bench_drain: /
 # the performance report (docs/performance.md#regenerate): scripts/perf-report.py
 # on the committed JSON into build/perf-report (no VM), two counted tests: it
 # runs and draws both plots, and its tables are the ones docs/performance.md holds
-ts=$(date +%s)
+stage_begin
 rm -rf "$build/perf-report"
 if /usr/bin/python3 scripts/perf-report.py --data docs/performance --doc docs/performance.md \
 	--out-doc "$build/perf-report/performance.md" --png-dir "$build/perf-report" \
 	>"$build/perf-report.log" 2>&1 &&
 	[ -s "$build/perf-report/cpu_per_record.png" ] && [ -s "$build/perf-report/latency_cdf.png" ]; then
 	passed=$((passed + 1))
-	echo "check: perf_report.runs: ok ($(($(date +%s) - ts)) s)"
+	echo "check: perf_report.runs: ok ($(elapsed))"
 	if cmp -s "$build/perf-report/performance.md" docs/performance.md; then
 		passed=$((passed + 1))
 		echo "check: perf_report.doc_matches_json: ok"
