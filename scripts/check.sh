@@ -47,7 +47,7 @@ elapsed() {
 }
 finish() {
 	wait_prep
-	[ -n "${deb_pid:-}" ] && wait "$deb_pid"
+	[ -z "${deb_pid:-}" ] || wait "$deb_pid"
 	echo "check: total $(($(date +%s) - t0)) s"
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
@@ -197,28 +197,133 @@ else
 	echo "check: perf_report.runs: FAILED (log: $build/perf-report.log); perf_report.doc_matches_json: not run"
 fi
 
-# 2. VM: device-model tests (config A, no driver), then the driver's
-#    kselftests and the guest checks, in one boot
+# 2-10. The VM lanes, the static analysis and the packaged install path,
+# in two tracks that run side by side (docs/build-environment.md#check-time):
+# guests under TCG leave about half of the two cores idle (they wait on
+# timers, sleeps and the device model), so a second track fills them.
+#   track A: the guests of the main 6.1 build: main lane, torn-record
+#            control, sunda, device faults, end to end, the robustness lanes
+#   track B: static analysis, the Debian packages (DKMS), 6.12 (with DKMS's
+#            module), the debug kernel
+# Each lane writes its console log and "STATUS SECONDS" to
+# $build/vm/NAME.result; the lanes are counted after both tracks, in this
+# file's order, so the log reads the same whatever finished first.
 . selftests/vm/lane-lib.sh
 payload=$build/vm-payload
 lane_payload "$payload" || stage_failed "no kselftests in $build/selftests"
-# the tracepoints' checks ride in this boot (guest-tests.sh --trace):
-# trace-cmd, 6.1's perf and neuron-nq (docs/architecture.md#tracepoints)
+# the tracepoints' checks ride in the main lane's boot (guest-tests.sh
+# --trace): trace-cmd, 6.1's perf and neuron-nq (docs/architecture.md#tracepoints)
 trace_payload=$build/vm-trace-payload
 selftests/vm/trace-payload.sh "$trace_payload" 6.1 ||
 	stage_failed "trace-payload.sh 6.1 failed"
+rm -f "$build"/vm/*.result
+mkdir -p "$build/vm"
+
+run_lane() { # run_lane NAME CMD...: one lane of a track
+	local name=$1 t st
+	shift
+	t=$(date +%s)
+	"$@" >/dev/null 2>&1
+	st=$?
+	echo "$st $(($(date +%s) - t))" >"$build/vm/$name.result"
+}
+count_lane() { # count_lane NAME LABEL LOG: a finished lane into the totals
+	local st=1 secs=0
+	read -r st secs <"$build/vm/$1.result" 2>/dev/null
+	count_tap "$2 ($secs s)" "$3" "$st"
+}
+robust_lane() { # robust_lane NAME SCRIPT [ARGS...]
+	local name=$1
+	shift
+	run_lane "$name" env NEURON_VM_LOG="$build/vm/lane-$name.log" "$@" --qemu "$qemu" \
+		--kernel "$kernel" --module kernel/nnq.ko --payload "$payload"
+}
+
+track_a() {
+	# 2. device-model tests (config A, no driver), then the driver's
+	#    kselftests and the guest checks, in one boot
+	run_lane main env NEURON_VM_LOG="$build/vm/tests.log" selftests/vm/run-vm.sh \
+		--qemu "$qemu" --kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
+		--payload "$trace_payload" --append "neuron.torn_records=10000000" \
+		--smp 4 --memory 1024 --timeout 1800 -- /opt/neuron/guest-tests.sh --trace
+	# 2b. the torn-record negative control. The device writes host-ring
+	#     records header word first (fault-torn-header-first=on); torn_test,
+	#     told so on the command line, must then find torn records (it stops
+	#     at 5 of them), which shows its checks can see a torn record
+	run_lane torn env NEURON_VM_LOG="$build/vm/torn-control.log" selftests/vm/run-vm.sh \
+		--qemu "$qemu" --kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
+		--device fault-torn-header-first=on \
+		--append "neuron.torn_control=1 neuron.torn_records=10000000" \
+		--smp 4 --timeout 900 \
+		-- /opt/neuron/guest-tests.sh --lane vm_torn_control --no-devtests torn_test
+	# 3. generation sunda (no DGE path, no feature-flag register)
+	run_lane sunda env NEURON_VM_LOG="$build/vm/sunda.log" selftests/vm/run-vm.sh \
+		--qemu "$qemu" --kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
+		--device gen=sunda --timeout 600 \
+		-- /opt/neuron/guest-tests.sh --lane vm_sunda --no-devtests dge_test
+	# 4. device-model tests on gen=sunda with fault injection (config B)
+	run_lane devtest-B env QEMU="$qemu" VMLINUZ="$kernel" emulator/tests/run-devtest.sh B
+	# 5. end-to-end figures on 4 devices x 8 cores: records/s, CPU per
+	#    record and delivery latency (busy-poll, eventfd, coalesced eventfd)
+	#    from the engines to a libneuron consumer, over a short paced sweep
+	#    (make performance runs the full one); one Reaper over all 320
+	#    queues (idle, 1 and 4 hot queues); neuron-nq run/monitor/stats and a
+	#    detached submit
+	run_lane e2e env NEURON_VM_LOG="$build/vm/e2e.log" selftests/vm/e2e-bench \
+		--qemu "$qemu" --kernel "$kernel" --timeout 900 --records 200000 \
+		--flood-repeats 1 --paced-records 4000 --pace-ns 1000000,250000,50000 \
+		--scale-records 3000 --scale-repeats 1
+	# 6. robustness lanes (selftests/vm/lane-*.sh, robust_test and
+	#    lifecycle_test): surprise removal from the QEMU monitor and 50
+	#    reloads; DMA write error and stuck engine; interrupt storm; AER,
+	#    suspend and a vanishing device; the IOMMU lanes
+	robust_lane hotplug selftests/vm/lane-monitor.sh --lane hotplug
+	robust_lane faults selftests/vm/lane-robust.sh --lane faults
+	robust_lane storm selftests/vm/lane-robust.sh --lane storm
+	robust_lane recovery selftests/vm/lane-monitor.sh --lane recovery
+	robust_lane iommu selftests/vm/lane-monitor.sh --lane iommu
+	robust_lane iommu-removal selftests/vm/lane-monitor.sh --lane iommu-removal
+}
+
+track_b() {
+	local pkg612=()
+	# 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
+	run_lane static bash -c 'scripts/static-check.sh >"$1" 2>&1' _ "$build/static.log"
+	# 8. the Debian packages (make deb, in the background since the build;
+	#    docs/decisions.md#packaging): lintian, autopkgtest (null virt
+	#    server) and the packaged install path: dpkg -i, DKMS builds nnq.ko
+	#    for 6.1 and 6.12, the 6.1 module in the VM (under udevd with the
+	#    packaged rule, then every kselftest), dpkg --purge
+	while [ ! -s "$build/deb.status" ]; do sleep 2; done
+	[ "$(cat "$build/deb.status")" = 0 ] || tail -20 "$build/deb.log"
+	run_lane dkms env NEURON_DKMS_LOG="$build/vm/dkms.log" selftests/dkms/dkms-test.sh --qemu "$qemu"
+	# 9. bookworm-backports' 6.12 kernel with the module DKMS built from the
+	#    neuron-dkms .deb and neuron-nq from the packages (step 8); the lane
+	#    builds its own in build/kernel-6.12 if step 8 left none
+	[ -f "$build/dkms/6.12/nnq.ko" ] && pkg612+=(--module "$build/dkms/6.12/nnq.ko")
+	[ -x "$build/dkms/root/usr/bin/neuron-nq" ] && pkg612+=(--root "$build/dkms/root")
+	run_lane 6.12 env NEURON_VM_LOG="$build/vm/lane-6.12.log" selftests/vm/lane-6.12.sh \
+		--qemu "$qemu" "${pkg612[@]}"
+	# 10. a debug kernel built from linux-source-6.1 (KASAN, lockdep, KFENCE,
+	#    kmemleak, atomic-sleep checks); any report fails the lane
+	run_lane debug env NEURON_VM_LOG="$build/vm/lane-debug.log" selftests/vm/lane-debug.sh --qemu "$qemu"
+}
+
 stage_begin
-NEURON_VM_LOG=$build/vm/tests.log selftests/vm/run-vm.sh --qemu "$qemu" \
-	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
-	--payload "$trace_payload" --append "neuron.torn_records=10000000" \
-	--smp 4 --memory 1024 --timeout 1800 \
-	-- /opt/neuron/guest-tests.sh --trace >/dev/null 2>&1
-st=$?
-count_tap "VM tests ($(elapsed))" "$build/vm/tests.log" $st
+track_a &
+track_a_pid=$!
+track_b &
+track_b_pid=$!
+wait "$track_a_pid" "$track_b_pid" "$deb_pid"
+deb_pid=""
+echo "check: VM lanes, static analysis and packages, two tracks: $(elapsed)"
+[ "$(cat "$build/deb.status" 2>/dev/null)" = 0 ] || echo "check: make deb failed (log: $build/deb.log)"
+
+count_lane main "VM tests" "$build/vm/tests.log"
 tr -d '\r' <"$build/vm/tests.log" | grep -E '^# torn: [0-9]' || true
-# the Prometheus file neuron-nq metrics
-# wrote from the real driver in that boot (selftests/vm/metrics-guest.sh),
-# checked on the host with Debian's promtool (docs/metrics.md#validation)
+# the Prometheus file neuron-nq metrics wrote from the real driver in that
+# boot (selftests/vm/metrics-guest.sh), checked on the host with Debian's
+# promtool (docs/metrics.md#validation)
 sed -n '/^# metrics-prom-begin/,/^# metrics-prom-end/p' "$build/vm/tests.log" | tr -d '\r' |
 	sed -n 's/^# prom: //p' >"$build/vm/metrics.prom"
 if [ -s "$build/vm/metrics.prom" ] && promtool=$(scripts/fetch-promtool.sh | tail -1) &&
@@ -230,105 +335,18 @@ else
 	failed=$((failed + 1))
 	echo "check: vm.metrics.promtool: FAILED (file: $build/vm/metrics.prom, promtool: $build/vm/promtool.log)"
 fi
-
-# 2b. VM: the torn-record negative control. The device writes host-ring
-#     records header word first (fault-torn-header-first=on); torn_test,
-#     told so on the command line, must then find torn records (it stops
-#     at 5 of them), which shows its checks can see a torn record
-stage_begin
-NEURON_VM_LOG=$build/vm/torn-control.log selftests/vm/run-vm.sh --qemu "$qemu" \
-	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
-	--device fault-torn-header-first=on \
-	--append "neuron.torn_control=1 neuron.torn_records=10000000" \
-	--smp 4 --timeout 900 \
-	-- /opt/neuron/guest-tests.sh --lane vm_torn_control --no-devtests torn_test >/dev/null 2>&1
-st=$?
-count_tap "VM torn-record control ($(elapsed))" "$build/vm/torn-control.log" $st
+count_lane torn "VM torn-record control" "$build/vm/torn-control.log"
 tr -d '\r' <"$build/vm/torn-control.log" | grep -E '^# torn: [0-9]' || true
-
-# 3. VM: generation sunda (no DGE path, no feature-flag register)
-stage_begin
-NEURON_VM_LOG=$build/vm/sunda.log selftests/vm/run-vm.sh --qemu "$qemu" \
-	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
-	--device gen=sunda --timeout 600 \
-	-- /opt/neuron/guest-tests.sh --lane vm_sunda --no-devtests dge_test >/dev/null 2>&1
-st=$?
-count_tap "VM sunda ($(elapsed))" "$build/vm/sunda.log" $st
-
-# 4. VM: device-model tests on gen=sunda with fault injection (config B)
-stage_begin
-QEMU=$qemu VMLINUZ=$kernel emulator/tests/run-devtest.sh B >/dev/null 2>&1
-st=$?
-count_tap "VM device faults ($(elapsed))" "$build/vm/devtest-B.log" $st
-
-# 5. VM: end-to-end figures on 4 devices x 8 cores: records/s, CPU per
-#    record and delivery latency (busy-poll, eventfd, coalesced eventfd) from
-#    the engines to a libneuron consumer, over a short paced sweep (make
-#    performance runs the full one); one Reaper over all 320 queues (idle,
-#    1 and 4 hot queues); neuron-nq run/monitor/stats
-stage_begin
-NEURON_VM_LOG=$build/vm/e2e.log selftests/vm/e2e-bench --qemu "$qemu" \
-	--kernel "$kernel" --timeout 900 --records 200000 --flood-repeats 1 --paced-records 4000 \
-	--pace-ns 1000000,250000,50000 --scale-records 3000 --scale-repeats 1 >/dev/null 2>&1
-st=$?
-count_tap "VM end to end ($(elapsed))" "$build/vm/e2e.log" $st
+count_lane sunda "VM sunda" "$build/vm/sunda.log"
+count_lane devtest-B "VM device faults" "$build/vm/devtest-B.log"
+count_lane e2e "VM end to end" "$build/vm/e2e.log"
 tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# (target|.*(records/s|per record|ratio))' || true
-
-# 6. VM robustness lanes (selftests/vm/lane-*.sh, robust_test and
-#    lifecycle_test): surprise removal from the QEMU monitor and 50 reloads;
-#    DMA write error and stuck engine; interrupt storm; AER, suspend and a
-#    vanishing device; the IOMMU lanes
-robust_lane() { # robust_lane NAME SCRIPT [ARGS...]
-	local name=$1 ts st
-	shift
-	stage_begin
-	NEURON_VM_LOG=$build/vm/lane-$name.log "$@" --qemu "$qemu" --kernel "$kernel" \
-		--module kernel/nnq.ko --payload "$payload" >/dev/null 2>&1
-	st=$?
-	count_tap "VM $name ($(elapsed))" "$build/vm/lane-$name.log" $st
-}
-robust_lane hotplug selftests/vm/lane-monitor.sh --lane hotplug
-robust_lane faults selftests/vm/lane-robust.sh --lane faults
-robust_lane storm selftests/vm/lane-robust.sh --lane storm
-robust_lane recovery selftests/vm/lane-monitor.sh --lane recovery
-robust_lane iommu selftests/vm/lane-monitor.sh --lane iommu
-robust_lane iommu-removal selftests/vm/lane-monitor.sh --lane iommu-removal
-
-# 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
-stage_begin
-scripts/static-check.sh >"$build/static.log" 2>&1
-st=$?
-count_tap "static analysis ($(elapsed))" "$build/static.log" $st
-
-# 8. the Debian packages (make deb; docs/decisions.md#packaging): lintian,
-#    autopkgtest (null virt server) and the packaged install path: dpkg -i,
-#    DKMS builds nnq.ko for 6.1 and 6.12, the 6.1 module in the VM (under
-#    udevd with the packaged rule, then every kselftest), dpkg --purge
-stage_begin
-wait "$deb_pid"
-[ "$(cat "$build/deb.status" 2>/dev/null)" = 0 ] || tail -20 "$build/deb.log"
-echo "check: make deb (background since the build) done, waited $(elapsed) (log: $build/deb.log)"
-stage_begin
-NEURON_DKMS_LOG=$build/vm/dkms.log selftests/dkms/dkms-test.sh --qemu "$qemu" >/dev/null 2>&1
-st=$?
-count_tap "DKMS from the packages ($(elapsed))" "$build/vm/dkms.log" $st
-
-# 9. VM on bookworm-backports' 6.12 kernel with the module DKMS built from
-#    the neuron-dkms .deb and neuron-nq from the packages (step 8); the lane
-#    builds its own in build/kernel-6.12 if step 8 left none
-stage_begin
-pkg612=()
-[ -f "$build/dkms/6.12/nnq.ko" ] && pkg612+=(--module "$build/dkms/6.12/nnq.ko")
-[ -x "$build/dkms/root/usr/bin/neuron-nq" ] && pkg612+=(--root "$build/dkms/root")
-NEURON_VM_LOG=$build/vm/lane-6.12.log selftests/vm/lane-6.12.sh --qemu "$qemu" "${pkg612[@]}" >/dev/null 2>&1
-st=$?
-count_tap "VM 6.12 ($(elapsed))" "$build/vm/lane-6.12.log" $st
-
-# 10. VM on a debug kernel built from linux-source-6.1 (KASAN, lockdep, KFENCE,
-#    kmemleak, atomic-sleep checks); any report fails the lane
-stage_begin
-NEURON_VM_LOG=$build/vm/lane-debug.log selftests/vm/lane-debug.sh --qemu "$qemu" >/dev/null 2>&1
-st=$?
-count_tap "VM debug kernel ($(elapsed))" "$build/vm/lane-debug.log" $st
+for name in hotplug faults storm recovery iommu iommu-removal; do
+	count_lane "$name" "VM $name" "$build/vm/lane-$name.log"
+done
+count_lane static "static analysis" "$build/static.log"
+count_lane dkms "DKMS from the packages" "$build/vm/dkms.log"
+count_lane 6.12 "VM 6.12" "$build/vm/lane-6.12.log"
+count_lane debug "VM debug kernel" "$build/vm/lane-debug.log"
 
 finish
