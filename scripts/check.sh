@@ -202,9 +202,10 @@ fi
 # guests under TCG leave about half of the two cores idle (they wait on
 # timers, sleeps and the device model), so a second track fills them.
 #   track A: the guests of the main 6.1 build: main lane, torn-record
-#            control, sunda, device faults, end to end, the robustness lanes
-#   track B: static analysis, the Debian packages (DKMS), 6.12 (with DKMS's
-#            module), the debug kernel
+#            control, sunda, device faults, end to end, the robustness
+#            lanes; then static analysis
+#   track B: the Debian packages (DKMS), 6.12 (with DKMS's module), the
+#            debug kernel
 # Each lane writes its console log and "STATUS SECONDS" to
 # $build/vm/NAME.result; the lanes are counted after both tracks, in this
 # file's order, so the log reads the same whatever finished first.
@@ -283,12 +284,12 @@ track_a() {
 	robust_lane recovery selftests/vm/lane-monitor.sh --lane recovery
 	robust_lane iommu selftests/vm/lane-monitor.sh --lane iommu
 	robust_lane iommu-removal selftests/vm/lane-monitor.sh --lane iommu-removal
+	# 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
+	run_lane static bash -c 'scripts/static-check.sh >"$1" 2>&1' _ "$build/static.log"
 }
 
 track_b() {
 	local pkg612=()
-	# 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
-	run_lane static bash -c 'scripts/static-check.sh >"$1" 2>&1' _ "$build/static.log"
 	# 8. the Debian packages (make deb, in the background since the build;
 	#    docs/decisions.md#packaging): lintian, autopkgtest (null virt
 	#    server) and the packaged install path: dpkg -i, DKMS builds nnq.ko
