@@ -206,7 +206,8 @@ static const struct vm_operations_struct neuron_status_vm_ops = {
 static int neuron_mmap_status(struct neuron_file *nfile,
 			      struct vm_area_struct *vma)
 {
-	if (!(vma->vm_flags & VM_SHARED))
+	/* MAP_SHARED of a read-only file keeps only VM_MAYSHARE (do_mmap()) */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return neuron_bad_field(nfile->ndev, "mmap", "flags (not MAP_SHARED)");
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EACCES;
