@@ -81,15 +81,16 @@ static void neuron_dev_fence(struct neuron_device *ndev,
 			     enum neuron_reset_cause cause)
 {
 	down_write(&ndev->rwsem);
+	if (cause != NEURON_RESET_REMOVE && cause != NEURON_RESET_SHUTDOWN)
+		ndev->reset_gen++;
+	/* the pages first: nothing (poll(), read()) reports the loss sooner */
+	mutex_lock(&ndev->lock);
+	neuron_status_end(ndev, cause);
+	mutex_unlock(&ndev->lock);
 	if (cause == NEURON_RESET_REMOVE)
 		WRITE_ONCE(ndev->dead, 1);	/* read locklessly by read()/poll() */
 	else
 		ndev->offline = 1;
-	if (cause != NEURON_RESET_REMOVE && cause != NEURON_RESET_SHUTDOWN)
-		ndev->reset_gen++;
-	mutex_lock(&ndev->lock);
-	neuron_status_end(ndev, cause);
-	mutex_unlock(&ndev->lock);
 	up_write(&ndev->rwsem);
 }
 
