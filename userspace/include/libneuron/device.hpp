@@ -576,8 +576,9 @@ class NotificationQueue {
   /// (nothing arrived in time), or an Error:
   ///  * errc::moved_from: a moved-from or default queue (nothing touched);
   ///  * errc::device_gone: the device was removed or reset (seen before each
-  ///    drain with check_device(), and a removal ends the sleep; the ring is
-  ///    not touched; userspace/README.md#device-loss);
+  ///    drain with check_device(): the status page, or poll() from an older
+  ///    driver, which sees only a removal; a removal ends the sleep; the
+  ///    ring is not touched; userspace/README.md#device-loss);
   ///  * errc::invalid_argument: the queue has no eventfd to sleep on (make it
   ///    with Options::eventfd and a threshold, e.g. 1; or over() with `wake`);
   ///    a zero timeout needs none;
@@ -641,7 +642,9 @@ class NotificationQueue {
   /// The eventfd bound with Options::eventfd, -1 if none. Readable (count >
   /// 0) after a threshold interrupt; read it (8 bytes) to reset it. The
   /// threshold re-arms on the next HEAD write, i.e. the next drain that takes
-  /// records: drain until a drain returns 0 before sleeping again.
+  /// records: drain until a drain returns 0 before sleeping again. (A Reaper
+  /// registers it edge-triggered and never reads it, so a queue is either
+  /// the Reaper's or the caller's to wait() on, not both.)
   [[nodiscard]] int wake_fd() const noexcept { return efd_.get(); }
   /// Bind another eventfd (or -1 to unbind) to this queue's threshold interrupt.
   [[nodiscard]] Status bind_eventfd(int efd) const;
