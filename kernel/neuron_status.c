@@ -108,6 +108,7 @@ void neuron_status_end(struct neuron_device *ndev, enum neuron_reset_cause cause
 			continue;
 		WRITE_ONCE(sp->cause, cause);
 		WRITE_ONCE(sp->generation, ndev->reset_gen);
+		/* pairs with the reader's acquire load: cause, generation first */
 		smp_store_release(&sp->state, state);
 	}
 	/* visible everywhere before any engine stops or mapping goes */
