@@ -14,6 +14,8 @@
  *   struct neuron_file    one per open(); freed in release(). The VFS only
  *                         calls release() once every mapping of the file is
  *                         gone (each VMA holds a reference on the file).
+ *                         Its status page (neuron_status.c) lives and dies
+ *                         with it: no removal or reset frees or zaps it.
  *   struct neuron_nq      owned by the device's queue table alone: freed,
  *                         with its ring, by NQ_DESTROY, by the release of
  *                         its file, or by the disable path (remove, reset,
@@ -108,6 +110,7 @@
 enum neuron_cookie_type {
 	NEURON_COOKIE_RING = 1,
 	NEURON_COOKIE_DOORBELL = 2,
+	NEURON_COOKIE_STATUS = 3,	/* the file's status page (neuron_status.c) */
 };
 
 struct neuron_device;
@@ -132,6 +135,7 @@ struct neuron_mem_alloc;
 struct neuron_mem_free;
 struct neuron_event_size;
 struct neuron_event;
+struct neuron_status_page;
 struct eventfd_ctx;
 struct poll_table_struct;
 
@@ -362,6 +366,8 @@ struct neuron_device {
  * @owner_comm:	its command name then
  * @mem_blocks:	the file's device-memory allocations (neuron_mem.c),
  *		under &neuron_device.lock
+ * @status:	the file's status page (neuron_status.c): written at open
+ *		and by the disable path's first step, freed at release
  */
 struct neuron_file {
 	struct neuron_device *ndev;
@@ -381,6 +387,7 @@ struct neuron_file {
 	struct pid *owner_pid;
 	char owner_comm[TASK_COMM_LEN];
 	struct list_head mem_blocks;
+	struct neuron_status_page *status;
 };
 
 /* ---- register access ---------------------------------------------------- */
@@ -623,6 +630,12 @@ struct neuron_device *neuron_device_get_by_minor(unsigned int minor);
 struct neuron_device *neuron_device_get_next(unsigned long *id);
 bool neuron_device_table_empty(void);
 void neuron_device_put(struct neuron_device *ndev);
+
+/* ---- neuron_status.c ---------------------------------------------------- */
+int neuron_status_open(struct neuron_file *nfile, u32 generation);
+void neuron_status_release(struct neuron_file *nfile);
+unsigned long neuron_status_pfn(const struct neuron_file *nfile);
+void neuron_status_end(struct neuron_device *ndev, enum neuron_reset_cause cause);
 
 /* ---- neuron_hw.c -------------------------------------------------------- */
 bool neuron_hw_gone(struct neuron_device *ndev);

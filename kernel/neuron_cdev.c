@@ -77,7 +77,7 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 	info->capabilities = NEURON_CAP_SIZED_ARGS | NEURON_CAP_TENANCY |
 			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS |
 			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP |
-			     NEURON_CAP_SUBMIT_GRANT;
+			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE;
 	neuron_exit(ndev);
 	return 0;
 }
@@ -349,8 +349,10 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
  *
  * A file opened with CAP_SYS_ADMIN is subscribed to every interrupt-edge
  * event at once (neuron_events.c); others subscribe when they need to.
+ * Every file gets its status page, LIVE (neuron_status.c).
  *
- * Return: 0; -ENODEV if the device is gone or going; -ENOMEM.
+ * Return: 0; -ENODEV if the device is gone or going; -EIO while it is
+ * offline for a reset; -ENOMEM.
  */
 static int neuron_open(struct inode *inode, struct file *filp)
 {
@@ -375,9 +377,15 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	if (ret)
 		goto err_free;
 	nfile->reset_gen = ndev->reset_gen;
+	ret = neuron_status_open(nfile, ndev->reset_gen);
+	if (ret) {
+		neuron_exit(ndev);
+		goto err_free;
+	}
 	ret = neuron_events_open(nfile);
 	if (ret) {
 		neuron_exit(ndev);
+		neuron_status_release(nfile);
 		goto err_free;
 	}
 	mutex_lock(&ndev->lock);
@@ -413,7 +421,8 @@ err_put:
  * eventfd unbound and its ring freed, and its device memory is freed.
  * After remove(), or while a reset keeps the device offline, the disable
  * path (neuron_lifecycle.c) has already done all of that. Last,
- * the file's event queue is unsubscribed and freed.
+ * the file's event queue is unsubscribed and freed, and its status page
+ * (no longer mapped, and off the list the disable path writes) is freed.
  *
  * Return: 0.
  */
@@ -434,6 +443,7 @@ static int neuron_release(struct inode *inode, struct file *filp)
 	up_read(&ndev->rwsem);
 
 	neuron_events_release(nfile);
+	neuron_status_release(nfile);
 	put_pid(nfile->owner_pid);
 	kfree(nfile);
 	neuron_device_put(ndev);

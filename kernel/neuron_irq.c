@@ -196,6 +196,15 @@ static unsigned long neuron_irq_take_wrbuf(struct neuron_device *ndev,
  * clearing, in case a cause arrived meanwhile without a new edge; each
  * nonzero read is one edge and one event. Causes masked for a storm are
  * left alone (latched) until they are unmasked.
+ *
+ * A threshold edge costs five register accesses, and each is needed: the
+ * INTR_STATUS read (which causes), its W1C (the vector fires only on a
+ * 0 -> nonzero edge of INTR_STATUS & INTR_MASK, docs/device-model.md "NOTIFIC
+ * block"), the THRESHOLD_STATUS read (which queues) and its W1C (a bit left
+ * set would be taken for a new hit on the next edge), and the INTR_STATUS
+ * read again (a cause latched between the first read and the W1C raises no
+ * new edge). THRESHOLD_STATUS is read only when intr_0 is set: a hit after
+ * the first read leaves intr_0 latched, which that last read finds.
  */
 static irqreturn_t neuron_irq_core(int irq, void *data)
 {
@@ -224,7 +233,10 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 		neuron_wr(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_INTR_STATUS),
 			  status);
 
-		thr = neuron_rd(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_THRESHOLD_STATUS));
+		thr = 0;
+		if (status & BIT(NEURON_NOTIFIC_INTR_THRESHOLD))
+			thr = neuron_rd(ndev, NEURON_NOTIFIC_REG(core,
+								 NEURON_NOTIFIC_THRESHOLD_STATUS));
 		if (neuron_irq_gone(thr))
 			thr = 0;
 		thr &= NEURON_SW_QUEUE_MASK;
@@ -248,13 +260,7 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 		ev.queues = thr;
 		ev.wrbuf_full = wfull;
 		ev.wrbuf_drop = wdrop;
-		/*
-		 * A threshold hit between the two reads shows in @thr now and
-		 * in the next INTR_STATUS read: name its cause here too, so
-		 * an event with @queues always has the THRESHOLD bit.
-		 */
-		if (thr)
-			ev.cause |= BIT(NEURON_NOTIFIC_INTR_THRESHOLD);
+		/* @queues comes with the THRESHOLD bit (read only then) */
 
 		spin_lock(&ndev->irq_lock);
 		for_each_set_bit(bit, &status, NEURON_NOTIFIC_INTR_BITS)

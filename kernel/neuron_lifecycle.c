@@ -11,11 +11,15 @@
  *  1. with &neuron_device.rwsem held for writing (so every call already
  *     inside has left), mark the device dead (remove) or offline and stale
  *     every open file (anything else): later calls get -ENODEV or -EIO;
+ *     and turn every open file's status page GONE or STALE
+ *     (neuron_status.c), so userspace stops touching its mappings before
+ *     the steps below take them away;
  *  2. stop every engine, note what each queue held unread, disable every
  *     queue, and wait for the device to report QUIESCED (bounded; the log
  *     names the cores that did not) - skipped for a device that reads all
  *     ones or whose link is frozen;
- *  3. zap every user mapping of every file (later accesses: SIGBUS);
+ *  3. zap every ring and doorbell mapping of every file (later accesses:
+ *     SIGBUS); status pages stay mapped;
  *  4. clear bus mastering, so not even a device that failed to quiesce can
  *     write host memory any more, then mask and free the MSI-X vectors;
  *  5. free every queue and its ring (all DMA memory of the device) and
@@ -69,17 +73,24 @@ out:
 	return ret;
 }
 
-/* Step 1: no call is inside once this returns; see the top of the file. */
+/*
+ * Step 1: no call is inside once this returns, and every open file's
+ * status page says so; see the top of the file.
+ */
 static void neuron_dev_fence(struct neuron_device *ndev,
 			     enum neuron_reset_cause cause)
 {
 	down_write(&ndev->rwsem);
+	if (cause != NEURON_RESET_REMOVE && cause != NEURON_RESET_SHUTDOWN)
+		ndev->reset_gen++;
+	/* the pages first: nothing (poll(), read()) reports the loss sooner */
+	mutex_lock(&ndev->lock);
+	neuron_status_end(ndev, cause);
+	mutex_unlock(&ndev->lock);
 	if (cause == NEURON_RESET_REMOVE)
 		WRITE_ONCE(ndev->dead, 1);	/* read locklessly by read()/poll() */
 	else
 		ndev->offline = 1;
-	if (cause != NEURON_RESET_REMOVE && cause != NEURON_RESET_SHUTDOWN)
-		ndev->reset_gen++;
 	up_write(&ndev->rwsem);
 }
 

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmap of rings and head doorbell pages (docs/decisions.md#arch-parts "data
- * flows one way", docs/decisions.md#arch-driver "mmap";
- * include/uapi/linux/neuron.h NEURON_IOC_NQ_INIT).
+ * mmap of rings, head doorbell pages and the file's status page
+ * (docs/decisions.md#arch-parts "data flows one way",
+ * docs/decisions.md#arch-driver "mmap", #device-loss;
+ * include/uapi/linux/neuron.h NEURON_IOC_NQ_INIT, struct neuron_status_page).
  *
  * Cookies. NEURON_IOC_NQ_INIT returns two mmap offsets per queue; userspace
  * must treat them as opaque. They are page-aligned and encode, in page
  * units (offset >> PAGE_SHIFT):
  *
- *	bits 31..24  type: 1 = ring, 2 = head doorbell page
+ *	bits 31..24  type: 1 = ring, 2 = head doorbell page, 3 = status page
  *	bits 23..16  core
  *	bits 15..8   queue
  *	bits  7..0   page within the mapping, 0 in a cookie
@@ -17,6 +18,10 @@
  * doorbell = ((2 << 24) | (core << 16) | (queue << 8)) << PAGE_SHIFT. The
  * 8-bit page field holds the largest ring (1 MiB = 256 pages), so the file
  * offsets of two mappings never overlap and a split VMA still decodes.
+ * The status page is type 3 with core, queue and page 0, the UAPI's
+ * NEURON_STATUS_PAGE_OFFSET (3 << 36 with the 4 KiB pages this driver
+ * assumes, as its doorbell pages do): the same offset on every file, each
+ * file mapping its own page (neuron_status.c).
  *
  * Rules, checked at mmap() against the caller's file:
  *  - the cookie names a queue this file made (NEURON_IOC_NQ_INIT), else
@@ -27,6 +32,11 @@
  *  - nothing is executable: PROT_EXEC gives -EACCES, VM_MAYEXEC is cleared.
  *  - doorbell pages map BAR0 + NEURON_CORE_BASE(core) + NEURON_DOORBELL(queue)
  *    uncached: only the queue's HEAD register, at +0, read/write.
+ *  - the status page: MAP_SHARED, exactly one page, read-only like a ring
+ *    (-EACCES for PROT_WRITE or PROT_EXEC, VM_MAYWRITE and VM_MAYEXEC
+ *    cleared), on any open file: one opened read-only (the page tells it
+ *    only about itself), a stale one, and one whose device was removed
+ *    (neither neuron_enter() nor the queue table is consulted).
  *
  * Backing. Every page of every mapping is inserted at fault time with
  * vmf_insert_pfn(), as vfio-pci does for its BARs: host-ring pages (RAM
@@ -47,7 +57,9 @@
  * SIGBUS. VMAs hold no reference on the queue; ring VMAs are only counted
  * per file, so NEURON_IOC_NQ_DESTROY can refuse (-EBUSY) while the ring is
  * mapped. A doorbell mapping does not hold the queue: destroy frees the
- * ring at once and the doorbell VMA faults to SIGBUS.
+ * ring at once and the doorbell VMA faults to SIGBUS. The status page is
+ * never zapped: the disable path zaps the ring and doorbell cookies only,
+ * and the page lives as long as the file, which every VMA holds.
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -173,23 +185,61 @@ static const struct vm_operations_struct neuron_vm_ops = {
 	.fault = neuron_vm_fault,
 };
 
+/*
+ * The status page: the VMA holds the file, the file holds the page, so
+ * no lock is needed and the device's state does not matter.
+ */
+static vm_fault_t neuron_status_fault(struct vm_fault *vmf)
+{
+	struct neuron_file *nfile = vmf->vma->vm_file->private_data;
+
+	if (vmf->pgoff != neuron_mmap_cookie(NEURON_COOKIE_STATUS, 0, 0) >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	return vmf_insert_pfn(vmf->vma, vmf->address, neuron_status_pfn(nfile));
+}
+
+static const struct vm_operations_struct neuron_status_vm_ops = {
+	.fault = neuron_status_fault,
+};
+
+/* See "Rules" at the top of this file: the status page's mapping. */
+static int neuron_mmap_status(struct neuron_file *nfile,
+			      struct vm_area_struct *vma)
+{
+	/* MAP_SHARED of a read-only file keeps only VM_MAYSHARE (do_mmap()) */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return neuron_bad_field(nfile->ndev, "mmap", "flags (not MAP_SHARED)");
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EACCES;
+	if (vma->vm_end - vma->vm_start != NEURON_STATUS_PAGE_SIZE)
+		return neuron_bad_field(nfile->ndev, "mmap", "length");
+	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &neuron_status_vm_ops;
+	return 0;
+}
+
 /**
- * neuron_mmap() - map a queue's ring or head doorbell page
- * @filp: the caller's file, which must own the queue
- * @vma: the new mapping; vm_pgoff holds a cookie from NEURON_IOC_NQ_INIT
+ * neuron_mmap() - map a queue's ring or head doorbell page, or the file's
+ *	status page
+ * @filp: the caller's file, which must own the queue (any file for its
+ *	status page)
+ * @vma: the new mapping; vm_pgoff holds a cookie from NEURON_IOC_NQ_INIT,
+ *	or NEURON_STATUS_PAGE_OFFSET
  *
  * See the top of this file for the cookie encoding and the rules.
  * docs/decisions.md#arch-driver "mmap: rings read-only ..., the head doorbell
  * page write-only in effect. Offsets are opaque cookies from ioctls, checked
- * against the caller's file."
+ * against the caller's file."; docs/decisions.md#device-loss for the
+ * status page.
  *
  * No page is mapped here; each is inserted when first touched.
  *
  * Return: 0; -EINVAL (unknown cookie, a queue of another file, wrong
- * length, not MAP_SHARED); -EACCES (PROT_WRITE on a ring, PROT_EXEC, a
- * file opened read-only);
+ * length, not MAP_SHARED); -EACCES (PROT_WRITE on a ring or the status
+ * page, PROT_EXEC, a ring or doorbell of a file opened read-only);
  * -ENODEV (device removed); -EIO (device offline, or the file is stale
- * after a reset).
+ * after a reset). The status page gets neither of the last two.
  */
 int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 {
@@ -204,6 +254,10 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 	unsigned long want;
 	int ret;
 
+	BUILD_BUG_ON(((u64)NEURON_COOKIE_STATUS << NEURON_COOKIE_TYPE_SHIFT << PAGE_SHIFT) !=
+		     NEURON_STATUS_PAGE_OFFSET);
+	if (pgoff == neuron_mmap_cookie(NEURON_COOKIE_STATUS, 0, 0) >> PAGE_SHIFT)
+		return neuron_mmap_status(nfile, vma);
 	/* a read-only file owns no queue (docs/decisions.md#tenancy) */
 	if (!(filp->f_mode & FMODE_WRITE))
 		return -EACCES;
@@ -282,14 +336,17 @@ void neuron_mmap_zap_queue(struct neuron_file *nfile, u32 core, u32 queue,
  * @ndev: device, offline or dead
  *
  * Called by the disable path under &neuron_device.lock. Each open file's
- * f_mapping is zapped; files opened through different inodes of
- * /dev/nnqN are each on the list, so no mapping is missed.
+ * f_mapping is zapped over the ring and doorbell cookies (types 1 and 2),
+ * not the status page above them; files opened through different inodes
+ * of /dev/nnqN are each on the list, so no mapping is missed.
  */
 void neuron_mmap_zap_all(struct neuron_device *ndev)
 {
+	u64 first = neuron_mmap_cookie(NEURON_COOKIE_RING, 0, 0);
+	u64 end = neuron_mmap_cookie(NEURON_COOKIE_STATUS, 0, 0);
 	struct neuron_file *nfile;
 
 	lockdep_assert_held(&ndev->lock);
 	list_for_each_entry(nfile, &ndev->files, node)
-		unmap_mapping_range(nfile->filp->f_mapping, 0, 0, 1);
+		unmap_mapping_range(nfile->filp->f_mapping, first, end - first, 1);
 }

@@ -180,14 +180,35 @@ Result<EventStream> EventStream::open(const std::string& path) {
 
 // ------------------------------------------------------------------ Device
 Result<Device> Device::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return unexpected(Error::from_errno(errno, "open " + path));
-  const std::size_t bytes = set_event_size(fd);
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd) return unexpected(Error::from_errno(errno, "open " + path));
+  const std::size_t bytes = set_event_size(fd.get());
   // The capabilities once, for the calls that need one (capabilities()):
   // none assumed if the file does not answer DEVICE_INFO.
   DeviceInfo di{};
-  const std::uint64_t caps = xioctl(fd, NEURON_IOC_DEVICE_INFO, &di) == 0 ? di.capabilities : 0;
-  return Device(UniqueFd(fd), path, bytes, caps);
+  const std::uint64_t caps = xioctl(fd.get(), NEURON_IOC_DEVICE_INFO, &di) == 0 ? di.capabilities : 0;
+  // The file's status page, once, for every queue made from it
+  // (docs/decisions.md#device-loss); a driver that announces it maps it.
+  std::shared_ptr<const StatusPage> status;
+  if (caps & NEURON_CAP_STATUS_PAGE) {
+    auto sp = StatusPage::map(fd.get());
+    if (!sp) return unexpected(Error::make(sp.error().code, sp.error().what + " (" + path + ")"));
+    status = std::move(sp).value();
+  }
+  return Device(std::move(fd), path, bytes, caps, std::move(status));
+}
+
+// ------------------------------------------------------------------ StatusPage
+Result<std::shared_ptr<const StatusPage>> StatusPage::map(int fd) {
+  auto m = Mapping::map(fd, NEURON_STATUS_PAGE_SIZE, PROT_READ, NEURON_STATUS_PAGE_OFFSET,
+                        fmt::format("status page of fd {}", fd));
+  if (!m) return unexpected(std::move(m).error());
+  const auto* page = static_cast<const neuron_status_page*>(m->data());
+  return std::make_shared<const StatusPage>(Key{}, std::move(m).value(), page);
+}
+
+std::shared_ptr<const StatusPage> StatusPage::over(const neuron_status_page* page) {
+  return std::make_shared<const StatusPage>(Key{}, Mapping(), page);
 }
 
 std::vector<std::string> Device::list(const std::string& dir) {
@@ -520,6 +541,7 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   q.coalescing_ = Coalescing{opt.threshold, opt.coalesce_ns};
   q.coalesce_cap_ = (dev.capabilities() & NEURON_CAP_COALESCE) != 0;
   q.device_index_ = dev.index();
+  q.status_ = dev.status_page();  // q.fd_ is a dup() of the same open file
 
   auto ring = Mapping::map(q.fd_.get(), opt.size, PROT_READ, init->ring_offset,
                            fmt::format("ring core={} queue={}", core, queue));
@@ -553,6 +575,12 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
 Result<NotificationQueue> NotificationQueue::over(std::span<const Record> ring, Doorbell doorbell, InfoFn info,
                                                   unsigned core, unsigned queue, std::uint32_t flags,
                                                   UniqueFd wake) {
+  return over(ring, doorbell, std::move(info), core, queue, flags, std::move(wake), nullptr);
+}
+
+Result<NotificationQueue> NotificationQueue::over(std::span<const Record> ring, Doorbell doorbell, InfoFn info,
+                                                  unsigned core, unsigned queue, std::uint32_t flags,
+                                                  UniqueFd wake, std::shared_ptr<const StatusPage> status) {
   auto v = RingView::make(ring, doorbell);
   if (!v) return unexpected(std::move(v).error());
   if (!info) return unexpected(errc::invalid_argument, fmt::format("queue core {} queue {}: no NQ_INFO", core, queue));
@@ -562,6 +590,7 @@ Result<NotificationQueue> NotificationQueue::over(std::span<const Record> ring, 
   q.queue_ = queue;
   q.size_ = static_cast<std::uint32_t>(ring.size() * sizeof(Record));
   q.info_fn_ = std::move(info);
+  q.status_ = std::move(status);
   std::uint32_t head = 0;
   if (auto i = q.info()) head = i->head;
   q.view_ = std::move(v).value();
@@ -589,7 +618,8 @@ NotificationQueue::NotificationQueue(NotificationQueue&& o) noexcept
       checked_hi_(o.checked_hi_),
       coalescing_(o.coalescing_),
       coalesce_cap_(std::exchange(o.coalesce_cap_, false)),
-      device_index_(o.device_index_) {
+      device_index_(o.device_index_),
+      status_(std::move(o.status_)) {
   o.view_ = RingView();  // inert: the ring and doorbell now belong to *this
   o.checked_ = false;
 }
@@ -616,6 +646,7 @@ NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept 
     coalescing_ = o.coalescing_;
     coalesce_cap_ = std::exchange(o.coalesce_cap_, false);
     device_index_ = o.device_index_;
+    status_ = std::move(o.status_);
     o.view_ = RingView();  // inert: the ring and doorbell now belong to *this
     o.checked_ = false;
   }
@@ -689,7 +720,7 @@ Status NotificationQueue::set_coalescing(std::uint32_t threshold, std::uint32_t 
 }
 
 DrainResult NotificationQueue::drain(std::span<Record> out) noexcept {
-  if (gone_) return gone_result();  // userspace/README.md#device-loss
+  if (gone_ || status_gone()) return gone_now();  // userspace/README.md#device-loss
   if (!valid()) return moved_from_result();
   if (view_.lossy()) return drain_lossy(out);
   DrainResult r = view_.drain(out);
@@ -708,7 +739,12 @@ void NotificationQueue::mark_device_gone() noexcept {
 }
 
 bool NotificationQueue::check_device() noexcept {
-  if (gone_ || !fd_) return gone_;
+  if (gone_) return true;
+  if (status_) {  // no syscall: the driver's status page
+    if (!status_->live()) mark_device_gone();
+    return gone_;
+  }
+  if (!fd_) return false;
   pollfd p{fd_.get(), 0, 0};
   int rc;
   do {

@@ -47,6 +47,7 @@ class DeviceReapQueue final : public ReapQueue {
     return i->drop_count;
   }
   int device_fd() const noexcept override { return q_.device_fd(); }
+  const StatusPage* status_page() const noexcept override { return q_.status_page().get(); }
   void mark_device_gone() noexcept override { q_.mark_device_gone(); }
 
  private:
@@ -200,6 +201,7 @@ struct Reaper::Impl {
   struct Slot {
     ReapQueue* q = nullptr;
     QueueId id;
+    const StatusPage* page = nullptr;       // its file's status page, if the driver has one
     std::uint64_t taken = 0;                // records of the current pass
     std::optional<InterruptModerator> mod;  // Adaptive, while the queue may be changed
   };
@@ -220,7 +222,7 @@ struct Reaper::Impl {
   // statistics: written by the reaper thread, read by anyone
   std::atomic<std::uint64_t> wakes{0}, queue_wakes{0}, rescans{0}, drains{0}, records{0}, late_records{0},
       events_n{0}, overflow_records{0}, lost{0}, overwritten{0}, resyncs{0}, completed{0}, full_passes{0},
-      coalesce_changes{0}, coalesce_errors{0}, moderated{0};
+      coalesce_changes{0}, coalesce_errors{0}, moderated{0}, device_polls{0};
   mutable std::mutex fail_mu;
   std::optional<Error> fail;
 
@@ -232,7 +234,11 @@ struct Reaper::Impl {
   std::vector<Record> buf;
   std::vector<Event> evbuf;
   std::vector<std::shared_ptr<WaiterState>> to_signal;
-  std::vector<pollfd> pollv;  // device_alive(): the event stream and one queue file per device
+  // device_alive(): the status pages of the queues' files (one load each),
+  // then, for what no page covers, poll() of the event stream and of one
+  // queue file per device
+  std::vector<const StatusPage*> pages;
+  std::vector<pollfd> pollv;
 
   static constexpr std::uint64_t kStopTag = ~std::uint64_t{0};
   static constexpr std::uint64_t kEventsTag = ~std::uint64_t{0} - 1;
@@ -325,7 +331,8 @@ struct Reaper::Impl {
   /// until a drain of it comes back empty after its last HEAD write (the
   /// wake-up rule at the top of reaper.hpp); then let the moderators see
   /// what each took. Returns the records taken; false in `alive` if the
-  /// device went (nothing was drained then).
+  /// device went (before the pass, or before one of its drain calls, by its
+  /// status page; what was taken until then has been delivered).
   std::uint64_t drain_set(std::vector<std::size_t>& set, bool& alive) {
     alive = device_alive();
     if (!alive) return 0;
@@ -337,8 +344,18 @@ struct Reaper::Impl {
       for (std::size_t k = 0; k < active; ++k) {
         const std::size_t i = set[k];
         Slot& s = slots[i];
+        // before every drain call: a reset or removal that began during
+        // the pass stops it before the next ring is read (one load)
+        if (s.page && !s.page->live()) {
+          alive = false;
+          break;
+        }
         const DrainResult r = s.q->drain(buf);
         drains.fetch_add(1, std::memory_order_relaxed);
+        if (r.device_gone) {  // the queue saw it itself and read nothing
+          alive = false;
+          break;
+        }
         if (r.lost) lost.fetch_add(r.lost, std::memory_order_relaxed);
         if (r.overwritten) overwritten.fetch_add(r.overwritten, std::memory_order_relaxed);
         if (r.resyncs) resyncs.fetch_add(r.resyncs, std::memory_order_relaxed);
@@ -355,10 +372,11 @@ struct Reaper::Impl {
         set[k] = set[keep];
         set[keep++] = i;
       }
+      if (!alive) break;
       active = keep;
     }
     records.fetch_add(total, std::memory_order_relaxed);
-    moderate(set);
+    if (alive) moderate(set);
     return total;
   }
 
@@ -411,15 +429,20 @@ struct Reaper::Impl {
     to_signal.clear();
   }
 
-  /// Whether the device is still there, asked of the kernel now: one poll()
-  /// with no wait of the event stream and one queue file per device (none:
-  /// true). The driver reports EPOLLHUP|EPOLLERR from the first step of a
-  /// removal, before it revokes the mappings, although it wakes epoll only
-  /// at the end.
+  /// Whether the device is still there, asked now: each status page (one
+  /// load, no syscall: the driver turns it Stale or Gone at the first step
+  /// of a reset or removal, before it revokes any mapping), then, only for
+  /// what no page covers (a driver without NEURON_CAP_STATUS_PAGE), one
+  /// poll() with no wait of the event stream and one queue file per device,
+  /// which report EPOLLHUP|EPOLLERR from the first step of a removal
+  /// (none: true).
   bool device_alive() {
     if (saw_loss) return false;
+    for (const StatusPage* p : pages)
+      if (!p->live()) return false;
     if (pollv.empty()) return true;
     for (auto& p : pollv) p.revents = 0;
+    device_polls.fetch_add(1, std::memory_order_relaxed);
     int rc;
     do {
       rc = ::poll(pollv.data(), pollv.size(), 0);
@@ -487,7 +510,8 @@ struct Reaper::Impl {
         } else if (tag == kDeviceTag) {
           hangup = true;  // registered for EPOLLHUP/EPOLLERR only
         } else {
-          efd_take(slots[tag].q->wake_fd());  // reset before draining: a later edge wakes us again
+          // edge-triggered and never read: a signal after this report is
+          // reported again (the argument at the top of reaper.hpp)
           queue_wakes.fetch_add(1, std::memory_order_relaxed);
           work.push_back(static_cast<std::size_t>(tag));
         }
@@ -572,6 +596,7 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
     Impl::Slot s;
     s.q = q;
     s.id = QueueId{q->device(), q->core(), q->queue()};
+    s.page = q->status_page();
     impl->all.push_back(i);
     if (q->wake_fd() < 0) impl->no_wake.push_back(i);
     if (o.moderation == Moderation::Preset) {
@@ -604,47 +629,70 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
   if (sfd < 0) return unexpected(Error::from_errno(errno, "eventfd (reaper stop)"));
   impl->stopfd.reset(sfd);
 
-  const auto add = [&](int fd, std::uint64_t tag, const std::string& what) -> Status {
+  const auto add = [&](int fd, std::uint32_t mask, std::uint64_t tag, const std::string& what) -> Status {
     epoll_event ev{};
-    ev.events = EPOLLIN;
+    ev.events = mask;
     ev.data.u64 = tag;
     if (::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
       return unexpected(Error::from_errno(errno, "epoll_ctl ADD " + what));
     return {};
   };
-  if (auto s = add(sfd, Impl::kStopTag, "stop eventfd"); !s) return unexpected(std::move(s).error());
+  if (auto s = add(sfd, EPOLLIN, Impl::kStopTag, "stop eventfd"); !s) return unexpected(std::move(s).error());
   if (impl->events)
-    if (auto s = add(impl->events->fd(), Impl::kEventsTag, "device event stream"); !s)
+    if (auto s = add(impl->events->fd(), EPOLLIN, Impl::kEventsTag, "device event stream"); !s)
       return unexpected(std::move(s).error());
+  // The queues' eventfds: edge-triggered, never read (top of reaper.hpp).
   for (std::size_t i = 0; i < impl->queues.size(); ++i) {
     const auto& q = *impl->queues[i];
     if (q.wake_fd() < 0) continue;
-    if (auto s = add(q.wake_fd(), i, fmt::format("eventfd of core {} queue {}", q.core(), q.queue())); !s)
+    if (auto s = add(q.wake_fd(), EPOLLIN | EPOLLET, i, fmt::format("eventfd of core {} queue {}", q.core(), q.queue()));
+        !s)
       return unexpected(std::move(s).error());
   }
-  // Device loss: the event stream, then one queue file per device not yet
-  // covered, for EPOLLHUP/EPOLLERR only (no EPOLLIN: their event queues are
-  // someone else's to read). 320 queues on 4 devices: 4 files, not 320.
-  std::vector<FileIdentity> seen;
+  // Device loss: the status pages of the queues' files, one entry per page
+  // (the queues of one open file share it); then, for what they do not
+  // cover, the event stream and one queue file per device, for
+  // EPOLLHUP/EPOLLERR only (no EPOLLIN: their event queues are someone
+  // else's to read), in epoll (a removal wakes the thread) and polled before
+  // each pass. 320 queues on 4 devices: 4 pages and no file polled, or,
+  // from an older driver, 4 files, not 320. Every queue file is still
+  // watched in epoll, page or not, so a removal wakes a sleeping thread.
+  std::vector<FileIdentity> seen, covered;  // devices with a file in epoll; devices a page covers
+  std::vector<std::pair<FileIdentity, int>> unpaged;  // files to poll unless a page covers their device
+  std::optional<FileIdentity> stream;                 // the event stream's (in epoll already)
   if (impl->events) {
-    impl->pollv.push_back(pollfd{impl->events->fd(), 0, 0});
     auto id = identity_of(impl->events->fd(), "the device event stream");
     if (!id) return unexpected(std::move(id).error());
+    stream = *id;
     seen.push_back(*id);
   }
   for (const auto& q : impl->queues) {
     const int fd = q->device_fd();
+    const StatusPage* page = q->status_page();
+    if (page && std::find(impl->pages.begin(), impl->pages.end(), page) == impl->pages.end())
+      impl->pages.push_back(page);
     if (fd < 0) continue;
     const auto what = fmt::format("the file of core {} queue {}", q->core(), q->queue());
     auto id = identity_of(fd, what);
     if (!id) return unexpected(std::move(id).error());
+    if (page) covered.push_back(*id);
+    else unpaged.emplace_back(*id, fd);
     if (std::find(seen.begin(), seen.end(), *id) != seen.end()) continue;
     seen.push_back(*id);
-    epoll_event ev{};
-    ev.events = 0;  // EPOLLHUP and EPOLLERR are always reported
-    ev.data.u64 = Impl::kDeviceTag;
-    if (::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
-      return unexpected(Error::from_errno(errno, "epoll_ctl ADD " + what));
+    if (auto s = add(fd, 0, Impl::kDeviceTag, what); !s)  // EPOLLHUP and EPOLLERR are always reported
+      return unexpected(std::move(s).error());
+  }
+  const auto is_covered = [&](const FileIdentity& id) {
+    return std::find(covered.begin(), covered.end(), id) != covered.end();
+  };
+  std::vector<FileIdentity> polled;
+  if (stream && !is_covered(*stream)) {
+    impl->pollv.push_back(pollfd{impl->events->fd(), 0, 0});
+    polled.push_back(*stream);
+  }
+  for (const auto& [id, fd] : unpaged) {
+    if (is_covered(id) || std::find(polled.begin(), polled.end(), id) != polled.end()) continue;
+    polled.push_back(id);
     impl->pollv.push_back(pollfd{fd, 0, 0});
   }
 
@@ -706,6 +754,7 @@ Reaper::Stats Reaper::stats() const noexcept {
   s.coalesce_changes = i.coalesce_changes.load(std::memory_order_relaxed);
   s.coalesce_errors = i.coalesce_errors.load(std::memory_order_relaxed);
   s.moderated_queues = i.moderated.load(std::memory_order_relaxed);
+  s.device_polls = i.device_polls.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -730,5 +779,7 @@ std::optional<Error> Reaper::failure() const {
 std::size_t Reaper::queue_count() const noexcept { return impl_->queues.size(); }
 
 std::size_t Reaper::device_files() const noexcept { return impl_->pollv.size(); }
+
+std::size_t Reaper::status_pages() const noexcept { return impl_->pages.size(); }
 
 }  // namespace neuron

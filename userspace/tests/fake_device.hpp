@@ -15,8 +15,10 @@
 // Device loss (userspace/README.md#device-loss): a FakeQueue's ring is an
 // anonymous mapping that vanish() makes PROT_NONE, as the driver revokes a
 // removed device's mappings (a consumer that still reads it faults and the
-// test dies), and VanishingFd is a descriptor that reports EPOLLHUP or
-// EPOLLERR once it vanishes, as a removed device's file does.
+// test dies), VanishingFd is a descriptor that reports EPOLLHUP or
+// EPOLLERR once it vanishes, as a removed device's file does, and
+// FakeStatus is a file's status page that end() turns Stale or Gone, as
+// the driver's first step of a reset or removal does.
 #pragma once
 
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <ostream>
@@ -246,6 +249,31 @@ class VanishingFd {
   std::mutex mu_;
 };
 
+/// A file's status page (struct neuron_status_page) as the driver keeps it:
+/// Live from the start; end() writes @cause and @generation, then @state
+/// with a release store, as neuron_status_end() does. page() is what a
+/// NotificationQueue or a FakeQueue holds (StatusPage::over).
+class FakeStatus {
+ public:
+  FakeStatus() {
+    page_.state = NEURON_STATUS_LIVE;
+    page_.generation = 7;
+  }
+  FakeStatus(const FakeStatus&) = delete;
+  FakeStatus& operator=(const FakeStatus&) = delete;
+  [[nodiscard]] const std::shared_ptr<const StatusPage>& page() const noexcept { return view_; }
+  /// The reset (NEURON_STATUS_STALE) or removal (NEURON_STATUS_GONE) begins.
+  void end(std::uint32_t state, std::uint32_t cause) {
+    std::atomic_ref<std::uint32_t>(page_.cause).store(cause, std::memory_order_relaxed);
+    std::atomic_ref<std::uint32_t>(page_.generation).store(8, std::memory_order_relaxed);
+    std::atomic_ref<std::uint32_t>(page_.state).store(state, std::memory_order_release);
+  }
+
+ private:
+  alignas(64) neuron_status_page page_{};
+  std::shared_ptr<const StatusPage> view_ = StatusPage::over(&page_);
+};
+
 class FakeQueue final : public ReapQueue {
  public:
   FakeQueue(unsigned core, unsigned queue, std::uint32_t entries, std::uint32_t threshold, bool with_eventfd = true)
@@ -271,6 +299,21 @@ class FakeQueue final : public ReapQueue {
     dev_fd_ = std::move(fd);
   }
   int device_fd() const noexcept override { return dev_fd_.get(); }
+  /// Give the queue its file's status page (ReapQueue::status_page()); set
+  /// before the Reaper starts.
+  void share_status(std::shared_ptr<const StatusPage> page) { status_ = std::move(page); }
+  const StatusPage* status_page() const noexcept override { return status_.get(); }
+  /// Called on the consumer's thread at the end of every drain() with its
+  /// result (after the HEAD write, if it took records); set before the
+  /// Reaper starts. A test makes records arrive, or the device go, in the
+  /// middle of a pass with it.
+  void on_drain(std::function<void(const DrainResult&)> fn) { on_drain_ = std::move(fn); }
+  /// The eventfd's counter now, read (and so reset) by the test: with the
+  /// Reaper, who never reads it, the number of firings so far.
+  std::uint64_t take_eventfd_count() {
+    std::uint64_t v = 0;
+    return ::read(irq_.fd(), &v, sizeof v) == static_cast<ssize_t>(sizeof v) ? v : 0;
+  }
   /// N of /dev/nnqN this queue reports (ReapQueue::device()).
   void set_device(std::uint32_t n) { device_ = n; }
   std::uint32_t device() const noexcept override { return device_; }
@@ -284,6 +327,9 @@ class FakeQueue final : public ReapQueue {
     if (dev_) dev_->vanish();
     mem_.revoke();
   }
+  /// Only the ring is revoked (PROT_NONE), as the driver's zap does after
+  /// it turned the status page: a reset leaves the file without a hang-up.
+  void revoke_ring() { mem_.revoke(); }
   /// Signal the eventfd as a threshold edge would (after vanish(): a wake
   /// that races with the removal).
   void poke() { irq_.poke(); }
@@ -296,6 +342,7 @@ class FakeQueue final : public ReapQueue {
     DrainResult r = view_.drain(out);
     // counted once the drain has looked: drains() > 0 means the first look is over
     drains_.fetch_add(1, std::memory_order_release);
+    if (on_drain_) on_drain_(r);
     return r;
   }
   std::optional<std::uint64_t> overflow_count() noexcept override {
@@ -376,6 +423,8 @@ class FakeQueue final : public ReapQueue {
   std::uint32_t device_ = 0;
   std::shared_ptr<VanishingFd> dev_;
   UniqueFd dev_fd_;
+  std::shared_ptr<const StatusPage> status_;
+  std::function<void(const DrainResult&)> on_drain_;
   std::atomic<bool> marked_gone_{false};
   std::atomic<bool> adjustable_{true};
   RingView view_;

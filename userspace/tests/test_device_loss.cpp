@@ -18,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <array>
 #include <thread>
 #include <vector>
 
@@ -29,6 +30,7 @@ using namespace neuron;
 using neuron::test::FakeEvents;
 using neuron::test::FakeQueue;
 using neuron::test::FakeRing;
+using neuron::test::FakeStatus;
 using neuron::test::VanishingFd;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
@@ -334,6 +336,141 @@ TEST(DeviceLoss, DrainAfterLossDoesNotTouchTheMapping) {
   NotificationQueue moved = std::move(q).value();
   EXPECT_TRUE(moved.device_gone());
   EXPECT_TRUE(moved.drain(out).device_gone);
+}
+
+// The status page (a driver with NEURON_CAP_STATUS_PAGE): every queue of
+// the rig shares one file's page, and each has a file of its own that
+// would report the loss to a poll(). The Reaper reads the page instead: it
+// polls nothing (device_files() 0, Stats::device_polls 0), and when the
+// page turns Stale (a reset, which no poll() would report) and the rings
+// are revoked (the driver's order), a wake-up racing with it drains nothing,
+// every waiter gets DeviceGone, every queue is marked gone, the thread ends.
+TEST(DeviceLoss, StatusPageStopsItWithoutAPoll) {
+  FakeStatus status;
+  std::vector<std::unique_ptr<ReapQueue>> qs;
+  std::vector<FakeQueue*> q;
+  for (unsigned i = 0; i < 3; ++i) {
+    auto p = std::make_unique<FakeQueue>(0, i, 16, 1);
+    p->attach_device(VanishingFd::Kind::Hup);
+    p->share_status(status.page());
+    q.push_back(p.get());
+    qs.push_back(std::move(p));
+  }
+  Reaper::Options opt;
+  opt.rescan = 0ms;  // only the queue edges wake it
+  auto r = Reaper::start(std::move(qs), nullptr, opt);
+  ASSERT_TRUE(r) << r.error().message();
+  Reaper& reaper = **r;
+  EXPECT_EQ(1u, reaper.status_pages());
+  EXPECT_EQ(0u, reaper.device_files()) << "a file polled although its page covers it";
+  auto w = reaper.expect([](const Arrival& a) { return a.record && a.record->u64(8) == 102; });
+  ASSERT_TRUE(w);
+  for (unsigned i = 0; i < 3; ++i) q[i]->push(rec(100 + i));
+  ASSERT_EQ(WaitStatus::Completed, w->wait(5s));
+  Waiters ws(reaper, 3);
+  const auto drains_before = reaper.stats().drains;
+
+  const auto t0 = steady::now();
+  status.end(NEURON_STATUS_STALE, NEURON_RESET_FLR);  // the reset's first step
+  for (auto* x : q) x->revoke_ring();                  // then the zap
+  for (auto* x : q) x->poke();                         // a threshold edge racing with it
+  ws.join();
+  for (const auto& o : ws.out) {
+    EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
+    EXPECT_LT(o.done - t0, 1s);
+  }
+  EXPECT_TRUE(wait_until([&] { return !reaper.running(); }, 1s));
+  EXPECT_TRUE(reaper.device_gone());
+  for (auto* x : q) EXPECT_TRUE(x->marked_gone());
+  EXPECT_EQ(drains_before, reaper.stats().drains) << "a ring was drained after the page turned";
+  EXPECT_EQ(0u, reaper.stats().device_polls);
+}
+
+// Before each drain call, not only before each pass: the device goes in
+// the middle of a pass (queue 1's drain turns the page Gone and revokes
+// queue 2's ring), and the pass stops before it reads queue 2 (a load from
+// the revoked ring would kill the test). The queues have no eventfd, so a
+// rescan's full pass drains 0, 1, 2 in turn.
+TEST(DeviceLoss, StatusPageIsReadBeforeEachDrainCall) {
+  FakeStatus status;
+  std::vector<std::unique_ptr<ReapQueue>> qs;
+  std::vector<FakeQueue*> q;
+  for (unsigned i = 0; i < 3; ++i) {
+    auto p = std::make_unique<FakeQueue>(0, i, 16, 1, /*with_eventfd=*/false);
+    p->share_status(status.page());
+    q.push_back(p.get());
+    qs.push_back(std::move(p));
+  }
+  std::atomic<bool> armed{false};
+  q[1]->on_drain([&](const DrainResult& r) {
+    if (r.count > 0 && armed.exchange(false)) {
+      status.end(NEURON_STATUS_GONE, NEURON_RESET_REMOVE);
+      q[2]->revoke_ring();
+    }
+  });
+  Reaper::Options opt;
+  opt.rescan = 5ms;
+  auto r = Reaper::start(std::move(qs), nullptr, opt);
+  ASSERT_TRUE(r) << r.error().message();
+  Reaper& reaper = **r;
+  auto gone = reaper.expect([](const Arrival&) { return false; });
+  ASSERT_TRUE(gone);
+  q[2]->push(rec(3));
+  q[0]->push(rec(1));
+  armed = true;
+  q[1]->push(rec(2));
+  EXPECT_EQ(WaitStatus::DeviceGone, gone->wait(5s));
+  EXPECT_TRUE(wait_until([&] { return !reaper.running(); }, 1s));
+  EXPECT_FALSE(armed.load()) << "queue 1's drain never took its record";
+  for (auto* x : q) EXPECT_TRUE(x->marked_gone());
+  EXPECT_EQ(0u, reaper.stats().device_polls);
+}
+
+// Without a status page the Reaper falls back to poll(): counted per pass.
+TEST(DeviceLoss, WithoutAStatusPageItPollsOncePerPass) {
+  Reaper::Options opt;
+  opt.rescan = 0ms;
+  Rig rig = start_rig(std::nullopt, opt, /*queue_files=*/true);
+  EXPECT_EQ(0u, rig.reaper->status_pages());
+  EXPECT_EQ(3u, rig.reaper->device_files());  // three sockets: three files
+  const auto st = rig.reaper->stats();
+  EXPECT_GE(st.device_polls, st.wakes + st.full_passes);
+  EXPECT_GT(st.device_polls, 0u);
+}
+
+// NotificationQueue reads its status page itself: once the page turns, drain,
+// for_each and check_device() report the loss without a mark, a file or a
+// load from the (revoked) ring.
+TEST(DeviceLoss, NotificationQueueReadsItsStatusPage) {
+  FakeStatus status;
+  FakeRing ring(16);
+  auto q = NotificationQueue::over(std::span<const Record>(ring.records().data(), 16), Doorbell(),
+                                   []() -> Result<NqInfo> { return NqInfo{}; }, 0, 1, 0, UniqueFd(), status.page());
+  ASSERT_TRUE(q) << q.error().message();
+  ring[0] = rec(7);
+  ring[0].bytes[3] |= NEURON_ISA_HEADER_PHASE;
+  std::array<Record, 4> out{};
+  EXPECT_EQ(1u, q->drain(out).count);
+  EXPECT_FALSE(q->device_gone());
+  EXPECT_FALSE(q->check_device());
+  ASSERT_TRUE(q->status_page());
+  EXPECT_EQ(DeviceState::Live, q->status_page()->state());
+  EXPECT_EQ(7u, q->status_page()->generation());
+
+  status.end(NEURON_STATUS_STALE, NEURON_RESET_SUSPEND);
+  ring.revoke();
+  EXPECT_TRUE(q->device_gone());  // one load, no mark yet
+  EXPECT_EQ(DeviceState::Stale, q->status_page()->state());
+  EXPECT_EQ(static_cast<std::uint32_t>(NEURON_RESET_SUSPEND), q->status_page()->cause());
+  EXPECT_EQ(8u, q->status_page()->generation());
+  DrainResult r = q->drain(out);
+  EXPECT_TRUE(r.device_gone);
+  EXPECT_EQ(0u, r.count);
+  int calls = 0;
+  EXPECT_TRUE(q->for_each([&](const Record&) { ++calls; }).device_gone);
+  EXPECT_EQ(0, calls);
+  EXPECT_TRUE(q->check_device());
+  EXPECT_EQ(0u, q->view().available());  // marked: an empty view
 }
 
 // A lossy queue asks NQ_INFO when it suspects a lap; ENODEV (removed) and EIO

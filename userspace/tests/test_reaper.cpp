@@ -313,3 +313,66 @@ TEST(Reaper, FilterKeepsOtherArrivalsFromThePredicate) {
   EXPECT_EQ(calls.load(), 2);
   EXPECT_EQ(w->completion().core, 1u);
 }
+
+// Edge-triggered eventfds, never read (the argument at the top of
+// reaper.hpp): queue A is signalled while a pass drains it (a record pushed
+// right after its drain wrote HEAD, which re-armed its threshold) and again
+// after the pass has left it (a record pushed from queue B's last, empty
+// drain). With rescans off, only those signals can bring the records in:
+// every record arrives, none by a rescan, and each eventfd's counter, read
+// here at the end, equals the firings of its queue: the Reaper read none.
+TEST(Reaper, EdgeTriggeredEventfdsLoseNoWakeWhenSignalledDuringAPass) {
+  std::vector<std::unique_ptr<ReapQueue>> qs;
+  qs.push_back(std::make_unique<FakeQueue>(0, 0, 16, 1));
+  qs.push_back(std::make_unique<FakeQueue>(0, 1, 16, 1));
+  auto* a = static_cast<FakeQueue*>(qs[0].get());
+  auto* b = static_cast<FakeQueue*>(qs[1].get());
+  std::atomic<int> during_a{0}, after_a{0};  // rounds still to inject
+  std::atomic<std::uint64_t> next_seq{1000};
+  // A's drain took records and wrote HEAD: a record now fires A's edge
+  // while this pass still holds A (its next drain takes it)
+  a->on_drain([&](const DrainResult& r) {
+    if (r.count > 0 && during_a.fetch_sub(1) > 0) a->push(seq_record(next_seq++));
+  });
+  // B's empty drain ends the pass for B, after A's empty drain ended it for
+  // A: a record for A now fires an edge nobody is draining for
+  b->on_drain([&](const DrainResult& r) {
+    if (r.count == 0 && after_a.fetch_sub(1) > 0) a->push(seq_record(next_seq++));
+  });
+  Collected c;
+  auto reaper = Reaper::start(std::move(qs), nullptr, collecting(c));
+  ASSERT_TRUE(reaper) << reaper.error().message();
+  while (a->drains() == 0 || b->drains() == 0) std::this_thread::sleep_for(1ms);  // first look over
+  constexpr int kRounds = 50;
+  for (int i = 0; i < kRounds; ++i) {
+    const std::uint64_t base = 2 * static_cast<std::uint64_t>(i);
+    during_a = 1;
+    after_a = 1;
+    auto w = (*reaper)->expect([&](const Arrival& ar) { return ar.record && seq_of(*ar.record) == base + 1; });
+    ASSERT_TRUE(w);
+    // both queues in one wake's pass: A first, then B (the wake's order)
+    a->push(seq_record(base));
+    b->push(seq_record(base + 1));
+    ASSERT_EQ(WaitStatus::Completed, w->wait(10s)) << "round " << i;
+    // what the hooks pushed must come in on its own edges, no rescan
+    auto all_in = [&] {
+      std::lock_guard lk(c.mu);
+      return c.seen.size() == 2 * static_cast<std::size_t>(i + 1) + (next_seq.load() - 1000);
+    };
+    const auto end = std::chrono::steady_clock::now() + 10s;
+    while (!all_in() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(1ms);
+    ASSERT_TRUE(all_in()) << "round " << i << ": a record waits for an edge that was lost";
+  }
+  (*reaper)->stop();
+  const auto st = (*reaper)->stats();
+  EXPECT_EQ(0u, st.late_records);
+  EXPECT_EQ(0u, st.rescans);
+  EXPECT_GE(next_seq.load() - 1000, static_cast<std::uint64_t>(kRounds));  // the hooks ran
+  const std::uint64_t fa = a->edges(), fb = b->edges();
+  EXPECT_EQ(fa, a->take_eventfd_count()) << "the Reaper read queue A's eventfd";
+  EXPECT_EQ(fb, b->take_eventfd_count()) << "the Reaper read queue B's eventfd";
+  std::printf("reaper edge-triggered: %d rounds, %llu records injected during passes, %llu + %llu edges, %llu "
+              "wakes\n",
+              kRounds, static_cast<unsigned long long>(next_seq.load() - 1000), static_cast<unsigned long long>(fa),
+              static_cast<unsigned long long>(fb), static_cast<unsigned long long>(st.wakes));
+}

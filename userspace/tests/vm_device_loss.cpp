@@ -18,6 +18,10 @@
 //   * no SIGBUS reaches the process (a handler would print "not ok");
 //   * the process uses no CPU afterwards (getrusage over 1 s, printed; below
 //     2 % of one CPU, the residue of the sleep itself under TCG);
+//   * the Reaper read the device file's status page (one, shared by the
+//     queues; the event stream's device is covered by it) and made no
+//     poll(); the page reads Gone, cause REMOVE, still mapped, and it turned
+//     no later than poll() reported the removal;
 // then asks for `device_add` and waits for /dev/nnq0 to come back.
 // Prints TAP ("ok N device_loss.NAME"); exits non-zero on any failure.
 #include <dirent.h>
@@ -207,8 +211,9 @@ int run() {
   }
   while (waiting.load() < kWaiters) std::this_thread::sleep_for(1ms);
 
-  // The removal's first step, as poll() reports it (every millisecond).
-  std::atomic<std::int64_t> gone_ns{0};
+  // The removal's first step, as poll() reports it (every millisecond), and
+  // as the file's status page shows it.
+  std::atomic<std::int64_t> gone_ns{0}, page_ns{0};
   std::atomic<bool> realtime{false};
   std::thread watcher([&] {
     // SCHED_FIFO above the kernel's interrupt threads (50), where pciehp runs
@@ -220,9 +225,12 @@ int run() {
     pollfd p{dev->fd(), 0, 0};
     const std::int64_t limit = mono_ns() + 60'000'000'000;
     while (mono_ns() < limit) {
+      if (!page_ns.load() && dev->device_gone()) page_ns.store(mono_ns());
       p.revents = 0;
       if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR))) {
-        gone_ns.store(mono_ns());
+        const std::int64_t t = mono_ns();
+        if (!page_ns.load() && dev->device_gone()) page_ns.store(t);  // gone by the poll() at the latest
+        gone_ns.store(t);
         return;
       }
       std::this_thread::sleep_for(1ms);
@@ -266,6 +274,21 @@ int run() {
   else
     std::printf("# device_loss: no RESET edge read: the reaper stopped before the driver sent it\n");
   tap(all_gone && realtime.load() && g && from_gone_ms < 1000, "waiters_device_gone_within_1s");
+
+  // The status page (docs/decisions.md#device-loss): the Reaper read it
+  // instead of polling a file, and it still reads Gone (it is never revoked:
+  // this load would raise SIGBUS otherwise).
+  const auto rst = (*reaper)->stats();
+  const std::int64_t pg = page_ns.load();
+  std::printf("# device_loss: %zu status pages read, %zu files polled, %llu poll() calls for device loss; the "
+              "page reads %s (%s), turned %.1f ms before poll() reported the removal\n",
+              (*reaper)->status_pages(), (*reaper)->device_files(),
+              static_cast<unsigned long long>(rst.device_polls), dev->device_gone() ? "gone" : "live",
+              dev->status_page() ? "mapped" : "no page", pg && g ? static_cast<double>(g - pg) / 1e6 : -1.0);
+  tap(dev->status_page() && (*reaper)->status_pages() == 1 && (*reaper)->device_files() == 0 &&
+          rst.device_polls == 0 && dev->state() == DeviceState::Gone && dev->status_page()->cause() == NEURON_RESET_REMOVE &&
+          pg != 0 && pg <= g,
+      "status_page_gone_no_polls");
 
   const int threads_after = thread_count();
   std::printf("# device_loss: threads %d before the reaper, %d with it, %d after the removal\n", threads_before,

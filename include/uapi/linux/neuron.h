@@ -31,7 +31,14 @@
  * size rounded up to pages; doorbell: 4096). A ring maps read-only:
  * PROT_WRITE, PROT_EXEC, or a later mprotect() adding them, fail with
  * -EACCES. Anything else wrong fails with -EINVAL; after the device is
- * removed, -ENODEV, and touching an old mapping raises SIGBUS.
+ * removed, -ENODEV, and touching an old ring or doorbell mapping raises
+ * SIGBUS. One offset needs no ioctl: NEURON_STATUS_PAGE_OFFSET maps the
+ * calling file's own status page (struct neuron_status_page,
+ * NEURON_CAP_STATUS_PAGE), with the same rules as a ring (MAP_SHARED,
+ * exactly NEURON_STATUS_PAGE_SIZE bytes, read-only: -EACCES for PROT_WRITE
+ * or PROT_EXEC), from any open file: one opened read-only, one left stale
+ * by a reset and one of a removed device too. Neither a reset nor a removal
+ * revokes it: it stays readable until it is unmapped.
  *
  * Errors common to every ioctl:
  *   -EFAULT  the argument pointer is bad
@@ -45,8 +52,8 @@
  *            enable with dyndbg="module neuron +p")
  *   -EBADF   the file was opened read-only: such a file may only call
  *            NEURON_IOC_DEVICE_INFO, NEURON_IOC_ENGINE_STATUS and
- *            NEURON_IOC_TIMESTAMP (mmap gets -EACCES, read() and poll()
- *            -EBADF)
+ *            NEURON_IOC_TIMESTAMP (mmap of anything but its status page
+ *            gets -EACCES, read() and poll() -EBADF)
  *   -EPERM   the call names a core another open file owns (and, for a
  *            NEURON_SUBMIT_F_DETACH submit, did not grant to the uid the
  *            file was opened with), or (THROTTLE) the caller lacks
@@ -106,6 +113,8 @@
  * events and struct neuron_engine_status @programs_stopped
  */
 #define NEURON_CAP_SUBMIT_GRANT	(1ull << 6)
+/* every file's status page at NEURON_STATUS_PAGE_OFFSET (struct neuron_status_page) */
+#define NEURON_CAP_STATUS_PAGE	(1ull << 7)
 
 /*
  * The struct sizes of each command's first release: the smallest a caller
@@ -779,6 +788,64 @@ enum neuron_pci_error {
 	NEURON_PCI_ERROR_NONFATAL = 1,	/* queues keep running, nothing lost */
 	NEURON_PCI_ERROR_FATAL = 2,	/* link frozen: a RESET event follows */
 	NEURON_PCI_ERROR_PERMANENT = 3	/* the device is lost: removal follows */
+};
+
+/*
+ * The status page (NEURON_CAP_STATUS_PAGE): every open file of /dev/nnqN
+ * has one page of its own that says, without a syscall, whether the file
+ * still works. Map it with
+ *   mmap(NULL, NEURON_STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd,
+ *        NEURON_STATUS_PAGE_OFFSET)
+ * (the same offset on every file; it maps the caller's own page, and
+ * descriptors dup()ed from one open share it). docs/decisions.md#device-loss.
+ */
+#define NEURON_STATUS_PAGE_OFFSET	0x3000000000ull
+#define NEURON_STATUS_PAGE_SIZE		4096
+
+/*
+ * struct neuron_status_page @state. Zero is never shown: a reader that
+ * finds anything but NEURON_STATUS_LIVE must stop touching the file's ring
+ * and doorbell mappings.
+ */
+enum neuron_status_state {
+	NEURON_STATUS_LIVE = 1,		/* the file works */
+	NEURON_STATUS_STALE = 2,	/* a reset began: the file is stale (-EIO) */
+	NEURON_STATUS_GONE = 3		/* the device's removal began (-ENODEV) */
+};
+
+/**
+ * struct neuron_status_page - a file's status page (NEURON_CAP_STATUS_PAGE)
+ * @state:	enum neuron_status_state. NEURON_STATUS_LIVE from the open on.
+ *		The driver changes it at the first step of a reset or removal
+ *		(docs/decisions.md#reset-and-recovery), once every call inside
+ *		the driver has left and before it stops an engine, disables a
+ *		queue or revokes a ring or doorbell mapping: STALE for a reset
+ *		(FLR, AER recovery, suspend, shutdown), GONE for a removal. It
+ *		never goes back to LIVE (a file stale after a reset stays
+ *		stale; open the device again); STALE may still become GONE.
+ *		Written last, with release semantics and a full barrier after
+ *		it: a reader that loads @state with acquire semantics and
+ *		finds it changed also sees @cause and @generation of that
+ *		change, and a load made after a mapping was revoked never
+ *		finds LIVE.
+ * @cause:	enum neuron_reset_cause of the change that ended LIVE (the
+ *		@cause of the NEURON_EDGE_RESET event that follows it); 0
+ *		while LIVE
+ * @generation: the device's resets so far (FLR, AER recovery, suspend;
+ *		not removals or shutdowns) when the driver last wrote the
+ *		page: at the file's open, then at each change of @state. A
+ *		file opened after a reset shows a larger generation than one
+ *		left stale by it
+ * @reserved:	zero; later releases may give these words a meaning (zero
+ *		then means absent, docs/decisions.md#uapi-growth)
+ *
+ * The rest of the page is zero.
+ */
+struct neuron_status_page {
+	__u32 state;
+	__u32 cause;
+	__u32 generation;
+	__u32 reserved[13];
 };
 
 /**

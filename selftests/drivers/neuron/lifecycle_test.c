@@ -5,7 +5,9 @@
  * through sysfs), hit by PCI errors (AER), suspended, or falls off the bus
  * (surprise removal), and that no syscall sequence pins driver memory.
  * The behaviour tested is docs/decisions.md "Reset and recovery" and the
- * UAPI header's enum neuron_reset_cause.
+ * UAPI header's enum neuron_reset_cause; each file's status page
+ * (docs/decisions.md#device-loss) reads STALE after a reset and GONE after
+ * a removal, with the cause, and stays readable.
  *
  *   lifecycle_test [GROUP...] [--rounds=N]
  *                                  groups: pinning flr aer surprise suspend;
@@ -26,8 +28,11 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "neuron_lib.h"
 #include "kselftest_harness.h"
@@ -93,6 +98,8 @@ static void host_monitor(const char *cmd)
 struct live_queue {
 	int fd;
 	struct neuron_ring ring;
+	const struct neuron_status_page *sp;	/* the file's status page */
+	uint32_t gen0;				/* its generation at open */
 };
 
 static int live_queue_start(struct live_queue *lq)
@@ -105,6 +112,10 @@ static int live_queue_start(struct live_queue *lq)
 	lq->fd = neuron_open();
 	if (lq->fd < 0)
 		return -1;
+	lq->sp = neuron_status_map(lq->fd);
+	if (lq->sp == MAP_FAILED || neuron_status_state(lq->sp) != NEURON_STATUS_LIVE)
+		return -7;
+	lq->gen0 = lq->sp->generation;
 	if (neuron_nq_create(lq->fd, 0, 1, LC_RING_BYTES, 0, &init))
 		return -2;
 	if (neuron_ring_map(lq->fd, &init, &lq->ring))
@@ -124,12 +135,29 @@ static int live_queue_start(struct live_queue *lq)
 }
 
 /*
+ * The file's status page after the device went (docs/decisions.md#device-loss):
+ * still mapped and readable (no SIGBUS), @state and @cause as given, and
+ * @generation its value at open plus @resets.
+ */
+static void expect_status(struct __test_metadata *_metadata, struct live_queue *lq,
+			  uint32_t state, uint32_t cause, uint32_t resets)
+{
+	uint32_t v = 0;
+
+	EXPECT_EQ(0, probe_read(&lq->sp->state, &v)) TH_LOG("the status page faulted");
+	EXPECT_EQ(state, v);
+	EXPECT_EQ(cause, lq->sp->cause);
+	EXPECT_EQ(lq->gen0 + resets, lq->sp->generation);
+}
+
+/*
  * What every file open across a reset sees (docs/decisions.md "Reset and
  * recovery"): DEVICE_INFO and ENGINE_STATUS work, every other call is -EIO,
- * the ring and doorbell give SIGBUS.
+ * the ring and doorbell give SIGBUS, the status page reads STALE with the
+ * reset's @cause and one reset more than at open.
  */
 static void expect_stale(struct __test_metadata *_metadata,
-			 struct live_queue *lq)
+			 struct live_queue *lq, uint32_t cause)
 {
 	struct neuron_device_info dinfo;
 	struct neuron_nq_info info = { .core = 0, .queue = 1 };
@@ -164,12 +192,60 @@ static void expect_stale(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, neuron_ioctl(lq->fd, NEURON_IOC_EVENT_SIZE, &es));
 	EXPECT_EQ(SIGBUS, probe_read(lq->ring.slots, &v));
 	EXPECT_EQ(SIGBUS, probe_write(lq->ring.doorbell, 1));
+	expect_status(_metadata, lq, NEURON_STATUS_STALE, cause, 1);
 }
 
 static void live_queue_close(struct live_queue *lq)
 {
 	neuron_ring_unmap(&lq->ring);
+	neuron_status_unmap(lq->sp);
 	close(lq->fd);
+}
+
+/*
+ * A file of another, unprivileged user opened now (the node is made
+ * root:LC_GID 0660 for it and put back): its status page is its own, LIVE
+ * at generation @gen, whatever the pages of older files say. Returns the
+ * child's exit status: 0, or the step that failed.
+ */
+#define LC_NOBODY	65534
+#define LC_GID		1000
+static int other_user_status(uint32_t gen)
+{
+	struct stat st;
+	int status = -1;
+	pid_t pid;
+
+	if (stat(NEURON_DEV, &st) || chown(NEURON_DEV, 0, LC_GID) ||
+	    chmod(NEURON_DEV, 0660))
+		return 90;
+	pid = fork();
+	if (pid == 0) {
+		gid_t g = LC_GID;
+		const struct neuron_status_page *sp;
+		int fd;
+
+		if (setgroups(1, &g) || setgid(LC_GID) || setuid(LC_NOBODY))
+			_exit(91);
+		fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			_exit(92);
+		sp = neuron_status_map(fd);
+		if (sp == MAP_FAILED)
+			_exit(93);
+		if (neuron_status_state(sp) != NEURON_STATUS_LIVE)
+			_exit(94);
+		if (sp->cause != 0 || sp->generation != gen)
+			_exit(95);
+		_exit(0);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+		status = WEXITSTATUS(status);
+	else
+		status = 96;
+	if (chown(NEURON_DEV, st.st_uid, st.st_gid) || chmod(NEURON_DEV, st.st_mode & 07777))
+		status = status ? status : 97;
+	return status;
 }
 
 /* ---- pinning: no syscall sequence pins driver memory ---------------------- */
@@ -280,7 +356,20 @@ TEST_F_TIMEOUT(flr, sysfs_reset_live, 300)
 	EXPECT_EQ(LC_RING_RECORDS, ev.count);
 	EXPECT_EQ(flr0 + 1, reset_count("flr"));
 	EXPECT_EQ(lost0 + LC_RING_RECORDS, reset_count("records_lost"));
-	expect_stale(_metadata, &lq);
+	expect_stale(_metadata, &lq, NEURON_RESET_FLR);
+	/* a descriptor dup()ed from the stale file maps the same, stale page */
+	{
+		int d = dup(lq.fd);
+		const struct neuron_status_page *dsp = neuron_status_map(d);
+
+		ASSERT_NE(MAP_FAILED, dsp);
+		EXPECT_EQ(NEURON_STATUS_STALE, neuron_status_state(dsp));
+		neuron_status_unmap(dsp);
+		close(d);
+	}
+	/* a file opened now, by another user, has a page of its own: LIVE */
+	EXPECT_EQ(0, other_user_status(lq.gen0 + 1));
+	EXPECT_EQ(NEURON_STATUS_STALE, neuron_status_state(lq.sp));
 	live_queue_close(&lq);
 	EXPECT_EQ(0, device_works(0, 0));
 	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
@@ -349,7 +438,7 @@ TEST_F_TIMEOUT(aer, fatal, 180)
 	fd = wait_device(LC_GUARD_MS, 0);
 	ASSERT_LE(0, fd);
 	close(fd);
-	expect_stale(_metadata, &lq);
+	expect_stale(_metadata, &lq, NEURON_RESET_PCI_ERROR);
 	live_queue_close(&lq);
 	EXPECT_EQ(0, device_works(0, 0));
 	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
@@ -380,7 +469,7 @@ TEST_F_TIMEOUT(suspend, pm_test_devices, 180)
 	EXPECT_EQ(NEURON_RESET_SUSPEND, ev.cause);
 	EXPECT_EQ(LC_RING_RECORDS, ev.count);
 	write_str("/sys/power/pm_test", "none");
-	expect_stale(_metadata, &lq);
+	expect_stale(_metadata, &lq, NEURON_RESET_SUSPEND);
 	live_queue_close(&lq);
 	EXPECT_EQ(0, device_works(0, 0));
 	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
@@ -454,6 +543,8 @@ TEST_F_TIMEOUT(surprise, vanish_then_unplug, 300)
 	EXPECT_EQ(SIGBUS, probe_read(lq.ring.slots, &v));
 	EXPECT_EQ(SIGBUS, probe_read(dring.slots, &v));
 	EXPECT_EQ(SIGBUS, probe_write(lq.ring.doorbell, 1));
+	/* the status page stays readable: GONE, and a removal is no reset */
+	expect_status(_metadata, &lq, NEURON_STATUS_GONE, NEURON_RESET_REMOVE, 0);
 	EXPECT_EQ(-ENODEV, neuron_nq_destroy(lq.fd, 0, 1));
 	neuron_ring_unmap(&dring);
 	close(bind.fd);

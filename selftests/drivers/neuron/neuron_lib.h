@@ -129,6 +129,27 @@ static inline void neuron_ring_unmap(struct neuron_ring *ring)
 	munmap((void *)ring->doorbell, NEURON_DOORBELL_SIZE);
 }
 
+/*
+ * The file's status page (NEURON_CAP_STATUS_PAGE), mapped read-only;
+ * MAP_FAILED (errno set) on error.
+ */
+static inline const struct neuron_status_page *neuron_status_map(int fd)
+{
+	return mmap(NULL, NEURON_STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd,
+		    (off_t)NEURON_STATUS_PAGE_OFFSET);
+}
+
+static inline void neuron_status_unmap(const struct neuron_status_page *sp)
+{
+	munmap((void *)sp, NEURON_STATUS_PAGE_SIZE);
+}
+
+/* The page's state word as a reader of it loads it (acquire). */
+static inline uint32_t neuron_status_state(const struct neuron_status_page *sp)
+{
+	return __atomic_load_n(&sp->state, __ATOMIC_ACQUIRE);
+}
+
 /* phase the record at free-running position `count` carries */
 static inline unsigned int neuron_expected_phase(uint32_t count, uint32_t entries)
 {

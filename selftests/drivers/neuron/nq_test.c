@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kselftests of the neuron driver's first-light ABI against the emulated
- * device: device info, NQ init/destroy with every bad input, mmap rules,
+ * device: device info, NQ init/destroy with every bad input, mmap rules
+ * (rings, doorbells, the file's status page),
  * records flowing from the engines through a mapped ring (order, types,
  * debug_hint, phase across a wrap), teardown on release.
  *
@@ -249,6 +250,79 @@ TEST_F(nq, mmap_bad_cookies)
 	ASSERT_NE(MAP_FAILED, p);
 	munmap(p, 4096);
 	close(other);
+}
+
+/*
+ * The file's status page (include/uapi/linux/neuron.h "mmap", struct
+ * neuron_status_page): offset 3 << 36 (cookie type 3, core, queue and page
+ * 0: kernel/neuron_mmap.c), exactly one page, read-only, MAP_SHARED; LIVE
+ * with the rest of the page zero on a working file; a dup()ed descriptor
+ * maps the same file's page, another open file its own; a queue's life
+ * does not touch it.
+ */
+TEST_F(nq, status_page_rules)
+{
+	const uint64_t off = 3ull << 36;
+	const struct neuron_status_page *sp, *dsp, *osp;
+	const volatile uint32_t *w;
+	struct neuron_nq_init init;
+	int dupfd = dup(self->fd), other = neuron_open(), word;
+	void *p;
+
+	ASSERT_LE(0, dupfd);
+	ASSERT_LE(0, other);
+	EXPECT_EQ(off, NEURON_STATUS_PAGE_OFFSET);
+	EXPECT_EQ(4096, NEURON_STATUS_PAGE_SIZE);
+	EXPECT_EQ(64, sizeof(struct neuron_status_page));
+	sp = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, (off_t)off);
+	ASSERT_NE(MAP_FAILED, sp) TH_LOG("mmap status page: %s", strerror(errno));
+	EXPECT_EQ(1u, neuron_status_state(sp));		/* NEURON_STATUS_LIVE */
+	EXPECT_EQ(0u, sp->cause);
+	w = (const volatile uint32_t *)sp;
+	for (word = 3; word < 1024; word++)		/* reserved, then the page */
+		EXPECT_EQ(0u, w[word]) TH_LOG("word %d", word);
+
+	/* read-only: write or exec now or later is -EACCES */
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, (off_t)off);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, self->fd, (off_t)off);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_NE(0, mprotect((void *)sp, 4096, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	/* exactly one page at exactly that offset, MAP_SHARED */
+	p = mmap(NULL, 8192, PROT_READ, MAP_SHARED, self->fd, (off_t)off);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd, (off_t)(off + 4096));
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, self->fd, (off_t)off);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+
+	/* one page per open file; no reset between the two opens */
+	dsp = mmap(NULL, 4096, PROT_READ, MAP_SHARED, dupfd, (off_t)off);
+	osp = mmap(NULL, 4096, PROT_READ, MAP_SHARED, other, (off_t)off);
+	ASSERT_NE(MAP_FAILED, dsp);
+	ASSERT_NE(MAP_FAILED, osp);
+	EXPECT_EQ(1u, neuron_status_state(dsp));
+	EXPECT_EQ(1u, neuron_status_state(osp));
+	EXPECT_EQ(sp->generation, dsp->generation);
+	EXPECT_EQ(sp->generation, osp->generation);
+
+	/* a queue's life does not touch it */
+	ASSERT_EQ(0, neuron_nq_create(self->fd, CORE, 6, 4096, 0, &init));
+	ASSERT_EQ(0, neuron_nq_destroy(self->fd, CORE, 6));
+	EXPECT_EQ(1u, neuron_status_state(sp));
+	EXPECT_EQ(0u, sp->cause);
+
+	munmap((void *)osp, 4096);
+	munmap((void *)dsp, 4096);
+	munmap((void *)sp, 4096);
+	close(other);
+	close(dupfd);
 }
 
 /* NOP, NOTIFY(hint 3, ext 0x1234), NOP, HALT with tracing on. */

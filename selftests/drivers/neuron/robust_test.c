@@ -145,6 +145,9 @@ TEST_F(mmap_abuse, bad_cookies_lengths_flags)
 		{ cookie(1, 0, 255), "queue 255" },
 		{ ring | (1ull << 44), "bit 44 above the type" },
 		{ cookie(2, 0, 2) | cookie(1, 0, 0), "type 3 by or" },
+		{ cookie(3, 0, 0) + PAGE, "status page 1" },
+		{ cookie(3, 1, 0), "status: core 1" },
+		{ cookie(3, 0, 1), "status: queue 1" },
 	};
 
 	ASSERT_LE(0, fd);
@@ -160,7 +163,7 @@ TEST_F(mmap_abuse, bad_cookies_lengths_flags)
 	for (int i = 0; i < 2000; i++, tried++) {
 		uint64_t off = (rnd(&seed) & ((1ull << 52) - 1)) & ~(uint64_t)(PAGE - 1);
 
-		if (off == ring || off == db)
+		if (off == ring || off == db || off == cookie(3, 0, 0))
 			continue;
 		EXPECT_EQ(-EINVAL, try_map(fd, off, PAGE, PROT_READ, MAP_SHARED))
 			TH_LOG("offset %#" PRIx64, off);
@@ -175,10 +178,16 @@ TEST_F(mmap_abuse, bad_cookies_lengths_flags)
 	EXPECT_EQ(-EACCES, try_map(fd, ring, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED));
 	EXPECT_EQ(-EACCES, try_map(fd, ring, PAGE, PROT_READ | PROT_EXEC, MAP_SHARED));
 	EXPECT_EQ(-EACCES, try_map(fd, db, PAGE, PROT_READ | PROT_EXEC, MAP_SHARED));
-	tried += 8;
+	/* the status page (cookie type 3, no queue): one page, read-only */
+	EXPECT_EQ(-EINVAL, try_map(fd, cookie(3, 0, 0), 2 * PAGE, PROT_READ, MAP_SHARED));
+	EXPECT_EQ(-EINVAL, try_map(fd, cookie(3, 0, 0), PAGE, PROT_READ, MAP_PRIVATE));
+	EXPECT_EQ(-EACCES, try_map(fd, cookie(3, 0, 0), PAGE, PROT_READ | PROT_WRITE, MAP_SHARED));
+	EXPECT_EQ(-EACCES, try_map(fd, cookie(3, 0, 0), PAGE, PROT_READ | PROT_EXEC, MAP_SHARED));
+	tried += 12;
 	/* and the real ones still map */
 	EXPECT_EQ(0, try_map(fd, ring, PAGE, PROT_READ, MAP_SHARED));
 	EXPECT_EQ(0, try_map(fd, db, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED));
+	EXPECT_EQ(0, try_map(fd, cookie(3, 0, 0), PAGE, PROT_READ, MAP_SHARED));
 	EXPECT_EQ(0, neuron_nq_destroy(fd, 0, 2));
 	close(fd);
 	ksft_print_msg("robust: mmap_bad_cookie tried=%d mapped=0 lost=0\n", tried);
@@ -1058,8 +1067,11 @@ static int join_guarded(pthread_t tid, unsigned int ms)
  * The whole scenario: files open, a host and a device ring mapped with
  * their doorbells, a thread blocked in poll(), one in read(), an eventfd
  * bound; then the device goes away by @how. Every later call must fail
- * with -ENODEV, every mapping must raise SIGBUS, the blocked calls must
- * return; after the device comes back (bind, rescan, device_add) it works.
+ * with -ENODEV, every ring and doorbell mapping must raise SIGBUS, the
+ * blocked calls must return, and each file's status page
+ * (docs/decisions.md#device-loss) must read GONE (cause REMOVE, the same
+ * generation: a removal is no reset) and stay readable, mapped before or
+ * after; after the device comes back (bind, rescan, device_add) it works.
  */
 static void removal_scenario(struct __test_metadata *_metadata, enum removal_how how)
 {
@@ -1074,11 +1086,20 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 	uint64_t t0;
 	uint32_t v;
 
+	const struct neuron_status_page *sp[2], *late;
+	uint32_t gen[2];
+
 	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
 	fd = neuron_open_flags(O_RDWR | O_CLOEXEC);
 	fd2 = neuron_open_flags(O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, fd2);
+	for (int f = 0; f < 2; f++) {
+		sp[f] = neuron_status_map(f ? fd2 : fd);
+		ASSERT_NE(MAP_FAILED, sp[f]) TH_LOG("status page of file %d", f);
+		ASSERT_EQ(NEURON_STATUS_LIVE, neuron_status_state(sp[f]));
+		gen[f] = sp[f]->generation;
+	}
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info));
 	vec_before = count_vectors();
 	EXPECT_EQ((int)info.num_cores + 2, vec_before);
@@ -1220,12 +1241,25 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 					   PROT_READ | PROT_WRITE, MAP_SHARED));
 		enodev += 2;
 	}
-	/* every mapping: SIGBUS, not stale data */
+	/* every ring and doorbell mapping: SIGBUS, not stale data */
 	EXPECT_EQ(SIGBUS, probe_read(hring.slots, &v));
 	EXPECT_EQ(SIGBUS, probe_read(dring.slots, &v));
 	EXPECT_EQ(SIGBUS, probe_read(hring.doorbell, &v));
 	EXPECT_EQ(SIGBUS, probe_write(dring.doorbell, 1));
 	sigbus += 4;
+	/* the status pages: readable, GONE; and one mapped now reads the same */
+	for (int f = 0; f < 2; f++) {
+		EXPECT_EQ(0, probe_read(&sp[f]->state, &v)) TH_LOG("status page of file %d", f);
+		EXPECT_EQ(NEURON_STATUS_GONE, v);
+		EXPECT_EQ(NEURON_RESET_REMOVE, sp[f]->cause);
+		EXPECT_EQ(gen[f], sp[f]->generation);
+		neuron_status_unmap(sp[f]);
+	}
+	late = neuron_status_map(fd);
+	ASSERT_NE(MAP_FAILED, late) TH_LOG("status page after the removal: %s", strerror(errno));
+	EXPECT_EQ(0, probe_read(&late->state, &v));
+	EXPECT_EQ(NEURON_STATUS_GONE, v);
+	neuron_status_unmap(late);
 	/* a poll() now returns at once */
 	{
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -1699,8 +1733,8 @@ struct fz {
 	char *arena;		/* [RW page][PROT_NONE page][read-only page] */
 	struct neuron_emu_insn *insns;
 	struct fz_map maps[FZ_MAPS];
-	uint64_t cookies[8];
-	uint32_t cookie_len[8];
+	uint64_t cookies[9];	/* [8]: the status page, always there */
+	uint32_t cookie_len[9];
 	uint64_t mem[4];	/* offsets MEM_ALLOC returned, for MEM_FREE */
 	bool no_core;		/* an unprivileged file that must never own a core */
 	/* results */
@@ -1986,6 +2020,13 @@ static void fz_note_queue(struct fz *z, const struct neuron_nq_init *a)
 	z->cookie_len[slot + 1] = PAGE;
 }
 
+/* Every file's status page, in the ninth slot (UAPI NEURON_STATUS_PAGE_OFFSET). */
+static void fz_note_status(struct fz *z)
+{
+	z->cookies[8] = cookie(3, 0, 0);
+	z->cookie_len[8] = PAGE;
+}
+
 /*
  * For the unprivileged variant: did a successful call change or take a
  * core? @u is the argument if it was ours (NULL: a bad pointer, which
@@ -2123,7 +2164,7 @@ static void fz_one_other(struct fz *z)
 
 	switch (r % 4) {
 	case 0: case 1: {	/* mmap: known or mangled cookie, any length/prot */
-		int i = (int)((r >> 8) % 8), m = (int)((r >> 12) % FZ_MAPS);
+		int i = (int)((r >> 8) % 9), m = (int)((r >> 12) % FZ_MAPS);
 		uint64_t off = z->cookies[i];
 		size_t len = z->cookie_len[i] ? z->cookie_len[i] : PAGE;
 		int prot = (r >> 16) % 4 == 0 ? PROT_READ | PROT_WRITE :
@@ -2151,6 +2192,10 @@ static void fz_one_other(struct fz *z)
 
 			(void)v;
 		}
+		/* the status page: nothing fuzzed here resets the device */
+		if (off == cookie(3, 0, 0) &&
+		    neuron_status_state(p) != NEURON_STATUS_LIVE)
+			fz_unexpected(z, "status page not LIVE: %u", neuron_status_state(p));
 		if (z->maps[m].addr)
 			munmap(z->maps[m].addr, z->maps[m].len);
 		z->maps[m].addr = p;
@@ -2184,6 +2229,7 @@ static void fz_one_other(struct fz *z)
 		if (z->own_fd < 0)
 			fz_unexpected(z, "reopen errno %d", errno);
 		memset(z->cookies, 0, sizeof(z->cookies));
+		fz_note_status(z);
 		break;
 	}
 }
@@ -2209,6 +2255,7 @@ static int fz_thread_init(struct fz *z, int i, uint64_t seed, uint64_t target, i
 	z->target = target;
 	z->shared_fd = shared;
 	z->own_fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	fz_note_status(z);
 	z->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (z->own_fd < 0 || z->efd < 0 || pipe(z->pipefd))
 		return -1;

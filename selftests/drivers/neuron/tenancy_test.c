@@ -21,7 +21,8 @@
  *			uid's CORE_ACQUIRE succeeds (< 1 s), then it runs
  *			programs on the freed cores
  *   read_only		an O_RDONLY file reads DEVICE_INFO, ENGINE_STATUS and
- *			TIMESTAMP and nothing else (-EBADF, mmap -EACCES)
+ *			TIMESTAMP and maps its own status page (read-only),
+ *			nothing else (-EBADF, mmap -EACCES)
  *   records		records stay with their tenant: B's programs on its
  *			core never reach A's rings; events by owner
  *   memcg		a process in a memory cgroup of 64 MiB cannot make
@@ -814,6 +815,19 @@ static int read_only_file(void *arg)
 	chk(-EBADF, mem_free(fd, 0), "%s O_RDONLY: MEM_FREE", who);
 	chk(-EBADF, read(fd, &ev, sizeof(ev)) < 0 ? -errno : 0, "%s O_RDONLY: read()", who);
 	chk(-EACCES, try_mmap(fd, cookie(1, 0, 1), PAGE, PROT_READ), "%s O_RDONLY: mmap", who);
+	/* its own status page is the one thing it maps (docs/decisions.md#tenancy) */
+	{
+		const struct neuron_status_page *sp = neuron_status_map(fd);
+
+		chk(0, sp == MAP_FAILED ? -errno : 0, "%s O_RDONLY: mmap status page", who);
+		if (sp != MAP_FAILED) {
+			chk(NEURON_STATUS_LIVE, neuron_status_state(sp),
+			    "%s O_RDONLY: status page LIVE", who);
+			neuron_status_unmap(sp);
+		}
+		chk(-EACCES, try_mmap(fd, cookie(3, 0, 0), PAGE, PROT_READ | PROT_WRITE),
+		    "%s O_RDONLY: status page writable", who);
+	}
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
 	chk(1, poll(&p, 1, 0), "%s O_RDONLY: poll() returns at once", who);
 	chk(POLLERR, p.revents & (POLLERR | POLLIN), "%s O_RDONLY: poll() revents", who);
@@ -835,7 +849,7 @@ TEST_F(ten, read_only)
 	pid = spawn(0, read_only_file, NULL);
 	ASSERT_LT(0, pid);
 	EXPECT_EQ(0, reap(pid));
-	assert_checks(_metadata, 2 * 24);
+	assert_checks(_metadata, 2 * 27);
 }
 
 /* ==== records ============================================================== */

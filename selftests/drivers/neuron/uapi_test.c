@@ -334,10 +334,12 @@ TEST(capabilities)
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info));
 	/*
 	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
-	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6
+	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6;
+	 * STATUS_PAGE: bit 7
 	 */
-	EXPECT_EQ(0x7full, info.capabilities);
+	EXPECT_EQ(0xffull, info.capabilities);
 	EXPECT_EQ(1ull << 6, info.capabilities & NEURON_CAP_SUBMIT_GRANT);
+	EXPECT_EQ(1ull << 7, info.capabilities & NEURON_CAP_STATUS_PAGE);
 	EXPECT_EQ(0, info.reserved[0]);
 	EXPECT_EQ(0, info.reserved[1]);
 	close(fd);

@@ -4,9 +4,11 @@
 // objects whose methods return typed errors (Result<T>, errno + what was asked).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -159,6 +161,64 @@ class EventStream {
   UniqueFd fd_;
   std::string path_;
   std::size_t record_bytes_ = sizeof(Event);
+};
+
+/// What a file's status page says (enum neuron_status_state).
+enum class DeviceState : std::uint32_t {
+  Live = NEURON_STATUS_LIVE,    ///< the file works
+  Stale = NEURON_STATUS_STALE,  ///< a reset began: the file's queues and mappings are gone; open again
+  Gone = NEURON_STATUS_GONE,    ///< the device's removal began
+};
+
+/// The status page of one open file of /dev/nnqN (struct neuron_status_page,
+/// NEURON_CAP_STATUS_PAGE; docs/decisions.md#device-loss): the driver turns
+/// it from Live to Stale (a reset) or Gone (a removal) at the first step of
+/// its disable path, before it revokes any ring or doorbell mapping, and
+/// never revokes this mapping. state() is one acquire load, no syscall, so
+/// it can be asked before every drain. A Device maps it once per open file
+/// and every NotificationQueue made from the Device shares it (they hold
+/// descriptors of that same open file); the mapping goes with the last
+/// holder. Thread safety: every method may be called from any thread.
+class StatusPage {
+ private:
+  struct Key {
+    explicit Key() = default;
+  };
+
+ public:
+  /// mmap() of the page of `fd`'s open file, read-only
+  /// (NEURON_STATUS_PAGE_OFFSET). Errors: the errno of mmap() (EINVAL from a
+  /// driver without NEURON_CAP_STATUS_PAGE), what = "mmap status page of fd N".
+  static Result<std::shared_ptr<const StatusPage>> map(int fd);
+  /// Over a page someone else writes and keeps alive longer than every
+  /// holder (a simulator, a test's fake device).
+  static std::shared_ptr<const StatusPage> over(const neuron_status_page* page);
+
+  /// The state now: one acquire load of @state (a value this library does
+  /// not know is returned as it is; only Live means the file works).
+  [[nodiscard]] DeviceState state() const noexcept {
+    return static_cast<DeviceState>(load(page_->state, std::memory_order_acquire));
+  }
+  [[nodiscard]] bool live() const noexcept { return state() == DeviceState::Live; }
+  /// enum neuron_reset_cause of the change that ended Live; 0 while live.
+  /// Read after state(), which orders it.
+  [[nodiscard]] std::uint32_t cause() const noexcept { return load(page_->cause, std::memory_order_relaxed); }
+  /// The device's resets so far as the driver last wrote them (at the open,
+  /// then at the change that ended Live).
+  [[nodiscard]] std::uint32_t generation() const noexcept {
+    return load(page_->generation, std::memory_order_relaxed);
+  }
+
+  /// Use map() or over().
+  StatusPage(Key, Mapping map, const neuron_status_page* page) noexcept : map_(std::move(map)), page_(page) {}
+
+ private:
+  static std::uint32_t load(const __u32& word, std::memory_order order) noexcept {
+    // the page is read-only: an atomic load through it never writes
+    return std::atomic_ref<std::uint32_t>(const_cast<std::uint32_t&>(word)).load(order);
+  }
+  Mapping map_;  // empty for over()
+  const neuron_status_page* page_;
 };
 
 /// The node tools open when none is named: /dev/nnq0 (NEURON_DEV_NAME).
@@ -319,13 +379,29 @@ class Device {
 
   [[nodiscard]] Result<UniqueFd> dup_fd() const { return fd_.dup(); }
 
+  /// This open file's status page, mapped by open() when the driver has
+  /// NEURON_CAP_STATUS_PAGE; null otherwise. NotificationQueues made from
+  /// this Device share it.
+  [[nodiscard]] const std::shared_ptr<const StatusPage>& status_page() const noexcept { return status_; }
+  /// What the status page says now (one load, no syscall); nullopt from a
+  /// driver without one.
+  [[nodiscard]] std::optional<DeviceState> state() const noexcept {
+    if (!status_) return std::nullopt;
+    return status_->state();
+  }
+  /// The status page says the file no longer works (Stale or Gone:
+  /// userspace/README.md#device-loss); false without a page.
+  [[nodiscard]] bool device_gone() const noexcept { return status_ && !status_->live(); }
+
  private:
-  Device(UniqueFd fd, std::string path, std::size_t event_bytes, std::uint64_t caps)
-      : fd_(std::move(fd)), path_(std::move(path)), event_bytes_(event_bytes), caps_(caps) {}
+  Device(UniqueFd fd, std::string path, std::size_t event_bytes, std::uint64_t caps,
+         std::shared_ptr<const StatusPage> status)
+      : fd_(std::move(fd)), path_(std::move(path)), event_bytes_(event_bytes), caps_(caps), status_(std::move(status)) {}
   UniqueFd fd_;
   std::string path_;
   std::size_t event_bytes_ = sizeof(Event);
   std::uint64_t caps_ = 0;
+  std::shared_ptr<const StatusPage> status_;
 };
 
 /// One device-memory allocation, from NEURON_IOC_MEM_ALLOC to
@@ -439,6 +515,12 @@ class NotificationQueue {
   static Result<NotificationQueue> over(std::span<const Record> ring, Doorbell doorbell, InfoFn info,
                                         unsigned core, unsigned queue, std::uint32_t flags,
                                         UniqueFd wake = UniqueFd());
+  /// The same with the provider's status page (StatusPage::over()):
+  /// drain(), for_each(), device_gone() and check_device() read it as they
+  /// read a device queue's.
+  static Result<NotificationQueue> over(std::span<const Record> ring, Doorbell doorbell, InfoFn info,
+                                        unsigned core, unsigned queue, std::uint32_t flags, UniqueFd wake,
+                                        std::shared_ptr<const StatusPage> status);
 
   NotificationQueue(NotificationQueue&& o) noexcept;
   NotificationQueue& operator=(NotificationQueue&& o) noexcept;
@@ -469,7 +551,7 @@ class NotificationQueue {
   /// DrainResult::error = errc::moved_from and calls nothing.
   template <class Fn>
   DrainResult for_each(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept {
-    if (gone_) return gone_result();
+    if (gone_ || status_gone()) return gone_now();
     if (!valid()) return moved_from_result();
     DrainResult r = view_.for_each(std::forward<Fn>(fn), max);
     if (r.count == 0 && r.lap_suspected && !view_.lossy()) recover(r);
@@ -494,8 +576,9 @@ class NotificationQueue {
   /// (nothing arrived in time), or an Error:
   ///  * errc::moved_from: a moved-from or default queue (nothing touched);
   ///  * errc::device_gone: the device was removed or reset (seen before each
-  ///    drain with check_device(), and a removal ends the sleep; the ring is
-  ///    not touched; userspace/README.md#device-loss);
+  ///    drain with check_device(): the status page, or poll() from an older
+  ///    driver, which sees only a removal; a removal ends the sleep; the
+  ///    ring is not touched; userspace/README.md#device-loss);
   ///  * errc::invalid_argument: the queue has no eventfd to sleep on (make it
   ///    with Options::eventfd and a threshold, e.g. 1; or over() with `wake`);
   ///    a zero timeout needs none;
@@ -559,7 +642,9 @@ class NotificationQueue {
   /// The eventfd bound with Options::eventfd, -1 if none. Readable (count >
   /// 0) after a threshold interrupt; read it (8 bytes) to reset it. The
   /// threshold re-arms on the next HEAD write, i.e. the next drain that takes
-  /// records: drain until a drain returns 0 before sleeping again.
+  /// records: drain until a drain returns 0 before sleeping again. (A Reaper
+  /// registers it edge-triggered and never reads it, so a queue is either
+  /// the Reaper's or the caller's to wait() on, not both.)
   [[nodiscard]] int wake_fd() const noexcept { return efd_.get(); }
   /// Bind another eventfd (or -1 to unbind) to this queue's threshold interrupt.
   [[nodiscard]] Status bind_eventfd(int efd) const;
@@ -576,20 +661,26 @@ class NotificationQueue {
   /// DrainResult::device_gone (DEVICE_GONE, errc::device_gone) and never
   /// touch the ring or doorbell mapping again (the driver revokes them at
   /// removal or reset: a load gives SIGBUS); view() is then an empty view.
-  /// The queue learns it from mark_device_gone() (a Reaper calls it when the
-  /// device's file reports EPOLLHUP/EPOLLERR or a RESET edge arrives),
-  /// check_device(), or NQ_INFO failing with ENODEV (removed) or EIO (stale
-  /// after a reset). Not thread-safe: call it on the thread that drains.
-  [[nodiscard]] bool device_gone() const noexcept { return gone_; }
+  /// The queue learns it from its file's status page (status_page(): drain()
+  /// and for_each() look at it first, one load each), mark_device_gone() (a
+  /// Reaper calls it when it sees the device go), check_device(), or NQ_INFO
+  /// failing with ENODEV (removed) or EIO (stale after a reset). device_gone()
+  /// also looks at the status page (one load, no syscall). Not thread-safe:
+  /// call it on the thread that drains.
+  [[nodiscard]] bool device_gone() const noexcept { return gone_ || status_gone(); }
   void mark_device_gone() noexcept;
-  /// One non-blocking poll() of the queue's file of /dev/nnqN (a syscall):
-  /// EPOLLHUP or EPOLLERR (the device was removed) marks the queue gone.
-  /// Returns device_gone(). A queue made with over() has no file: false
-  /// unless marked.
+  /// Whether the device went, asked now: the status page (one load) if the
+  /// driver has one, else one non-blocking poll() of the queue's file of
+  /// /dev/nnqN (a syscall; EPOLLHUP or EPOLLERR: removed). Either marks the
+  /// queue gone. Returns device_gone(). A queue made with over() and no
+  /// status page has no file: false unless marked.
   bool check_device() noexcept;
   /// The queue's open file of /dev/nnqN (poll() reports EPOLLHUP|EPOLLERR
   /// once the device is removed), -1 for a queue made with over().
   [[nodiscard]] int device_fd() const noexcept { return fd_.get(); }
+  /// The status page of the queue's open file (Device::status_page(), or
+  /// over()'s `status`); null from a driver without NEURON_CAP_STATUS_PAGE.
+  [[nodiscard]] const std::shared_ptr<const StatusPage>& status_page() const noexcept { return status_; }
 
  private:
   NotificationQueue() = default;
@@ -603,6 +694,12 @@ class NotificationQueue {
     DrainResult r;
     r.device_gone = true;
     return r;
+  }
+  [[nodiscard]] bool status_gone() const noexcept { return status_ && !status_->live(); }
+  /// The device went (seen now or before): never touch the mappings again.
+  DrainResult gone_now() noexcept {
+    if (!gone_) mark_device_gone();
+    return gone_result();
   }
   void note_info_error(const Error& e) noexcept;
   DrainResult drain_lossy(std::span<Record> out) noexcept;
@@ -625,6 +722,7 @@ class NotificationQueue {
   Coalescing coalescing_{0, 0};                    // as last set (NQ_INIT, NQ_COALESCE)
   bool coalesce_cap_ = false;                      // the driver has NEURON_CAP_COALESCE
   std::optional<std::uint32_t> device_index_;      // N of /dev/nnqN
+  std::shared_ptr<const StatusPage> status_;       // the open file's status page, if the driver has one
 };
 
 }  // namespace neuron

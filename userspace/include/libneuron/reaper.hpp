@@ -33,7 +33,31 @@
 // unread record until a HEAD write leaves none), so that the drain after
 // every firing takes records and re-arms it with its HEAD write. The
 // queues of one pass are drained round-robin, one batch each in turn, so a
-// flooding queue does not starve the others.
+// flooding queue does not starve the others. Besides the drains (one HEAD
+// doorbell store per batch taken) a wake makes one syscall, epoll_wait():
+// the eventfds are not read and the device is not polled (below).
+//
+// Why no wake-up is lost with the eventfds edge-triggered and never read.
+// The queues' eventfds are registered with EPOLLIN | EPOLLET. Every signal
+// of an eventfd (the driver's eventfd_signal(), or a write()) adds to its
+// counter, which saturates at 2^64 - 1 and never makes the signal fail,
+// and wakes the eventfd's wait queue whatever the counter was; for an
+// edge-triggered epoll item that wake-up queues the item on the epoll's
+// ready list unless it is queued already, and epoll_wait() takes an item
+// off that list when it reports it (one still readable is not queued
+// again: edge-triggered). So a signal that comes after the epoll_wait()
+// that reported the queue queues it again and a later epoll_wait()
+// reports it; a signal that comes before that report is merged into it,
+// and the drain that follows the report begins after the signal, so it
+// sees the records the signal was for. Either way the signal of the
+// interrupt the empty drain above left armed ends a later epoll_wait(),
+// which is all the per-queue rule needs; the counter's value was never
+// used. What this costs: a signal that arrives while its queue is being
+// drained (its records taken by that pass) reports the queue once more, and
+// that wake drains it and finds it empty (a spurious wake, not a lost one).
+// The stop eventfd is never read either (it is level-triggered and ends the
+// thread). Waiters' eventfds are not in this epoll: each is signalled once,
+// by this thread, and read by wait() on the waiter's thread.
 // A lossy (ignore-full) queue that was lapped recovers inside its drain call
 // and goes on draining (userspace/README.md#lossy-queues), so a lap never
 // looks like "empty" here and never leaves the threshold unarmed: the
@@ -73,17 +97,23 @@
 // Device loss (userspace/README.md#device-loss, docs/decisions.md#device-loss):
 // the device's event stream and each queue's file of /dev/nnqN report
 // EPOLLHUP/EPOLLERR once the device is removed (the Reaper watches ONE file
-// per device, told apart by st_rdev, for those two only), and a RESET edge
-// on the stream says every queue was torn down. On either the Reaper reads
-// the edges still queued (on_event and the waiters see the RESET edge),
-// marks every queue gone (ReapQueue::mark_device_gone: no ring is read
-// again), completes every remaining waiter with WaitStatus::DeviceGone and
-// its thread exits: no rescan, no spinning. With several devices the loss
-// of any one ends the Reaper (use one Reaper per device if they should
-// outlive each other). Before every pass it also asks the kernel once
-// (poll() with no wait on those files, which reports the removal from its
-// first step, before the driver revokes the mappings), so a rescan or a
-// queue wake that races with the removal does not read a revoked ring.
+// per device, told apart by st_rdev, for those two only), a RESET edge
+// on the stream says every queue was torn down, and each queue's status
+// page (ReapQueue::status_page(): its open file's, NEURON_CAP_STATUS_PAGE)
+// turns Stale or Gone at the first step of a reset or removal, before the
+// driver revokes any mapping. On the first two the Reaper reads the edges
+// still queued (on_event and the waiters see the RESET edge); on any of
+// them it marks every queue gone (ReapQueue::mark_device_gone: no ring is
+// read again), completes every remaining waiter with WaitStatus::DeviceGone
+// and its thread exits: no rescan, no spinning. With several devices the
+// loss of any one ends the Reaper (use one Reaper per device if they
+// should outlive each other). So that a rescan or a queue wake that races
+// with a reset or removal does not read a revoked ring, it looks at every
+// status page (one load each) before every pass and at the queue's page
+// before each drain call; what no page covers (a driver without the
+// capability, a queue without a file) it asks the kernel once per pass
+// instead (poll() with no wait on those files, which reports a removal,
+// not a reset, from its first step).
 //
 // Nothing on the drain path throws: callbacks and predicates must not throw
 // (the thread function is noexcept).
@@ -138,8 +168,14 @@ class ReapQueue {
   virtual std::optional<std::uint64_t> drop_count() noexcept { return std::nullopt; }
   /// A descriptor that reports EPOLLHUP/EPOLLERR once the device is gone
   /// (a NotificationQueue's open file of /dev/nnqN), -1 for none. The
-  /// Reaper watches it for those two conditions only.
+  /// Reaper watches it for those two conditions only (in epoll; polled before
+  /// each pass only when status_page() is null).
   [[nodiscard]] virtual int device_fd() const noexcept { return -1; }
+  /// The status page of the queue's open file (NotificationQueue::status_page()),
+  /// read before every pass and every drain call instead of a poll() of
+  /// device_fd(); null (the default): none, poll device_fd(). Owned by the
+  /// queue, alive as long as it.
+  [[nodiscard]] virtual const StatusPage* status_page() const noexcept { return nullptr; }
   /// The Reaper has seen the device go (on its thread): drain() must not
   /// touch the ring from now on (NotificationQueue::mark_device_gone).
   virtual void mark_device_gone() noexcept {}
@@ -195,8 +231,9 @@ enum class WaitStatus {
   TimedOut,   ///< not yet; wait() may be called again
   Stopped,    ///< the reaper stopped before a match
   /// DEVICE_GONE (errc::device_gone): the device was removed (EPOLLHUP/
-  /// EPOLLERR) or reset (a RESET edge) before a match; the reaper's thread
-  /// has exited (userspace/README.md#device-loss)
+  /// EPOLLERR, a status page Gone) or reset (a RESET edge, a status page
+  /// Stale) before a match; the reaper's thread has exited
+  /// (userspace/README.md#device-loss)
   DeviceGone,
 };
 const char* wait_status_name(WaitStatus s) noexcept;
@@ -312,6 +349,9 @@ class Reaper {
     std::uint64_t coalesce_changes = 0;  ///< queues re-programmed (set_coalescing calls that succeeded)
     std::uint64_t coalesce_errors = 0;   ///< set_coalescing calls that failed (the queue is then left alone)
     std::uint64_t moderated_queues = 0;  ///< queues the Reaper adapts now (Adaptive; 0 on an older driver)
+    /// poll() calls made to look for device loss (once per pass when some
+    /// queue or the event stream has no status page; 0 when pages cover all)
+    std::uint64_t device_polls = 0;
   };
 
   /// Start the thread. Queues with wake_fd() < 0 are drained on every wake.
@@ -358,8 +398,13 @@ class Reaper {
   /// The descriptors polled for device loss before each pass: the event
   /// stream, then one queue file per device not already covered (files of
   /// one device are told apart from others by st_rdev, other descriptors by
-  /// inode). 320 queues on 4 devices: 4.
+  /// inode), leaving out every device a status page covers. 320 queues on 4
+  /// devices: 0 with status pages, 4 from a driver without them.
   [[nodiscard]] std::size_t device_files() const noexcept;
+  /// The distinct status pages read before each pass (one per open file the
+  /// queues hold; ReapQueue::status_page()). 320 queues on 4 devices, one
+  /// Device each: 4.
+  [[nodiscard]] std::size_t status_pages() const noexcept;
 
  private:
   struct Impl;
