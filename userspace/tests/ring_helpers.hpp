@@ -3,7 +3,10 @@
 // the device writes: the record with the phase of its pass, then TAIL++.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "libneuron/ring.hpp"
@@ -45,5 +48,16 @@ struct MemRing {
 };
 
 inline std::uint64_t seq_of(const Record& r) { return r.u64(8); }
+
+/// Polls `pred` every millisecond until it holds (true) or `limit` passes
+/// (false): for tests that wait on another thread, never for timing.
+inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 }  // namespace neuron::test

@@ -32,16 +32,17 @@ using neuron::test::FakeQueue;
 using neuron::test::FakeRing;
 using neuron::test::FakeStatus;
 using neuron::test::VanishingFd;
+using neuron::test::seq_of;
+using neuron::test::seq_record;
+using neuron::test::wait_until;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
 namespace {
 
+/// Record number `seq` (bytes 8..15) of SP's EXPLICIT type.
 Record rec(std::uint64_t seq) {
-  Record r;
-  r.bytes[3] = NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_SP, NEURON_ENGINE_RECORD_EXPLICIT);
-  for (int i = 0; i < 8; ++i) r.bytes[8 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
-  return r;
+  return seq_record(seq, NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_SP, NEURON_ENGINE_RECORD_EXPLICIT));
 }
 
 /// Threads of this process now (/proc/self/task entries).
@@ -61,15 +62,6 @@ std::chrono::microseconds process_cpu() {
   ::getrusage(RUSAGE_SELF, &ru);
   return std::chrono::seconds(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          std::chrono::microseconds(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
-bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-  const auto end = steady::now() + limit;
-  while (!pred()) {
-    if (steady::now() > end) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
 }
 
 /// `n` threads blocked in Waiter::wait on a predicate nothing satisfies; each

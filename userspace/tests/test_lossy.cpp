@@ -22,6 +22,7 @@
 
 using namespace neuron;
 using neuron::test::LossyFake;
+using neuron::test::seq_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -39,7 +40,6 @@ Record lossy_record(std::uint64_t seq) {
   std::memcpy(r.bytes.data() + 8, &seq, 8);
   return r;
 }
-std::uint64_t seq_of(const Record& r) { return r.u64(8); }
 bool intact(const Record& r) {
   std::uint32_t c;
   std::memcpy(&c, r.bytes.data() + 4, 4);

@@ -20,6 +20,7 @@
 using namespace neuron;
 using neuron::test::FakeEvents;
 using neuron::test::FakeQueue;
+using neuron::test::seq_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -39,7 +40,6 @@ Record seq_record(std::uint64_t seq, unsigned engine = NEURON_ENGINE_SP) {
   for (int i = 0; i < 8; ++i) r.bytes[8 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
   return r;
 }
-std::uint64_t seq_of(const Record& r) { return r.u64(8); }
 
 struct Collected {
   std::mutex mu;

@@ -27,25 +27,16 @@ using namespace neuron;
 using neuron::test::FakeEvents;
 using neuron::test::FakeQueue;
 using neuron::test::VanishingFd;
+using neuron::test::seq_of;
+using neuron::test::seq_record;
+using neuron::test::wait_until;
 using namespace std::chrono_literals;
 
 namespace {
 
+/// Record number `seq` (bytes 8..15) of SP's EXPLICIT type.
 Record rec(std::uint64_t seq) {
-  Record r;
-  r.bytes[3] = NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_SP, NEURON_ENGINE_RECORD_EXPLICIT);
-  for (int i = 0; i < 8; ++i) r.bytes[8 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
-  return r;
-}
-std::uint64_t seq_of(const Record& r) { return r.u64(8); }
-
-bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds limit) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+  return seq_record(seq, NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_SP, NEURON_ENGINE_RECORD_EXPLICIT));
 }
 
 Reaper::Options quiet() {
