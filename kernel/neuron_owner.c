@@ -245,11 +245,11 @@ int neuron_owner_ioctl_release(struct neuron_file *nfile,
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);
+	if (want & ~nfile->cores) {
+		ret = -EPERM;
+		goto out;
+	}
 	for_each_set_bit(c, &want, NEURON_MAX_CORES) {
-		if (ndev->owner[c] != nfile) {
-			ret = -EPERM;
-			goto out;
-		}
 		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++) {
 			if (ndev->nq[c][q]) {
 				ret = -EBUSY;
@@ -315,11 +315,9 @@ int neuron_owner_ioctl_grant(struct neuron_file *nfile,
 	if (ret)
 		return ret;
 	mutex_lock(&ndev->lock);
-	for_each_set_bit(c, &want, NEURON_MAX_CORES) {
-		if (ndev->owner[c] != nfile) {
-			ret = -EPERM;
-			goto out;
-		}
+	if (want & ~nfile->cores) {
+		ret = -EPERM;
+		goto out;
 	}
 	for_each_set_bit(c, &want, NEURON_MAX_CORES) {
 		if (arg->op == NEURON_GRANT_OP_GRANT) {
