@@ -160,6 +160,8 @@ struct poll_table_struct;
  *		dma_alloc_pages() (charged to the caller's memory cgroup)
  * @dma_addr:	host ring: bus (IOVA) address programmed into BASE
  * @mem_off:	device ring: BAR4 offset (neuron_mem_ring_alloc())
+ * @quarantine:	in &neuron_device.quarantine once the queue is torn down
+ *		without the device confirming it off (neuron_nq.c)
  */
 struct neuron_nq {
 	struct neuron_device *ndev;
@@ -177,6 +179,7 @@ struct neuron_nq {
 	struct page *pages;
 	dma_addr_t dma_addr;
 	u64 mem_off;
+	struct list_head quarantine;
 };
 
 /**
@@ -228,6 +231,10 @@ struct neuron_vector {
  *		device-memory allocations
  * @files:	open struct neuron_file, for zapping their mappings
  * @nq:		live queues by [core][queue]
+ * @quarantine:	torn-down queues whose disable the device never confirmed:
+ *		their rings are kept until bus mastering is off
+ *		(docs/decisions.md#quarantine)
+ * @quarantined_total: queues ever put there, since probe (sysfs)
  * @owner:	per core: the file that owns it, or NULL (neuron_owner.c)
  * @grant_cores: bit per core whose owner granted @grant_uid the right to
  *		submit detached programs (NEURON_IOC_CORE_GRANT)
@@ -306,6 +313,8 @@ struct neuron_device {
 	struct mutex lock;		/* queue and engine state */
 	struct list_head files;
 	struct neuron_nq *nq[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
+	struct list_head quarantine;
+	u64 quarantined_total;
 	struct neuron_file *owner[NEURON_MAX_CORES];
 	u64 grant_cores;
 	kuid_t grant_uid[NEURON_MAX_CORES];
@@ -538,7 +547,7 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile,
 			 struct neuron_nq_info *arg);
 int neuron_nq_ioctl_coalesce(struct neuron_file *nfile,
 			     const struct neuron_nq_coalesce *arg);
-void neuron_nq_release_file(struct neuron_file *nfile);
+void neuron_nq_release_file(struct neuron_file *nfile, bool hw);
 void neuron_nq_teardown_all(struct neuron_device *ndev);
 
 /* ---- neuron_mmap.c ------------------------------------------------------ */
@@ -576,7 +585,7 @@ int neuron_owner_ioctl_release(struct neuron_file *nfile,
 			       struct neuron_cores *arg);
 int neuron_owner_ioctl_grant(struct neuron_file *nfile,
 			     struct neuron_core_grant *arg);
-void neuron_owner_release_file(struct neuron_file *nfile);
+void neuron_owner_release_file(struct neuron_file *nfile, bool hw);
 void neuron_owner_forget_all(struct neuron_device *ndev);
 
 /* ---- neuron_mem.c ------------------------------------------------------- */
@@ -636,6 +645,43 @@ int neuron_status_open(struct neuron_file *nfile, u32 generation);
 void neuron_status_release(struct neuron_file *nfile);
 unsigned long neuron_status_pfn(const struct neuron_file *nfile);
 void neuron_status_end(struct neuron_device *ndev, enum neuron_reset_cause cause);
+
+/* ---- neuron_pause.c ----------------------------------------------------- */
+
+/**
+ * enum neuron_pause_step - the steps of the disable and enable paths a test
+ *	may pause after (neuron_pause.c; the numbers are the module parameter
+ *	pause_step's values, listed in docs/decisions.md#pause-points)
+ * @NEURON_PAUSE_FENCED: every file's status page ended, device offline/dead
+ * @NEURON_PAUSE_ENGINES_STOPPED: every engine reset
+ * @NEURON_PAUSE_OWNERS_FORGOTTEN: every core free, every grant ended
+ * @NEURON_PAUSE_QUEUES_STOPPED: every queue disabled in the device
+ * @NEURON_PAUSE_QUIESCED: the device reported QUIESCED (or timed out)
+ * @NEURON_PAUSE_ZAPPED: every ring and doorbell mapping zapped
+ * @NEURON_PAUSE_BUS_MASTER_OFF: bus mastering cleared
+ * @NEURON_PAUSE_VECTORS_FREED: MSI-X vectors freed
+ * @NEURON_PAUSE_RINGS_FREED: every queue and its ring freed (or quarantined)
+ * @NEURON_PAUSE_MEMORY_FORGOTTEN: every device-memory allocation freed
+ * @NEURON_PAUSE_REPORTED: the RESET event sent
+ * @NEURON_PAUSE_ENABLE_READY: enable: device ready, vectors requested,
+ *	calls not yet let in
+ */
+enum neuron_pause_step {
+	NEURON_PAUSE_FENCED = 1,
+	NEURON_PAUSE_ENGINES_STOPPED = 2,
+	NEURON_PAUSE_OWNERS_FORGOTTEN = 3,
+	NEURON_PAUSE_QUEUES_STOPPED = 4,
+	NEURON_PAUSE_QUIESCED = 5,
+	NEURON_PAUSE_ZAPPED = 6,
+	NEURON_PAUSE_BUS_MASTER_OFF = 7,
+	NEURON_PAUSE_VECTORS_FREED = 8,
+	NEURON_PAUSE_RINGS_FREED = 9,
+	NEURON_PAUSE_MEMORY_FORGOTTEN = 10,
+	NEURON_PAUSE_REPORTED = 11,
+	NEURON_PAUSE_ENABLE_READY = 12,
+};
+
+void neuron_pause(struct neuron_device *ndev, enum neuron_pause_step step);
 
 /* ---- neuron_hw.c -------------------------------------------------------- */
 bool neuron_hw_gone(struct neuron_device *ndev);

@@ -419,10 +419,15 @@ err_put:
  * cores keep running. Then each queue
  * it owns is disabled, the disable flushed with a register read, its
  * eventfd unbound and its ring freed, and its device memory is freed.
- * After remove(), or while a reset keeps the device offline, the disable
- * path (neuron_lifecycle.c) has already done all of that. Last,
- * the file's event queue is unsubscribed and freed, and its status page
- * (no longer mapped, and off the list the disable path writes) is freed.
+ * Once the disable path (neuron_lifecycle.c) has fenced the device (a
+ * reset, suspend, PCI error or removal, at any of its steps) the hardware
+ * is not touched, but the file is still taken out of every table that
+ * names it: its cores and engines are disowned, its queues are left to
+ * the disable path to free once bus mastering is off, its memory is
+ * returned (docs/decisions.md#reset-and-recovery "release during a
+ * reset"). Last, the file's event queue is unsubscribed and freed, and
+ * its status page (no longer mapped, and off the list the disable path
+ * writes) is freed.
  *
  * Return: 0.
  */
@@ -430,15 +435,15 @@ static int neuron_release(struct inode *inode, struct file *filp)
 {
 	struct neuron_file *nfile = filp->private_data;
 	struct neuron_device *ndev = nfile->ndev;
+	bool live;
 
 	down_read(&ndev->rwsem);
+	live = !ndev->dead && !ndev->offline;
 	mutex_lock(&ndev->lock);
 	list_del(&nfile->node);
-	if (!ndev->dead && !ndev->offline) {
-		neuron_owner_release_file(nfile);
-		neuron_nq_release_file(nfile);
-		neuron_mem_release_file(nfile);
-	}
+	neuron_owner_release_file(nfile, live);
+	neuron_nq_release_file(nfile, live);
+	neuron_mem_release_file(nfile);
 	mutex_unlock(&ndev->lock);
 	up_read(&ndev->rwsem);
 

@@ -75,13 +75,14 @@ static inline struct nlattr **neuron_genl_dump_attrs(struct netlink_callback *cb
 
 /*
  * Multicast groups gained capability flags in 6.6 (and Debian's 6.1 has
- * them backported). Without them any user may join a group: the events
- * group is then as open as before tenancy (docs/decisions.md#tenancy).
+ * them backported). Without them any user could join the events group and
+ * read every tenant's edges, so the module does not build rather than fall
+ * back (docs/decisions.md#tenancy).
  */
 #ifdef NEURON_HAVE_GENL_MCAST_CAP
 #define NEURON_GENL_MCAST_ADMIN	GENL_MCAST_CAP_NET_ADMIN
 #else
-#define NEURON_GENL_MCAST_ADMIN	0
+#error "nnq needs GENL_MCAST_CAP_NET_ADMIN (Linux 6.6, or a kernel with it backported): the events group must not be joinable without CAP_NET_ADMIN"
 #endif
 
 #endif /* NEURON_COMPAT_H */

@@ -52,6 +52,10 @@
  * other causes of the core keep being delivered, and nothing but edge
  * counts is lost. Causes masked for a storm are left latched in
  * INTR_STATUS (not cleared, not counted) until they are unmasked.
+ * The completion cause (intr_0, THRESHOLD) is never masked: under heavy
+ * legitimate traffic it fires again at once after every clear, and
+ * masking it would stall every eventfd consumer of the core for the
+ * hold-off exactly at peak; its cost stays bounded by the re-read budget.
  */
 #include <linux/interrupt.h>
 #include <linux/jiffies.h>
@@ -122,8 +126,12 @@ static void neuron_irq_storm_check(struct neuron_device *ndev, u32 core,
 	if (ndev->storm_streak[core] < NEURON_IRQ_STORM_RUNS || ndev->storm_stop)
 		goto unlock;
 
-	causes = ndev->storm_causes[core] ?: any;
+	/* never the completion cause (top of file) */
+	causes = (ndev->storm_causes[core] ?: any) &
+		 ~BIT(NEURON_NOTIFIC_INTR_THRESHOLD);
 	ndev->storm_streak[core] = 0;
+	if (!causes)
+		goto unlock;
 	WRITE_ONCE(ndev->storm_masked[core], ndev->storm_masked[core] | causes);
 	neuron_irq_write_mask(ndev, core);
 	ndev->storm_count[core]++;

@@ -64,6 +64,7 @@ int neuron_dev_enable(struct neuron_device *ndev)
 		goto out;
 	}
 	ndev->enabled = true;
+	neuron_pause(ndev, NEURON_PAUSE_ENABLE_READY);
 
 	down_write(&ndev->rwsem);
 	ndev->offline = 0;
@@ -118,31 +119,59 @@ void neuron_dev_disable(struct neuron_device *ndev,
 	u32 queues;
 
 	neuron_dev_fence(ndev, cause);
+	neuron_pause(ndev, NEURON_PAUSE_FENCED);
 	if (hw_ok && neuron_hw_gone(ndev))
 		hw_ok = false;
 	trace_neuron_disable_begin(ndev->id, cause, hw_ok);
 
+	/*
+	 * Each step takes &neuron_device.lock for itself: a release() that
+	 * comes in between finds the device offline or dead and leaves what
+	 * the device may still write to the steps below (neuron_release()).
+	 */
 	mutex_lock(&ndev->lock);
 	neuron_engine_stop_all(ndev, hw_ok);
+	mutex_unlock(&ndev->lock);
+	neuron_pause(ndev, NEURON_PAUSE_ENGINES_STOPPED);
+
+	mutex_lock(&ndev->lock);
 	neuron_owner_forget_all(ndev);
+	mutex_unlock(&ndev->lock);
+	neuron_pause(ndev, NEURON_PAUSE_OWNERS_FORGOTTEN);
+
+	mutex_lock(&ndev->lock);
 	queues = neuron_nq_stop_all(ndev, hw_ok, &unread);
+	mutex_unlock(&ndev->lock);
+	neuron_pause(ndev, NEURON_PAUSE_QUEUES_STOPPED);
+
 	if (hw_ok)
 		neuron_hw_wait_quiesced(ndev);
+	neuron_pause(ndev, NEURON_PAUSE_QUIESCED);
+
+	mutex_lock(&ndev->lock);
 	neuron_mmap_zap_all(ndev);
 	mutex_unlock(&ndev->lock);
+	neuron_pause(ndev, NEURON_PAUSE_ZAPPED);
 
 	if (ndev->enabled) {
 		pci_clear_master(ndev->pdev);
+		neuron_pause(ndev, NEURON_PAUSE_BUS_MASTER_OFF);
 		neuron_irq_fini(ndev);
 		ndev->enabled = false;
+		neuron_pause(ndev, NEURON_PAUSE_VECTORS_FREED);
 	}
 
 	mutex_lock(&ndev->lock);
 	neuron_nq_teardown_all(ndev);
+	mutex_unlock(&ndev->lock);
+	neuron_pause(ndev, NEURON_PAUSE_RINGS_FREED);
+
+	mutex_lock(&ndev->lock);
 	neuron_mem_forget_all(ndev);
 	ndev->reset_count[cause]++;
 	ndev->reset_lost += unread;
 	mutex_unlock(&ndev->lock);
+	neuron_pause(ndev, NEURON_PAUSE_MEMORY_FORGOTTEN);
 
 	ev.queues = queues;
 	ev.count = unread;
@@ -151,4 +180,5 @@ void neuron_dev_disable(struct neuron_device *ndev,
 		dev_warn(&ndev->pdev->dev, "reset (cause %u): %u queues torn down, %llu records unread\n",
 			 cause, queues, unread);
 	neuron_events_broadcast(ndev, &ev);
+	neuron_pause(ndev, NEURON_PAUSE_REPORTED);
 }

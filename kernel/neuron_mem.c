@@ -188,7 +188,8 @@ static bool neuron_mem_owned(struct neuron_file *nfile, u64 addr, u64 len)
  *	NEURON_MEM_ALIGN-aligned; else zero), reserved zero; out: @offset
  *
  * The allocation belongs to the file until NEURON_IOC_MEM_FREE or its
- * release (docs/decisions.md#tenancy). Its bookkeeping is charged to the
+ * release (docs/decisions.md#tenancy) and reads as zeros when it is handed
+ * out, whoever held the bytes before. Its bookkeeping is charged to the
  * caller's memory cgroup.
  *
  * Return: 0; -EINVAL (size, offset, flags or reserved); -ENOMEM (no free
@@ -232,6 +233,8 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 		ret = neuron_mem_take(ndev, size, neuron_mem_algo_span, &span,
 				      &blk->off);
 	if (!ret) {
+		/* nothing of the block's previous owner reaches this one */
+		memset_io(ndev->mem + blk->off, 0, size);
 		blk->size = size;
 		list_add_tail(&blk->node, &nfile->mem_blocks);
 		arg->offset = blk->off;
@@ -246,13 +249,40 @@ out_free:
 	return ret;
 }
 
+/*
+ * Whether a program that belongs to @nfile (its own, or a detached one it
+ * holds) runs or waits on an engine now: it may name any of the file's
+ * allocations, checked only when it was submitted. &neuron_device.lock held.
+ */
+static bool neuron_mem_program_busy(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	unsigned long cores = nfile->cores;
+	unsigned int c, e;
+
+	for_each_set_bit(c, &cores, NEURON_MAX_CORES)
+		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+			if (ndev->eng_owner[c][e] == nfile &&
+			    neuron_engine_state_busy(neuron_rd(ndev,
+					NEURON_ENG_REG(c, e, NEURON_ENG_STATUS))))
+				return true;
+	return false;
+}
+
 /**
  * neuron_mem_ioctl_free() - NEURON_IOC_MEM_FREE
  * @nfile: the caller's file
  * @arg: @offset, as NEURON_IOC_MEM_ALLOC returned it; @reserved zero
  *
+ * Refused while a program of the file runs or waits on any engine: SUBMIT
+ * checked its addresses against the allocations it had then, so a freed
+ * block handed to another file would still be reachable from it
+ * (docs/decisions.md#tenancy "memory and running programs"). The caller
+ * waits for its engines, or resets them, and frees again.
+ *
  * Return: 0; -EINVAL (reserved); -ENOENT (no allocation of this file
- * starts at @offset); -EIO (stale file or device offline); -ENODEV.
+ * starts at @offset); -EBUSY (a program of this file is RUNNING or
+ * WAITING); -EIO (stale file or device offline); -ENODEV.
  */
 int neuron_mem_ioctl_free(struct neuron_file *nfile,
 			  const struct neuron_mem_free *arg)
@@ -269,11 +299,16 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
 		return ret;
 	mutex_lock(&ndev->lock);
 	blk = neuron_mem_find(nfile, arg->offset);
-	if (blk) {
+	if (!blk) {
+		ret = -ENOENT;
+	} else if (neuron_mem_program_busy(nfile)) {
+		dev_dbg_ratelimited(&ndev->pdev->dev, "MEM_FREE by pid %d (%s): a program of the file still runs; refused\n",
+				    task_tgid_nr(current), current->comm);
+		blk = NULL;
+		ret = -EBUSY;
+	} else {
 		list_del(&blk->node);
 		neuron_mem_give(ndev, blk->off, blk->size);
-	} else {
-		ret = -ENOENT;
 	}
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
@@ -358,8 +393,9 @@ int neuron_mem_check_program(struct neuron_file *nfile,
  * neuron_mem_release_file() - free every allocation of a closing file
  * @nfile: the file being released
  *
- * Called with &neuron_device.lock held on a live device; after a reset or
- * remove() neuron_mem_forget_all() has emptied every file's list already.
+ * Called with &neuron_device.lock held, after the file's engines were
+ * stopped, or once the disable path has fenced the device: nobody can
+ * allocate again before its engines are stopped (neuron_lifecycle.c).
  */
 void neuron_mem_release_file(struct neuron_file *nfile)
 {

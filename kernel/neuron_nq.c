@@ -186,14 +186,31 @@ static void neuron_nq_hw_enable(struct neuron_nq *nq)
 static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 {
 	struct neuron_device *ndev = nq->ndev;
+	bool confirmed = true;
 
 	lockdep_assert_held(&ndev->lock);
 	if (hw)
-		neuron_hw_queue_off(ndev, nq->core, nq->queue);
+		confirmed = !neuron_hw_queue_off(ndev, nq->core, nq->queue);
 	trace_neuron_nq_destroy(ndev->id, nq->core, nq->queue, hw);
 	neuron_events_unbind_nq(ndev, nq->core, nq->queue);
 	ndev->nq[nq->core][nq->queue] = NULL;
-	neuron_mmap_zap_queue(nq->owner, nq->core, nq->queue, nq->alloc_size);
+	/* a queue whose file was released has no mapping left to zap */
+	if (nq->owner)
+		neuron_mmap_zap_queue(nq->owner, nq->core, nq->queue,
+				      nq->alloc_size);
+	if (!confirmed) {
+		/*
+		 * The device never said the queue is off: it may still write
+		 * the ring. Keep the ring until bus mastering is off
+		 * (neuron_nq_teardown_all()); docs/decisions.md#quarantine.
+		 */
+		nq->owner = NULL;
+		list_add_tail(&nq->quarantine, &ndev->quarantine);
+		ndev->quarantined_total++;
+		dev_warn(&ndev->pdev->dev, "core %u queue %u: ring quarantined until the next reset (the queue did not confirm its disable)\n",
+			 nq->core, nq->queue);
+		return;
+	}
 	neuron_nq_free_ring(nq);
 	kfree(nq);
 }
@@ -490,21 +507,34 @@ int neuron_nq_ioctl_coalesce(struct neuron_file *nfile,
 /**
  * neuron_nq_release_file() - tear down every queue a closing file owns
  * @nfile: the file being released; no VMA maps it any more
+ * @hw: the device is live (neither offline nor dead)
  *
- * Called with &neuron_device.lock held on a live device, after the file's
- * engines were stopped. Each queue is disabled with the device's
- * acknowledgment (neuron_hw_queue_off()) before its ring is freed.
+ * Called with &neuron_device.lock held, after the file's engines were
+ * stopped. On a live device each queue is disabled with the device's
+ * acknowledgment (neuron_hw_queue_off()) before its ring is freed, or
+ * quarantined without one. On a device the disable path has fenced, each
+ * queue it has not torn down yet is only disowned: the device may still
+ * write its ring, which neuron_nq_teardown_all() frees once bus mastering
+ * is off (docs/decisions.md#reset-and-recovery "release during a reset").
  */
-void neuron_nq_release_file(struct neuron_file *nfile)
+void neuron_nq_release_file(struct neuron_file *nfile, bool hw)
 {
 	struct neuron_device *ndev = nfile->ndev;
+	struct neuron_nq *nq;
 	u32 c, q;
 
 	lockdep_assert_held(&ndev->lock);
-	for (c = 0; c < ndev->num_cores; c++)
-		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++)
-			if (neuron_nq_find(nfile, c, q))
-				neuron_nq_teardown(ndev->nq[c][q], true);
+	for (c = 0; c < ndev->num_cores; c++) {
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++) {
+			nq = neuron_nq_find(nfile, c, q);
+			if (!nq)
+				continue;
+			if (hw)
+				neuron_nq_teardown(nq, true);
+			else
+				nq->owner = NULL;	/* the disable path frees it */
+		}
+	}
 }
 
 /**
@@ -553,10 +583,12 @@ u32 neuron_nq_stop_all(struct neuron_device *ndev, bool hw_ok, u64 *unread)
  *	gone) and bus mastering off
  *
  * Called with &neuron_device.lock held. Every user mapping of every ring
- * and doorbell is zapped and every ring freed before this returns.
+ * and doorbell is zapped and every ring freed before this returns, the
+ * rings of released files' queues and the quarantined ones too.
  */
 void neuron_nq_teardown_all(struct neuron_device *ndev)
 {
+	struct neuron_nq *nq, *tmp;
 	u32 c, q;
 
 	lockdep_assert_held(&ndev->lock);
@@ -564,4 +596,10 @@ void neuron_nq_teardown_all(struct neuron_device *ndev)
 		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++)
 			if (ndev->nq[c][q])
 				neuron_nq_teardown(ndev->nq[c][q], false);
+	/* bus mastering is off: no device writes a quarantined ring now */
+	list_for_each_entry_safe(nq, tmp, &ndev->quarantine, quarantine) {
+		list_del(&nq->quarantine);
+		neuron_nq_free_ring(nq);
+		kfree(nq);
+	}
 }

@@ -58,8 +58,11 @@ static int neuron_owner_take(struct neuron_file *nfile, u32 c)
  * it (its own and the detached ones it holds) and ending the core's grant.
  * The programs stopped while running or waiting are reported with @cause
  * (enum neuron_stop_cause) before the core's edges stop reaching @nfile.
+ * Without @hw (the disable path has fenced the device and stops every
+ * engine itself) only the bookkeeping is done.
  */
-static void neuron_owner_drop(struct neuron_file *nfile, u32 c, u32 cause)
+static void neuron_owner_drop(struct neuron_file *nfile, u32 c, u32 cause,
+			      bool hw)
 {
 	struct neuron_device *ndev = nfile->ndev;
 	u32 e, state, stopped = 0;
@@ -67,14 +70,17 @@ static void neuron_owner_drop(struct neuron_file *nfile, u32 c, u32 cause)
 	for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
 		if (ndev->eng_owner[c][e] != nfile)
 			continue;
-		state = neuron_hw_engine_reset(ndev, c, e);
-		if (neuron_engine_state_busy(state))
-			stopped |= BIT(e);
+		if (hw) {
+			state = neuron_hw_engine_reset(ndev, c, e);
+			if (neuron_engine_state_busy(state))
+				stopped |= BIT(e);
+		}
 		ndev->eng_owner[c][e] = NULL;
 	}
 	neuron_events_engines_stopped(ndev, c, stopped, cause);
 	/* the next owner starts with no DMA or AXI_EVT_SEM records armed */
-	neuron_hw_notify_off(ndev, c);
+	if (hw)
+		neuron_hw_notify_off(ndev, c);
 	ndev->grant_cores &= ~BIT_ULL(c);
 	ndev->owner[c] = NULL;
 	neuron_events_set_owner(ndev, c, NULL);
@@ -258,7 +264,7 @@ int neuron_owner_ioctl_release(struct neuron_file *nfile,
 		}
 	}
 	for_each_set_bit(c, &want, NEURON_MAX_CORES)
-		neuron_owner_drop(nfile, c, NEURON_STOP_CORE_RELEASE);
+		neuron_owner_drop(nfile, c, NEURON_STOP_CORE_RELEASE, true);
 out:
 	arg->owned = nfile->cores;
 	mutex_unlock(&ndev->lock);
@@ -337,20 +343,23 @@ out:
 /**
  * neuron_owner_release_file() - free every core of a closing file
  * @nfile: the file being released
+ * @hw: the device is live: reset the file's engines; false once the
+ *	disable path has fenced the device (it stops every engine itself)
  *
- * Called with &neuron_device.lock held on a live device, before the file's
- * queues are torn down: the engines whose programs belong to it (detached
- * ones included) stop first, each one stopped while it ran is reported
- * (NEURON_STOP_RELEASE), and the cores' grants end.
+ * Called with &neuron_device.lock held, before the file's queues are torn
+ * down: the engines whose programs belong to it (detached ones included)
+ * stop first, each one stopped while it ran is reported
+ * (NEURON_STOP_RELEASE), and the cores' grants end. Afterwards no core,
+ * engine or event route names @nfile.
  */
-void neuron_owner_release_file(struct neuron_file *nfile)
+void neuron_owner_release_file(struct neuron_file *nfile, bool hw)
 {
 	unsigned long cores = nfile->cores;
 	unsigned int c;
 
 	lockdep_assert_held(&nfile->ndev->lock);
 	for_each_set_bit(c, &cores, NEURON_MAX_CORES)
-		neuron_owner_drop(nfile, c, NEURON_STOP_RELEASE);
+		neuron_owner_drop(nfile, c, NEURON_STOP_RELEASE, hw);
 }
 
 /**

@@ -181,6 +181,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_rwsem(&ndev->rwsem);
 	mutex_init(&ndev->lock);
 	INIT_LIST_HEAD(&ndev->files);
+	INIT_LIST_HEAD(&ndev->quarantine);
 	spin_lock_init(&ndev->irq_lock);
 	spin_lock_init(&ndev->ts_lock);
 	init_waitqueue_head(&ndev->waitq);

@@ -34,7 +34,9 @@
  *   core_owners   one line per core: "<c> <pid> <comm>" for a core an open
  *                 file owns (the thread group that first acquired a core
  *                 through that file, its PID as the reader's PID namespace
- *                 sees it, 0 if invisible there), "<c> - -" for a free one
+ *                 sees it; "<c> 0 ?" if invisible there, so neither PID
+ *                 nor command crosses PID namespaces), "<c> - -" for a
+ *                 free one
  *                 (docs/decisions.md#tenancy)
  *   programs_stopped  one line per core, "core<c>" then, for each engine
  *                 PE, ACT, POOL, DVE, SP, the programs the driver stopped
@@ -45,6 +47,10 @@
  *   event_fanout  "edges <n>": edges handed to open files' event queues;
  *                 "copies <n>": events queued by them. copies / edges is
  *                 the per-edge fan-out cost (neuron_events.c)
+ *   rings_quarantined  "now <n>", "total <n>": rings kept because the
+ *                 device never confirmed their queue off, now and since
+ *                 probe; freed once bus mastering is off
+ *                 (docs/decisions.md#quarantine)
  *
  * The counters count since probe (docs/decisions.md#arch-driver "count every
  * edge").
@@ -249,10 +255,14 @@ static ssize_t core_owners_show(struct device *dev,
 	for (c = 0; c < ndev->num_cores; c++) {
 		struct neuron_file *owner = ndev->owner[c];
 
-		if (owner)
-			len += sysfs_emit_at(buf, len, "%u %d %s\n", c,
-					     pid_vnr(owner->owner_pid),
+		pid_t pid = owner ? pid_vnr(owner->owner_pid) : 0;
+
+		/* an owner outside the reader's PID namespace: no name either */
+		if (owner && pid)
+			len += sysfs_emit_at(buf, len, "%u %d %s\n", c, pid,
 					     owner->owner_comm);
+		else if (owner)
+			len += sysfs_emit_at(buf, len, "%u 0 ?\n", c);
 		else
 			len += sysfs_emit_at(buf, len, "%u - -\n", c);
 	}
@@ -295,6 +305,22 @@ static ssize_t event_fanout_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(event_fanout);
 
+static ssize_t rings_quarantined_show(struct device *dev,
+				      struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	struct neuron_nq *nq;
+	u64 now = 0, total;
+
+	mutex_lock(&ndev->lock);
+	list_for_each_entry(nq, &ndev->quarantine, quarantine)
+		now++;
+	total = ndev->quarantined_total;
+	mutex_unlock(&ndev->lock);
+	return sysfs_emit(buf, "now %llu\ntotal %llu\n", now, total);
+}
+static DEVICE_ATTR_RO(rings_quarantined);
+
 static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
 	&dev_attr_intr_counts.attr,
@@ -307,6 +333,7 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_core_owners.attr,
 	&dev_attr_programs_stopped.attr,
 	&dev_attr_event_fanout.attr,
+	&dev_attr_rings_quarantined.attr,
 	NULL,
 };
 

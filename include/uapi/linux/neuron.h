@@ -693,8 +693,9 @@ struct neuron_notify_trigger {
  * @reserved:	in: must be zero
  *
  * Allocates device memory for the calling file: DGE_COPY instructions it
- * submits may read and write it (docs/decisions.md#tenancy). The memory is
- * not cleared. It is freed by NEURON_IOC_MEM_FREE or the file's release.
+ * submits may read and write it (docs/decisions.md#tenancy). The memory
+ * reads as zeros when it is handed out. It is freed by NEURON_IOC_MEM_FREE
+ * or the file's release.
  * Errors: -EINVAL (size 0 or above mem_alloc_limit, offset misaligned or
  * beyond the limit, flags, reserved), -ENOMEM (no free range of that size),
  * -EBUSY (NEURON_MEM_F_FIXED: part of the range is allocated already).
@@ -712,9 +713,11 @@ struct neuron_mem_alloc {
  * @offset:	BAR4 offset NEURON_IOC_MEM_ALLOC returned to this file
  * @reserved:	must be zero
  *
- * Frees the allocation. A program still running may still touch it; reset
- * the engines first. Errors: -EINVAL (reserved), -ENOENT (no allocation of
- * this file starts at @offset).
+ * Frees the allocation. Refused while a program of the file runs or waits
+ * on any engine (it may name the allocation): wait for the engines or
+ * reset them first. Errors: -EINVAL (reserved), -ENOENT (no allocation of
+ * this file starts at @offset), -EBUSY (a program of the file is RUNNING
+ * or WAITING).
  */
 struct neuron_mem_free {
 	__u64 offset;

@@ -363,7 +363,7 @@ static inline int device_works(unsigned int core, uint32_t flags)
 	const unsigned int queue = 1;
 
 	struct neuron_nq_init init;
-	struct neuron_ring ring;
+	struct neuron_ring ring = { 0 };
 	int fd = neuron_open(), ret;
 
 	if (fd < 0)
