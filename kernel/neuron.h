@@ -690,6 +690,7 @@ int neuron_hw_wait_quiesced(struct neuron_device *ndev);
 int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue);
 u32 neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine);
 void neuron_hw_notify_off(struct neuron_device *ndev, u32 core);
+void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core);
 
 /* ---- neuron_uapi.c ------------------------------------------------------ */
 int neuron_bad_field(struct neuron_device *ndev, const char *cmd,

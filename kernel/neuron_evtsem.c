@@ -31,14 +31,14 @@
  *
  * The operations of one core are serialised under &neuron_device.lock, so
  * the value returned is the result of this call unless an engine updated
- * the entry in between (engines are not stopped). Reads are open to every
- * writable file; a write (SET, INC, DEC, EVENT_SET, EVENT_CLEAR) needs
- * ownership of the core, and a free core becomes the caller's
- * (docs/decisions.md#tenancy).
+ * the entry in between (engines are not stopped). A read needs a core the
+ * caller owns or nobody owns; a write (SET, INC, DEC, EVENT_SET,
+ * EVENT_CLEAR) needs ownership of the core, and a free core becomes the
+ * caller's (docs/decisions.md#tenancy).
  *
  * Return: 0; -EINVAL (core, index or op out of range, reserved nonzero);
- * -EPERM (a write on a core another file owns); -EIO (stale file, device
- * offline); -ENODEV (device removed).
+ * -EPERM (a core another file owns); -EIO (stale file, device offline);
+ * -ENODEV (device removed).
  */
 int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg)
 {
@@ -93,6 +93,9 @@ int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg)
 		if (ret)
 			goto out_unlock;
 		neuron_wr(ndev, NEURON_EVT_SEM_REG(c, wr_reg), wr_val);
+	} else if (ndev->owner[c] && ndev->owner[c] != nfile) {
+		ret = -EPERM;
+		goto out_unlock;
 	}
 	/* the read also flushes the posted write */
 	arg->value = neuron_rd(ndev, NEURON_EVT_SEM_REG(c, rd_reg));

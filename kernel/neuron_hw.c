@@ -169,3 +169,33 @@ void neuron_hw_notify_off(struct neuron_device *ndev, u32 core)
 		  0);
 	neuron_rd(ndev, base + NEURON_DMA_BASE + NEURON_DMA_M2S_TRIGGER);
 }
+
+/**
+ * neuron_hw_core_scrub() - put a core's program state back to its reset values
+ * @ndev: device, live
+ * @core: core index; no program runs on it (its engines were reset)
+ *
+ * Clears what one owner's programs leave for the next: every event and
+ * semaphore of the EVT_SEM unit, every engine's $S registers and feature
+ * flags, and the core's TRACE_ENABLE bits (docs/decisions.md#tenancy "a
+ * core changes hands clean"). AXI_EVT_SEM records must be off already
+ * (neuron_hw_notify_off()), so the clearing writes make none.
+ */
+void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core)
+{
+	u32 evt = NEURON_CORE_BASE(core) + NEURON_EVT_SEM_BASE;
+	u32 i, e;
+
+	for (i = 0; i < NEURON_EVT_SEM_COUNT; i++) {
+		neuron_wr(ndev, evt + NEURON_EVT_SEM_EVENT(i), 0);
+		neuron_wr(ndev, evt + NEURON_EVT_SEM_SET(i), 0);
+	}
+	for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+		for (i = 0; i < NEURON_ENG_NUM_SREGS; i++)
+			neuron_wr(ndev, NEURON_ENG_REG(core, e, NEURON_ENG_SREG(i)), 0);
+		if (ndev->gen != NEURON_GEN_SUNDA)
+			neuron_wr(ndev, NEURON_ENG_REG(core, e, NEURON_ENG_FEATURE_FLAGS), 0);
+	}
+	neuron_wr(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_TRACE_ENABLE), 0);
+	neuron_rd(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_TRACE_ENABLE));
+}

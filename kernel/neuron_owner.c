@@ -78,9 +78,14 @@ static void neuron_owner_drop(struct neuron_file *nfile, u32 c, u32 cause,
 		ndev->eng_owner[c][e] = NULL;
 	}
 	neuron_events_engines_stopped(ndev, c, stopped, cause);
-	/* the next owner starts with no DMA or AXI_EVT_SEM records armed */
-	if (hw)
+	/*
+	 * The next owner starts with no DMA or AXI_EVT_SEM records armed and
+	 * with none of this owner's semaphores, events, $S or flags
+	 */
+	if (hw) {
 		neuron_hw_notify_off(ndev, c);
+		neuron_hw_core_scrub(ndev, c);
+	}
 	ndev->grant_cores &= ~BIT_ULL(c);
 	ndev->owner[c] = NULL;
 	neuron_events_set_owner(ndev, c, NULL);
