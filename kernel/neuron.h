@@ -77,6 +77,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/rbtree.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
@@ -215,6 +216,8 @@ struct neuron_vector {
  * @mem_pool:	allocator of device memory below @prog_base: tenants'
  *		allocations and device-memory rings (neuron_mem.c), or NULL
  * @mem_limit:	tenants may allocate BAR4 offsets [0, @mem_limit)
+ * @mem_quota:	bytes one file may hold of them (sysfs mem_quota; written
+ *		under &neuron_device.lock, read with READ_ONCE())
  * @published:	open() and netlink may find the device (neuron_device.c)
  * @rwsem:	guards @dead and @offline, see the locking notes above
  * @dead:	set once by remove(); afterwards every call returns -ENODEV
@@ -298,6 +301,7 @@ struct neuron_device {
 	u32 timestamp_inc_ps;
 	struct gen_pool *mem_pool;
 	u64 mem_limit;
+	u64 mem_quota;
 
 	bool published;
 
@@ -373,8 +377,9 @@ struct neuron_device {
  * @cores:	bit per core this file owns (&neuron_device.lock)
  * @owner_pid:	thread group that first acquired a core, for core_owners
  * @owner_comm:	its command name then
- * @mem_blocks:	the file's device-memory allocations (neuron_mem.c),
- *		under &neuron_device.lock
+ * @mem_blocks:	the file's device-memory allocations, an rbtree by offset
+ *		(neuron_mem.c), under &neuron_device.lock
+ * @mem_bytes:	bytes those allocations hold (the per-file quota's count)
  * @status:	the file's status page (neuron_status.c): written at open
  *		and by the disable path's first step, freed at release
  */
@@ -395,7 +400,8 @@ struct neuron_file {
 	u64 cores;
 	struct pid *owner_pid;
 	char owner_comm[TASK_COMM_LEN];
-	struct list_head mem_blocks;
+	struct rb_root mem_blocks;
+	u64 mem_bytes;
 	struct neuron_status_page *status;
 };
 

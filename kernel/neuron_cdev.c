@@ -371,7 +371,7 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	}
 	nfile->ndev = ndev;
 	nfile->filp = filp;
-	INIT_LIST_HEAD(&nfile->mem_blocks);
+	nfile->mem_blocks = RB_ROOT;
 
 	ret = neuron_enter(ndev);
 	if (ret)

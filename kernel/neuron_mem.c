@@ -12,13 +12,15 @@
  * One gen_pool covers [0, prog_base) in NEURON_MEM_ALIGN units; each kind
  * of allocation searches only its own part. Pool addresses are offsets
  * plus NEURON_MEM_ALIGN, because gen_pool_alloc() returns 0 for failure
- * and offset 0 is a valid allocation. Each file keeps a list of its
- * allocations under &neuron_device.lock; SUBMIT refuses a program whose
+ * and offset 0 is a valid allocation. Each file keeps its allocations in
+ * an rbtree by offset under &neuron_device.lock (a SUBMIT's check costs
+ * O(log m) per range, not a walk of every allocation); SUBMIT refuses a program whose
  * DGE_COPY reads or writes anything outside them, so no tenant's program
  * can touch another's memory, a ring or a program area.
  */
 #include <linux/genalloc.h>
 #include <linux/list.h>
+#include <linux/rbtree.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/pid.h>
@@ -32,12 +34,13 @@
 
 /**
  * struct neuron_mem_block - one NEURON_IOC_MEM_ALLOC allocation of a file
- * @node:	in &neuron_file.mem_blocks, under &neuron_device.lock
+ * @node:	in &neuron_file.mem_blocks, keyed by @off (blocks of one file
+ *		never overlap), under &neuron_device.lock
  * @off:	BAR4 offset
  * @size:	bytes, a multiple of NEURON_MEM_ALIGN
  */
 struct neuron_mem_block {
-	struct list_head node;
+	struct rb_node node;
 	u64 off;
 	u64 size;
 };
@@ -73,7 +76,8 @@ static unsigned long neuron_mem_algo_span(unsigned long *map,
  * @ndev: device, geometry (mem_size, prog_base) known
  *
  * Half of the memory below the program areas is for tenants
- * (&neuron_device.mem_limit), the rest for device-memory rings.
+ * (&neuron_device.mem_limit), the rest for device-memory rings; one file
+ * may hold half of the tenants' part (&neuron_device.mem_quota).
  *
  * Return: 0 or -ENOMEM.
  */
@@ -84,6 +88,7 @@ int neuron_mem_init(struct neuron_device *ndev)
 
 	ndev->mem_limit = min(round_down(ndev->mem_size / 2, NEURON_MEM_ALIGN),
 			      end);
+	ndev->mem_quota = round_down(ndev->mem_limit / 2, NEURON_MEM_ALIGN);
 	if (!end)
 		return 0;
 	ndev->mem_pool = gen_pool_create(ilog2(NEURON_MEM_ALIGN), nid);
@@ -157,27 +162,69 @@ void neuron_mem_ring_free(struct neuron_device *ndev, u64 off, u64 size)
 	neuron_mem_give(ndev, off, size);
 }
 
+/*
+ * The allocation of @nfile with the highest offset at or below @addr, or
+ * NULL: the only one that can hold @addr, since a file's blocks never
+ * overlap. O(log m) in the file's m allocations.
+ */
+static struct neuron_mem_block *neuron_mem_floor(struct neuron_file *nfile,
+						 u64 addr)
+{
+	struct rb_node *n = nfile->mem_blocks.rb_node;
+	struct neuron_mem_block *best = NULL, *blk;
+
+	while (n) {
+		blk = rb_entry(n, struct neuron_mem_block, node);
+		if (blk->off <= addr) {
+			best = blk;
+			n = n->rb_right;
+		} else {
+			n = n->rb_left;
+		}
+	}
+	return best;
+}
+
 /* The caller's allocation starting at @off, or NULL. */
 static struct neuron_mem_block *neuron_mem_find(struct neuron_file *nfile,
 						u64 off)
 {
-	struct neuron_mem_block *blk;
+	struct neuron_mem_block *blk = neuron_mem_floor(nfile, off);
 
-	list_for_each_entry(blk, &nfile->mem_blocks, node)
-		if (blk->off == off)
-			return blk;
-	return NULL;
+	return blk && blk->off == off ? blk : NULL;
 }
 
 /* Whether an allocation of the caller holds [addr, addr + len). */
 static bool neuron_mem_owned(struct neuron_file *nfile, u64 addr, u64 len)
 {
+	struct neuron_mem_block *blk = neuron_mem_floor(nfile, addr);
+
+	return blk && addr + len <= blk->off + blk->size &&
+	       addr + len > addr;
+}
+
+static void neuron_mem_insert(struct neuron_file *nfile,
+			      struct neuron_mem_block *new)
+{
+	struct rb_node **link = &nfile->mem_blocks.rb_node, *parent = NULL;
 	struct neuron_mem_block *blk;
 
-	list_for_each_entry(blk, &nfile->mem_blocks, node)
-		if (addr >= blk->off && addr + len <= blk->off + blk->size)
-			return true;
-	return false;
+	while (*link) {
+		parent = *link;
+		blk = rb_entry(parent, struct neuron_mem_block, node);
+		link = new->off < blk->off ? &parent->rb_left : &parent->rb_right;
+	}
+	rb_link_node(&new->node, parent, link);
+	rb_insert_color(&new->node, &nfile->mem_blocks);
+	nfile->mem_bytes += new->size;
+}
+
+static void neuron_mem_remove(struct neuron_file *nfile,
+			      struct neuron_mem_block *blk)
+{
+	rb_erase(&blk->node, &nfile->mem_blocks);
+	nfile->mem_bytes -= blk->size;
+	neuron_mem_give(nfile->ndev, blk->off, blk->size);
 }
 
 /**
@@ -192,7 +239,12 @@ static bool neuron_mem_owned(struct neuron_file *nfile, u64 addr, u64 len)
  * out, whoever held the bytes before. Its bookkeeping is charged to the
  * caller's memory cgroup.
  *
- * Return: 0; -EINVAL (size, offset, flags or reserved); -ENOMEM (no free
+ * A file holds at most the device's per-file quota (sysfs mem_quota,
+ * bytes; default half of mem_alloc_limit), so no tenant can take all
+ * device memory (docs/decisions.md#tenancy).
+ *
+ * Return: 0; -EINVAL (size, offset, flags or reserved); -ENOSPC (the
+ * file's allocations would pass the per-file quota); -ENOMEM (no free
  * range, or no memory for the bookkeeping); -EBUSY (FIXED: the range is
  * partly allocated); -EIO (stale file or device offline); -ENODEV.
  */
@@ -226,6 +278,13 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 	if (ret)
 		goto out_free;
 	mutex_lock(&ndev->lock);
+	if (nfile->mem_bytes + size > READ_ONCE(ndev->mem_quota)) {
+		dev_dbg_ratelimited(&ndev->pdev->dev, "MEM_ALLOC by pid %d (%s): %llu bytes held, %llu more would pass the per-file quota of %llu\n",
+				    task_tgid_nr(current), current->comm,
+				    nfile->mem_bytes, size, ndev->mem_quota);
+		ret = -ENOSPC;
+		goto out_unlock;
+	}
 	if (is_fixed)
 		ret = neuron_mem_take(ndev, size, gen_pool_fixed_alloc, &fixed,
 				      &blk->off);
@@ -236,12 +295,13 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 		/* nothing of the block's previous owner reaches this one */
 		memset_io(ndev->mem + blk->off, 0, size);
 		blk->size = size;
-		list_add_tail(&blk->node, &nfile->mem_blocks);
+		neuron_mem_insert(nfile, blk);
 		arg->offset = blk->off;
 		blk = NULL;
 	} else if (is_fixed) {
 		ret = -EBUSY;
 	}
+out_unlock:
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
 out_free:
@@ -307,8 +367,7 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
 		blk = NULL;
 		ret = -EBUSY;
 	} else {
-		list_del(&blk->node);
-		neuron_mem_give(ndev, blk->off, blk->size);
+		neuron_mem_remove(nfile, blk);
 	}
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
@@ -401,11 +460,12 @@ void neuron_mem_release_file(struct neuron_file *nfile)
 {
 	struct neuron_mem_block *blk, *tmp;
 
-	list_for_each_entry_safe(blk, tmp, &nfile->mem_blocks, node) {
-		list_del(&blk->node);
+	rbtree_postorder_for_each_entry_safe(blk, tmp, &nfile->mem_blocks, node) {
 		neuron_mem_give(nfile->ndev, blk->off, blk->size);
 		kfree(blk);
 	}
+	nfile->mem_blocks = RB_ROOT;
+	nfile->mem_bytes = 0;
 }
 
 /**

@@ -47,6 +47,10 @@
  *   event_fanout  "edges <n>": edges handed to open files' event queues;
  *                 "copies <n>": events queued by them. copies / edges is
  *                 the per-edge fan-out cost (neuron_events.c)
+ *   mem_quota     (rw, root) bytes of device memory one open file may hold
+ *                 (MEM_ALLOC past it: -ENOSPC); default half of
+ *                 mem_alloc_limit; a multiple of NEURON_MEM_ALIGN up to
+ *                 mem_alloc_limit (docs/decisions.md#tenancy)
  *   rings_quarantined  "now <n>", "total <n>": rings kept because the
  *                 device never confirmed their queue off, now and since
  *                 probe; freed once bus mastering is off
@@ -321,6 +325,35 @@ static ssize_t rings_quarantined_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(rings_quarantined);
 
+static ssize_t mem_quota_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(ndev->mem_quota));
+}
+
+/* bytes, a multiple of NEURON_MEM_ALIGN up to mem_alloc_limit; root only */
+static ssize_t mem_quota_store(struct device *dev,
+			       struct device_attribute *attr, const char *buf,
+			       size_t count)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u64 val;
+	int ret;
+
+	ret = kstrtou64(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (!val || val > ndev->mem_limit || !IS_ALIGNED(val, NEURON_MEM_ALIGN))
+		return -EINVAL;
+	mutex_lock(&ndev->lock);
+	WRITE_ONCE(ndev->mem_quota, val);
+	mutex_unlock(&ndev->lock);
+	return count;
+}
+static DEVICE_ATTR_RW(mem_quota);
+
 static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
 	&dev_attr_intr_counts.attr,
@@ -334,6 +367,7 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_programs_stopped.attr,
 	&dev_attr_event_fanout.attr,
 	&dev_attr_rings_quarantined.attr,
+	&dev_attr_mem_quota.attr,
 	NULL,
 };
 

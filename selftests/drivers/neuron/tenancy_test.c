@@ -1033,6 +1033,7 @@ TEST_F(ten, core_ioctls)
 	struct neuron_mem_alloc m;
 	__u64 owned, off, off2;
 	__u32 v = 0;
+	char quota[32];
 	int fd = neuron_open(), other = neuron_open();
 
 	ASSERT_LE(0, fd);
@@ -1132,6 +1133,23 @@ TEST_F(ten, core_ioctls)
 	EXPECT_EQ(-ENOENT, mem_free(fd, MEM_A + PAGE)) TH_LOG("not the start");
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_MEM_FREE, &mf));
 	EXPECT_EQ(0, mem_alloc(other, MEM_A + 2 * PAGE, PAGE, NEURON_MEM_F_FIXED, NULL));
+	/*
+	 * The per-file quota: half of mem_alloc_limit by default (16 MiB of
+	 * the VM's 32), -ENOSPC past it, whatever is free; root may raise it
+	 * to the limit (docs/decisions.md#tenancy)
+	 */
+	ASSERT_LT(0, neuron_sysfs_read("mem_quota", quota, sizeof(quota)));
+	EXPECT_STREQ("16777216\n", quota);
+	EXPECT_EQ(-ENOSPC, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, NULL));
+	EXPECT_EQ(-ENOSPC, mem_alloc(fd, 0, (16u << 20) - PAGE, 0, NULL))
+		TH_LOG("2 pages held: 16 MiB - 1 page more passes the quota");
+	ASSERT_EQ(0, mem_alloc(fd, 0, (16u << 20) - 2 * PAGE, 0, &off2))
+		TH_LOG("2 pages held: exactly the quota");
+	EXPECT_EQ(-ENOSPC, mem_alloc(fd, 0, 1, 0, NULL)) TH_LOG("at the quota");
+	EXPECT_EQ(0, mem_alloc(other, 0, PAGE, 0, NULL)) TH_LOG("the quota is per file");
+	EXPECT_EQ(0, mem_free(fd, off2));
+	EXPECT_EQ(-EINVAL, write_str("/sys/class/nnq/nnq0/mem_quota", "100"));
+	ASSERT_EQ(0, write_str("/sys/class/nnq/nnq0/mem_quota", "33554432"));
 	/* the whole range is refused while anything lives; release frees all */
 	EXPECT_EQ(-EBUSY, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, NULL));
 	close(other);
@@ -1144,6 +1162,7 @@ TEST_F(ten, core_ioctls)
 	EXPECT_EQ(0, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, &off))
 		TH_LOG("release freed the memory");
 	close(fd);
+	EXPECT_EQ(0, write_str("/sys/class/nnq/nnq0/mem_quota", "16777216"));
 }
 
 /* ==== memcg ================================================================= */
