@@ -178,6 +178,20 @@ Result<EventStream> EventStream::open(const std::string& path) {
   return EventStream(UniqueFd(fd), path, bytes);
 }
 
+Result<EventStream> EventStream::adopt(UniqueFd fd, const std::string& path) {
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) < 0)
+    return unexpected(Error::from_errno(errno, "fcntl O_NONBLOCK " + path + " (event stream)"));
+  const std::size_t bytes = set_event_size(fd.get());
+  return EventStream(std::move(fd), path, bytes);
+}
+
+Result<EventStream> Device::open_event_stream() const {
+  auto fd = fd_.dup();
+  if (!fd) return unexpected(fd.error());
+  return EventStream::adopt(std::move(*fd), path_);
+}
+
 // ------------------------------------------------------------------ Device
 Result<Device> Device::open(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));

@@ -96,7 +96,12 @@
 #define NEURON_DEV_NAME		"nnq"
 
 #define NEURON_ABI_VERSION	1
-#define NEURON_IOCTL_MAGIC	'N'
+/*
+ * The ioctl type byte: 0xBA has no entry in the kernel's
+ * Documentation/userspace-api/ioctl/ioctl-number.rst ('N', the first
+ * choice, is the USB scanner's and NVMe's; docs/decisions.md#ioctl-magic).
+ */
+#define NEURON_IOCTL_MAGIC	0xBA
 
 /*
  * struct neuron_device_info.capabilities: optional features this driver

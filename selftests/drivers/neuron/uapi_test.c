@@ -85,12 +85,12 @@ struct v0_event {
 	__u64 count;
 };
 
-#define V0_DEVICE_INFO	_IOR('N', 0x00, struct v0_device_info)
-#define V0_NQ_INIT	_IOWR('N', 0x01, struct v0_nq_init)
-#define V0_NQ_DESTROY	_IOW('N', 0x02, struct v0_nq_id)
-#define V0_NQ_INFO	_IOWR('N', 0x03, struct v0_nq_info)
-#define V0_SUBMIT	_IOW('N', 0x04, struct v0_submit)
-#define V0_ENGINE_STATUS _IOWR('N', 0x05, struct v0_engine_status)
+#define V0_DEVICE_INFO	_IOR(0xBA, 0x00, struct v0_device_info)
+#define V0_NQ_INIT	_IOWR(0xBA, 0x01, struct v0_nq_init)
+#define V0_NQ_DESTROY	_IOW(0xBA, 0x02, struct v0_nq_id)
+#define V0_NQ_INFO	_IOWR(0xBA, 0x03, struct v0_nq_info)
+#define V0_SUBMIT	_IOW(0xBA, 0x04, struct v0_submit)
+#define V0_ENGINE_STATUS _IOWR(0xBA, 0x05, struct v0_engine_status)
 
 /* The sizes, worked out by hand from the layouts above. */
 _Static_assert(sizeof(struct v0_device_info) == 80, "v0 DEVICE_INFO");
@@ -256,7 +256,7 @@ TEST(sized_args_out_and_direction)
 	ASSERT_LE(0, fd);
 	/* a known number with the wrong direction is no command */
 	memset(&g, 0, sizeof(g));
-	EXPECT_EQ(-ENOTTY, neuron_ioctl(fd, _IOW('N', 0x00, struct neuron_device_info), &g));
+	EXPECT_EQ(-ENOTTY, neuron_ioctl(fd, _IOW(0xBA, 0x00, struct neuron_device_info), &g));
 	/*
 	 * an out-only command reads nothing in: a larger struct is filled up
 	 * to the kernel's size (80 bytes) and the rest left alone; a smaller

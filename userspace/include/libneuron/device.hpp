@@ -140,14 +140,24 @@ Result<std::size_t> read_events(int fd, std::span<Event> out, std::chrono::milli
 /// NEURON_CAP_EVENT_SIZE), whose events have no `size` field.
 std::size_t set_event_size(int fd) noexcept;
 
-/// A second open file of a device node, non-blocking, used only for its
-/// event queue (read()/poll() of struct neuron_event). The driver keeps one
-/// event queue per open file and queues every edge of the device to each, so
-/// a stream sees all edges from its open on, independently of other readers.
+/// A non-blocking descriptor used only for an open file's event queue
+/// (read()/poll() of struct neuron_event). The driver keeps one event queue
+/// per open file: device-wide edges (reset, PCI error, throttle, fault) go
+/// to every file, but a core's NOTIFIC and ENGINE_STOPPED edges only to the
+/// file that owns the core and to files opened with CAP_SYS_ADMIN
+/// (docs/decisions.md#tenancy). So a stream over a Device's own file
+/// (Device::open_event_stream()) sees that Device's core edges whoever the
+/// caller is; a stream over a new open file (open()) sees its own cores'
+/// only, none without CAP_SYS_ADMIN.
 class EventStream {
  public:
   EventStream() = default;
+  /// A new open file of @p path (O_RDWR | O_NONBLOCK), for events alone.
   static Result<EventStream> open(const std::string& path);
+  /// A stream over an existing open file: @p fd is a descriptor of it
+  /// (made non-blocking here: the flag belongs to the open file, and every
+  /// libneuron reader polls before it reads).
+  static Result<EventStream> adopt(UniqueFd fd, const std::string& path);
   [[nodiscard]] int fd() const noexcept { return fd_.get(); }
   /// See neuron::read_events(); never blocks when timeout is 0.
   Result<std::size_t> read(std::span<Event> out, std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) {
@@ -367,13 +377,17 @@ class Device {
   /// each core (errc::invalid_argument when the path has no index N).
   [[nodiscard]] Result<std::vector<CoreOwner>> core_owners(const std::string& sysfs_class = "/sys/class/nnq") const;
   /// read() events queued on this open file (see neuron::read_events). The
-  /// descriptor is blocking: with several readers of one Device, use an
-  /// EventStream each instead.
+  /// file has one event queue: its EventStreams (open_event_stream()) read
+  /// the same events, so read them in one place.
   [[nodiscard]] Result<std::size_t> read_events(std::span<Event> out, std::chrono::milliseconds timeout) const {
     return neuron::read_events(fd(), out, timeout, "read events " + path_, event_bytes_);
   }
-  /// A separate non-blocking open file of the same node for events.
-  [[nodiscard]] Result<EventStream> open_event_stream() const { return EventStream::open(path_); }
+  /// The events of this open file, through a second descriptor of it: the
+  /// edges of the cores this Device owns (the driver routes them to the
+  /// owning file, also for an unprivileged caller) and every device-wide
+  /// edge. The Device and its streams share one event queue: an event is
+  /// read by one of them.
+  [[nodiscard]] Result<EventStream> open_event_stream() const;
   /// N of /dev/nnqN (the NEURON_A_DEVICE of netlink), if the path ends in it.
   [[nodiscard]] std::optional<std::uint32_t> index() const noexcept;
 
