@@ -247,6 +247,8 @@ struct neuron_vector {
  *		NULL; its engines are reset when it gives the core up
  * @programs_stopped: per [core][engine]: programs the driver stopped while
  *		RUNNING or WAITING (NEURON_EDGE_ENGINE_STOPPED), since probe
+ * @exec_base:	per [core][engine]: EXEC_COUNT when the core's owner took it
+ *		(fdinfo, neuron_fdinfo.c)
  * @nvec:	MSI-X vectors allocated
  * @vec:	per-vector state
  * @irq_lock:	guards the counters below
@@ -324,6 +326,7 @@ struct neuron_device {
 	kuid_t grant_uid[NEURON_MAX_CORES];
 	struct neuron_file *eng_owner[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 	u64 programs_stopped[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	u32 exec_base[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 
 	int nvec;
 	struct neuron_vector vec[NEURON_MAX_VECTORS];
@@ -382,6 +385,7 @@ struct neuron_device {
  * @mem_bytes:	bytes those allocations hold (the per-file quota's count)
  * @status:	the file's status page (neuron_status.c): written at open
  *		and by the disable path's first step, freed at release
+ * @client_id:	unique number of the file, for fdinfo (neuron_fdinfo.c)
  */
 struct neuron_file {
 	struct neuron_device *ndev;
@@ -403,6 +407,7 @@ struct neuron_file {
 	struct rb_root mem_blocks;
 	u64 mem_bytes;
 	struct neuron_status_page *status;
+	u64 client_id;
 };
 
 /* ---- register access ---------------------------------------------------- */
@@ -697,6 +702,11 @@ int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue);
 u32 neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine);
 void neuron_hw_notify_off(struct neuron_device *ndev, u32 core);
 void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core);
+
+/* ---- neuron_fdinfo.c ---------------------------------------------------- */
+struct seq_file;
+void neuron_fdinfo_open(struct neuron_file *nfile);
+void neuron_fdinfo_show(struct seq_file *m, struct file *filp);
 
 /* ---- neuron_uapi.c ------------------------------------------------------ */
 int neuron_bad_field(struct neuron_device *ndev, const char *cmd,

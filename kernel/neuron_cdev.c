@@ -372,6 +372,7 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	nfile->ndev = ndev;
 	nfile->filp = filp;
 	nfile->mem_blocks = RB_ROOT;
+	neuron_fdinfo_open(nfile);
 
 	ret = neuron_enter(ndev);
 	if (ret)
@@ -464,6 +465,7 @@ static const struct file_operations neuron_fops = {
 	.unlocked_ioctl = neuron_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = neuron_mmap,
+	.show_fdinfo = neuron_fdinfo_show,
 };
 
 /**
