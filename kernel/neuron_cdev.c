@@ -535,6 +535,7 @@ void neuron_cdev_unregister(struct neuron_device *ndev)
 {
 	neuron_id_unpublish(ndev);
 	device_destroy(&neuron_class, neuron_devt(ndev->id));
+	ndev->cdevice = NULL;	/* no uevent of the disable path after this */
 	cdev_del(ndev->cdev);
 	ndev->cdev = NULL;
 }

@@ -37,6 +37,36 @@
 #include "neuron.h"
 #include "neuron_trace.h"
 
+static const char *const neuron_cause_names[NEURON_RESET_CAUSES] = {
+	[NEURON_RESET_REMOVE] = "remove",
+	[NEURON_RESET_FLR] = "flr",
+	[NEURON_RESET_PCI_ERROR] = "pci_error",
+	[NEURON_RESET_SUSPEND] = "suspend",
+	[NEURON_RESET_SHUTDOWN] = "shutdown",
+};
+
+/*
+ * A KOBJ_CHANGE uevent of /dev/nnqN's class device, so udev rules and
+ * fleet agents see state changes without polling
+ * (docs/decisions.md#uevents): NNQ_STATE=offline|online|removing and,
+ * when the change has one, NNQ_CAUSE=<enum neuron_reset_cause name>.
+ */
+static void neuron_uevent(struct neuron_device *ndev, const char *state,
+			  enum neuron_reset_cause cause)
+{
+	char st[32], ca[32];
+	char *envp[] = { st, ca, NULL };
+
+	if (!ndev->cdevice)
+		return;
+	snprintf(st, sizeof(st), "NNQ_STATE=%s", state);
+	if (cause > 0 && cause < NEURON_RESET_CAUSES)
+		snprintf(ca, sizeof(ca), "NNQ_CAUSE=%s", neuron_cause_names[cause]);
+	else
+		envp[1] = NULL;
+	kobject_uevent_env(&ndev->cdevice->kobj, KOBJ_CHANGE, envp);
+}
+
 /**
  * neuron_dev_enable() - bring a reset (or newly probed) device into service
  * @ndev: device, BAR0 mapped, geometry and instance number known
@@ -69,6 +99,7 @@ int neuron_dev_enable(struct neuron_device *ndev)
 	down_write(&ndev->rwsem);
 	ndev->offline = 0;
 	up_write(&ndev->rwsem);
+	neuron_uevent(ndev, "online", 0);
 out:
 	trace_neuron_enable(ndev->id, ret);
 	return ret;
@@ -93,6 +124,8 @@ static void neuron_dev_fence(struct neuron_device *ndev,
 	else
 		ndev->offline = 1;
 	up_write(&ndev->rwsem);
+	neuron_uevent(ndev, cause == NEURON_RESET_REMOVE ? "removing" : "offline",
+		      cause);
 }
 
 /**

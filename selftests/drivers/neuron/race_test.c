@@ -9,7 +9,7 @@
  * DMA-API debugging behind the IOMMU, and the module's unload afterwards
  * finds every ring and block of device memory returned.
  *
- *   race_test [flr] [unbind] [close] [munmap] [ioctl] [poll]
+ *   race_test [flr] [unbind] [uevent] [close] [munmap] [ioctl] [poll]
  *
  * Without arguments: the groups and actions of the kernel command line
  * ("neuron_race=flr,unbind,close,..."), else both groups and every action.
@@ -20,13 +20,18 @@
  * it stalls), its event subscription and its status page.
  *
  * The step numbers are the table of docs/decisions.md#pause-points,
- * written here as literals.
+ * written here as literals. The uevent group listens on a
+ * NETLINK_KOBJECT_UEVENT socket across an FLR: a change uevent with
+ * NNQ_STATE=offline and NNQ_CAUSE=flr, then one with NNQ_STATE=online
+ * (docs/decisions.md#uevents).
  */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <linux/netlink.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -287,6 +292,75 @@ TEST_F_TIMEOUT(unbind, every_step_every_action, 1200)
 	walk(_metadata, true);
 }
 
+/* ---- uevents: what a listener sees of a reset (docs/decisions.md#uevents) */
+
+/*
+ * The next uevent of /dev/nnq0's class device within @ms whose keys hold
+ * @want (e.g. "NNQ_STATE=offline"), with every key into @keys ("\n"
+ * separated); 0 or -ETIMEDOUT.
+ */
+static int wait_uevent(int sock, const char *want, unsigned int ms,
+		       char *keys, size_t len)
+{
+	uint64_t deadline = neuron_now_ms() + ms;
+	char buf[4096];
+
+	while (neuron_now_ms() < deadline) {
+		struct pollfd p = { .fd = sock, .events = POLLIN };
+		ssize_t n;
+		bool ours = false, match = false;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = recv(sock, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		keys[0] = 0;
+		/* "ACTION@DEVPATH\0KEY=VALUE\0..." */
+		for (char *k = buf; k < buf + n; k += strlen(k) + 1) {
+			if (!strcmp(k, "DEVNAME=nnq0"))
+				ours = true;
+			if (!strcmp(k, want))
+				match = true;
+			strncat(keys, k, len - strlen(keys) - 2);
+			strcat(keys, "\n");
+		}
+		if (ours && match)
+			return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+FIXTURE(uevent) {};
+FIXTURE_SETUP(uevent) {}
+FIXTURE_TEARDOWN(uevent) {}
+
+TEST_F_TIMEOUT(uevent, flr_offline_then_online, 120)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	char bdf[32], path[128], keys[1024];
+	int sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+			  NETLINK_KOBJECT_UEVENT);
+
+	ASSERT_LE(0, sock);
+	ASSERT_EQ(0, bind(sock, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
+	ASSERT_EQ(0, write_str(path, "1"));
+	ASSERT_EQ(0, wait_uevent(sock, "NNQ_STATE=offline", RACE_GUARD_MS,
+				 keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	EXPECT_NE(NULL, strstr(keys, "ACTION=change\n"));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_CAUSE=flr\n"));
+	ASSERT_EQ(0, wait_uevent(sock, "NNQ_STATE=online", RACE_GUARD_MS,
+				 keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	EXPECT_EQ(NULL, strstr(keys, "NNQ_CAUSE="));
+	close(sock);
+	EXPECT_EQ(0, device_works(0, 0));
+}
+
 /* the last "neuron_race=WORD,..." of /proc/cmdline, or NULL */
 static char *cmdline_words(void)
 {
@@ -308,7 +382,7 @@ static char *cmdline_words(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const groups_all[] = { "flr", "unbind" };
+	static const char *const groups_all[] = { "flr", "unbind", "uevent" };
 	const char *sel[8];
 	bool some_action = false;
 	size_t nsel = 0;
@@ -334,7 +408,8 @@ int main(int argc, char **argv)
 		}
 	}
 	for (size_t i = 0; i < nsel; i++) {
-		if (strcmp(sel[i], "flr") && strcmp(sel[i], "unbind")) {
+		if (strcmp(sel[i], "flr") && strcmp(sel[i], "unbind") &&
+		    strcmp(sel[i], "uevent")) {
 			fprintf(stderr, "race_test: unknown word %s\n", sel[i]);
 			return 2;
 		}
