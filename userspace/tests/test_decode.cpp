@@ -268,6 +268,27 @@ TEST(Decode, ErrorInterruptForm) {
   EXPECT_EQ(y.block_id, 1);
   EXPECT_NE(to_text(d2).find("SW_OVERFLOW|AXI_WRITE_ERROR"), std::string::npos) << to_text(d2);
   EXPECT_TRUE(is_error(d2));
+  EXPECT_FALSE(is_throttle(d2));
+  EXPECT_TRUE(is_error(decode(r)));  // group 2, device faults
+  EXPECT_FALSE(is_throttle(decode(r)));
+}
+
+// Throttle is a condition, not an error (docs/hardware.md#throttle): group 1,
+// block 4 (SP): 1 | 4 << 3 = 0x21 -> 21 00; header 0x83; level 7 -> 07 00 00 00.
+// No queue hint is needed: the group field says it.
+TEST(Decode, ThrottleRecordIsNotAnError) {
+  const Record r = bytes({0x21, 0x00, 0x00, 0x83, 0x07, 0x00, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Decoded d = decode(r);
+  const auto& x = as<Interrupt>(d);
+  EXPECT_EQ(x.group, NEURON_ISA_INTERRUPT_GROUP_THROTTLE);
+  EXPECT_EQ(x.block_id, 4);
+  EXPECT_EQ(x.cause_bits, 7u);
+  EXPECT_TRUE(is_throttle(d));
+  EXPECT_FALSE(is_error(d));
+  EXPECT_TRUE(is_throttle(decode(r, QueueClass::Throttle)));
+  // a TPB_ERROR is an error and no throttle
+  EXPECT_TRUE(is_error(decode(kDgeOob)));
+  EXPECT_FALSE(is_throttle(decode(kDgeOob)));
 }
 
 TEST(Decode, AllThirtyTwoTypeCodes) {
