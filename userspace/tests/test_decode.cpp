@@ -143,6 +143,19 @@ TEST(Decode, DgeMetadataOnTheDgeQueue) {
   EXPECT_NE(to_text(d).find("4096 packets per DMA engine on engines {0,15}"), std::string::npos) << to_text(d);
 }
 
+// docs/decisions.md#dge-metadata-route: the route decides which queue is the
+// DGE's. 0x01743210 is the default with the DGE class (5) on queue 7.
+TEST(Decode, DgeMetadataFollowsTheRoute) {
+  constexpr std::uint32_t route = 0x01743210u;
+  EXPECT_EQ(queue_class(7, route), QueueClass::Dge);
+  EXPECT_EQ(queue_class(5, route), QueueClass::Any);
+  EXPECT_TRUE(std::holds_alternative<DgeMetadata>(decode(kDge, queue_class(7, route))));
+  EXPECT_TRUE(std::holds_alternative<Explicit>(decode(kDge, queue_class(5, route))));
+  // DGE sharing queue 1 with EXPLICIT (0x01143210): the lower class names the
+  // queue, so the bytes are EXPLICIT there; only a queue of its own is the DGE's
+  EXPECT_EQ(queue_class(1, 0x01143210u), QueueClass::Explicit);
+}
+
 TEST(Decode, DgeMetadataExplicitlyAndAsPlainExplicitElsewhere) {
   auto m = decode_dge_metadata(kDge);
   ASSERT_TRUE(m.has_value());
