@@ -12,7 +12,21 @@
 #      *.md files. An anchor exists if the document has id="anchor" (or
 #      name="anchor") or a heading whose GitHub slug is "anchor";
 #   3. every relative link in docs/*.md and README.md points to a file or
-#      directory that exists, one line per document.
+#      directory that exists, one line per document;
+#   4. the interrupt-cause table (docs/device-model.md#intr-cause-table)
+#      agrees with the UAPI and the tests: its rows are exactly the causes
+#      of enum neuron_notific_intr (include/uapi/linux/neuron_record.h),
+#      each under the enum's name and number; and for each cause some test
+#      asserts that it was raised, one line per cause. A test asserts cause
+#      N NAME when one statement (lines joined up to the ';') of the qtest
+#      (emulator/tests/qtest/neuron-tpb-test.c), devtest
+#      (emulator/tests/devtest.c) or a kselftest
+#      (selftests/drivers/neuron/*.c) is an assertion (g_assert*, CHECK,
+#      EXPECT_*, ASSERT_*) that names NEURON_NOTIFIC_INTR_NAME, or, in the
+#      qtest's style, reads N_INTR_STATUS and names "1u << N"; an assertion
+#      that the cause is absent (CHECK(!..., EXPECT_EQ(0, ..., EXPECT_FALSE,
+#      "==, 0)") does not count. Cheap and textual: it proves a test looks
+#      for the number, not that the test passes (make check runs them).
 # Files: those git tracks plus untracked ones it does not ignore (or every
 # file, outside a git tree). Exits non-zero if any line is "not ok".
 #
@@ -173,6 +187,57 @@ for f in README.md docs/*.md; do
 		result 0 "$f: $count relative links, all resolve"
 	fi
 done
+
+# ---- 4. the interrupt-cause table against the UAPI enum and the tests
+uapi=include/uapi/linux/neuron_record.h
+# "N NAME" for each enum neuron_notific_intr value but the alias RESERVED
+sed -n '/^enum neuron_notific_intr {/,/^};/p' "$uapi" |
+	sed -nE 's/^[ \t]*NEURON_NOTIFIC_INTR_([A-Z0-9_]+)[ \t]*=[ \t]*([0-9]+).*/\2 \1/p' |
+	grep -v ' RESERVED$' | sort -n >"$tmp/enum"
+# "N NAME" for each "| intr_N | NAME |" row of the table
+awk '
+	/<a id="intr-cause-table">/ { t = 1; next }
+	t && /^## / && seen { exit }
+	t && /^## / { seen = 1; next }
+	t && /^\| intr_[0-9]+ \|/ {
+		split($0, c, "|"); n = c[2]; name = c[3]
+		gsub(/[ \t]|intr_/, "", n); gsub(/[ \t`]/, "", name)
+		print n " " name
+	}' docs/device-model.md | sort -n >"$tmp/table"
+if [ ! -s "$tmp/enum" ] || [ ! -s "$tmp/table" ]; then
+	result 1 "intr-cause table: no enum ($(wc -l <"$tmp/enum")) or no table rows ($(wc -l <"$tmp/table"))"
+elif ! diff "$tmp/enum" "$tmp/table" >"$tmp/tdiff"; then
+	sed -e 's/^</uapi enum:/' -e 's/^>/docs table:/' "$tmp/tdiff" | grep -E '^(uapi|docs)' | diag
+	result 1 "docs/device-model.md#intr-cause-table: rows differ from enum neuron_notific_intr"
+else
+	result 0 "docs/device-model.md#intr-cause-table: $(wc -l <"$tmp/table") rows, the causes of enum neuron_notific_intr"
+fi
+# "FILE:LINE<TAB>statement" for every assertion statement of the tests
+for f in emulator/tests/qtest/neuron-tpb-test.c emulator/tests/devtest.c selftests/drivers/neuron/*.c; do
+	[ -f "$f" ] || continue
+	awk -v f="$f" '
+		{
+			if (st == "") first = FNR
+			line = $0; sub(/\/\/.*/, "", line)
+			st = st " " line
+			if (line ~ /;[ \t]*$/ || line ~ /[{}][ \t]*$/) {
+				if (st ~ /(g_assert[a-z_]*|[^A-Za-z_]CHECK|EXPECT_[A-Z_]+|ASSERT_[A-Z_]+)[ \t]*\(/)
+					print f ":" first "\t" st
+				st = ""
+			}
+		}' "$f"
+done >"$tmp/asserts"
+absent='CHECK[ \t]*\([ \t]*!|(EXPECT|ASSERT)_EQ[ \t]*\([ \t]*0[ \t]*,|(EXPECT|ASSERT)_FALSE|==,[ \t]*0[ \t]*\)'
+while read -r num name; do
+	hit=$(grep -E "NEURON_NOTIFIC_INTR_${name}([^A-Z0-9_]|\$)|N_INTR_STATUS.*1u << ${num}([^0-9]|\$)" "$tmp/asserts" |
+		grep -Ev "$absent" | head -1 | cut -f1)
+	if [ -n "$hit" ]; then
+		result 0 "intr_$num $name: a test asserts it was raised ($hit)"
+	else
+		echo "no assertion that intr_$num ($name) was raised in the qtest, devtest or kselftests" | diag
+		result 1 "intr_$num $name: named in docs/device-model.md#intr-cause-table, asserted raised by no test"
+	fi
+done <"$tmp/table"
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -185,14 +185,16 @@ int libneuron_queue_fd(const libneuron_queue* q) {
   return q->q.wake_fd();
 }
 
-int libneuron_record_decode(const libneuron_record* rec, int queue, libneuron_decoded* out) {
-  return guarded("libneuron_record_decode", [&]() -> int {
-    if (rec == nullptr) return fail(EINVAL, "libneuron_record_decode: rec is NULL");
-    if (out == nullptr) return fail(EINVAL, "libneuron_record_decode: out is NULL");
+namespace {
+
+// Fills @out from @rec decoded with the queue class @cls; @unsure: the caller
+// named no queue, so an EXPLICIT with debug_hint 1 may be DGE_METADATA
+// (docs/decisions.md#dge-metadata-route), and the text says so.
+void decode_into(const libneuron_record* rec, neuron::QueueClass cls, bool unsure, libneuron_decoded* out) {
+  {
     neuron::Record r;
     std::memcpy(r.bytes.data(), rec->bytes, sizeof rec->bytes);
-    const neuron::Decoded d =
-        neuron::decode(r, queue < 0 ? neuron::QueueClass::Any : neuron::queue_class(static_cast<unsigned>(queue)));
+    const neuron::Decoded d = neuron::decode(r, cls);
     *out = libneuron_decoded{};
     out->kind = static_cast<std::uint32_t>(d.index());
     const neuron::Meta& m = neuron::meta_of(d);
@@ -222,10 +224,36 @@ int libneuron_record_decode(const libneuron_record* rec, int queue, libneuron_de
           }
         },
         d);
-    const std::string text = neuron::to_text(d);
+    std::string text = neuron::to_text(d);
+    const auto* x = std::get_if<neuron::Explicit>(&d);
+    if (unsure && x && x->debug_hint == NEURON_ISA_TPB_INSTRUCTION_METADATA_TYPE_DGE)
+      text += " (or DGE_METADATA: the queue decides)";
     const std::size_t n = std::min(text.size(), sizeof out->text - 1);
     std::memcpy(out->text, text.data(), n);
     out->text[n] = '\0';
+  }
+}
+
+}  // namespace
+
+int libneuron_record_decode(const libneuron_record* rec, int queue, libneuron_decoded* out) {
+  return guarded("libneuron_record_decode", [&]() -> int {
+    if (rec == nullptr) return fail(EINVAL, "libneuron_record_decode: rec is NULL");
+    if (out == nullptr) return fail(EINVAL, "libneuron_record_decode: out is NULL");
+    decode_into(rec, queue < 0 ? neuron::QueueClass::Any : neuron::queue_class(static_cast<unsigned>(queue)),
+                queue < 0, out);
+    return 0;
+  });
+}
+
+int libneuron_record_decode_route(const libneuron_record* rec, int queue, uint32_t route, libneuron_decoded* out) {
+  return guarded("libneuron_record_decode_route", [&]() -> int {
+    if (rec == nullptr) return fail(EINVAL, "libneuron_record_decode_route: rec is NULL");
+    if (out == nullptr) return fail(EINVAL, "libneuron_record_decode_route: out is NULL");
+    if (queue < 0 || queue >= NEURON_NUM_SW_QUEUES)
+      return fail(EINVAL, fmt::format("libneuron_record_decode_route: queue {} is not 0..{}", queue,
+                                      NEURON_NUM_SW_QUEUES - 1));
+    decode_into(rec, neuron::queue_class(static_cast<unsigned>(queue), route), false, out);
     return 0;
   });
 }

@@ -186,8 +186,13 @@ const char* kind_name(const Decoded& d) noexcept {
   return names[d.index()];
 }
 
+bool is_throttle(const Decoded& d) noexcept {
+  const auto* i = std::get_if<Interrupt>(&d);
+  return i != nullptr && i->group == NEURON_ISA_INTERRUPT_GROUP_THROTTLE;
+}
+
 bool is_error(const Decoded& d) noexcept {
-  return std::holds_alternative<TpbError>(d) || std::holds_alternative<Interrupt>(d);
+  return std::holds_alternative<TpbError>(d) || (std::holds_alternative<Interrupt>(d) && !is_throttle(d));
 }
 
 std::string tpb_error_name(std::uint8_t id) {

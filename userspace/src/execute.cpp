@@ -26,6 +26,7 @@ const char* status_name(ExecStatus s) noexcept {
     case ExecStatus::Timeout: return "TIMEOUT";
     case ExecStatus::CompletedWithError: return "COMPLETED_WITH_ERR";
     case ExecStatus::SwNqOverflow: return "SW_NQ_OVERFLOW";
+    case ExecStatus::CompletedThrottled: return "COMPLETED_THROTTLED";
   }
   return "UNKNOWN";
 }
@@ -336,6 +337,10 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
       CollectedRecord c{core, queue, r, decode(r, cls)};
       if (r.sw_overflow() || r.hw_overflow()) res.overflow_seen = true;
       if (!res.first_error && is_error(c.decoded)) res.first_error = c;
+      if (is_throttle(c.decoded)) {
+        if (!res.first_throttle) res.first_throttle = c;
+        ++res.throttle_records;
+      }
       if (opt.on_record) opt.on_record(c);
       if (opt.keep_records) res.records.push_back(std::move(c));
     }
@@ -441,6 +446,7 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   if (res.overflow_seen) res.status = ExecStatus::SwNqOverflow;
   else if (!res.completed) res.status = ExecStatus::Timeout;
   else if (res.first_error || halted) res.status = ExecStatus::CompletedWithError;
+  else if (res.throttle_records) res.status = ExecStatus::CompletedThrottled;
   else res.status = ExecStatus::Ok;
   res.elapsed = clock::now() - start;
   return res;

@@ -46,13 +46,20 @@ std::string dma_engines(std::uint16_t map) {
   return s.empty() ? "none" : s;
 }
 
-// metadata info of a DGE structural error: 1 src, 2 dst, 4 backend
+// metadata info of a DGE structural error (docs/device-model.md "DGE copy"
+// step 1, #dma-engines): 0x01 src, 0x02 dst (BOUND_CHECK_REG or indirect
+// flags), 0x04 backend, 0x08 index encoding, 0x10 length (more packets than
+// 16 DMA engines x 4096 take: above 4 MiB)
+constexpr std::uint8_t kDgeInvalidLength = 0x10;
 std::string dge_invalid_parts(std::uint8_t info) {
   std::string s;
   const auto add = [&s](const char* p) { s += (s.empty() ? "" : ", ") + std::string(p); };
   if (info & 1) add("bad src bound check");
   if (info & 2) add("bad dst bound check");
   if (info & 4) add("unknown backend");
+  if (info & 8) add("bad index encoding");
+  if (info & kDgeInvalidLength) add("length above 4 MiB (more than 16 DMA engines x 4096 packets of 64 bytes)");
+  if (info & ~0x1f) add(fmt::format("unknown bits 0x{:02x}", info & ~0x1f).c_str());
   return s.empty() ? fmt::format("info 0x{:02x}", info) : s;
 }
 
@@ -244,6 +251,9 @@ std::string explain(const TpbError& e, const Program& program, unsigned core) {
     if (q.info & 4) add(fmt::format("backend {} is none of none (0), pool (1), rtl (2)", d.backend));
     if (q.info & 8) add(fmt::format("index encoding: mode byte 0x{:02x}, index table 0x{:x}, len {}", in.flags,
                                     in.reserved0, d.length));
+    if (q.info & kDgeInvalidLength)
+      add(fmt::format("len {} (0x{:x}) is above 4 MiB: more than 16 DMA engines x 4096 packets of 64 bytes",
+                      d.length, d.length));
     if (parts.empty()) parts = fmt::format("info 0x{:02x}", q.info);
     return fmt::format("DGE descriptor structurally invalid {}: {}; {} ({}); the host sees no completion "
                        "(TIMEOUT) plus this record",

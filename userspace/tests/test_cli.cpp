@@ -105,6 +105,9 @@ TEST(Cli, ExitCodeOfEachStatus) {
   EXPECT_EQ(exit_code(ExecStatus::CompletedWithError), 4);
   EXPECT_EQ(exit_code(ExecStatus::SwNqOverflow), 5);
   EXPECT_EQ(exit_code(static_cast<ExecStatus>(4242)), 6);
+  // appended (issue 28): throttle is its own outcome, not 4
+  EXPECT_EQ(static_cast<int>(ExecStatus::CompletedThrottled), 2001);
+  EXPECT_EQ(exit_code(ExecStatus::CompletedThrottled), 7);
 }
 
 TEST(Cli, UsageErrorsAreOneDeviceErrorsTwo) {

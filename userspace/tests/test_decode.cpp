@@ -143,6 +143,19 @@ TEST(Decode, DgeMetadataOnTheDgeQueue) {
   EXPECT_NE(to_text(d).find("4096 packets per DMA engine on engines {0,15}"), std::string::npos) << to_text(d);
 }
 
+// docs/decisions.md#dge-metadata-route: the route decides which queue is the
+// DGE's. 0x01743210 is the default with the DGE class (5) on queue 7.
+TEST(Decode, DgeMetadataFollowsTheRoute) {
+  constexpr std::uint32_t route = 0x01743210u;
+  EXPECT_EQ(queue_class(7, route), QueueClass::Dge);
+  EXPECT_EQ(queue_class(5, route), QueueClass::Any);
+  EXPECT_TRUE(std::holds_alternative<DgeMetadata>(decode(kDge, queue_class(7, route))));
+  EXPECT_TRUE(std::holds_alternative<Explicit>(decode(kDge, queue_class(5, route))));
+  // DGE sharing queue 1 with EXPLICIT (0x01143210): the lower class names the
+  // queue, so the bytes are EXPLICIT there; only a queue of its own is the DGE's
+  EXPECT_EQ(queue_class(1, 0x01143210u), QueueClass::Explicit);
+}
+
 TEST(Decode, DgeMetadataExplicitlyAndAsPlainExplicitElsewhere) {
   auto m = decode_dge_metadata(kDge);
   ASSERT_TRUE(m.has_value());
@@ -268,6 +281,27 @@ TEST(Decode, ErrorInterruptForm) {
   EXPECT_EQ(y.block_id, 1);
   EXPECT_NE(to_text(d2).find("SW_OVERFLOW|AXI_WRITE_ERROR"), std::string::npos) << to_text(d2);
   EXPECT_TRUE(is_error(d2));
+  EXPECT_FALSE(is_throttle(d2));
+  EXPECT_TRUE(is_error(decode(r)));  // group 2, device faults
+  EXPECT_FALSE(is_throttle(decode(r)));
+}
+
+// Throttle is a condition, not an error (docs/hardware.md#throttle): group 1,
+// block 4 (SP): 1 | 4 << 3 = 0x21 -> 21 00; header 0x83; level 7 -> 07 00 00 00.
+// No queue hint is needed: the group field says it.
+TEST(Decode, ThrottleRecordIsNotAnError) {
+  const Record r = bytes({0x21, 0x00, 0x00, 0x83, 0x07, 0x00, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Decoded d = decode(r);
+  const auto& x = as<Interrupt>(d);
+  EXPECT_EQ(x.group, NEURON_ISA_INTERRUPT_GROUP_THROTTLE);
+  EXPECT_EQ(x.block_id, 4);
+  EXPECT_EQ(x.cause_bits, 7u);
+  EXPECT_TRUE(is_throttle(d));
+  EXPECT_FALSE(is_error(d));
+  EXPECT_TRUE(is_throttle(decode(r, QueueClass::Throttle)));
+  // a TPB_ERROR is an error and no throttle
+  EXPECT_TRUE(is_error(decode(kDgeOob)));
+  EXPECT_FALSE(is_throttle(decode(kDgeOob)));
 }
 
 TEST(Decode, AllThirtyTwoTypeCodes) {

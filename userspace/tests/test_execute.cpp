@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include <unistd.h>
@@ -45,6 +46,9 @@ class FakeTarget : public ExecTarget {
   bool fail_open = false;
   bool stuck = false;  // engines never finish
   bool fail_features = false;
+  /// THROTTLE_CTRL armed: each THROTTLE writes an ERROR record of group
+  /// throttle to queue 4 (docs/hardware.md#throttle); unarmed, nothing.
+  bool throttle_armed = false;
   std::uint64_t now_ps = 1000;
   std::map<std::pair<unsigned, unsigned>, std::uint32_t> state;
   std::vector<std::pair<unsigned, unsigned>> opened;
@@ -95,6 +99,17 @@ class FakeTarget : public ExecTarget {
       if (trace) push(core, 0, word0(pc, in.debug_hint, 0x04 + 4 * engine), 1, 0);
       if (in.opcode == NEURON_OP_NOTIFY) push(core, 1, word0(pc, in.debug_hint, 0x06 + 4 * engine), 1, in.operand.arg.debug_hint_extended);
       bool halt = false;
+      if (in.opcode == NEURON_OP_THROTTLE && throttle_armed) {
+        // interrupt form: le16 {group:3 = 1 throttle, block_id:7 = engine} @0,
+        // header 0x03 @3, cause_bits = level @4 (docs/hardware.md#rec-interrupt)
+        Record r;
+        const std::uint32_t w = NEURON_ISA_INTERRUPT_GROUP_THROTTLE | (engine << 3);
+        r.bytes[0] = static_cast<std::uint8_t>(w);
+        r.bytes[1] = static_cast<std::uint8_t>(w >> 8);
+        r.bytes[3] = NEURON_ISA_NOTIFICATION_TYPE_ERROR;
+        for (int b = 0; b < 4; ++b) r.bytes[4 + b] = static_cast<std::uint8_t>(in.operand.arg.value >> (8 * b));
+        put(core, 4, r, 0);
+      }
       if (in.opcode == NEURON_OP_FP_ERROR) {
         // TPB_ERROR: error_id @0, metadata_lo @1, header @3, metadata_hi {block, pc} @4
         Record r;
@@ -311,6 +326,52 @@ TEST(Execute, NonfatalErrorRecordIsReported) {
   EXPECT_EQ(static_cast<int>(r.status), 1004);
   ASSERT_TRUE(r.first_error);
   EXPECT_EQ(std::get<TpbError>(r.first_error->decoded).error_id, NEURON_ISA_TPB_ERROR_FP_NAN);
+}
+
+// Throttle is a condition, not an error (issue 28 item 4): a throttle-armed
+// run whose only non-OK records are throttle records ends COMPLETED_THROTTLED
+// (2001), not COMPLETED_WITH_ERR (1004).
+TEST(Execute, ThrottleArmedRunIsCompletedThrottledNotCompletedWithError) {
+  FakeTarget t;
+  t.throttle_armed = true;
+  auto r = execute(t, prog("[pool]\nthrottle 5\nthrottle 6\nhalt\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::CompletedThrottled);
+  EXPECT_EQ(static_cast<int>(r.status), 2001);
+  EXPECT_STREQ(status_name(r.status), "COMPLETED_THROTTLED");
+  EXPECT_TRUE(r.completed);
+  EXPECT_FALSE(r.first_error);
+  EXPECT_EQ(r.throttle_records, 2u);
+  ASSERT_TRUE(r.first_throttle);
+  EXPECT_EQ(r.first_throttle->core, 0u);
+  EXPECT_EQ(r.first_throttle->queue, 4u);
+  // POOL (2), level 5: word0 = 1 | 2 << 3 = 0x0011 -> 11 00, header 0x83
+  // (phase 1 | ERROR 0x03), cause_bits 5 -> 05 00 00 00
+  const std::uint8_t want[8] = {0x11, 0x00, 0x00, 0x83, 0x05, 0x00, 0x00, 0x00};
+  EXPECT_EQ(0, std::memcmp(r.first_throttle->raw.bytes.data(), want, sizeof want));
+  const auto& i = std::get<Interrupt>(r.first_throttle->decoded);
+  EXPECT_EQ(i.group, 1);
+  EXPECT_EQ(i.block_id, 2);
+  EXPECT_EQ(i.cause_bits, 5u);
+}
+
+TEST(Execute, ThrottleWithAnErrorIsCompletedWithErrorAndTheErrorIsFirst) {
+  FakeTarget t;
+  t.throttle_armed = true;
+  // the throttle record comes first, the error record second
+  auto r = execute(t, prog("[pool]\nthrottle 5\nfp_error FP_NAN\nhalt\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::CompletedWithError);
+  EXPECT_EQ(static_cast<int>(r.status), 1004);
+  ASSERT_TRUE(r.first_error);
+  EXPECT_EQ(std::get<TpbError>(r.first_error->decoded).error_id, NEURON_ISA_TPB_ERROR_FP_NAN);
+  EXPECT_EQ(r.throttle_records, 1u);
+}
+
+TEST(Execute, ThrottleNotArmedWritesNoRecordAndIsOk) {
+  FakeTarget t;
+  auto r = execute(t, prog("[pool]\nthrottle 5\nhalt\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Ok);
+  EXPECT_EQ(r.throttle_records, 0u);
+  EXPECT_FALSE(r.first_throttle);
 }
 
 TEST(Execute, OverflowSeenIsSwNqOverflow) {

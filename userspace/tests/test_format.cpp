@@ -66,6 +66,41 @@ TEST(Format, DgeInvalidAndFpErrorsReadAsActions) {
   EXPECT_NE(s.find("engine halted; reset it"), std::string::npos) << s;
 }
 
+// info bit 0x10 of a DGE structural error: the length (docs/device-model.md
+// "DGE copy" step 1, #dma-engines: above 4 MiB no split exists).
+// SEQUENCER_FATAL, metadata_lo {DGE_INVALID 6, bc_reg 0, direction 0} = 0x0006 -> 06 00,
+// header 0x9f, metadata_hi {POOL 2, pc 1, info 0x10} = 2 | 1 << 4 | 0x10 << 16 = 0x00100012.
+TEST(Format, DgeInvalidLengthBitIsNamed) {
+  const Record r = bytes({0x0a, 0x06, 0x00, 0x9f, 0x12, 0x00, 0x10, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const auto e = std::get<TpbError>(decode(r));
+  EXPECT_EQ(e.sequencer.info, 0x10);
+  std::string s = to_text(decode(r));
+  EXPECT_NE(s.find("structurally invalid on POOL at pc 0x1: length above 4 MiB"), std::string::npos) << s;
+  EXPECT_EQ(s.find("info 0x10"), std::string::npos) << s;
+  // info 0x18: index encoding and length, in bit order; 0x12 -> 12 00 18 00
+  Record r2 = r;
+  r2.bytes[6] = 0x18;
+  s = to_text(decode(r2));
+  EXPECT_NE(s.find("bad index encoding, length above 4 MiB"), std::string::npos) << s;
+  // a bit beyond 0x10 is shown, not dropped: info 0x30 -> 12 00 30 00
+  r2.bytes[6] = 0x30;
+  s = to_text(decode(r2));
+  EXPECT_NE(s.find("length above 4 MiB"), std::string::npos) << s;
+  EXPECT_NE(s.find("unknown bits 0x20"), std::string::npos) << s;
+}
+
+TEST(Format, DgeInvalidLengthExplainedAgainstTheProgram) {
+  // 0x400001 bytes = 65537 packets of 64 bytes > 16 x 4096
+  auto p = assemble("[pool]\ndge src=0x0 dst=0x800000 len=0x400001\nhalt\n", "long.nq");
+  ASSERT_TRUE(p) << p.error().message();
+  // SEQUENCER_FATAL DGE_INVALID: 06 00; POOL pc 0 info 0x10: 02 00 10 00
+  const Record r = bytes({0x0a, 0x06, 0x00, 0x9f, 0x02, 0x00, 0x10, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const std::string s = explain(std::get<TpbError>(decode(r)), *p, 0);
+  EXPECT_NE(s.find("structurally invalid on POOL at pc 0x0 (long.nq:2): len 4194305 (0x400001) is above 4 MiB"),
+            std::string::npos)
+      << s;
+}
+
 TEST(Format, NotificCauseNames) {
   EXPECT_EQ(notific_cause_names(0), "none");
   EXPECT_EQ(notific_cause_names(0x1), "THRESHOLD");

@@ -75,12 +75,13 @@ Result<Ran> run_program(const RunArgs& a, bool trace) {
 int severity(ExecStatus s) {
   switch (s) {
     case ExecStatus::Ok: return 0;
-    case ExecStatus::CompletedWithError: return 1;
-    case ExecStatus::Timeout: return 2;
-    case ExecStatus::SwNqOverflow: return 3;
-    case ExecStatus::Failure: return 5;
+    case ExecStatus::CompletedThrottled: return 1;
+    case ExecStatus::CompletedWithError: return 2;
+    case ExecStatus::Timeout: return 3;
+    case ExecStatus::SwNqOverflow: return 4;
+    case ExecStatus::Failure: return 6;
   }
-  return 4;
+  return 5;
 }
 
 /// What the runs of `run` add up to (several with --repeat).
@@ -89,6 +90,8 @@ struct RunTotals {
   unsigned runs = 0;
   bool completed = true;
   std::optional<CollectedRecord> first_error;
+  std::optional<CollectedRecord> first_throttle;  // a condition, not an error
+  std::uint64_t throttle_records = 0;
   std::map<std::string, std::size_t> edges;  // "NOTIFIC THRESHOLD" -> edges
   std::uint64_t n_edges = 0, lost = 0, wakes = 0, late_records = 0, reaper_events = 0;
   std::vector<EngineStatus> engines;  // of the last run
@@ -100,6 +103,8 @@ void add_run(RunTotals& t, const ExecResult& r) {
   if (t.runs++ == 0 || severity(r.status) > severity(t.status)) t.status = r.status;
   t.completed = t.completed && r.completed;
   if (!t.first_error && r.first_error) t.first_error = r.first_error;
+  if (!t.first_throttle && r.first_throttle) t.first_throttle = r.first_throttle;
+  t.throttle_records += r.throttle_records;
   for (const auto& e : r.events) {
     ++t.n_edges;
     std::string key = edge_name(e.edge);
@@ -148,6 +153,9 @@ void print_run_summary_json(std::FILE* out, const RunTotals& t, const Program& p
   j["elapsed_ms"] = t.elapsed_ms;
   j["features"] = t.features ? nlohmann::json(*t.features) : nlohmann::json(nullptr);
   j["first_error"] = t.first_error ? nlohmann::json(first_error_text(*t.first_error, prog)) : nlohmann::json(nullptr);
+  j["throttle_records"] = t.throttle_records;
+  j["first_throttle"] =
+      t.first_throttle ? nlohmann::json(first_error_text(*t.first_throttle, prog)) : nlohmann::json(nullptr);
   fmt::print(out, "{}\n", j.dump());
 }
 
@@ -157,6 +165,9 @@ void print_run_summary_text(std::FILE* out, const RunTotals& t, const Program& p
   if (t.runs > 1) fmt::print(out, "runs: {}\n", t.runs);
   print_totals_text(out, st, group_lines);
   if (t.first_error) fmt::print(out, "first error: {}\n", first_error_text(*t.first_error, prog));
+  if (t.throttle_records)
+    fmt::print(out, "throttled: {} throttle record{} (not errors), first: {}\n", t.throttle_records,
+               t.throttle_records == 1 ? "" : "s", first_error_text(*t.first_throttle, prog));
   if (!t.edges.empty()) fmt::print(out, "interrupt edges meanwhile: {}\n", edges_summary(t.edges));
   if (t.lost) fmt::print(out, "lost to overflow: {} records\n", t.lost);
   for (const auto& e : t.engines)

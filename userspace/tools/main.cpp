@@ -22,7 +22,8 @@
 //
 // Exit status (output.hpp, docs/cli-json.md#exit-codes): 0 success, 1 usage
 // or input error, 2 device or system error, 3 TIMEOUT, 4 COMPLETED_WITH_ERR,
-// 5 SW_NQ_OVERFLOW, 6 another runtime status. CLI11's own codes never leak.
+// 5 SW_NQ_OVERFLOW, 6 another runtime status, 7 COMPLETED_THROTTLED. CLI11's
+// own codes never leak.
 #include <CLI/CLI.hpp>
 
 #include <memory>

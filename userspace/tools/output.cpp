@@ -17,6 +17,7 @@ int exit_code(ExecStatus s) {
     case ExecStatus::Timeout: return kExitTimeout;
     case ExecStatus::CompletedWithError: return kExitCompletedWithErr;
     case ExecStatus::SwNqOverflow: return kExitSwNqOverflow;
+    case ExecStatus::CompletedThrottled: return kExitThrottled;
   }
   return kExitOtherStatus;
 }

@@ -29,15 +29,17 @@ inline constexpr int kJsonSchemaVersion = 1;
 /// program that does not assemble, a bad value); 2 device or system error
 /// (open, ioctl, mmap, netlink failed; status FAILURE); then one code per
 /// non-OK runtime status: 3 TIMEOUT, 4 COMPLETED_WITH_ERR, 5 SW_NQ_OVERFLOW,
-/// 6 any other status libneuron reports.
+/// 6 any other status libneuron reports, 7 COMPLETED_THROTTLED (appended:
+/// the codes before it keep their meaning).
 inline constexpr int kExitOk = 0, kExitUsage = 1, kExitDevice = 2, kExitTimeout = 3, kExitCompletedWithErr = 4,
-                     kExitSwNqOverflow = 5, kExitOtherStatus = 6;
+                     kExitSwNqOverflow = 5, kExitOtherStatus = 6, kExitThrottled = 7;
 /// The older name of kExitUsage.
 inline constexpr int kExitError = kExitUsage;
 
 /// The exit status for a run's status (OK 0, FAILURE 2, TIMEOUT 3,
-/// COMPLETED_WITH_ERR 4, SW_NQ_OVERFLOW 5, anything else 6). libneuron's
-/// values (5, 1004, 1204) do not fit an exit status; this is the mapping.
+/// COMPLETED_WITH_ERR 4, SW_NQ_OVERFLOW 5, COMPLETED_THROTTLED 7, anything
+/// else 6). libneuron's values (5, 1004, 1204, 2001) do not fit an exit
+/// status; this is the mapping.
 int exit_code(ExecStatus s);
 
 /// Print "neuron-nq: MESSAGE" on stderr. Returns kExitUsage for an

@@ -187,8 +187,19 @@ std::string update_mode_name(std::uint8_t mode);
 /// Name of a sequencer info_kind ("BAD_OPCODE").
 std::string seq_info_kind_name(std::uint8_t kind);
 
-/// Error records (TPB_ERROR, ERROR) are what execute() reports.
+/// Error records: every TPB_ERROR, and ERROR (interrupt form) records other
+/// than the throttle group. These make execute() report COMPLETED_WITH_ERR
+/// (docs/cli-json.md#exit-codes). A throttle record is a condition, not an
+/// error: see is_throttle().
 bool is_error(const Decoded& d) noexcept;
+
+/// A throttle record: ERROR (0x03) in the interrupt form with group
+/// NEURON_ISA_INTERRUPT_GROUP_THROTTLE (1), `cause_bits` the level, which the
+/// device writes to the throttle class while throttle is armed
+/// (docs/hardware.md#throttle, #rec-interrupt). The group field says so on
+/// its own: no queue hint is needed. execute() reports a run whose only
+/// non-OK records were these as COMPLETED_THROTTLED, not COMPLETED_WITH_ERR.
+bool is_throttle(const Decoded& d) noexcept;
 
 }  // namespace neuron
 NEURON_API_END

@@ -22,8 +22,20 @@
 //                         (the wait ends there); or, at the end, a lossy
 //                         drain that skipped records (lost) or nonzero
 //                         NQ_INFO overflow/drop counts (device_lost)
-//   COMPLETED_WITH_ERR    all completed but an error record arrived (first_error)
+//   COMPLETED_WITH_ERR    all completed but an error record arrived (first_error;
+//                         is_error(): throttle records are not errors), or an
+//                         engine ended HALTED
+//   COMPLETED_THROTTLED (2001)
+//                         all completed, nothing lost, no error record, and
+//                         the only non-OK records were throttle records
+//                         (is_throttle(): ERROR, group throttle; the device
+//                         writes them while throttle is armed,
+//                         docs/hardware.md#throttle). A condition, not an
+//                         error: the run did all its work, slowed down.
+//                         first_throttle and throttle_records say how much.
 //   FAILURE               an ioctl/mmap/thread failed (error)
+// When several apply, the first in this order wins: SW_NQ_OVERFLOW, TIMEOUT,
+// COMPLETED_WITH_ERR, COMPLETED_THROTTLED, OK.
 //
 // Tenancy (include/uapi/linux/neuron.h "Tenancy"; ProgramClaim below): before
 // it makes a queue, execute() checks the program's cores against the visible
@@ -72,13 +84,18 @@ namespace neuron {
 
 /// NRT status values (docs/hardware.md#timeout: NRT_TIMEOUT 5,
 /// NRT_EXEC_SW_NQ_OVERFLOW 1204; the others as in the public Neuron runtime's
-/// nrt_status.h).
+/// nrt_status.h), then ours. The values are ABI: new ones are appended,
+/// none is renumbered.
 enum class ExecStatus : int {
   Ok = 0,
   Failure = 1,
   Timeout = 5,
   CompletedWithError = 1004,
   SwNqOverflow = 1204,
+  /// Ours (the runtime has no throttle status; 2001 is outside the ranges
+  /// nrt_status.h uses): completed, and the only non-OK records were
+  /// throttle records (is_throttle()). docs/cli-json.md#exit-codes.
+  CompletedThrottled = 2001,
 };
 const char* status_name(ExecStatus s) noexcept;
 
@@ -144,7 +161,7 @@ struct ExecOptions {
 struct ExecResult {
   ExecStatus status = ExecStatus::Ok;
   bool completed = false;                       ///< every engine's completion record arrived
-  std::optional<CollectedRecord> first_error;   ///< first TPB_ERROR / ERROR record
+  std::optional<CollectedRecord> first_error;   ///< first error record (is_error(): not a throttle record)
   std::vector<CollectedRecord> records;         ///< in drain order
   std::vector<Event> events;                    ///< interrupt edges seen meanwhile (device event stream)
   std::vector<EngineStatus> engines;            ///< final status of each engine used
@@ -161,6 +178,11 @@ struct ExecResult {
   std::vector<MemRange> memory;                 ///< device memory it allocated for the program (and freed)
   Reaper::Stats reaper;                         ///< what the reap thread did
   std::chrono::nanoseconds elapsed{0};
+  /// The first throttle record (is_throttle()), which is not an error.
+  std::optional<CollectedRecord> first_throttle;
+  /// Throttle records drained (whatever keep_records says). Nonzero, with
+  /// nothing worse, makes the status COMPLETED_THROTTLED.
+  std::uint64_t throttle_records = 0;
 };
 
 /// What execute() needs from a device; DeviceTarget is the real one, tests

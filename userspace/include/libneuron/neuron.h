@@ -187,15 +187,40 @@ LIBNEURON_API int libneuron_queue_set_coalescing(libneuron_queue *q, uint32_t th
 LIBNEURON_API int libneuron_queue_fd(const libneuron_queue *q);
 
 /**
- * libneuron_record_decode() - decode one record.
+ * libneuron_record_decode() - decode one record, as if its core had the
+ * default route (NEURON_ROUTE_DEFAULT: DGE packet notifications on queue 5).
  * @queue: the queue it came from (a DGE queue turns EXPLICIT with
  *         debug_hint 1 into DGE_METADATA, docs/hardware.md#rec-dge-metadata);
  *         -1 if unknown.
+ *
+ * No field of a record tells DGE_METADATA from an EXPLICIT record with
+ * debug_hint 1 (docs/decisions.md#dge-metadata-route): with @queue -1 such
+ * a record decodes as LIBNEURON_KIND_EXPLICIT and its @text ends with
+ * "(or DGE_METADATA: the queue decides)". Callers that know the queue and
+ * the route should use libneuron_record_decode_route().
  *
  * Return: 0, or -EINVAL (NULL @rec or @out).
  */
 LIBNEURON_API int libneuron_record_decode(const struct libneuron_record *rec, int queue,
 					  struct libneuron_decoded *out);
+
+/**
+ * libneuron_record_decode_route() - decode one record with the queue it came
+ * from and the route its core had, so that every kind is decoded right
+ * (docs/decisions.md#dge-metadata-route): an EXPLICIT record with
+ * debug_hint 1 is LIBNEURON_KIND_DGE_METADATA exactly when @route sends the
+ * DGE class (NEURON_CLASS_DGE) to @queue and no lower class shares that
+ * queue.
+ * @queue: the software queue it was drained from, 0..NEURON_NUM_SW_QUEUES - 1
+ * @route: the core's NOTIFIC ROUTE word, one 4-bit queue number per
+ *         enum neuron_notific_class (NEURON_ROUTE_DEFAULT unless the core's
+ *         owner programmed another, docs/hardware.md#nq-routing)
+ *
+ * Return: 0, or -EINVAL (NULL @rec or @out, or @queue outside
+ * 0..NEURON_NUM_SW_QUEUES - 1).
+ */
+LIBNEURON_API int libneuron_record_decode_route(const struct libneuron_record *rec, int queue, uint32_t route,
+						struct libneuron_decoded *out);
 
 /**
  * libneuron_last_error() - what the last failing call of this thread asked

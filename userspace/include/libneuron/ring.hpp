@@ -38,8 +38,13 @@
 //     while fn reads it. drain() copies and then checks the copy.)
 // This is enough because:
 //   * the producer makes a record's 16 bytes visible no later than its header
-//     and records in order: the device writes the record (one 16-byte DMA)
-//     before it moves TAIL and then writes the next one; a thread producer
+//     and records in order: the device writes bytes 4..15 first and then,
+//     after a write barrier, the 32-bit word holding the header (two DMA
+//     writes for a host ring, two stores for a ring in device memory:
+//     neuron_nq_store() in emulator/qemu/hw/neuron-notific.c,
+//     docs/hardware.md#nq-write), all before it moves TAIL and writes the
+//     next record (fault-torn-header-first reverses the two writes, as the
+//     torn-record negative control); a thread producer
 //     stores the body and then the header with RELEASE. An acquire load that
 //     observes a new phase therefore also observes that record and every
 //     earlier one (release/acquire pairing for threads; DMA write ordering
@@ -52,9 +57,9 @@
 //     after the hand-back.
 // Requirements on the producer (documented for the device model): the header
 // byte of a record must not become visible before its other 15 bytes, and
-// records must become visible in ring order. Writing each record with one
-// 16-byte store (or the header last), one record after the other, satisfies
-// both.
+// records must become visible in ring order. Writing each record body first
+// and header last (what the device does), one record after the other,
+// satisfies both; so would one atomic 16-byte store.
 //
 // Overflow. With a lossy (ignore-full) queue the producer may overwrite
 // unread slots; the records it writes then carry software_queue_overflow,

@@ -24,6 +24,59 @@ static void check(int ok, const char *name)
 	}
 }
 
+/*
+ * DGE metadata cannot be told from an EXPLICIT record by its bytes
+ * (docs/decisions.md#dge-metadata-route): the queue and the route decide.
+ * POOL EXPLICIT (0x04 + 4*2 + 2 = 0x0e), header 0x8e (phase 1), word 0
+ * pc 0x12345 | debug_hint 1 << 20 = 0x00112345 -> 45 23 11 8e; dma_map
+ * 0x8001 -> 01 80; num_packets 0 (4096), infer_program_counter (bit 14),
+ * dma_group_id (bit 15) = 0xc000 -> 00 c0; timestamp 1000 ps -> e8 03.
+ * A route with the DGE class (5) on queue 7: 0x01543210 with nibble 5 = 7
+ * -> 0x01743210.
+ */
+static void decode_route_checks(void)
+{
+	const struct libneuron_record dge = { { 0x45, 0x23, 0x11, 0x8e, 0x01, 0x80, 0x00, 0xc0,
+						0xe8, 0x03, 0, 0, 0, 0, 0, 0 } };
+	struct libneuron_decoded d;
+
+	check(libneuron_record_decode(&dge, -1, &d) == 0 && d.kind == LIBNEURON_KIND_EXPLICIT &&
+	      strstr(d.text, "(or DGE_METADATA: the queue decides)") != NULL,
+	      "decode_no_queue_explicit_says_the_queue_decides");
+	printf("# %s\n", d.text);
+	check(libneuron_record_decode(&dge, 5, &d) == 0 && d.kind == LIBNEURON_KIND_DGE_METADATA &&
+	      d.engine == 2 && d.program_counter == 0x12345 && d.debug_hint == 1 &&
+	      strstr(d.text, "(or DGE_METADATA") == NULL,
+	      "decode_default_dge_queue_dge_metadata");
+	check(libneuron_record_decode_route(&dge, 5, 0x01543210u, &d) == 0 &&
+	      d.kind == LIBNEURON_KIND_DGE_METADATA && d.timestamp_ps == 1000,
+	      "decode_route_default_route_queue_5");
+	check(libneuron_record_decode_route(&dge, 7, 0x01743210u, &d) == 0 &&
+	      d.kind == LIBNEURON_KIND_DGE_METADATA && d.program_counter == 0x12345,
+	      "decode_route_dge_on_queue_7");
+	check(libneuron_record_decode_route(&dge, 5, 0x01743210u, &d) == 0 &&
+	      d.kind == LIBNEURON_KIND_EXPLICIT && strstr(d.text, "(or DGE_METADATA") == NULL,
+	      "decode_route_queue_5_not_dge_under_that_route");
+	/* the same bytes with debug_hint 3: EXPLICIT on the DGE queue too */
+	{
+		struct libneuron_record e = dge;
+
+		e.bytes[2] = 0x31;
+		check(libneuron_record_decode_route(&e, 7, 0x01743210u, &d) == 0 &&
+		      d.kind == LIBNEURON_KIND_EXPLICIT && d.debug_hint == 3,
+		      "decode_route_hint_3_stays_explicit");
+		check(libneuron_record_decode(&e, -1, &d) == 0 && strstr(d.text, "(or DGE_METADATA") == NULL,
+		      "decode_no_queue_hint_3_is_sure");
+	}
+	check(libneuron_record_decode_route(&dge, 10, 0x01543210u, &d) == -EINVAL &&
+	      strcmp(libneuron_last_error(), "libneuron_record_decode_route: queue 10 is not 0..9") == 0,
+	      "decode_route_queue_10_einval_named");
+	check(libneuron_record_decode_route(&dge, -1, 0x01543210u, &d) == -EINVAL, "decode_route_queue_minus_1_einval");
+	check(libneuron_record_decode_route(NULL, 5, 0x01543210u, &d) == -EINVAL &&
+	      strcmp(libneuron_last_error(), "libneuron_record_decode_route: rec is NULL") == 0,
+	      "decode_route_null_record_einval_named");
+}
+
 int main(void)
 {
 	/* SEQUENCER_NONFATAL (error id 0x09), metadata_lo 0x0835, header 0x9f
@@ -59,6 +112,7 @@ int main(void)
 	check(libneuron_queue_set_coalescing(NULL, 8, 500000) == -EINVAL &&
 	      strcmp(libneuron_last_error(), "libneuron_queue_set_coalescing: q is NULL") == 0,
 	      "set_coalescing_null_queue_einval_named");
+	decode_route_checks();
 	libneuron_device_close(NULL);
 	libneuron_queue_destroy(NULL);
 	printf("# c_api: %d of %d checks failed\n", fails, n);
