@@ -39,6 +39,12 @@
  *			them, each counted and reported (ENGINE_STOPPED)
  *   grant_ioctls	CORE_GRANT inputs; ENGINE_RESET of a running engine:
  *			one ENGINE_STOPPED event, one more in programs_stopped
+ *   mem_busy		free-while-running: MEM_FREE -EBUSY while a program
+ *			of the file waits (a DGE_COPY, then WAIT_GE) or runs
+ *			(DELAYs), and while a detached one it holds waits;
+ *			the other uid's FIXED MEM_ALLOC of the block -EBUSY
+ *			until ENGINE_RESET (or the end); another file's
+ *			program holds nothing
  *
  * Every group runs by default; name some to run only those: as arguments,
  * or (with none) "neuron_tenancy=GROUP,..." on the kernel command line
@@ -1907,6 +1913,287 @@ TEST_F(ten, grant_ioctls)
 	EXPECT_EQ(before[NEURON_ENGINE_PE] + 1, after[NEURON_ENGINE_PE]);
 	close(other);
 	close(fd);
+}
+
+/* ==== mem_busy ============================================================= */
+
+/*
+ * docs/decisions.md#memory-and-programs: SUBMIT checks a program's DGE
+ * ranges once, so MEM_FREE is refused (-EBUSY) while any program of the
+ * file (its own, or a detached one it holds) runs or waits; the block
+ * stays the file's, and another uid's NEURON_MEM_F_FIXED allocation of it
+ * stays refused (-EBUSY), until the engine is reset or the program ends.
+ */
+#define MEM_A2		(MEM_A + MEM_LEN)	/* A's block of the DELAY round */
+#define MEM_SEM		13	/* the semaphore the waiting programs wait on */
+#define DELAY_N		10	/* DELAY_N x DELAY_NS: RUNNING for 4 s */
+#define DELAY_NS	400000000u
+
+/* The steps of mem_busy, each set once by the tenant that did it. */
+enum {
+	M_A_WAITING,		/* A's copy + WAIT_GE program waits; its MEM_FREE refused */
+	M_B_TRIED,		/* B's FIXED MEM_ALLOC of MEM_A refused; B's own program waits */
+	M_A_FREED,		/* A reset its POOL and freed MEM_A */
+	M_B_TOOK,		/* B allocated MEM_A, then reset its POOL and freed */
+	M_A_RUNNING,		/* A's DELAY chain runs; its MEM_FREE of MEM_A2 refused */
+	M_B_TRIED2,		/* B's FIXED MEM_ALLOC of MEM_A2 refused */
+	M_A_DONE,		/* A's chain ended, MEM_A2 freed, core 0 released */
+	M_O_READY,		/* O owns core 0 and MEM_O, granted to uid A */
+	M_A_DETACHED,		/* A's detached copy + WAIT_GE waits on O's core */
+	M_O_HOLDS,		/* O's MEM_FREE of MEM_O refused */
+	M_B_TRIED3,		/* B's FIXED MEM_ALLOC of MEM_O refused */
+	M_O_FREED,		/* O reset its POOL and freed MEM_O */
+	M_STEPS
+};
+
+/*
+ * BAR4 offset of an engine's program area: the driver's layout
+ * (kernel/neuron.h: prog_base = mem_size - cores * 5 * 64 KiB, core c
+ * engine e at prog_base + (c * 5 + e) * 64 KiB), as dge_test.c's
+ * prog_area(). Not UAPI: mem_zero checks its use through the seed copy's
+ * INST_START and INST_END CRCs, and SUBMIT refuses (-EACCES) a source
+ * outside the program, so a wrong layout fails loudly.
+ */
+static uint32_t prog_area(const struct neuron_device_info *info, unsigned int core,
+			  unsigned int engine)
+{
+	uint64_t base = info->mem_size -
+			(uint64_t)info->num_cores * NEURON_ENGINES_PER_CORE * 0x10000;
+
+	return (uint32_t)(base + (uint64_t)(core * NEURON_ENGINES_PER_CORE + engine) * 0x10000);
+}
+
+/* The engine's state, or -errno. */
+static int engine_state(int fd, __u32 core, __u32 engine)
+{
+	struct neuron_engine_status st;
+	int ret = neuron_engine_status(fd, core, engine, &st);
+
+	return ret ? ret : (int)st.state;
+}
+
+/* Polls the engine until it is in @state or NEURON_WAIT_MS passed; its last state. */
+static int engine_until(int fd, __u32 core, __u32 engine, int state)
+{
+	uint64_t deadline = neuron_now_ms() + NEURON_WAIT_MS;
+	int st;
+
+	while ((st = engine_state(fd, core, engine)) != state && neuron_now_ms() < deadline)
+		usleep(1000);
+	return st;
+}
+
+/*
+ * A program for POOL of @core (6 instructions): copies the 64 bytes of its
+ * own slots 4..5 into @dst, waits until semaphore MEM_SEM >= 1 (nobody
+ * raises it), then copies them to @dst + 0x100 -- the copy that would land
+ * in another tenant's block if the free were let through.
+ */
+static unsigned int copy_wait_prog(const struct neuron_device_info *info, unsigned int core,
+				   uint32_t dst, struct neuron_emu_insn *p)
+{
+	uint32_t data = prog_area(info, core, NEURON_ENGINE_POOL) + 4 * NEURON_EMU_INSN_BYTES;
+
+	p[0] = dge_copy(data, dst, 64);
+	p[1] = neuron_insn(NEURON_OP_WAIT_GE, 0);
+	p[1].operand.arg.idx = MEM_SEM;
+	p[1].operand.arg.value = 1;
+	p[2] = dge_copy(data, dst + 0x100, 64);
+	p[3] = neuron_insn(NEURON_OP_HALT, 0);
+	for (unsigned int i = 0; i < 64; i++)
+		((uint8_t *)&p[4])[i] = (uint8_t)(0x40 + i);
+	return 6;
+}
+
+/* Tenant A: its own programs hold its frees; its detached one holds O's, not A's. */
+static int busy_a(void *arg)
+{
+	struct neuron_emu_insn prog[DELAY_N + 1];
+	struct neuron_device_info info;
+	__u64 off, owned;
+	__u32 v = 0;
+	unsigned int n;
+	int fd = neuron_open();
+
+	(void)arg;
+	if (fd < 0)
+		return 110;
+	chk(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info), "A: DEVICE_INFO");
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1, &owned), "A: CORE_ACQUIRE core 0");
+	chk(0, mem_alloc(fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, &off), "A: MEM_ALLOC fixed MEM_A");
+	chk(0, evt_sem(fd, 0, MEM_SEM, NEURON_SEM_SET, &v), "A: SEM_SET 0");
+
+	/* 1. a DGE_COPY into MEM_A, then WAIT_GE on a semaphore nobody raises */
+	n = copy_wait_prog(&info, 0, MEM_A, prog);
+	chk(0, neuron_submit(fd, 0, NEURON_ENGINE_POOL, prog, n, 0), "A: SUBMIT copy + WAIT_GE");
+	chk(NEURON_ENGINE_WAITING, engine_until(fd, 0, NEURON_ENGINE_POOL, NEURON_ENGINE_WAITING),
+	    "A: its POOL WAITING");
+	chk(-EBUSY, mem_free(fd, MEM_A), "A: MEM_FREE of MEM_A while its program WAITs");
+	chk(NEURON_ENGINE_WAITING, engine_state(fd, 0, NEURON_ENGINE_POOL),
+	    "A: its POOL still WAITING after the refusal");
+	step_set(M_A_WAITING);
+	if (!step_wait(M_B_TRIED))
+		return 111;
+	/* B's program waits on core 1: another file's, it holds nothing of A's */
+	chk(0, engine_reset(fd, 0, NEURON_ENGINE_POOL), "A: ENGINE_RESET its POOL");
+	chk(NEURON_ENGINE_IDLE, engine_state(fd, 0, NEURON_ENGINE_POOL), "A: its POOL IDLE");
+	chk(0, mem_free(fd, MEM_A), "A: MEM_FREE of MEM_A after the reset, B's program waiting");
+	chk(-ENOENT, mem_free(fd, MEM_A), "A: MEM_FREE of MEM_A twice");
+	step_set(M_A_FREED);
+
+	/* 2. a chain of DELAYs on PE: RUNNING, and naming no memory at all */
+	if (!step_wait(M_B_TOOK))
+		return 112;
+	chk(0, mem_alloc(fd, MEM_A2, MEM_LEN, NEURON_MEM_F_FIXED, &off), "A: MEM_ALLOC fixed MEM_A2");
+	for (n = 0; n < DELAY_N; n++)
+		prog[n] = delay_insn(DELAY_NS);
+	prog[n++] = neuron_insn(NEURON_OP_HALT, 0);
+	chk(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, n, 0), "A: SUBMIT a chain of DELAYs");
+	chk(NEURON_ENGINE_RUNNING, engine_state(fd, 0, NEURON_ENGINE_PE), "A: its PE RUNNING");
+	chk(-EBUSY, mem_free(fd, MEM_A2), "A: MEM_FREE of MEM_A2 while its DELAYs RUN");
+	step_set(M_A_RUNNING);
+	if (!step_wait(M_B_TRIED2))
+		return 113;
+	/* B's refusal above counts only if the chain still ran after it */
+	chk(NEURON_ENGINE_RUNNING, engine_state(fd, 0, NEURON_ENGINE_PE),
+	    "A: its PE still RUNNING after B's attempt");
+	chk(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 0, NEURON_ENGINE_PE, NEURON_WAIT_MS),
+	    "A: the DELAY chain ended");
+	chk(0, mem_free(fd, MEM_A2), "A: MEM_FREE of MEM_A2 once its PE is IDLE");
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_RELEASE, 1, &owned), "A: CORE_RELEASE core 0");
+	chk(0, mem_alloc(fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, &off), "A: MEM_ALLOC fixed MEM_A");
+	step_set(M_A_DONE);
+
+	/* 3. a detached program on O's core: O's, checked against MEM_O */
+	if (!step_wait(M_O_READY))
+		return 114;
+	n = copy_wait_prog(&info, 0, MEM_O, prog);
+	chk(0, neuron_submit(fd, 0, NEURON_ENGINE_POOL, prog, n, NEURON_SUBMIT_F_DETACH),
+	    "A: detached SUBMIT copy + WAIT_GE to O's core");
+	chk(NEURON_ENGINE_WAITING, engine_until(fd, 0, NEURON_ENGINE_POOL, NEURON_ENGINE_WAITING),
+	    "A: the detached program WAITING");
+	chk(0, mem_free(fd, MEM_A), "A: MEM_FREE of its own block, its detached program waiting");
+	close(fd);		/* the detached program outlives A's file */
+	step_set(M_A_DETACHED);
+	return 0;
+}
+
+/* Tenant B: tries the blocks A and O cannot free; its own program holds its own. */
+static int busy_b(void *arg)
+{
+	struct neuron_emu_insn prog[6];
+	struct neuron_device_info info;
+	__u64 off, owned;
+	__u32 v = 0;
+	unsigned int n;
+	int fd = neuron_open();
+
+	(void)arg;
+	if (fd < 0)
+		return 120;
+	chk(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info), "B: DEVICE_INFO");
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 2, &owned), "B: CORE_ACQUIRE core 1");
+	chk(0, mem_alloc(fd, MEM_B, MEM_LEN, NEURON_MEM_F_FIXED, &off), "B: MEM_ALLOC fixed MEM_B");
+	chk(0, evt_sem(fd, 1, MEM_SEM, NEURON_SEM_SET, &v), "B: SEM_SET 0");
+	if (!step_wait(M_A_WAITING))
+		return 121;
+	chk(-EBUSY, mem_alloc(fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, &off),
+	    "B: MEM_ALLOC fixed MEM_A, A's program waiting");
+	chk(-EBUSY, mem_alloc(fd, MEM_A, PAGE, NEURON_MEM_F_FIXED, &off),
+	    "B: MEM_ALLOC fixed MEM_A's first page, A's program waiting");
+	chk(-ENOENT, mem_free(fd, MEM_A), "B: MEM_FREE of A's MEM_A");
+	n = copy_wait_prog(&info, 1, MEM_B, prog);
+	chk(0, neuron_submit(fd, 1, NEURON_ENGINE_POOL, prog, n, 0), "B: SUBMIT copy + WAIT_GE");
+	chk(NEURON_ENGINE_WAITING, engine_until(fd, 1, NEURON_ENGINE_POOL, NEURON_ENGINE_WAITING),
+	    "B: its POOL WAITING");
+	chk(-EBUSY, mem_free(fd, MEM_B), "B: MEM_FREE of MEM_B while its program WAITs");
+	step_set(M_B_TRIED);
+	if (!step_wait(M_A_FREED))
+		return 122;
+	chk(0, mem_alloc(fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, &off),
+	    "B: MEM_ALLOC fixed MEM_A once A freed it");
+	chk(MEM_A, off, "B: MEM_ALLOC offset");
+	chk(-EBUSY, mem_free(fd, MEM_A), "B: MEM_FREE of MEM_A while its own program WAITs");
+	chk(0, engine_reset(fd, 1, NEURON_ENGINE_POOL), "B: ENGINE_RESET its POOL");
+	chk(0, mem_free(fd, MEM_A), "B: MEM_FREE of MEM_A after the reset");
+	chk(0, mem_free(fd, MEM_B), "B: MEM_FREE of MEM_B after the reset");
+	step_set(M_B_TOOK);
+	if (!step_wait(M_A_RUNNING))
+		return 123;
+	chk(-EBUSY, mem_alloc(fd, MEM_A2, MEM_LEN, NEURON_MEM_F_FIXED, &off),
+	    "B: MEM_ALLOC fixed MEM_A2, A's DELAYs running");
+	step_set(M_B_TRIED2);
+	if (!step_wait(M_O_HOLDS))
+		return 124;
+	chk(-EBUSY, mem_alloc(fd, MEM_O, MEM_LEN, NEURON_MEM_F_FIXED, &off),
+	    "B: MEM_ALLOC fixed MEM_O, O's detached program waiting");
+	step_set(M_B_TRIED3);
+	if (!step_wait(M_O_FREED))
+		return 125;
+	chk(0, mem_alloc(fd, MEM_O, MEM_LEN, NEURON_MEM_F_FIXED, &off),
+	    "B: MEM_ALLOC fixed MEM_O once O freed it");
+	close(fd);
+	return 0;
+}
+
+/* The owner O: core 0 after A, MEM_O, a grant to uid A. */
+static int busy_o(void *arg)
+{
+	__u64 off, owned, granted;
+	__u32 v = 0;
+	int fd = neuron_open();
+
+	(void)arg;
+	if (fd < 0)
+		return 130;
+	if (!step_wait(M_A_DONE))
+		return 131;
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1, &owned), "O: CORE_ACQUIRE core 0");
+	chk(0, mem_alloc(fd, MEM_O, MEM_LEN, NEURON_MEM_F_FIXED, &off), "O: MEM_ALLOC fixed MEM_O");
+	chk(0, evt_sem(fd, 0, MEM_SEM, NEURON_SEM_SET, &v), "O: SEM_SET 0");
+	chk(0, core_grant(fd, 1, NEURON_GRANT_OP_GRANT, TENANT_A, &granted),
+	    "O: CORE_GRANT core 0 to uid A");
+	step_set(M_O_READY);
+	if (!step_wait(M_A_DETACHED))
+		return 132;
+	chk(NEURON_ENGINE_WAITING, engine_state(fd, 0, NEURON_ENGINE_POOL),
+	    "O: A's detached program WAITING after A closed");
+	chk(-EBUSY, mem_free(fd, MEM_O), "O: MEM_FREE of MEM_O while a detached program it holds WAITs");
+	step_set(M_O_HOLDS);
+	if (!step_wait(M_B_TRIED3))
+		return 133;
+	chk(0, engine_reset(fd, 0, NEURON_ENGINE_POOL), "O: ENGINE_RESET its POOL");
+	chk(0, mem_free(fd, MEM_O), "O: MEM_FREE of MEM_O after the reset");
+	step_set(M_O_FREED);
+	close(fd);
+	return 0;
+}
+
+/*
+ * Free-while-running, as two (three) unprivileged uids: A's program that
+ * copies into its block and then waits holds A's MEM_FREE (-EBUSY) and
+ * B's NEURON_MEM_F_FIXED allocation of the block (-EBUSY) until A resets
+ * the engine; so does a chain of DELAYs naming no memory (RUNNING); B's
+ * waiting program holds B's frees, not A's; a detached program A submitted
+ * to O's core holds O's MEM_FREE, not A's (docs/decisions.md#memory-and-programs).
+ */
+TEST_F_TIMEOUT(ten, mem_busy, 200)
+{
+	pid_t a, b, o;
+
+	o = spawn(TENANT_O, busy_o, NULL);
+	ASSERT_LT(0, o);
+	a = spawn(TENANT_A, busy_a, NULL);
+	ASSERT_LT(0, a);
+	b = spawn(TENANT_B, busy_b, NULL);
+	ASSERT_LT(0, b);
+	EXPECT_EQ(0, reap(a)) TH_LOG("A");
+	EXPECT_EQ(0, reap(b)) TH_LOG("B");
+	EXPECT_EQ(0, reap(o)) TH_LOG("O");
+	for (int i = 0; i < M_STEPS; i++) {
+		EXPECT_EQ(1, sh->step[i]) TH_LOG("step %d not reached", i);
+	}
+	assert_checks(_metadata, 51);
 }
 
 /* the last "neuron_tenancy=GROUP,..." of /proc/cmdline, or NULL */
