@@ -895,8 +895,12 @@ Result<WaitResult> NotificationQueue::wait_any(std::span<NotificationQueue* cons
   // each queue's file of /dev/nnqN too, for EPOLLHUP/EPOLLERR only: a removal
   // ends the sleep (userspace/README.md#device-loss)
   for (std::size_t i = 0; i < queues.size(); ++i) fds.push_back(pollfd{queues[i]->device_fd(), 0, 0});
-  const bool forever = timeout.count() < 0;
-  const auto deadline = clock::now() + (forever ? std::chrono::nanoseconds(0) : timeout);
+  // now + timeout saturates: a timeout that reaches past the clock's range
+  // (LLONG_MAX ns from libneuron_queue_wait, nanoseconds::max()) is no limit,
+  // not an overflow into the past
+  const auto now0 = clock::now();
+  const bool forever = timeout.count() < 0 || timeout > clock::time_point::max() - now0;
+  const auto deadline = forever ? clock::time_point::max() : now0 + timeout;
   const std::size_t n = queues.size();
   WaitResult res;
   res.index = start % n;

@@ -176,8 +176,14 @@ const Completion& Waiter::completion() const noexcept {
 WaitStatus Waiter::wait(std::chrono::milliseconds timeout) {
   if (!st_) return WaitStatus::Stopped;
   using clock = std::chrono::steady_clock;
-  const bool forever = timeout.count() < 0;
-  const auto deadline = clock::now() + (forever ? std::chrono::milliseconds(0) : timeout);
+  // now + timeout saturates: a timeout past the clock's range (milliseconds::max())
+  // is no limit, not an overflow into the past; compared in milliseconds, where
+  // the clock's remaining range cannot overflow
+  const auto now0 = clock::now();
+  const bool forever =
+      timeout.count() < 0 ||
+      timeout > std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - now0);
+  const auto deadline = forever ? clock::time_point::max() : now0 + timeout;
   for (;;) {
     const WaitStatus s = status();
     if (s != WaitStatus::TimedOut) {
