@@ -150,7 +150,10 @@ long libneuron_queue_drain(libneuron_queue* q, libneuron_record* out, size_t max
     const neuron::DrainResult r = q->q.drain(std::span<neuron::Record>(q->buf.data(), room(q, max)));
     if (r.error)
       return fail(errno_of(neuron::Error::make(r.error, "")), "libneuron_queue_drain: " + r.error.message());
-    if (r.device_gone) return fail(ENODEV, "libneuron_queue_drain: device gone (removed or reset)");
+    // records first: a drain that took records and then saw the device go
+    // returns them; the queue is marked gone, so the next call says -ENODEV
+    if (r.device_gone && r.count == 0)
+      return fail(ENODEV, "libneuron_queue_drain: device gone (removed or reset)");
     if (lost) *lost = r.lost;
     return copy_out(q, out, r.count);
   });

@@ -777,9 +777,14 @@ void NotificationQueue::note_info_error(const Error& e) noexcept {
 
 // userspace/README.md#lossy-queues. A copy of record j is sound iff the
 // producer had not begun writing record j + entries when the copy was made.
-// The producer writes in order and moves TAIL after each record, so if it
-// had, TAIL read afterwards is >= j + entries: records below
-// TAIL - entries + 1 may be torn or of a later pass, the others are sound.
+// The device writes a record and moves TAIL past it in one step as far as a
+// register read is concerned (docs/device-model.md#lossy-tail: in the model
+// both happen under QEMU's BQL, as NQ_INFO's MMIO read of TAIL does), so a
+// TAIL read never falls inside a record write: if the producer had begun
+// record j + entries before the copy ended, TAIL read afterwards is
+// >= j + entries + 1. Records below TAIL - entries may be torn or of a later
+// pass; the others are sound, record TAIL - entries included (a full ring
+// whose producer is idle, or has not begun the next record, loses nothing).
 DrainResult NotificationQueue::drain_lossy(std::span<Record> out) noexcept {
   constexpr unsigned kMaxResyncs = 8;
   DrainResult total;
@@ -814,7 +819,7 @@ DrainResult NotificationQueue::drain_lossy(std::span<Record> out) noexcept {
     // The copies (and the slot loads above) happen before TAIL is read.
     std::atomic_thread_fence(std::memory_order_acquire);
     const std::uint32_t d = info->tail - h0;  // records written from h0 on
-    if (d < entries) {  // the producer never reached h0 + entries: all sound
+    if (d <= entries) {  // the producer had not begun record h0 + entries: all sound
       filled += r.count;
       if (r.count == 0) {
         checked_ = true;
@@ -826,7 +831,7 @@ DrainResult NotificationQueue::drain_lossy(std::span<Record> out) noexcept {
     }
     checked_ = false;
     total.lap_suspected = true;
-    const std::uint32_t unsound = d - entries + 1;  // records h0 .. h0 + unsound - 1
+    const std::uint32_t unsound = d - entries;  // records h0 .. h0 + unsound - 1: overwritten or being so
     total.overwritten += d - entries;
     if (unsound < r.count) {
       // Keep the sound tail of the copies; the view is already past them.
@@ -909,8 +914,12 @@ Result<WaitResult> NotificationQueue::wait_any(std::span<NotificationQueue* cons
   // each queue's file of /dev/nnqN too, for EPOLLHUP/EPOLLERR only: a removal
   // ends the sleep (userspace/README.md#device-loss)
   for (std::size_t i = 0; i < queues.size(); ++i) fds.push_back(pollfd{queues[i]->device_fd(), 0, 0});
-  const bool forever = timeout.count() < 0;
-  const auto deadline = clock::now() + (forever ? std::chrono::nanoseconds(0) : timeout);
+  // now + timeout saturates: a timeout that reaches past the clock's range
+  // (LLONG_MAX ns from libneuron_queue_wait, nanoseconds::max()) is no limit,
+  // not an overflow into the past
+  const auto now0 = clock::now();
+  const bool forever = timeout.count() < 0 || timeout > clock::time_point::max() - now0;
+  const auto deadline = forever ? clock::time_point::max() : now0 + timeout;
   const std::size_t n = queues.size();
   WaitResult res;
   res.index = start % n;

@@ -239,6 +239,34 @@ struct EngineKey {
   friend auto operator<=>(const EngineKey&, const EngineKey&) = default;
 };
 
+/// The engines execute() started: when it returns (a TIMEOUT, a failure
+/// after the submit), each still RUNNING or WAITING is reset, whoever owns
+/// the core and whether or not the program uses device memory, before the
+/// queues it writes to are destroyed (declared after the Reaper that owns
+/// them, so destroyed first) and before ProgramClaim frees its memory and
+/// releases its cores. An engine that stopped (IDLE, HALTED) is left as it is.
+class StartedEngines {
+ public:
+  explicit StartedEngines(ExecTarget& t) : t_(t) {}
+  StartedEngines(const StartedEngines&) = delete;
+  StartedEngines& operator=(const StartedEngines&) = delete;
+  ~StartedEngines() {
+    try {
+      for (const auto& k : started_) {
+        auto st = t_.engine_status(k.core, k.engine);
+        if (st && (st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING))
+          (void)t_.engine_reset(k.core, k.engine);
+      }
+    } catch (...) {  // an allocation failure: ProgramClaim and the file's release still stop what they own
+    }
+  }
+  void add(EngineKey k) { started_.push_back(k); }
+
+ private:
+  ExecTarget& t_;
+  std::vector<EngineKey> started_;
+};
+
 }  // namespace
 
 ExecResult execute(const Device& dev, const Program& program, const ExecOptions& opt) {
@@ -398,14 +426,23 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
     return fail(std::move(waiter).error());
   }
 
-  for (const auto& p : plans)
+  StartedEngines started(target);  // destroyed before the reaper and its queues
+  for (const auto& p : plans) {
+    // a refused submit started nothing of ours (the engine may be running
+    // the caller's own program: EBUSY), so only accepted ones are added
     if (auto s = target.submit(p.key.core, p.key.engine, p.insns, opt.trace ? NEURON_SUBMIT_F_TRACE : 0u); !s) {
       (*reaper)->stop();
       return fail(std::move(s).error());
     }
+    started.add(p.key);
+  }
 
   // Sleep on the waiter's eventfd (comp_efd) until completion or the deadline.
-  const auto deadline = start + opt.timeout;
+  // start + timeout saturates: a timeout past the clock's range is no limit
+  const auto deadline =
+      opt.timeout > std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start)
+          ? clock::time_point::max()
+          : start + opt.timeout;
   WaitStatus ws = WaitStatus::TimedOut;
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());

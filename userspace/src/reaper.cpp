@@ -176,8 +176,14 @@ const Completion& Waiter::completion() const noexcept {
 WaitStatus Waiter::wait(std::chrono::milliseconds timeout) {
   if (!st_) return WaitStatus::Stopped;
   using clock = std::chrono::steady_clock;
-  const bool forever = timeout.count() < 0;
-  const auto deadline = clock::now() + (forever ? std::chrono::milliseconds(0) : timeout);
+  // now + timeout saturates: a timeout past the clock's range (milliseconds::max())
+  // is no limit, not an overflow into the past; compared in milliseconds, where
+  // the clock's remaining range cannot overflow
+  const auto now0 = clock::now();
+  const bool forever =
+      timeout.count() < 0 ||
+      timeout > std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - now0);
+  const auto deadline = forever ? clock::time_point::max() : now0 + timeout;
   for (;;) {
     const WaitStatus s = status();
     if (s != WaitStatus::TimedOut) {
@@ -203,6 +209,10 @@ struct Reaper::Impl {
     QueueId id;
     const StatusPage* page = nullptr;       // its file's status page, if the driver has one
     std::uint64_t taken = 0;                // records of the current pass
+    std::uint64_t spent = 0;                // budget used in the current pass (records, at least 1 per call)
+    std::uint64_t settle_cap = 0;           // budget of a settling pass: a ring's worth (or more)
+    bool behind = false;                    // budget spent before an empty drain: drain it next pass
+    bool queued = false;                    // in the set being built (no queue twice in a pass)
     std::optional<InterruptModerator> mod;  // Adaptive, while the queue may be changed
   };
 
@@ -222,7 +232,7 @@ struct Reaper::Impl {
   // statistics: written by the reaper thread, read by anyone
   std::atomic<std::uint64_t> wakes{0}, queue_wakes{0}, rescans{0}, drains{0}, records{0}, late_records{0},
       events_n{0}, overflow_records{0}, lost{0}, overwritten{0}, resyncs{0}, completed{0}, full_passes{0},
-      coalesce_changes{0}, coalesce_errors{0}, moderated{0}, device_polls{0};
+      coalesce_changes{0}, coalesce_errors{0}, moderated{0}, device_polls{0}, budget_hits{0};
   mutable std::mutex fail_mu;
   std::optional<Error> fail;
 
@@ -231,6 +241,7 @@ struct Reaper::Impl {
   std::vector<std::size_t> all;       // every slot: a full pass
   std::vector<std::size_t> no_wake;   // slots without an eventfd: in every pass
   std::vector<std::size_t> work;      // the current pass's queues
+  std::size_t behind_n = 0;           // slots with `behind` set: the next epoll_wait does not sleep
   std::vector<Record> buf;
   std::vector<Event> evbuf;
   std::vector<std::shared_ptr<WaiterState>> to_signal;
@@ -327,17 +338,23 @@ struct Reaper::Impl {
     }
   }
 
-  /// Drain the queues of `work` round-robin, one batch each in turn, each
+  /// Drain the queues of `set` round-robin, one batch each in turn, each
   /// until a drain of it comes back empty after its last HEAD write (the
-  /// wake-up rule at the top of reaper.hpp); then let the moderators see
-  /// what each took. Returns the records taken; false in `alive` if the
-  /// device went (before the pass, or before one of its drain calls, by its
-  /// status page; what was taken until then has been delivered).
-  std::uint64_t drain_set(std::vector<std::size_t>& set, bool& alive) {
+  /// wake-up rule at the top of reaper.hpp) or until it has given its
+  /// budget for this pass (Options::budget records, a ring's worth in a
+  /// settling pass: `settle`); a queue left with its budget spent is
+  /// `behind` and is drained again in the next pass, which follows without
+  /// sleeping, after the edges and the stop request have been looked at.
+  /// Then the moderators see what each took. Returns the records taken;
+  /// false in `alive` if the device went (before the pass, or before one of
+  /// its drain calls, by its status page, or said by a drain: what was taken
+  /// until then, that drain's records included, has been delivered).
+  std::uint64_t drain_set(std::vector<std::size_t>& set, bool& alive, bool settle = false) {
+    for (const std::size_t i : set) slots[i].queued = false;
     alive = device_alive();
     if (!alive) return 0;
     std::uint64_t total = 0;
-    for (const std::size_t i : set) slots[i].taken = 0;
+    for (const std::size_t i : set) slots[i].taken = slots[i].spent = 0;
     std::size_t active = set.size();  // set[0, active) still to be emptied; the order of the rest is free
     while (active > 0) {
       std::size_t keep = 0;
@@ -350,16 +367,14 @@ struct Reaper::Impl {
           alive = false;
           break;
         }
-        const DrainResult r = s.q->drain(buf);
+        const std::uint64_t cap = settle ? s.settle_cap : opt.budget;
+        const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), cap - s.spent));
+        const DrainResult r = s.q->drain(std::span<Record>(buf.data(), room));
         drains.fetch_add(1, std::memory_order_relaxed);
-        if (r.device_gone) {  // the queue saw it itself and read nothing
-          alive = false;
-          break;
-        }
         if (r.lost) lost.fetch_add(r.lost, std::memory_order_relaxed);
         if (r.overwritten) overwritten.fetch_add(r.overwritten, std::memory_order_relaxed);
         if (r.resyncs) resyncs.fetch_add(r.resyncs, std::memory_order_relaxed);
-        if (r.count > 0) {
+        if (r.count > 0) {  // delivered even when the same call saw the device go (records first, then the loss)
           std::uint64_t ovf = 0;
           for (std::size_t j = 0; j < r.count; ++j) ovf += buf[j].sw_overflow() ? 1 : 0;
           if (ovf) overflow_records.fetch_add(ovf, std::memory_order_relaxed);
@@ -367,8 +382,21 @@ struct Reaper::Impl {
           s.taken += r.count;
           total += r.count;
         }
+        if (r.device_gone) {  // the queue saw it itself: its ring is not read again
+          alive = false;
+          break;
+        }
         // empty, and no lossy recovery moved HEAD in this call: done with it
-        if (r.count == 0 && r.resyncs == 0) continue;
+        if (r.count == 0 && r.resyncs == 0) {
+          set_behind(s, false);
+          continue;
+        }
+        s.spent += std::max<std::uint64_t>(r.count, 1);  // a call that only resynced costs one
+        if (s.spent >= cap) {  // its budget for this pass is spent: the next pass comes back to it
+          set_behind(s, true);
+          budget_hits.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
         set[k] = set[keep];
         set[keep++] = i;
       }
@@ -380,8 +408,25 @@ struct Reaper::Impl {
     return total;
   }
 
+  void set_behind(Slot& s, bool on) noexcept {
+    if (s.behind == on) return;
+    s.behind = on;
+    if (on) ++behind_n;
+    else --behind_n;
+  }
+
+  /// Add slot i to `work` unless it is there already.
+  void enqueue(std::size_t i) {
+    if (slots[i].queued) return;
+    slots[i].queued = true;
+    work.push_back(i);
+  }
+
   /// Adaptive moderation of the queues just drained (each is empty with its
-  /// interrupt armed, so a change lands between records, never per record).
+  /// interrupt armed, or left behind with its budget spent and drained again
+  /// in the next pass, so no record waits on the change; it is a live change
+  /// the device applies at once, docs/device-model.md#coalescing; never per
+  /// record).
   void moderate(const std::vector<std::size_t>& set) {
     if (opt.moderation != Moderation::Adaptive || moderated.load(std::memory_order_relaxed) == 0) return;
     const auto now = clock_ns(CLOCK_MONOTONIC);
@@ -401,21 +446,28 @@ struct Reaper::Impl {
     }
   }
 
-  std::uint64_t full_pass(bool& alive) {
+  /// A pass over every queue; `settle`: with a ring's worth of budget each
+  /// (settle_and_signal, the final look), else Options::budget.
+  std::uint64_t full_pass(bool& alive, bool settle = false) {
     full_passes.fetch_add(1, std::memory_order_relaxed);
     work = all;
-    return drain_set(work, alive);
+    return drain_set(work, alive, settle);
   }
 
   /// The ordering promise: a waiter completed in a pass is signalled only
   /// after a full pass that began after its match, so records written before
   /// the match on any queue were delivered first; a full pass that completes
-  /// more waiters is followed by another.
+  /// more waiters is followed by another. Those passes settle: each queue
+  /// may give a ring's worth of records (Slot::settle_cap, at least its
+  /// entries), not just Options::budget, so a queue that never runs empty
+  /// still gives every record it held when the pass began (the ring holds
+  /// at most `entries` unread and hands them out oldest first), and the
+  /// pass still ends.
   void settle_and_signal(bool& alive) {
     std::size_t seen = 0;
     while (alive && to_signal.size() > seen) {
       seen = to_signal.size();
-      full_pass(alive);
+      full_pass(alive, true);
     }
     if (alive) signal_completed();
   }
@@ -483,20 +535,24 @@ struct Reaper::Impl {
     settle_and_signal(alive);
     if (!alive) return lose_device();
     while (!stopping) {
-      const int n = ::epoll_wait(epfd.get(), ready.data(), static_cast<int>(ready.size()), timeout);
+      // A queue left behind (its budget spent) is drained in the next pass,
+      // which does not wait: this epoll_wait only collects what else is
+      // ready (other queues, edges, stop), so those get their turn.
+      const bool behind = behind_n > 0;
+      const int n = ::epoll_wait(epfd.get(), ready.data(), static_cast<int>(ready.size()), behind ? 0 : timeout);
       if (n < 0) {
         if (errno == EINTR) continue;
         set_failure(Error::from_errno(errno, "epoll_wait (reaper)"));
         break;
       }
-      if (n == 0) {
+      if (n == 0 && !behind) {
         rescans.fetch_add(1, std::memory_order_relaxed);
         late_records.fetch_add(full_pass(alive), std::memory_order_relaxed);
         settle_and_signal(alive);
         if (!alive) return lose_device();
         continue;
       }
-      wakes.fetch_add(1, std::memory_order_relaxed);
+      if (n > 0) wakes.fetch_add(1, std::memory_order_relaxed);
       bool have_events = false, hangup = false;
       work.clear();
       for (int i = 0; i < n; ++i) {
@@ -513,21 +569,25 @@ struct Reaper::Impl {
           // edge-triggered and never read: a signal after this report is
           // reported again (the argument at the top of reaper.hpp)
           queue_wakes.fetch_add(1, std::memory_order_relaxed);
-          work.push_back(static_cast<std::size_t>(tag));
+          enqueue(static_cast<std::size_t>(tag));
         }
       }
       // Edges first: an overflow edge is reported before the records after it,
       // and a removed device's RESET edge before it is declared gone.
       if (have_events) read_events();
       if (hangup) return lose_device();
-      work.insert(work.end(), no_wake.begin(), no_wake.end());
-      drain_set(work, alive);  // only the queues that fired
+      if (behind)
+        for (std::size_t i = 0; i < slots.size(); ++i)
+          if (slots[i].behind) enqueue(i);
+      for (const std::size_t i : no_wake) enqueue(i);
+      drain_set(work, alive);  // the queues that fired and those left behind
       settle_and_signal(alive);
       if (!alive) return lose_device();
     }
-    // Final look: whatever arrived before stop() was called.
+    // Final look: whatever arrived before stop() was called (a ring's worth
+    // of each queue at most, so a queue that never runs empty ends it too).
     read_events();
-    full_pass(alive);
+    full_pass(alive, true);
     settle_and_signal(alive);
     if (!alive) return lose_device();
     {
@@ -578,6 +638,7 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
   impl->events = std::move(events);
   impl->opt = std::move(opt);
   if (impl->opt.batch == 0) impl->opt.batch = 1;
+  if (impl->opt.budget == 0) impl->opt.budget = 1;
   impl->buf.resize(impl->opt.batch);
   impl->evbuf.resize(64);
   const Options& o = impl->opt;
@@ -597,6 +658,10 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
     s.q = q;
     s.id = QueueId{q->device(), q->core(), q->queue()};
     s.page = q->status_page();
+    // a settling pass takes everything a ring can hold unread (the largest
+    // ring the driver makes when the queue does not say its size)
+    s.settle_cap = std::max<std::uint64_t>(
+        {impl->opt.budget, q->entries() > 0 ? q->entries() : std::uint64_t{NEURON_NQ_SIZE_MAX / sizeof(Record)}});
     impl->all.push_back(i);
     if (q->wake_fd() < 0) impl->no_wake.push_back(i);
     if (o.moderation == Moderation::Preset) {
@@ -755,6 +820,7 @@ Reaper::Stats Reaper::stats() const noexcept {
   s.coalesce_errors = i.coalesce_errors.load(std::memory_order_relaxed);
   s.moderated_queues = i.moderated.load(std::memory_order_relaxed);
   s.device_polls = i.device_polls.load(std::memory_order_relaxed);
+  s.budget_hits = i.budget_hits.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -476,7 +476,11 @@ class LossyFake {
     irq_.on_record(tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed));
   }
 
+  /// NQ_INFO: TAIL as a register read sees it, never inside a record write
+  /// (the device model's record write and TAIL move are one step under
+  /// QEMU's BQL, as the MMIO read is: docs/device-model.md#lossy-tail).
   NqInfo info() {
+    std::lock_guard lk(mu_);
     NqInfo a{};
     a.core = core_;
     a.queue = queue_;

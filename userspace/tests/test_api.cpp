@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -173,6 +174,30 @@ TEST(Wait, SleepsUntilTheProducerWrites) {
   EXPECT_EQ(w->status, WaitResult::Status::Records);
   ASSERT_EQ(w->drain.count, 1u);
   EXPECT_EQ(ext_of(out[0]), 0x301);
+}
+
+// Issue 25 item 5: now + timeout saturates. A timeout at the end of the
+// range (LLONG_MAX ns, what libneuron_queue_wait passes for LLONG_MAX) used
+// to overflow into the past and return TimedOut after one empty drain; it
+// must sleep until the record comes (30 ms later, from another thread).
+TEST(Wait, TimeoutsAtTheEndOfTheRangeSleepUntilARecord) {
+  for (const std::chrono::nanoseconds t :
+       {std::chrono::nanoseconds(LLONG_MAX), std::chrono::nanoseconds(LLONG_MAX - 1),
+        std::chrono::nanoseconds(LLONG_MAX / 2), std::chrono::nanoseconds(std::chrono::hours(24 * 365 * 300))}) {
+    ThresholdFake f(16);
+    auto q = f.queue();
+    std::vector<Record> out(8);
+    std::thread producer([&] {
+      std::this_thread::sleep_for(30ms);
+      f.push(0x305);
+    });
+    auto w = q.wait(out, t);
+    producer.join();
+    ASSERT_TRUE(w) << w.error().message();
+    EXPECT_EQ(w->status, WaitResult::Status::Records) << "timeout " << t.count() << " ns";
+    ASSERT_EQ(w->drain.count, 1u);
+    EXPECT_EQ(ext_of(out[0]), 0x305);
+  }
 }
 
 TEST(Wait, ZeroTimeoutDrainsOnceWithoutAnEventfd) {

@@ -18,8 +18,10 @@
 #include <array>
 #include <atomic>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fake_device.hpp"
@@ -130,12 +132,25 @@ TEST(Coalescing, RecordsBelowTheCountLimitArriveByTheTimeLimit) {
 TEST(Coalescing, AdaptiveBoundsACountLimitWithoutTimeLimitByTheBudget) {
   auto q = std::make_unique<FakeQueue>(0, 1, 64, Coalescing{16, 0});
   FakeQueue& fq = *q;
+  // The calls start() made, taken on the Reaper's thread at its first drain,
+  // which comes before the thread's first moderation (after that pass): once
+  // the thread runs, a slow start (TSan, a loaded machine) may let the
+  // moderator's 10 ms window pass and add a call of its own before the test
+  // looks (issue 25: calls.size() 2 under TSan), so the test never reads
+  // calls() while the thread may be adding to it.
+  std::promise<std::vector<Coalescing>> at_first_drain;
+  auto calls_f = at_first_drain.get_future();
+  bool first = true;  // the reaper thread's
+  fq.on_drain([&](const DrainResult&) {
+    if (std::exchange(first, false)) at_first_drain.set_value(fq.calls());
+  });
   Reaper::Options o;
   o.rescan = 0ms;
   o.latency_budget = 10ms;
   auto reaper = start_one(std::move(q), o);
   ASSERT_TRUE(reaper);
-  const auto calls = fq.calls();  // start() made them, before its thread ran
+  ASSERT_EQ(std::future_status::ready, calls_f.wait_for(10s));
+  const auto calls = calls_f.get();  // start() made them, before its thread moderated
   ASSERT_EQ(1u, calls.size());
   EXPECT_EQ((Coalescing{16, 10'000'000}), calls[0]);
   auto w = reaper->expect([](const Arrival& a) { return a.record && seq_of(*a.record) == 4; });
@@ -251,9 +266,9 @@ TEST(Moderation, CapIsAQuarterOfTheRingAndAtLeastOne) {
 //  * then one record every 20 ms (50/s: 0.025 per budget) brings it back
 //    to 1 (the record that finds 16 still set arrives by the time limit);
 //  * every call programs the time limit 500000 ns and a threshold in
-//    [1, 16]; the last is 1; few calls (each needs a 10 ms window and a
-//    change by a factor of 2; this script needs 2 and allows 8); no record
-//    lost; Stats count the changes.
+//    [1, 16]; the last is 1; few calls (each changes the threshold by a
+//    factor of 2 and there is at most one per 10 ms window; a steady
+//    producer needs 2); no record lost; Stats count the changes.
 TEST(Moderation, AdaptiveRaisesTheThresholdUnderAFloodAndReturnsTo1WhenSlow) {
   auto q = std::make_unique<FakeQueue>(0, 1, 64, 1);
   FakeQueue& fq = *q;
@@ -261,17 +276,29 @@ TEST(Moderation, AdaptiveRaisesTheThresholdUnderAFloodAndReturnsTo1WhenSlow) {
   o.rescan = 0ms;
   std::atomic<std::uint64_t> got{0};
   o.on_records = [&](unsigned, unsigned, std::span<const Record> r) { got.fetch_add(r.size()); };
+  const auto t0 = std::chrono::steady_clock::now();
   auto reaper = start_one(std::move(q), o);
   ASSERT_TRUE(reaper);
   EXPECT_EQ(1u, reaper->stats().moderated_queues);
 
+  // The flood lasts 300 ms, and longer (up to 20 s) until the moderator has
+  // raised the threshold to 9 or more: on a loaded machine the producer may
+  // get too little CPU in 300 ms for a window at full rate (a flood that is
+  // not one: top 4, or still 1, in loaded runs), so the test waits for the
+  // state it checks instead of assuming the rate.
+  const auto raised = [&] {
+    for (const auto& c : fq.calls())
+      if (c.threshold >= 9) return true;
+    return false;
+  };
   std::uint64_t pushed = 0;
-  const auto flood_end = std::chrono::steady_clock::now() + 300ms;
-  while (std::chrono::steady_clock::now() < flood_end)
+  const auto flood_start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < flood_start + 300ms ||
+         (!raised() && std::chrono::steady_clock::now() < flood_start + 20s))
     for (int k = 0; k < 64; ++k) fq.push(rec(pushed++));
   const auto after_flood = fq.calls();
   ASSERT_FALSE(after_flood.empty());
-  EXPECT_GE(after_flood.back().threshold, 2u) << "raised by the flood";
+  EXPECT_TRUE(raised()) << "raised to 9 or more by the flood";
 
   for (int k = 0; k < 25 && fq.coalescing()->threshold != 1; ++k) {
     std::this_thread::sleep_for(20ms);
@@ -295,12 +322,27 @@ TEST(Moderation, AdaptiveRaisesTheThresholdUnderAFloodAndReturnsTo1WhenSlow) {
   }
   EXPECT_GE(top, 9u);
   EXPECT_LE(top, 16u);
-  EXPECT_LE(calls.size(), 8u);
+  // Few calls, by the moderator's two rules rather than by a count that
+  // assumes a steady producer (under load the producer is descheduled for
+  // whole 10 ms windows, the measured rate halves and the threshold
+  // legitimately swings 16 -> 7 -> 16: 13 calls in a loaded run): each call
+  // changes the threshold by a factor of 2 or more, and there is at most one
+  // per 10 ms window of the run (a bound that only grows when the run is slow).
+  std::uint32_t prev = 1;  // the queue was made with threshold 1
+  for (const auto& c : calls) {
+    EXPECT_TRUE(c.threshold >= 2 * prev || 2 * c.threshold <= prev) << prev << " -> " << c.threshold;
+    prev = c.threshold;
+  }
+  const auto windows = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0) / 10ms;
+  EXPECT_LE(calls.size(), static_cast<std::size_t>(windows) + 1);
   const auto st = reaper->stats();
   EXPECT_EQ(calls.size(), st.coalesce_changes);
   EXPECT_EQ(0u, st.coalesce_errors);
   EXPECT_EQ(pushed, st.records);
-  EXPECT_GT(fq.time_edges(), 0u) << "a record below the count limit came by the time limit";
+  // Whether a slow record met the raised threshold (and came by the time
+  // limit) depends on when the last flood window closed, so it is printed,
+  // not checked; Coalescing.PresetIsAppliedOnceAndARefusalFailsStart checks
+  // delivery by the time limit deterministically.
   std::printf("adaptive moderation: %llu records, %llu wakes, %zu set_coalescing calls (thresholds", 
               static_cast<unsigned long long>(pushed), static_cast<unsigned long long>(st.wakes), calls.size());
   for (const auto& c : calls) std::printf(" %u", c.threshold);

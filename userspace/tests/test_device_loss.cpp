@@ -501,3 +501,71 @@ TEST(DeviceLoss, StatusNamesAndNumbers) {
   EXPECT_EQ(5, static_cast<int>(errc::bad_message));
   EXPECT_EQ(4, static_cast<int>(errc::not_supported));
 }
+
+// Issue 25 item 4: a drain that returns records together with device_gone
+// (a lossy queue whose lap check found NQ_INFO failing with ENODEV) has its
+// records delivered to on_records and the waiters first; then the Reaper
+// reports the loss. Records 0..2 come with the loss: a waiter on record 2
+// completes, one on record 3 gets DeviceGone.
+namespace {
+
+class RecordsThenGone final : public ReapQueue {
+ public:
+  RecordsThenGone() : efd_(::eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+  unsigned core() const noexcept override { return 0; }
+  unsigned queue() const noexcept override { return 1; }
+  int wake_fd() const noexcept override { return efd_.get(); }
+  DrainResult drain(std::span<Record> out) noexcept override {
+    DrainResult r;
+    r.device_gone = true;
+    if (!gone_ && armed_.load(std::memory_order_acquire) && out.size() >= 3) {
+      for (std::uint64_t i = 0; i < 3; ++i) {
+        out[i] = Record{};
+        out[i].bytes[3] = NEURON_ISA_NOTIFICATION_TYPE_PE_EXPLICIT;
+        for (int b = 0; b < 8; ++b) out[i].bytes[8 + b] = static_cast<std::uint8_t>(i >> (8 * b));
+      }
+      r.count = 3;
+      gone_ = true;
+      return r;
+    }
+    if (gone_) return r;
+    r.device_gone = false;  // the first look, before the test is ready: nothing yet
+    return r;
+  }
+  void mark_device_gone() noexcept override { gone_ = true; }
+  /// Let the next drain return the records and the loss, and wake the Reaper.
+  void arm() {
+    armed_.store(true, std::memory_order_release);
+    const std::uint64_t one = 1;
+    (void)!::write(efd_.get(), &one, sizeof one);
+  }
+
+ private:
+  UniqueFd efd_;
+  bool gone_ = false;  // the reaper thread's
+  std::atomic<bool> armed_{false};
+};
+
+}  // namespace
+
+TEST(DeviceLoss, RecordsDrainedWithTheLossAreDeliveredFirst) {
+  std::vector<std::unique_ptr<ReapQueue>> qs;
+  auto p = std::make_unique<RecordsThenGone>();
+  RecordsThenGone& q = *p;
+  qs.push_back(std::move(p));
+  std::atomic<std::uint64_t> delivered{0};
+  Reaper::Options o;
+  o.rescan = 0ms;
+  o.on_records = [&](unsigned, unsigned, std::span<const Record> recs) { delivered += recs.size(); };
+  auto reaper = Reaper::start(std::move(qs), nullptr, o);
+  ASSERT_TRUE(reaper) << reaper.error().message();
+  auto w2 = (*reaper)->expect([](const Arrival& a) { return a.record && a.record->u64(8) == 2; });
+  auto w3 = (*reaper)->expect([](const Arrival& a) { return a.record && a.record->u64(8) == 3; });
+  ASSERT_TRUE(w2 && w3);
+  q.arm();
+  EXPECT_EQ(WaitStatus::Completed, w2->wait(10s));
+  EXPECT_EQ(WaitStatus::DeviceGone, w3->wait(10s));
+  EXPECT_EQ(3u, delivered.load());
+  EXPECT_TRUE((*reaper)->device_gone());
+  EXPECT_EQ(3u, (*reaper)->stats().records);
+}

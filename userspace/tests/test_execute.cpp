@@ -708,6 +708,52 @@ TEST(ExecuteTenancy, ATimedOutEngineIsResetBeforeItsMemoryIsFreed) {
   EXPECT_EQ(t.owned, 0x1u);
 }
 
+// Issue 25 item 3: the core was ours before execute() and the program uses
+// no device memory, so neither the claim's memory nor a core release stops
+// the engine: execute() must reset it itself, before its queues go.
+TEST(ExecuteTenancy, ATimedOutEngineOnAnOwnedCoreWithoutMemoryIsReset) {
+  FakeTarget t;
+  t.stuck = true;
+  t.owned = 0x1;
+  auto r = execute(t, prog("[sp]\nnop\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Timeout);
+  ASSERT_EQ(r.engines.size(), 1u);
+  EXPECT_EQ(r.engines[0].state, static_cast<std::uint32_t>(NEURON_ENGINE_RUNNING));  // as it was at the end
+  // nq_init 0.0 .. 0.5 (six queues), submit 0.4, then the reset
+  EXPECT_EQ(t.first("reset 0.4"), 7u) << fmt::format("{}", fmt::join(t.log, " | "));
+  EXPECT_EQ(t.log.size(), 8u);
+  EXPECT_EQ((t.state[{0, 4}]), static_cast<std::uint32_t>(NEURON_ENGINE_IDLE));
+  EXPECT_EQ(t.owned, 0x1u);
+  EXPECT_EQ(t.first("release"), t.log.size());
+  // and the same on a driver without core ownership
+  FakeTarget u;
+  u.stuck = true;
+  u.no_tenancy = true;
+  r = execute(u, prog("[sp]\nnop\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Timeout);
+  EXPECT_EQ((u.state[{0, 4}]), static_cast<std::uint32_t>(NEURON_ENGINE_IDLE));
+  EXPECT_LT(u.first("reset 0.4"), u.log.size());
+}
+
+// An engine that finished is not reset, and neither is one whose submit
+// was refused (it may be running the caller's own program).
+TEST(ExecuteTenancy, OnlyEnginesStillRunningAreReset) {
+  FakeTarget t;
+  t.owned = 0x1;
+  auto r = execute(t, prog("[sp]\nnop\n"), fast());
+  ASSERT_EQ(r.status, ExecStatus::Ok);
+  EXPECT_EQ(t.first("reset"), t.log.size());
+  FakeTarget u;
+  u.owned = 0x1;
+  u.state[{0, 2}] = NEURON_ENGINE_RUNNING;  // the caller's own program on POOL
+  ExecOptions o = fast();
+  o.allocate_memory = false;  // and no memory of ours: SUBMIT refuses the DGE_COPY (EACCES)
+  r = execute(u, prog("[pool]\ndge src=0x100 dst=0x1000 len=0x10\n"), o);
+  EXPECT_EQ(r.status, ExecStatus::Failure);
+  EXPECT_EQ(u.first("reset"), u.log.size());
+  EXPECT_EQ((u.state[{0, 2}]), static_cast<std::uint32_t>(NEURON_ENGINE_RUNNING));
+}
+
 TEST(ExecuteTenancy, ADriverWithoutOwnershipRunsAsBefore) {
   FakeTarget t;
   t.no_tenancy = true;

@@ -60,7 +60,7 @@ std::uint64_t lossy_records() {
 // 16..19 (pass 2, phase 1, the phase record 0 had), 4..7 records 12..15
 // (pass 1, phase 0), all written into a full ring (software_queue_overflow).
 // drain(32) from HEAD 0: slots 0..3 look fresh (4 copies, marked) -> NQ_INFO:
-// TAIL 20, 20 - 0 >= 8: records 0..12 unsound (20 - 8 + 1 = 13 >= 4 copies),
+// TAIL 20, 20 - 0 > 8: records 0..11 unsound (20 - 8 = 12 >= 4 copies),
 // all dropped; resync to 20 - 8 + 8/4 = 14, HEAD write 14 (accepted); lost
 // 14, overwritten 20 - 8 - 0 = 12. Then records 14..19 (6, marked) -> NQ_INFO:
 // 20 - 14 = 6 < 8: sound. Then nothing. Device HEAD ends at 20.
@@ -91,31 +91,57 @@ TEST(LossyQueue, LappedQueueRecoversInOneCall) {
   EXPECT_EQ(again.lost, 0u);
 }
 
-// The guard slot. 4 entries, records 0..3 written: the ring is exactly
-// full, nothing overwritten yet, and the producer's next record (4) goes
-// over record 0. drain(8) from 0 copies 0..3 (fresh, none marked); the
-// guard, slot 3 (record "-1", expected phase 0), holds record 3 (phase 1):
-// the producer has finished record -1 + 4 and may be writing record 4 over
-// record 0 while we copy it -> suspected. NQ_INFO: TAIL 4, 4 - 0 >= 4, and
-// TAIL counts finished records only (a record in flight does not show), so
-// the copies of records < 4 - 4 + 1 = 1 are unsound: record 0 is dropped
-// and counted, 1..3 kept. lost 1, overwritten 4 - 4 - 0 = 0, no resync.
-// Then slot 0 (record 0, phase 1) is stale for record 4 (phase 0): done.
-TEST(LossyQueue, GuardSlotDropsCopiesTheProducerMayBeRewriting) {
+// The guard slot (issue 25 item 6). 4 entries, records 0..3 written: the
+// ring is exactly full, nothing overwritten, and the producer is idle. drain(8)
+// from 0 copies 0..3 (fresh, none marked); the guard, slot 3 (record "-1",
+// expected phase 0), holds record 3 (phase 1): the producer has finished
+// record -1 + 4, so it may have begun record 4 over record 0 -> suspected.
+// NQ_INFO: TAIL 4. A TAIL read never falls inside a record write
+// (docs/device-model.md#lossy-tail), so had record 4 been begun before the
+// read, TAIL would be 5: 4 - 0 = 4 <= 4 entries, every copy is sound.
+// count 4 (records 0, 1, 2, 3), lost 0, overwritten 0, no resync, HEAD 4.
+TEST(LossyQueue, FullButIdleRingLosesNothing) {
   LossyFake dev(0, 1, 4, 0);
   NotificationQueue q = dev.queue();
   for (std::uint64_t i = 0; i < 4; ++i) dev.push(lossy_record(i));
   std::vector<Record> out(8);
   const DrainResult r = q.drain(out);
-  ASSERT_EQ(r.count, 3u);
-  EXPECT_EQ(seq_of(out[0]), 1u);
-  EXPECT_EQ(seq_of(out[1]), 2u);
-  EXPECT_EQ(seq_of(out[2]), 3u);
-  EXPECT_EQ(r.lost, 1u);
+  ASSERT_EQ(r.count, 4u);
+  EXPECT_EQ(seq_of(out[0]), 0u);
+  EXPECT_EQ(seq_of(out[1]), 1u);
+  EXPECT_EQ(seq_of(out[2]), 2u);
+  EXPECT_EQ(seq_of(out[3]), 3u);
+  EXPECT_EQ(r.lost, 0u);
   EXPECT_EQ(r.overwritten, 0u);
   EXPECT_EQ(r.resyncs, 0u);
-  EXPECT_TRUE(r.lap_suspected);
+  EXPECT_FALSE(r.lap_suspected);
+  EXPECT_EQ(q.lost(), 0u);
   EXPECT_EQ(dev.head(), 4u);
+  EXPECT_EQ(dev.bad_heads(), 0u);
+}
+
+// One record more: records 0..4 into 4 entries; slot 0 now holds record 4
+// (phase 0, marked). drain(8) from 0: slot 0 is stale for record 0 (phase 1
+// expected) and marked -> suspected, nothing copied. NQ_INFO: TAIL 5,
+// 5 - 0 = 5 > 4: record 0 (below 5 - 4 = 1) is gone, overwritten 1; no sound
+// copy, so resync to 5 - 4 + 4/4 = 2 (lost 2: record 0 and the margin's
+// record 1), HEAD write 2. Then records 2, 3 (fresh, phase 1) and 4 (slot 0,
+// phase 0, marked) -> NQ_INFO: 5 - 2 = 3 <= 4: sound. count 3, HEAD 5.
+TEST(LossyQueue, OneRecordPastFullLosesTheOverwrittenOneAndTheMargin) {
+  LossyFake dev(0, 1, 4, 0);
+  NotificationQueue q = dev.queue();
+  for (std::uint64_t i = 0; i < 5; ++i) dev.push(lossy_record(i));
+  std::vector<Record> out(8);
+  const DrainResult r = q.drain(out);
+  ASSERT_EQ(r.count, 3u);
+  EXPECT_EQ(seq_of(out[0]), 2u);
+  EXPECT_EQ(seq_of(out[1]), 3u);
+  EXPECT_EQ(seq_of(out[2]), 4u);
+  EXPECT_EQ(r.lost, 2u);
+  EXPECT_EQ(r.overwritten, 1u);
+  EXPECT_EQ(r.resyncs, 1u);
+  EXPECT_TRUE(r.lap_suspected);
+  EXPECT_EQ(dev.head(), 5u);
   EXPECT_EQ(dev.bad_heads(), 0u);
 }
 

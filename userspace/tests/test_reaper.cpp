@@ -8,8 +8,11 @@
 // edge would hang a test (bounded by its timeout) instead of being papered over.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdlib>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -21,6 +24,7 @@ using namespace neuron;
 using neuron::test::FakeEvents;
 using neuron::test::FakeQueue;
 using neuron::test::seq_of;
+using neuron::test::wait_until;
 using namespace std::chrono_literals;
 
 namespace {
@@ -375,4 +379,191 @@ TEST(Reaper, EdgeTriggeredEventfdsLoseNoWakeWhenSignalledDuringAPass) {
               "wakes\n",
               kRounds, static_cast<unsigned long long>(next_seq.load() - 1000), static_cast<unsigned long long>(fa),
               static_cast<unsigned long long>(fb), static_cast<unsigned long long>(st.wakes));
+}
+
+// ------------------------------------------------------------------ budget
+namespace {
+
+/// A queue whose producer keeps pace with any drain (a backpressured queue
+/// whose engine refills every slot the drain hands back): every drain() fills
+/// the span it is given, records numbered 0, 1, 2, ... It never comes back
+/// empty until the test calls finish() (then it is empty for good), so a
+/// Reaper that drains until empty never leaves it.
+class EndlessQueue final : public ReapQueue {
+ public:
+  EndlessQueue() : efd_(::eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC)) {}  // "records waiting" from the start
+  unsigned core() const noexcept override { return 0; }
+  unsigned queue() const noexcept override { return 0; }
+  std::uint32_t entries() const noexcept override { return 64; }
+  int wake_fd() const noexcept override { return efd_.get(); }
+  DrainResult drain(std::span<Record> out) noexcept override {
+    DrainResult r;
+    if (!finished_.load(std::memory_order_acquire)) {
+      for (auto& rec : out) rec = seq_record(next_++);
+      r.count = out.size();
+    }
+    drains_.fetch_add(1, std::memory_order_release);
+    return r;
+  }
+  void finish() { finished_.store(true, std::memory_order_release); }
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
+  std::uint64_t drains() const { return drains_.load(std::memory_order_acquire); }
+
+ private:
+  UniqueFd efd_;
+  std::uint64_t next_ = 0;  // the reaper thread's
+  std::atomic<bool> finished_{false};
+  std::atomic<std::uint64_t> drains_{0};
+};
+
+}  // namespace
+
+// Options::budget (userspace/README.md#reaper-budget): a queue that never
+// runs empty next to 63 cold queues with one record each. Every cold record
+// is delivered, a waiter on one is signalled and stop() returns, all while
+// the hot queue is still endless; the hot queue's records come in order.
+// Without the budget the thread never leaves the hot queue: the waits below
+// run into their limits (they only bound a failure, nothing is timed), then
+// finish() lets the old loop end.
+TEST(Reaper, ANeverEmptyQueueDoesNotStarveColdQueuesOrStop) {
+  constexpr unsigned kCold = 63;
+  std::vector<std::unique_ptr<ReapQueue>> qs;
+  auto hot_q = std::make_unique<EndlessQueue>();
+  EndlessQueue& hot = *hot_q;
+  qs.push_back(std::move(hot_q));
+  std::vector<FakeQueue*> cold;
+  for (unsigned q = 1; q <= kCold; ++q) {
+    auto p = std::make_unique<FakeQueue>(1, q, 16, 1);
+    cold.push_back(p.get());
+    qs.push_back(std::move(p));
+  }
+  std::mutex mu;
+  std::vector<unsigned> delivered;  // cold queues, as their record arrived
+  std::uint64_t delivered_while_finished = 0, hot_next = 0, hot_out_of_order = 0;
+  Reaper::Options o;
+  o.rescan = 0ms;
+  o.on_records = [&](unsigned core, unsigned queue, std::span<const Record> recs) {
+    std::lock_guard lk(mu);
+    if (core == 0) {
+      for (const auto& r : recs) hot_out_of_order += seq_of(r) != hot_next++;
+      return;
+    }
+    for (std::size_t i = 0; i < recs.size(); ++i) delivered.push_back(queue);
+    if (hot.finished()) ++delivered_while_finished;
+  };
+  auto reaper = Reaper::start(std::move(qs), nullptr, o);
+  ASSERT_TRUE(reaper) << reaper.error().message();
+  ASSERT_TRUE(wait_until([&] { return hot.drains() >= 100; }, 10s));  // the thread is on the hot queue
+  Reaper::Filter cold_only;
+  cold_only.core = 1;  // the hot queue's records are numbered too
+  auto w = (*reaper)->expect(record_with_seq(7 + 1000), cold_only);
+  ASSERT_TRUE(w);
+  for (unsigned i = 0; i < kCold; ++i) cold[i]->push(seq_record(i + 1000));
+  const bool all = wait_until(
+      [&] {
+        std::lock_guard lk(mu);
+        return delivered.size() >= kCold;
+      },
+      20s);
+  EXPECT_TRUE(all) << "cold records delivered while the hot queue never ran empty: " << [&] {
+    std::lock_guard lk(mu);
+    return delivered.size();
+  }() << " of " << kCold;
+  EXPECT_EQ(WaitStatus::Completed, w->wait(all ? 20s : 0ms));
+  // stop() on another thread, so that a thread that never leaves the hot
+  // queue fails the test instead of hanging it
+  std::promise<void> stopped;
+  auto stopped_f = stopped.get_future();
+  std::thread stopper([&] {
+    (*reaper)->stop();
+    stopped.set_value();
+  });
+  const bool stop_returned = stopped_f.wait_for(20s) == std::future_status::ready;
+  EXPECT_TRUE(stop_returned) << "stop() did not return while the hot queue never ran empty";
+  EXPECT_FALSE(hot.finished());
+  hot.finish();  // now even a loop without a budget ends
+  stopper.join();
+  std::lock_guard lk(mu);
+  EXPECT_EQ(0u, delivered_while_finished);
+  EXPECT_EQ(0u, hot_out_of_order);
+  std::vector<unsigned> sorted = delivered;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<unsigned> expected;
+  for (unsigned q = 1; q <= 63; ++q) expected.push_back(q);
+  EXPECT_EQ(expected, sorted);  // each cold record once
+  EXPECT_GE((*reaper)->stats().budget_hits, 100u);
+}
+
+// The ordering promise under the budget: a record written on a busy queue
+// before the match on another queue is delivered before the waiter is
+// signalled, although the busy queue holds more than one budget of records
+// (a settling pass takes a ring's worth).
+TEST(Reaper, TheOrderingPromiseHoldsWhenAQueueHoldsMoreThanItsBudget) {
+  std::vector<std::unique_ptr<ReapQueue>> qs;
+  auto busy_p = std::make_unique<FakeQueue>(0, 0, 64, 64);  // a count limit of 64: no edge before it is full
+  auto other_p = std::make_unique<FakeQueue>(0, 1, 16, 1);
+  FakeQueue& busy = *busy_p;
+  FakeQueue& other = *other_p;
+  qs.push_back(std::move(busy_p));
+  qs.push_back(std::move(other_p));
+  Collected c;
+  std::atomic<const Waiter*> waiter{nullptr};
+  std::atomic<std::uint64_t> busy_after_signal{0};
+  Reaper::Options o = collecting(c);
+  o.on_batch = [&](const QueueId& id, std::span<const Record> recs) {
+    // on the reaper thread, which alone completes the waiter: a record
+    // delivered after it did so is one the promise was about
+    const Waiter* wp = waiter.load(std::memory_order_acquire);
+    if (id.queue == 0 && wp && wp->status() == WaitStatus::Completed) busy_after_signal += recs.size();
+  };
+  o.budget = 4;  // the busy queue holds 60 records: fifteen budgets
+  o.batch = 4;
+  o.moderation = Reaper::Moderation::Fixed;
+  auto reaper = Reaper::start(std::move(qs), nullptr, o);
+  ASSERT_TRUE(reaper) << reaper.error().message();
+  ASSERT_TRUE(wait_until([&] { return busy.drains() > 0 && other.drains() > 0; }, 10s));  // the first look is over
+  for (std::uint64_t i = 0; i < 60; ++i) busy.push(seq_record(i));  // 60 < 64: no edge, unread
+  auto w = (*reaper)->expect(record_with_seq(1000));
+  ASSERT_TRUE(w);
+  waiter.store(&*w, std::memory_order_release);
+  other.push(seq_record(1000));
+  ASSERT_EQ(WaitStatus::Completed, w->wait(10s));
+  const auto busy_seen = [&] {
+    std::lock_guard lk(c.mu);
+    std::size_t n = 0;
+    for (const auto& [queue, seq] : c.seen) n += queue == 0;
+    return n;
+  };
+  (*reaper)->stop();
+  EXPECT_EQ(60u, busy_seen());
+  EXPECT_EQ(0u, busy_after_signal.load());  // all 60 before the signal
+}
+
+// Issue 25 item 5: Waiter::wait's now + timeout saturates. milliseconds::max()
+// (and a timeout whose nanoseconds overflow) used to wrap into the past and
+// return TimedOut at once; it must sleep until the record comes (30 ms later,
+// from another thread).
+TEST(Reaper, WaiterTimeoutsAtTheEndOfTheRangeSleepUntilARecord) {
+  for (const std::chrono::milliseconds t : {std::chrono::milliseconds::max(), std::chrono::milliseconds(LLONG_MAX / 1000),
+                                            std::chrono::milliseconds(LLONG_MAX / 1000000 + 1)}) {
+    std::vector<std::unique_ptr<ReapQueue>> qs;
+    auto p = std::make_unique<FakeQueue>(0, 1, 16, 1);
+    FakeQueue& fq = *p;
+    qs.push_back(std::move(p));
+    Reaper::Options o;
+    o.rescan = 0ms;
+    auto reaper = Reaper::start(std::move(qs), nullptr, o);
+    ASSERT_TRUE(reaper) << reaper.error().message();
+    auto w = (*reaper)->expect(record_with_seq(5));
+    ASSERT_TRUE(w);
+    std::thread producer([&] {
+      std::this_thread::sleep_for(30ms);
+      fq.push(seq_record(5));
+    });
+    const WaitStatus st = w->wait(t);
+    producer.join();
+    ASSERT_EQ(WaitStatus::Completed, st) << "timeout " << t.count() << " ms";
+    ASSERT_TRUE(w->completion().record);
+    EXPECT_EQ(5u, seq_of(*w->completion().record));
+  }
 }

@@ -43,9 +43,11 @@
 // them (NEURON_IOC_CORE_ACQUIRE; EBUSY names the owning process from sysfs
 // core_owners) and allocates the device memory every DGE_COPY names
 // (NEURON_IOC_MEM_ALLOC, NEURON_MEM_F_FIXED, ranges merged into 4096-byte
-// spans). When it returns, an engine of the program still running or waiting
-// (TIMEOUT) is reset, the cores it acquired are released and the memory is
-// freed. Cores the file owned before stay owned.
+// spans). When it returns, every engine it started that is still running or
+// waiting (TIMEOUT) is reset, before its queues are destroyed, on a core the
+// file owned before too and whether or not the program uses device memory;
+// then the cores it acquired are released and the memory is freed. Cores the
+// file owned before stay owned.
 //
 // What "completed" means for an engine: its completion record arrived.
 //   * With tracing (the default) that is the INST_END of an instruction after

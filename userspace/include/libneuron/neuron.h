@@ -142,7 +142,9 @@ LIBNEURON_API void libneuron_queue_destroy(libneuron_queue *q);
  *
  * Return: the number of records (0: none waiting), -EINVAL (NULL @q or
  * @out, @max 0), or -ENODEV once the device was removed or reset (the ring
- * is not touched; userspace/README.md#device-loss).
+ * is not touched; userspace/README.md#device-loss). Records first: a drain
+ * that copied records and then saw the device go returns them, and the
+ * next call returns -ENODEV.
  */
 LIBNEURON_API long libneuron_queue_drain(libneuron_queue *q, struct libneuron_record *out, size_t max,
 					 uint64_t *lost);

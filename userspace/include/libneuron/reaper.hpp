@@ -16,8 +16,9 @@
 //
 // What a wake costs. On a wake it drains only the queues whose eventfd
 // fired (and queues without an eventfd, which it cannot tell apart), each
-// until a drain of that queue comes back empty after its last HEAD write;
-// queues without records cost nothing. That per-queue rule is what keeps
+// until a drain of that queue comes back empty after its last HEAD write
+// or until it has given its budget for the pass (below); queues without
+// records cost nothing. That per-queue rule is what keeps
 // the wake-up sound: the device raises the threshold interrupt once and
 // re-arms it only on an accepted HEAD write (docs/hardware.md#threshold),
 // and a drain that took records writes HEAD. A record that lands between
@@ -33,7 +34,24 @@
 // unread record until a HEAD write leaves none), so that the drain after
 // every firing takes records and re-arms it with its HEAD write. The
 // queues of one pass are drained round-robin, one batch each in turn, so a
-// flooding queue does not starve the others. Besides the drains (one HEAD
+// flooding queue does not starve the others.
+//
+// The budget (NAPI's weight): in one pass a queue gives at most
+// Options::budget records (default 256, one default batch: one drain call
+// and one HEAD write per busy queue per pass, so the per-record cost is
+// unchanged). A queue whose producer keeps pace would otherwise never come
+// back empty and the pass would never end. A queue that gave its whole
+// budget has not been seen empty, so its interrupt may not be armed: it is
+// left "behind" (Stats::budget_hits counts it) and the next pass drains it
+// again without waiting for an edge. Between two passes the thread calls
+// epoll_wait() without sleeping, so the other queues that fired, the event
+// stream, stop() and the moderation all get their turn after at most one
+// budget of every busy queue. Only when no queue is behind does it sleep.
+// Passes that settle (the ordering promise below) and the final look at
+// stop() give each queue a ring's worth instead (its entries(), or the
+// largest ring, 65536 records, when it does not say), which is everything
+// it can hold unread when the pass begins: they deliver every record
+// written before they began and still end. Besides the drains (one HEAD
 // doorbell store per batch taken) a wake makes one syscall, epoll_wait():
 // the eventfds are not read and the device is not polled (below).
 //
@@ -77,6 +95,9 @@
 // a full one) is therefore followed by full passes until one completes
 // nobody; completions are rare next to records, so this costs little. The
 // first look, each rescan and the final look at stop() are full passes too.
+// A settling pass gives each queue a ring's worth of budget (above), so a
+// record written before the match is in its ring, at most `entries` deep,
+// when the pass begins, and that pass delivers it.
 //
 // Interrupt moderation (userspace/README.md#coalescing): by default
 // (Moderation::Adaptive) the reaper sets each queue's threshold from the
@@ -318,6 +339,14 @@ class Reaper {
     std::function<void(const Event&)> on_event;
     /// Records per drain call.
     std::size_t batch = 256;
+    /// Records one queue may give in one pass before the Reaper turns to the
+    /// other queues, the edges, stop() and moderation (NAPI's weight; the top
+    /// of this file): a queue left with its budget spent is drained again in
+    /// the next pass, which follows without sleeping. 0 counts as 1. The
+    /// default, one default batch, keeps one drain call per busy queue per
+    /// pass; a cold queue's record then waits at most for one budget of every
+    /// busy queue (userspace/README.md#reaper-budget).
+    std::size_t budget = 256;
     /// Longest sleep before looking at the rings without a wake (a guard
     /// against a lost edge, see the top of this file); 0: never.
     std::chrono::milliseconds rescan{100};
@@ -352,6 +381,9 @@ class Reaper {
     /// poll() calls made to look for device loss (once per pass when some
     /// queue or the event stream has no status page; 0 when pages cover all)
     std::uint64_t device_polls = 0;
+    /// times a queue gave its whole budget in a pass and was left for the
+    /// next one (Options::budget; a producer that keeps pace)
+    std::uint64_t budget_hits = 0;
   };
 
   /// Start the thread. Queues with wake_fd() < 0 are drained on every wake.
@@ -375,9 +407,13 @@ class Reaper {
   Result<Waiter> expect(Match match) { return expect(std::move(match), Filter{}); }
   Result<Waiter> expect(Match match, Filter filter);
 
-  /// Signal the thread to stop: it drains every queue once more, completes
-  /// what matches, then reports Stopped to the remaining waiters. Joins.
-  /// Idempotent; after the device went (the thread has exited) it only joins.
+  /// Signal the thread to stop: it drains every queue once more (a ring's
+  /// worth of each at most, so a queue that never runs empty does not hold
+  /// it; what was unread when that look began is delivered), completes what
+  /// matches, then reports Stopped to the remaining waiters. Joins: returns
+  /// after the pass under way (at most one budget of each busy queue) and
+  /// that final look. Idempotent; after the device went (the thread has
+  /// exited) it only joins.
   void stop() noexcept;
 
   /// Whether the reaper has seen the device go (see the top of this file):
