@@ -10,6 +10,9 @@
 // message.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -400,6 +403,32 @@ TEST_P(RingPath, CopyKernelCopiesEveryByteAndFoldsTheHeaders) {
     EXPECT_EQ(out[row.n], canary) << "wrote past n: off " << row.off << " n " << row.n;
     EXPECT_EQ(k.or_headers(ring.mem.data() + row.off, row.n), row.any) << "off " << row.off << " n " << row.n;
   }
+}
+
+TEST_P(RingPath, KernelsNeverReadPastTheirWindow) {
+  // Windows of every length 0..64 that end exactly at a page followed by an
+  // inaccessible page: a kernel that reads one record too many (an
+  // off-by-one in a vector loop's bound the result mask would hide) faults.
+  const DrainKernels& k = drain_kernels(GetParam());
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* mem = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  auto* base = static_cast<std::uint8_t*>(mem);
+  ASSERT_EQ(mprotect(base + page, page, PROT_NONE), 0);
+  auto* end = reinterpret_cast<Record*>(base + page);
+  for (std::size_t i = 1; i <= 64; ++i) {  // every slot phase 1, type kType
+    end[-static_cast<std::ptrdiff_t>(i)] = Record{};
+    end[-static_cast<std::ptrdiff_t>(i)].bytes[NEURON_ISA_HEADER_OFFSET] = kType | NEURON_ISA_HEADER_PHASE;
+  }
+  std::vector<Record> out(64);
+  for (std::size_t n = 0; n <= 64; ++n) {
+    const Record* p = end - n;
+    EXPECT_EQ(k.scan(p, n, NEURON_ISA_HEADER_PHASE), n) << "n " << n;
+    std::uint8_t all = 0, any = 0;
+    k.copy(out.data(), p, n, all, any);
+    EXPECT_EQ(k.or_headers(p, n), n ? kType | NEURON_ISA_HEADER_PHASE : 0) << "n " << n;
+  }
+  munmap(mem, 2 * page);
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, RingPath, ::testing::ValuesIn(kDrainPaths), path_name);
