@@ -167,10 +167,12 @@ count_tap "qtest ($(elapsed))" "$build/qtest.log" $st
 
 # figures, not tests: the drain benchmark's records/s (medians of 9
 # interleaved repetitions) and the ratios for_each/drain, drain/memcpy and
-# drain/reference (targets in bench_drain.cpp); every figure in bench.json
+# drain/reference (targets in bench_drain.cpp) of the default drain path,
+# then one line per drain path this CPU has (userspace/README.md#drain-paths)
+# with the same three ratios; every figure in bench.json
 "$build/userspace/bench_drain" --benchmark_min_time=0.5 --benchmark_color=false \
 	--benchmark_out="$build/bench.json" --benchmark_out_format=json >"$build/bench.log" 2>&1
-grep -E '^(records/s|ratio)' "$build/bench.log" | sed 's/^/check: bench_drain: /'
+grep -E '^(records/s|ratio|path)' "$build/bench.log" | sed 's/^/check: bench_drain: /'
 
 # the performance report (docs/performance.md#regenerate): scripts/perf-report.py
 # on the committed JSON into build/perf-report (no VM), two counted tests: it

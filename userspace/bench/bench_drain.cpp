@@ -7,8 +7,10 @@
 //   BM_Drain           RingView::drain of the whole ring into an N-record buffer
 //   BM_DrainBatch/256  RingView::drain in batches of 256 into one 256-record
 //                      buffer (a consumer that handles each batch before the next)
-//   BM_ForEach         RingView::for_each, zero copy; the callback adds byte 0
-//                      of every record to a sum (it reads every record once)
+//   BM_ForEach         RingView::for_each_span, zero copy; the callback adds
+//                      byte 0 of every record of its span to a sum (it reads
+//                      every record once; four running sums, plain C++)
+//   BM_ForEachRecord   RingView::for_each, the same sum, one call per record
 //   BM_Memcpy          memcpy of the same N * 16 bytes into the N-record buffer
 //   BM_Reference       the runtime's nq_read_cayman transcribed in reference/
 //                      (docs/hardware.md#host-drain), into the N-record buffer
@@ -25,20 +27,29 @@
 // Rates are per second of the benchmark thread's CPU time (Google
 // Benchmark's default).
 //
+// Drain paths (userspace/README.md#drain-paths): the benchmarks above run on
+// the path RingView chooses by default (NEURON_DRAIN_PATH, else the widest
+// this CPU has); BM_Drain/PATH and BM_ForEach/PATH run on each other path the
+// CPU supports (scalar, sse2, avx2, avx512), interleaved with the rest.
+//
 // At the end it prints, from the medians of this run:
-//   records/s: ...                          the five medians
-//   ratio for_each/drain   = X  (target >= 1.00)
+//   records/s: ...                          the medians of the default path
+//   ratio for_each/drain   = X  (target >= 1.00)   the default path's
 //   ratio drain/memcpy     = X  (target >= 0.90)
 //   ratio drain/reference  = X  (target >= 2.00)
-// (scripts/check.sh copies the lines that start with "records/s" or "ratio"
-// into the make check log). Figures, not tests: nothing is asserted.
+//   path P (default): for_each/drain X MET|MISSED, drain/memcpy ..., drain/reference ...
+//   path Q: ...                             one line per supported path
+// (scripts/check.sh copies the lines that start with "records/s", "ratio"
+// or "path" into the make check log). Figures, not tests: nothing is asserted.
 //
 // JSON for a report: add --benchmark_out=FILE --benchmark_out_format=json.
 // The file holds "context" (with "ring_entries": N) and "benchmarks": for
 // each benchmark above ("run_name", e.g. "BM_Drain"), one entry per
 // repetition ("run_type": "iteration", "repetition_index") and its aggregates
 // ("run_type": "aggregate", "aggregate_name": "mean", "median", "stddev" or
-// "cv"; "name" is then e.g. "BM_Drain_median"). "items_per_second" is records
+// "cv"; "name" is then e.g. "BM_Drain_median"). The context also holds
+// "drain_path" (the default path), "drain_paths" (the supported ones, comma
+// separated) and "cpu_model" (/proc/cpuinfo's model name). "items_per_second" is records
 // per second, "bytes_per_second" 16 bytes per record. The printed ratios are
 // the quotients of the median items_per_second of BM_ForEach / BM_Drain,
 // BM_Drain / BM_Memcpy and BM_Drain / BM_Reference.
@@ -54,6 +65,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -86,9 +98,12 @@ struct Fixture {
 std::atomic<std::uint32_t> g_head{0};  // the doorbell: HEAD is published as with a producer thread
 
 // One pass over the whole ring each; the number of records consumed.
-[[gnu::noinline]] std::size_t pass_drain(Fixture& f) {
+using neuron::DrainPath;
+
+[[gnu::noinline]] std::size_t pass_drain(Fixture& f, DrainPath path) {
   // A fresh view at HEAD 0 each pass: the ring holds one full pass (phase 1).
   neuron::RingView v(f.view(), neuron::Doorbell::atomic(&g_head), 0);
+  v.set_drain_path(path);
   const auto r = v.drain(f.out);
   benchmark::DoNotOptimize(r);
   benchmark::DoNotOptimize(f.out.data());
@@ -96,8 +111,9 @@ std::atomic<std::uint32_t> g_head{0};  // the doorbell: HEAD is published as wit
   return r.count;
 }
 
-[[gnu::noinline]] std::size_t pass_drain_batch(Fixture& f) {
+[[gnu::noinline]] std::size_t pass_drain_batch(Fixture& f, DrainPath path) {
   neuron::RingView v(f.view(), neuron::Doorbell::atomic(&g_head), 0);
+  v.set_drain_path(path);
   std::size_t total = 0;
   for (;;) {
     const auto r = v.drain(f.batch);
@@ -109,8 +125,32 @@ std::atomic<std::uint32_t> g_head{0};  // the doorbell: HEAD is published as wit
   return total;
 }
 
-[[gnu::noinline]] std::size_t pass_for_each(Fixture& f) {
+[[gnu::noinline]] std::size_t pass_for_each(Fixture& f, DrainPath path) {
   neuron::RingView v(f.view(), neuron::Doorbell::atomic(&g_head), 0);
+  v.set_drain_path(path);
+  std::uint64_t sum = 0;
+  const auto r = v.for_each_span([&](std::span<const neuron::Record> s) {
+    // What a consumer of spans writes: local sums (`sum` is behind a
+    // reference the byte loads may alias), four records a step.
+    std::uint64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+    std::size_t i = 0;
+    for (; i + 4 <= s.size(); i += 4) {
+      t0 += s[i].bytes[0];
+      t1 += s[i + 1].bytes[0];
+      t2 += s[i + 2].bytes[0];
+      t3 += s[i + 3].bytes[0];
+    }
+    for (; i < s.size(); ++i) t0 += s[i].bytes[0];
+    sum += t0 + t1 + t2 + t3;
+  });
+  benchmark::DoNotOptimize(sum);
+  benchmark::DoNotOptimize(r);  // the overflow flags are computed, as for a real caller
+  return r.count;
+}
+
+[[gnu::noinline]] std::size_t pass_for_each_record(Fixture& f, DrainPath path) {
+  neuron::RingView v(f.view(), neuron::Doorbell::atomic(&g_head), 0);
+  v.set_drain_path(path);
   std::uint64_t sum = 0;
   const auto r = v.for_each([&](const neuron::Record& rec) { sum += rec.bytes[0]; });
   benchmark::DoNotOptimize(sum);
@@ -118,14 +158,14 @@ std::atomic<std::uint32_t> g_head{0};  // the doorbell: HEAD is published as wit
   return r.count;
 }
 
-[[gnu::noinline]] std::size_t pass_memcpy(Fixture& f) {
+[[gnu::noinline]] std::size_t pass_memcpy(Fixture& f, DrainPath) {
   std::memcpy(f.out.data(), f.ring.data(), std::size_t{f.entries} * sizeof(neuron::Record));
   benchmark::DoNotOptimize(f.out.data());
   benchmark::ClobberMemory();
   return f.entries;
 }
 
-[[gnu::noinline]] std::size_t pass_reference(Fixture& f) {
+[[gnu::noinline]] std::size_t pass_reference(Fixture& f, DrainPath) {
   volatile std::uint32_t tail = f.entries;  // the producer's TAIL: one full pass
   neuron::reference::EnsNq nq;
   nq.entries = f.entries;
@@ -139,9 +179,11 @@ std::atomic<std::uint32_t> g_head{0};  // the doorbell: HEAD is published as wit
   return n;
 }
 
-void run(benchmark::State& st, Fixture& f, std::size_t (*pass)(Fixture&)) {
+using Pass = std::size_t (*)(Fixture&, DrainPath);
+
+void run(benchmark::State& st, Fixture& f, Pass pass, DrainPath path) {
   for (auto _ : st) {
-    if (pass(f) != f.entries) {
+    if (pass(f, path) != f.entries) {
       st.SkipWithError("a pass consumed a short count");
       break;
     }
@@ -195,6 +237,30 @@ void print_ratio(const char* what, double num, double den, double target) {
   std::printf("ratio %-18s = %.2f  (target >= %.2f) %s\n", what, r, target, r >= target ? "MET" : "MISSED");
 }
 
+/// "for_each/drain 1.23 MET" (or n/a when a median is missing).
+std::string short_ratio(const char* what, double num, double den, double target) {
+  char buf[96];
+  if (num <= 0 || den <= 0) {
+    std::snprintf(buf, sizeof buf, "%s n/a", what);
+  } else {
+    const double r = num / den;
+    std::snprintf(buf, sizeof buf, "%s %.2f %s", what, r, r >= target ? "MET" : "MISSED");
+  }
+  return buf;
+}
+
+/// /proc/cpuinfo's first "model name" (empty elsewhere).
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("model name")) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -216,16 +282,33 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&n_args, args.data());
   if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 1;
   benchmark::AddCustomContext("ring_entries", std::to_string(entries));
+  const DrainPath def = neuron::default_drain_path();
+  std::vector<DrainPath> paths;
+  std::string path_list;
+  for (const DrainPath p : neuron::kDrainPaths) {
+    if (!neuron::drain_path_supported(p)) continue;
+    paths.push_back(p);
+    path_list += (path_list.empty() ? "" : ",") + std::string(neuron::drain_path_name(p));
+  }
+  benchmark::AddCustomContext("drain_path", neuron::drain_path_name(def));
+  benchmark::AddCustomContext("drain_paths", path_list);
+  benchmark::AddCustomContext("cpu_model", cpu_model());
 
   Fixture f(entries);  // one ring and one buffer for every contender
-  const auto add = [&f](const char* name, std::size_t (*pass)(Fixture&)) {
-    benchmark::RegisterBenchmark(name, [&f, pass](benchmark::State& st) { run(st, f, pass); });
+  const auto add = [&f](const std::string& name, Pass pass, DrainPath path) {
+    benchmark::RegisterBenchmark(name.c_str(), [&f, pass, path](benchmark::State& st) { run(st, f, pass, path); });
   };
-  add("BM_Drain", &pass_drain);
-  add("BM_DrainBatch/256", &pass_drain_batch);
-  add("BM_ForEach", &pass_for_each);
-  add("BM_Memcpy", &pass_memcpy);
-  add("BM_Reference", &pass_reference);
+  add("BM_Drain", &pass_drain, def);
+  add("BM_DrainBatch/256", &pass_drain_batch, def);
+  add("BM_ForEach", &pass_for_each, def);
+  add("BM_ForEachRecord", &pass_for_each_record, def);
+  add("BM_Memcpy", &pass_memcpy, def);
+  add("BM_Reference", &pass_reference, def);
+  for (const DrainPath p : paths) {
+    if (p == def) continue;
+    add(std::string("BM_Drain/") + neuron::drain_path_name(p), &pass_drain, p);
+    add(std::string("BM_ForEach/") + neuron::drain_path_name(p), &pass_for_each, p);
+  }
 
   RatioReporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
@@ -233,11 +316,11 @@ int main(int argc, char** argv) {
 
   const auto get = [&](const char* n) { return rep.rate.count(n) ? rep.rate[n] : 0.0; };
   const double drain = get("BM_Drain"), batch = get("BM_DrainBatch/256"), each = get("BM_ForEach"),
-               memcpy_rate = get("BM_Memcpy"), ref = get("BM_Reference");
+               each_rec = get("BM_ForEachRecord"), memcpy_rate = get("BM_Memcpy"), ref = get("BM_Reference");
   if (drain > 0 && memcpy_rate > 0 && ref > 0 && each > 0) {
-    std::printf("\nrecords/s (median, ring of %u records): drain %.3g, drain/256 %.3g, for_each %.3g, memcpy %.3g, "
-                "reference %.3g\n",
-                entries, drain, batch, each, memcpy_rate, ref);
+    std::printf("\nrecords/s (median, ring of %u records, path %s): drain %.3g, drain/256 %.3g, for_each %.3g, "
+                "for_each per record %.3g, memcpy %.3g, reference %.3g\n",
+                entries, neuron::drain_path_name(def), drain, batch, each, each_rec, memcpy_rate, ref);
     if (!rep.cv.empty()) {
       std::printf("spread (cv of the repetitions):");
       for (const auto& [name, v] : rep.cv) std::printf(" %s %.1f%%", name.c_str(), 100 * v);
@@ -246,6 +329,22 @@ int main(int argc, char** argv) {
     print_ratio("for_each/drain", each, drain, 1.0);
     print_ratio("drain/memcpy", drain, memcpy_rate, 0.9);
     print_ratio("drain/reference", drain, ref, 2.0);
+    // The same three for every path (the default one's are those above).
+    for (const DrainPath p : paths) {
+      const std::string sfx = p == def ? "" : std::string("/") + neuron::drain_path_name(p);
+      const double d = get(("BM_Drain" + sfx).c_str()), e = get(("BM_ForEach" + sfx).c_str());
+      std::string note;
+      if (p == def) {
+        const auto env = neuron::drain_path_env();
+        const bool forced = !env.empty() && neuron::parse_drain_path(env) == p;
+        note = env.empty() ? " (default)"
+               : forced    ? " (default: NEURON_DRAIN_PATH=" + std::string(env) + ")"
+                           : " (default; NEURON_DRAIN_PATH=" + std::string(env) + " ignored: unknown or unsupported)";
+      }
+      std::printf("path %-6s: %s, %s, %s%s\n", neuron::drain_path_name(p), short_ratio("for_each/drain", e, d, 1.0).c_str(),
+                  short_ratio("drain/memcpy", d, memcpy_rate, 0.9).c_str(), short_ratio("drain/reference", d, ref, 2.0).c_str(),
+                  note.c_str());
+    }
   }
   return 0;
 }

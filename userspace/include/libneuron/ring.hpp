@@ -79,6 +79,39 @@
 // hands out records in place, which a lossy producer may be rewriting.
 // A 1-bit phase cannot tell pass p from pass p + 2: only the owner's TAIL
 // check catches a consumer lapped twice between two looks.
+//
+// SIMD paths (DrainPath; userspace/README.md#drain-paths). The scan that
+// finds the fresh run and the bulk copy run in one of four kernels chosen
+// once per process: scalar (any CPU), SSE2 (x86-64 baseline), AVX2 and
+// AVX-512F (chosen at run time from cpuid, never by a global -mavx2; the
+// library runs on a CPU without them). NEURON_DRAIN_PATH=scalar|sse2|avx2|
+// avx512 forces one (read once; ignored when the CPU lacks it). Every path
+// returns the same records, counts and flags bit for bit. The ordering
+// argument above holds for each of them as follows:
+//   * the scan of a window (at most kFirstStride slots: the first stride,
+//     and the last one the gallop narrowed down to) loads the header bytes
+//     of several slots at once: SSE2 one record per 16-byte load, AVX2 two
+//     per 32-byte load, AVX-512 four per 64-byte load, then packs their
+//     phase bits into one mask (bit i = slot i) and takes the first slot
+//     whose phase differs. The scalar path does one acquire load per slot,
+//     no branch per slot. The vector loads are plain loads; on x86-64 every
+//     load is ordered before every later load in hardware (no load-load
+//     reordering, TSO), and an acquire fence after the scan (a compiler
+//     barrier there) keeps the compiler from moving a body load above it:
+//     "load the phase vector, acquire fence, then copy the bodies";
+//   * the run is the slots before the first one whose phase looked stale.
+//     Each of them had its own header seen fresh by a load ordered before
+//     the copy, so its body is visible when copied (the device writes the
+//     body first and the header last, or all 16 bytes at once) -- the last
+//     record of the run included. A vector load need not be one atomic
+//     access: it may see slot j fresh and slot j - 1 stale (read before its
+//     write landed); the run then ends at j - 1, shorter, never torn. The
+//     bodies that came with the scan's own loads are never used: the copy
+//     loads every record again after the fence;
+//   * the gallop's probes between the two windows stay single acquire loads
+//     (the in-order argument above), so the scan stays O(log n) + 2 windows;
+//   * the copy (SSE2 16, AVX2 32, AVX-512 64 bytes a load, aligned to the
+//     ring's cache lines first) ANDs and ORs every copied header as before.
 #pragma once
 
 #include <atomic>
@@ -88,13 +121,11 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "libneuron/record.hpp"
 #include "libneuron/result.hpp"
@@ -103,6 +134,60 @@
 
 NEURON_API_BEGIN
 namespace neuron {
+
+/// The kernels RingView's scan and copy run on (see the top of this file and
+/// userspace/README.md#drain-paths). Every path gives identical results.
+enum class DrainPath : std::uint8_t {
+  Scalar = 0,  ///< portable C++: one acquire load per header, memcpy per record
+  Sse2 = 1,    ///< 16-byte vectors (the x86-64 baseline)
+  Avx2 = 2,    ///< 32-byte vectors, if the CPU has AVX2 (cpuid, at run time)
+  Avx512 = 3,  ///< 64-byte vectors, if the CPU has AVX-512F
+};
+/// Every DrainPath, narrowest first.
+inline constexpr DrainPath kDrainPaths[] = {DrainPath::Scalar, DrainPath::Sse2, DrainPath::Avx2, DrainPath::Avx512};
+
+/// "scalar", "sse2", "avx2" or "avx512" (the NEURON_DRAIN_PATH spelling).
+[[nodiscard]] const char* drain_path_name(DrainPath p) noexcept;
+
+/// The DrainPath spelled `name` ("scalar", "sse2", "avx2", "avx512"); empty
+/// for anything else.
+[[nodiscard]] std::optional<DrainPath> parse_drain_path(std::string_view name) noexcept;
+
+/// Whether this build and this CPU can run path `p`: scalar always; SSE2 on
+/// x86-64; AVX2 / AVX-512 when the compiler could build the kernel (target
+/// attributes, no global -m flag) and cpuid reports the extension
+/// (__builtin_cpu_supports). No error: false means "not here".
+[[nodiscard]] bool drain_path_supported(DrainPath p) noexcept;
+
+/// The path every RingView starts with, decided once per process on the
+/// first call: NEURON_DRAIN_PATH (scalar|sse2|avx2|avx512) if it is set to a
+/// path this CPU supports; otherwise the widest supported path (scalar in a
+/// ThreadSanitizer build, whose race tests need the scalar path's atomic
+/// loads). An unknown or unsupported value is ignored (drain_path_env() says
+/// what was asked). Thread-safe.
+[[nodiscard]] DrainPath default_drain_path() noexcept;
+
+/// NEURON_DRAIN_PATH as the process had it when default_drain_path() first
+/// ran (empty if unset): lets a tool report a request that was ignored.
+[[nodiscard]] std::string_view drain_path_env() noexcept;
+
+/// One path's kernels. For the library's RingView; public so that inline
+/// code in the header can call them. Preconditions are the caller's.
+struct DrainKernels {
+  DrainPath path;
+  /// Index of the first of p[0, n) (n <= 64) whose header's phase bit differs
+  /// from `phase` (NEURON_ISA_HEADER_PHASE or 0), or n: the headers are read
+  /// several at a time, the caller puts an acquire fence after it (top).
+  std::size_t (*scan)(const Record* p, std::size_t n, std::uint8_t phase) noexcept;
+  /// Copy n records src -> dst (src 16-byte aligned); AND and OR of their
+  /// header bytes, from the loaded bytes, to all/any.
+  void (*copy)(Record* dst, const Record* src, std::size_t n, std::uint8_t& all, std::uint8_t& any) noexcept;
+  /// OR of the header bytes of p[0, n) (plain loads).
+  std::uint8_t (*or_headers)(const Record* p, std::size_t n) noexcept;
+};
+
+/// The kernels of path `p`; the scalar ones if !drain_path_supported(p).
+[[nodiscard]] const DrainKernels& drain_kernels(DrainPath p) noexcept;
 
 /// Where the consumer's HEAD count goes after a batch: a device doorbell
 /// register (volatile MMIO), an atomic counter (a producer thread in memory),
@@ -206,9 +291,21 @@ class RingView {
         entries_(static_cast<std::uint32_t>(ring.size())),
         mask_(static_cast<std::uint32_t>(ring.size()) - 1),
         shift_(log2(static_cast<std::uint32_t>(ring.size()))),
-        doorbell_(doorbell) {
+        doorbell_(doorbell),
+        kern_(&drain_kernels(default_drain_path())) {
     resync(head);
   }
+
+  /// Run this view's scan and copy on path `p` (default: default_drain_path()).
+  /// Returns false and changes nothing when !drain_path_supported(p).
+  /// Results do not depend on the path, only speed does.
+  bool set_drain_path(DrainPath p) noexcept {
+    if (!drain_path_supported(p)) return false;
+    kern_ = &drain_kernels(p);
+    return true;
+  }
+  /// The path this view's drain, for_each and available run on.
+  [[nodiscard]] DrainPath drain_path() const noexcept { return kern_->path; }
 
   /// Copy up to out.size() fresh records into `out`, oldest first, in one
   /// pass; then, if any were taken, write HEAD once through the doorbell.
@@ -223,6 +320,20 @@ class RingView {
   /// slot while fn reads it; drain() copies and checks instead.
   template <class Fn>
   DrainResult for_each(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept;
+
+  /// Like for_each, but fn(std::span<const Record>) gets the fresh records
+  /// in place a run at a time (up to kSpanRun records, 4 KiB, oldest first,
+  /// never across the ring's end), so it can loop or vectorise over them
+  /// without a call per record. Same rules: the span is valid only during
+  /// that call, one consumer thread, fn must not throw, up to `max` records
+  /// in all, a lossy view refuses. fn may return bool: false stops after
+  /// that span (all of it counts as consumed). Then HEAD is written once.
+  template <class Fn>
+  DrainResult for_each_span(Fn&& fn, std::size_t max = std::numeric_limits<std::size_t>::max()) noexcept;
+
+  /// Records for_each_span hands to fn at most at once (4 KiB: fits in L1
+  /// while the flags are OR-ed after fn).
+  static constexpr std::size_t kSpanRun = 256;
 
   /// Fresh records visible now, without consuming them.
   [[nodiscard]] std::size_t available() const noexcept;
@@ -299,19 +410,16 @@ class RingView {
   /// Length of the fresh prefix of p[0, n) (the slots from HEAD to the ring's
   /// end or the caller's limit). The producer writes records in order, so if
   /// the slot at some offset is fresh every earlier one is too, and the
-  /// acquire load of its header makes all of them visible. It probes the
-  /// last slot of strides that double from kFirstStride (slots 63, 191, 447,
-  /// ...; at most up to p[n - 1]) until one looks stale, then binary-searches
-  /// that stride: O(log n) acquire loads. The header of the first
-  /// stale-looking slot goes to `stop`.
-  static std::size_t fresh_prefix(const Record* p, std::size_t n, std::uint8_t phase, std::uint8_t& stop) noexcept;
-  /// Copy n records; AND and OR of their header bytes to all/any (so every
-  /// copied record's phase is verified from the copied bytes themselves).
-  static void copy_records(Record* dst, const Record* src, std::size_t n, std::uint8_t& all,
-                           std::uint8_t& any) noexcept;
-  /// OR of the header bytes of p[0, n) (the overflow flags of records handed
-  /// out in place; plain loads, after the run's acquire loads).
-  static std::uint8_t or_headers(const Record* p, std::size_t n) noexcept;
+  /// acquire load of its header makes all of them visible. The path's scan
+  /// kernel reads the first kFirstStride headers several at a time; if all
+  /// are fresh it probes the last slot of strides that double from there
+  /// (slots 191, 447, ...; at most up to p[n - 1]) until one looks stale,
+  /// binary-searches that stride down to kFirstStride slots and scans those
+  /// with the kernel: O(log n) acquire loads and at most two windows. The
+  /// header of the first stale-looking slot goes to `stop`. Ends with an
+  /// acquire fence: every body load after it comes after those header loads.
+  static std::size_t fresh_prefix(const DrainKernels& k, const Record* p, std::size_t n, std::uint8_t phase,
+                                  std::uint8_t& stop) noexcept;
 
   /// fn(p[0]), ..., fn(p[n - 1]) four at a time, prefetching kAhead
   /// records ahead while that stays below p[fresh] (fresh >= n: the records
@@ -333,14 +441,30 @@ class RingView {
   std::uint32_t head_ = 0;
   bool lossy_ = false;
   Doorbell doorbell_{};
+  const DrainKernels* kern_ = &drain_kernels(DrainPath::Scalar);
 };
 
-inline std::size_t RingView::fresh_prefix(const Record* p, std::size_t n, std::uint8_t phase,
-                                          std::uint8_t& stop) noexcept {
+inline std::size_t RingView::fresh_prefix(const DrainKernels& k, const Record* p, std::size_t n,
+                                          std::uint8_t phase, std::uint8_t& stop) noexcept {
+  const auto fence = [] {
+#if defined(__SANITIZE_THREAD__)
+    std::atomic_signal_fence(std::memory_order_acquire);  // TSan does not model fences
+#else
+    std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+  };
   const auto fresh = [phase](std::uint8_t h) { return (h & NEURON_ISA_HEADER_PHASE) == phase; };
-  // Gallop: `lo` records are known fresh (an acquire load saw slot lo - 1
-  // fresh); probe the end of the next stride, twice as long as the last.
-  std::size_t lo = 0, hi = n, step = kFirstStride;
+  // The first window, several headers at a time.
+  const std::size_t w = std::min(n, kFirstStride);
+  const std::size_t f = k.scan(p, w, phase);
+  if (f < w || w == n) {
+    fence();
+    if (f < w) stop = load_header(p[f]);
+    return f;
+  }
+  // Gallop: `lo` records are known fresh (a load saw slot lo - 1 fresh);
+  // probe the end of the next stride, twice as long as the last.
+  std::size_t lo = w, hi = n, step = 2 * kFirstStride;
   std::uint8_t h = 0;
   while (lo < n) {
     const std::size_t probe = (n - lo > step ? lo + step : n) - 1;
@@ -352,10 +476,14 @@ inline std::size_t RingView::fresh_prefix(const Record* p, std::size_t n, std::u
     lo = probe + 1;
     step *= 2;
   }
-  if (lo == n) return n;
+  if (lo == n) {
+    fence();
+    return n;
+  }
   // Slot hi looked stale (its header is h), every slot below lo is fresh:
-  // binary search in [lo, hi] for the first stale-looking slot.
-  while (lo < hi) {
+  // binary search in [lo, hi] until at most kFirstStride slots are left,
+  // then the kernel scans them for the first stale-looking slot.
+  while (hi - lo > kFirstStride) {
     const std::size_t mid = lo + (hi - lo) / 2;
     const std::uint8_t m = load_header(p[mid]);
     if (fresh(m)) {
@@ -365,75 +493,10 @@ inline std::size_t RingView::fresh_prefix(const Record* p, std::size_t n, std::u
       h = m;
     }
   }
-  stop = h;
-  return lo;
-}
-
-inline void RingView::copy_records(Record* dst, const Record* src, std::size_t n, std::uint8_t& all,
-                                   std::uint8_t& any) noexcept {
-  static_assert(std::endian::native == std::endian::little, "header is byte 3 of the first little-endian word");
-  std::size_t i = 0;
-#if defined(__SANITIZE_THREAD__)
-  // Under ThreadSanitizer a lossy test producer may rewrite a slot while it
-  // is copied (the copy is then discarded): copy with relaxed atomic loads so
-  // the tool sees no plain data race. Same bytes, same checks.
-  std::uint32_t a = ~std::uint32_t{0}, o = 0;
-  for (; i < n; ++i) {
-    auto* s64 = reinterpret_cast<const std::uint64_t*>(src[i].bytes.data());
-    const std::uint64_t lo = __atomic_load_n(s64, __ATOMIC_RELAXED);
-    const std::uint64_t hi = __atomic_load_n(s64 + 1, __ATOMIC_RELAXED);
-    std::memcpy(dst[i].bytes.data(), &lo, 8);
-    std::memcpy(dst[i].bytes.data() + 8, &hi, 8);
-    a &= static_cast<std::uint32_t>(lo);
-    o |= static_cast<std::uint32_t>(lo);
-  }
-#elif defined(__SSE2__)
-  // Four records per step in SSE registers (both pointers are 16-byte aligned).
-  __m128i va = _mm_set1_epi32(-1), vo = _mm_setzero_si128();
-  for (; i + 4 <= n; i += 4) {
-    const __m128i r0 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i));
-    const __m128i r1 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 1));
-    const __m128i r2 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 2));
-    const __m128i r3 = _mm_load_si128(reinterpret_cast<const __m128i*>(src + i + 3));
-    _mm_store_si128(reinterpret_cast<__m128i*>(dst + i), r0);
-    _mm_store_si128(reinterpret_cast<__m128i*>(dst + i + 1), r1);
-    _mm_store_si128(reinterpret_cast<__m128i*>(dst + i + 2), r2);
-    _mm_store_si128(reinterpret_cast<__m128i*>(dst + i + 3), r3);
-    va = _mm_and_si128(va, _mm_and_si128(_mm_and_si128(r0, r1), _mm_and_si128(r2, r3)));
-    vo = _mm_or_si128(vo, _mm_or_si128(_mm_or_si128(r0, r1), _mm_or_si128(r2, r3)));
-  }
-  std::uint32_t a = static_cast<std::uint32_t>(_mm_cvtsi128_si32(va));
-  std::uint32_t o = static_cast<std::uint32_t>(_mm_cvtsi128_si32(vo));
-#else
-  std::uint32_t a = ~std::uint32_t{0}, o = 0;
-#endif
-  for (; i < n; ++i) {
-    std::uint32_t w0;
-    std::memcpy(&w0, src[i].bytes.data(), 4);
-    std::memcpy(&dst[i], &src[i], sizeof(Record));
-    a &= w0;
-    o |= w0;
-  }
-  all = static_cast<std::uint8_t>(a >> (8 * NEURON_ISA_HEADER_OFFSET));
-  any = static_cast<std::uint8_t>(o >> (8 * NEURON_ISA_HEADER_OFFSET));
-}
-
-inline std::uint8_t RingView::or_headers(const Record* p, std::size_t n) noexcept {
-  std::size_t i = 0;
-  std::uint8_t any = 0;
-#if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)
-  // Whole records OR-ed eight at a time; byte 3 of the result is the answer.
-  const auto at = [p](std::size_t j) { return _mm_load_si128(reinterpret_cast<const __m128i*>(p + j)); };
-  __m128i vo = _mm_setzero_si128();
-  for (; i + 8 <= n; i += 8) {
-    const __m128i r03 = _mm_or_si128(_mm_or_si128(at(i), at(i + 1)), _mm_or_si128(at(i + 2), at(i + 3)));
-    const __m128i r47 = _mm_or_si128(_mm_or_si128(at(i + 4), at(i + 5)), _mm_or_si128(at(i + 6), at(i + 7)));
-    vo = _mm_or_si128(vo, _mm_or_si128(r03, r47));
-  }
-  any = static_cast<std::uint8_t>(static_cast<std::uint32_t>(_mm_cvtsi128_si32(vo)) >> (8 * NEURON_ISA_HEADER_OFFSET));
-#endif
-  for (; i < n; ++i) any |= p[i].header();
-  return any;
+  const std::size_t g = lo + k.scan(p + lo, hi - lo, phase);
+  fence();
+  stop = g < hi ? load_header(p[g]) : h;
+  return g;
 }
 
 inline std::size_t RingView::available() const noexcept {
@@ -443,7 +506,7 @@ inline std::size_t RingView::available() const noexcept {
   while (n < entries_) {
     const std::size_t run = std::min(static_cast<std::size_t>(entries_) - n, static_cast<std::size_t>(entries_ - idx));
     std::uint8_t stop = 0;
-    const std::size_t k = fresh_prefix(ring_ + idx, run, phase, stop);
+    const std::size_t k = fresh_prefix(*kern_, ring_ + idx, run, phase, stop);
     n += k;
     if (k < run) break;
     idx = (idx + static_cast<std::uint32_t>(run)) & mask_;
@@ -458,6 +521,7 @@ inline DrainResult RingView::drain(std::span<Record> out) noexcept {
   // Locals, not members, in the loop: the copies are byte stores, which the
   // compiler must otherwise assume may change *this.
   const Record* const ring = ring_;
+  const DrainKernels& kern = *kern_;
   const std::uint32_t entries = entries_, mask = mask_;
   const std::size_t max = std::min(out.size(), static_cast<std::size_t>(entries));
   Record* const dst = out.data();
@@ -469,10 +533,11 @@ inline DrainResult RingView::drain(std::span<Record> out) noexcept {
     // The fresh run from idx to the ring's end (or max), then one copy of it.
     const std::size_t run = std::min(max - n, static_cast<std::size_t>(entries - idx));
     std::uint8_t stop = 0;
-    const std::size_t k = fresh_prefix(ring + idx, run, phase, stop);
+    const std::size_t k = fresh_prefix(kern, ring + idx, run, phase, stop);
     if (k) {
+      // One bulk copy of the run, its headers AND-ed and OR-ed as copied.
       std::uint8_t all = 0, any = 0;
-      copy_records(dst + n, ring + idx, k, all, any);
+      kern.copy(dst + n, ring + idx, k, all, any);
       const bool same_pass = phase ? (all & NEURON_ISA_HEADER_PHASE) != 0 : (any & NEURON_ISA_HEADER_PHASE) == 0;
       if (!same_pass) {
         // A slot changed pass under us: a lossy producer lapped the consumer.
@@ -538,6 +603,7 @@ DrainResult RingView::for_each(Fn&& fn, std::size_t max) noexcept {
   }
   if (ring_ == nullptr || max == 0) return r;
   const Record* const ring = ring_;  // locals: fn's stores cannot change them
+  const DrainKernels& kern = *kern_;
   const std::uint32_t entries = entries_, mask = mask_;
   if (max > entries) max = entries;
   std::uint32_t idx = head_ & mask;
@@ -548,7 +614,7 @@ DrainResult RingView::for_each(Fn&& fn, std::size_t max) noexcept {
   while (n < max && !stopped) {
     const std::size_t run = std::min(max - n, static_cast<std::size_t>(entries - idx));
     std::uint8_t stop = 0;
-    const std::size_t k = fresh_prefix(ring + idx, run, phase, stop);
+    const std::size_t k = fresh_prefix(kern, ring + idx, run, phase, stop);
     // Every record of the run is visible: ordered after the acquire load
     // that saw it fresh (see top). Its slots stay ours until commit(). It is
     // handed out in spans of kSpan records, each OR-ed after fn while in L1.
@@ -567,9 +633,59 @@ DrainResult RingView::for_each(Fn&& fn, std::size_t max) noexcept {
       } else {
         call_each(fn, p, len, k - off);
       }
-      seen |= or_headers(p, used);
+      seen |= kern.or_headers(p, used);
       n += used;
       off += used;
+    }
+    if (stopped) break;
+    if (k < run) {
+      if (stop & NEURON_ISA_HEADER_SW_OVF) r.lap_suspected = true;
+      break;
+    }
+    idx = (idx + static_cast<std::uint32_t>(run)) & mask;
+    if (idx == 0) phase ^= NEURON_ISA_HEADER_PHASE;
+  }
+  r.sw_overflow = (seen & NEURON_ISA_HEADER_SW_OVF) != 0;
+  r.hw_overflow = (seen & NEURON_ISA_HEADER_HW_OVF) != 0;
+  r.count = n;
+  if (n) commit(n);
+  return r;
+}
+
+template <class Fn>
+DrainResult RingView::for_each_span(Fn&& fn, std::size_t max) noexcept {
+  DrainResult r;
+  if (lossy_) {
+    r.refused = true;
+    return r;
+  }
+  if (ring_ == nullptr || max == 0) return r;
+  const Record* const ring = ring_;  // locals: fn's stores cannot change them
+  const DrainKernels& kern = *kern_;
+  const std::uint32_t entries = entries_, mask = mask_;
+  if (max > entries) max = entries;
+  std::uint32_t idx = head_ & mask;
+  std::uint8_t phase = phase_;
+  std::uint8_t seen = 0;
+  std::size_t n = 0;
+  bool stopped = false;
+  while (n < max && !stopped) {
+    const std::size_t run = std::min(max - n, static_cast<std::size_t>(entries - idx));
+    std::uint8_t stop = 0;
+    const std::size_t k = fresh_prefix(kern, ring + idx, run, phase, stop);
+    // As in for_each: the run is visible and ours until commit(); it goes to
+    // fn kSpanRun records at a time, each span's headers OR-ed after fn.
+    for (std::size_t off = 0; off < k && !stopped;) {
+      const std::size_t len = std::min(k - off, kSpanRun);
+      const std::span<const Record> sp(ring + idx + off, len);
+      if constexpr (std::is_same_v<std::invoke_result_t<Fn&, std::span<const Record>>, bool>) {
+        stopped = !fn(sp);
+      } else {
+        fn(sp);
+      }
+      seen |= kern.or_headers(sp.data(), len);
+      n += len;
+      off += len;
     }
     if (stopped) break;
     if (k < run) {
