@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "neuron/regs.h"  // NEURON_DOORBELL_SIZE (private: not in the installed headers)
+
 namespace neuron {
 
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// A text assembler for the emulated engines (include/neuron/emu_isa.h).
+// A text assembler for the emulated engines (include/uapi/linux/neuron_isa.h).
 // Syntax: docs/program-syntax.md. Errors carry file and line:
 //   "prog.nq:7: unknown opcode 'nopp' (did you mean 'nop'?)"
 #pragma once

@@ -18,9 +18,8 @@
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
 #include "libneuron/tenancy.hpp"
-#include "neuron/emu_isa.h"
-#include "neuron/regs.h"
 #include "uapi/linux/neuron.h"
+#include "uapi/linux/neuron_isa.h"
 
 #include "libneuron/export.hpp"
 

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "neuron/emu_isa.h" /* struct neuron_emu_insn (installed under libneuron/abi) */
+#include "uapi/linux/neuron_isa.h" /* struct neuron_emu_insn (installed under libneuron/abi) */
 
 #if defined(__GNUC__)
 #define LIBNEURON_API __attribute__((visibility("default")))
@@ -98,7 +98,7 @@ LIBNEURON_API void libneuron_device_close(libneuron_device *dev);
 
 /**
  * libneuron_device_submit() - NEURON_IOC_SUBMIT: start @count instructions on
- * one engine (include/neuron/emu_isa.h).
+ * one engine (include/uapi/linux/neuron_isa.h).
  * @flags: NEURON_SUBMIT_F_* (NEURON_SUBMIT_F_TRACE: INST_START/INST_END records;
  *	NEURON_SUBMIT_F_DETACH: the program belongs to the core's owner, which
  *	may be another process that granted this user the core,
