@@ -81,6 +81,35 @@ struct libneuron_decoded {
 };
 
 /**
+ * struct libneuron_version_info - the version of the libneuron.so a program runs
+ * with (userspace/README.md#versions), which may be newer than the one it
+ * was built against (LIBNEURON_VERSION_MAJOR/_MINOR/_PATCH below).
+ * @major: bumps with the SONAME (libneuron.so.MAJOR): an incompatible ABI
+ * @minor: bumps when symbols are added (a new LIBNEURON_MAJOR.MINOR version node)
+ * @patch: fixes that change no interface
+ */
+struct libneuron_version_info {
+	uint32_t major;
+	uint32_t minor;
+	uint32_t patch;
+};
+
+/* The version of the headers a program is built with. */
+#define LIBNEURON_VERSION_MAJOR 0
+#define LIBNEURON_VERSION_MINOR 1
+#define LIBNEURON_VERSION_PATCH 0
+
+/**
+ * libneuron_version() - the version of the loaded libneuron.so (not of the
+ * headers). Never fails; thread-safe; no system call.
+ *
+ * Return: { major, minor, patch }, e.g. { 0, 1, 0 }. A program built against
+ * MAJOR.MINOR may call everything of that version when the loaded major is
+ * the same and the loaded minor is at least MINOR.
+ */
+LIBNEURON_API struct libneuron_version_info libneuron_version(void);
+
+/**
  * libneuron_device_open() - open a device node read-write.
  * @path: "/dev/nnq0" style path; NULL means /dev/nnq0.
  * @out: receives the device; set to NULL on failure.
