@@ -20,7 +20,10 @@ namespace neuron {
 /// code is errc::parse_error and its `what` holds every error found, one per
 /// line (at most 20).
 Result<Program> assemble(std::string_view text, std::string_view name = "<input>");
-/// Read and assemble a file.
+/// Read and assemble a file. Errors: assemble()'s (errc::parse_error), or
+/// the errno of opening or reading it with what = "open PATH" / "read PATH"
+/// (ENOENT no such file, EACCES, EISDIR a directory); Error::message() then
+/// reads "open x.nq: No such file or directory".
 Result<Program> assemble_file(const std::string& path);
 
 /// One instruction back to text, in the syntax assemble() accepts.
