@@ -5,7 +5,8 @@
 #       every include/uapi/linux/neuron*.h and include/neuron/*.h (every
 #       member of every documented struct is described)
 #   headers.uapi_c89, headers.uapi_c11, headers.uapi_cxx20 (<linux/neuron.h>)
-#   headers.uapi_record_c89, _c11, _cxx20 (<linux/neuron_record.h>)  a
+#   headers.uapi_record_c89, _c11, _cxx20 (<linux/neuron_record.h>),
+#   headers.uapi_isa_c89, _c11, _cxx20 (<linux/neuron_isa.h>)  a
 #       one-line file that includes only that header (-I include/uapi, the
 #       system's linux headers for the rest) compiles as C89 with -pedantic,
 #       as C11 and as C++20, warnings as errors
@@ -42,6 +43,7 @@ top=$PWD
 cache=${NEURON_CACHE:-/var/cache/neuron}
 uapi=include/uapi/linux/neuron.h
 uapi_record=include/uapi/linux/neuron_record.h
+uapi_isa=include/uapi/linux/neuron_isa.h
 regs=include/neuron/regs.h
 views=include/neuron/notification.h
 views_cxx=include/neuron/notification_views_check.hpp
@@ -83,7 +85,7 @@ if [ ! -x "$tools/scripts/unifdef" ]; then
 fi
 
 # --- kernel-doc: every member documented
-for f in "$uapi" "$uapi_record" include/neuron/*.h; do
+for f in "$uapi" "$uapi_record" "$uapi_isa" include/neuron/*.h; do
 	if [ -f "$tools/scripts/kernel-doc" ]; then
 		perl "$tools/scripts/kernel-doc" -none "$f" >"$tmp/kdoc.log" 2>&1
 		st=$?
@@ -105,7 +107,7 @@ compile() { # compile NAME COMPILER ARGS...: -fsyntax-only, diagnostics as "# "
 	diag <"$tmp/cc.log"
 	result $st "$name"
 }
-for h in neuron neuron_record; do
+for h in neuron neuron_record neuron_isa; do
 	echo "#include <linux/$h.h>" >"$tmp/uapi.c"
 	cp "$tmp/uapi.c" "$tmp/uapi.cpp"
 	name=headers.uapi
@@ -124,7 +126,7 @@ if [ -x "$tools/scripts/unifdef" ]; then
 	# it runs scripts/unifdef relative to the current directory
 	st=0
 	: >"$tmp/install.log"
-	for h in "$uapi" "$uapi_record"; do
+	for h in "$uapi" "$uapi_record" "$uapi_isa"; do
 		out=$inst/linux/$(basename "$h")
 		(cd "$tools" && sh scripts/headers_install.sh "$top/$h" "$out") \
 			>>"$tmp/install.log" 2>&1 || st=1
@@ -143,7 +145,7 @@ if [ -x "$tools/scripts/unifdef" ]; then
 	diag <"$tmp/install.log"
 fi
 result $st headers.headers_install
-for h in neuron neuron_record; do
+for h in neuron neuron_record neuron_isa; do
 	if [ -s "$inst/linux/$h.h" ]; then
 		compile "headers.headers_install_hdrtest.$h" gcc -std=c90 -Wall \
 			-Werror=implicit-function-declaration -Werror -I "$inst" -x c /dev/null \

@@ -4,7 +4,8 @@
 # prints one closing line "N passed, N failed" over all suites:
 #   1. libneuron's GoogleTest suite on the host (ctest), then the docs'
 #      citations and links (scripts/check-docs.sh, TAP) and the ABI headers'
-#      hygiene (scripts/check-headers.sh, TAP), the YNL spec of the
+#      hygiene (scripts/check-headers.sh, TAP), libneuron.so's ABI against
+#      the committed dump (userspace/tests/check-abi.sh: abidiff, TAP), the YNL spec of the
 #      generic netlink family (scripts/check-ynl.sh, TAP), the device model's
 #      qtest on the host (emulator/tests/qtest, TAP), the performance
 #      report drawn from the committed JSON (scripts/perf-report.py)
@@ -147,6 +148,14 @@ stage_begin
 scripts/check-headers.sh >"$build/headers.log" 2>&1
 st=$?
 count_tap "headers ($(elapsed))" "$build/headers.log" $st
+
+# libneuron's ABI: abidiff (Debian's libabigail) of the built libneuron.so
+# against the dump of the last release committed in userspace/abi/
+# (userspace/README.md#versions): an unannounced change fails
+stage_begin
+userspace/tests/check-abi.sh "$build/userspace/libneuron.so" userspace/abi/libneuron.abi >"$build/abi.log" 2>&1
+st=$?
+count_tap "abi ($(elapsed))" "$build/abi.log" $st
 
 # the YNL spec of the generic netlink family: the kernel's genetlink-legacy
 # schema, the uapi header and kernel/neuron_genl.c (the 6.12 lane drives the

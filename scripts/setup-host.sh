@@ -39,6 +39,9 @@ STAMP_PKGS=(
 	ccache
 	# docs/performance.md's plots (scripts/perf-report.py)
 	python3-matplotlib
+	# libneuron.so's ABI against the committed dump: abidw, abidiff
+	# (userspace/tests/check-abi.sh, userspace/README.md#versions)
+	abigail-tools
 )
 
 if [ "$(id -u)" -ne 0 ]; then

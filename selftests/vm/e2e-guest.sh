@@ -96,7 +96,7 @@ $nq monitor --json --count 14 --duration 30 --run $ex/hello.nq >/tmp/mon.json 2>
 st=$?
 comment /tmp/mon.json /tmp/mon.err
 [ $st -eq 0 ] && [ "$(grep -c '"object":"record"' /tmp/mon.json)" -eq 14 ] &&
-	[ "$(grep -c '"schema":1' /tmp/mon.json)" -eq "$(wc -l </tmp/mon.json)" ] &&
+	[ "$(grep -c '"schema":2' /tmp/mon.json)" -eq "$(wc -l </tmp/mon.json)" ] &&
 	tail -n 1 /tmp/mon.json | grep -q '"object":"summary"'
 
 result $? "e2e.monitor_json_hello_14_records"
@@ -310,7 +310,7 @@ tail -n 1 /tmp/storm.json | comment
 echo "# storm: run --json printed $(wc -l </tmp/storm.json) lines; peak resident memory ${rss:-?} kB"
 [ $st -eq 4 ] && tail -n 1 /tmp/storm.json | grep -qF "$per_type_json" &&
 	tail -n 1 /tmp/storm.json | grep -q '"exit_code":4' &&
-	[ "$(grep -c '"schema":1' /tmp/storm.json)" -eq "$(wc -l </tmp/storm.json)" ]
+	[ "$(grep -c '"schema":2' /tmp/storm.json)" -eq "$(wc -l </tmp/storm.json)" ]
 result $? "e2e.storm.run_json_lines_exact_counts"
 [ -n "$rss" ] && [ "$rss" -lt 51200 ]
 result $? "e2e.storm.run_json_under_50MB"
@@ -328,7 +328,7 @@ comment /tmp/mstorm.err
 tail -n 1 /tmp/mstorm.json | comment
 echo "# storm: monitor --json printed $(wc -l </tmp/mstorm.json) lines in $((t1 - t0)) s; peak resident memory ${rss:-?} kB"
 [ $st -eq 0 ] && tail -n 1 /tmp/mstorm.json | grep -qF "$per_type_json" &&
-	[ "$(grep -c '"schema":1' /tmp/mstorm.json)" -eq "$(wc -l </tmp/mstorm.json)" ]
+	[ "$(grep -c '"schema":2' /tmp/mstorm.json)" -eq "$(wc -l </tmp/mstorm.json)" ]
 result $? "e2e.storm.monitor_json_lines_exact_counts"
 [ -n "$rss" ] && [ "$rss" -lt 51200 ]
 result $? "e2e.storm.monitor_json_under_50MB"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -540,10 +541,15 @@ std::size_t Program::instruction_count() const {
 Result<Program> assemble(std::string_view text, std::string_view name) { return Assembler(text, name).run(); }
 
 Result<Program> assemble_file(const std::string& path) {
+  // std::ifstream opens a directory and then reads nothing: say so instead
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return unexpected(Error::from_errno(EISDIR, "open " + path));
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) return unexpected(Error::from_errno(errno ? errno : ENOENT, "open " + path));
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) return unexpected(Error::from_errno(errno ? errno : EIO, "read " + path));
   return assemble(ss.str(), path);
 }
 

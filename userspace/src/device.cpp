@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "neuron/regs.h"  // NEURON_DOORBELL_SIZE (private: not in the installed headers)
+
 namespace neuron {
 
 namespace {
@@ -193,9 +195,12 @@ Result<EventStream> Device::open_event_stream() const {
 }
 
 // ------------------------------------------------------------------ Device
-Result<Device> Device::open(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-  if (!fd) return unexpected(Error::from_errno(errno, "open " + path));
+Result<Device> Device::open(const std::string& path) { return open_mode(path, O_RDWR); }
+Result<Device> Device::open_read_only(const std::string& path) { return open_mode(path, O_RDONLY); }
+
+Result<Device> Device::open_mode(const std::string& path, int mode) {
+  UniqueFd fd(::open(path.c_str(), mode | O_CLOEXEC));
+  if (!fd) return unexpected(Error::from_errno(errno, std::string(mode == O_RDONLY ? "open (read-only) " : "open ") + path));
   const std::size_t bytes = set_event_size(fd.get());
   // The capabilities once, for the calls that need one (capabilities()):
   // none assumed if the file does not answer DEVICE_INFO.

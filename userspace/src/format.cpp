@@ -9,6 +9,8 @@
 #include <optional>
 #include <type_traits>
 
+#include "neuron/regs.h"  // NEURON_ENG_NUM_SREGS (private: not in the installed headers)
+
 namespace neuron {
 
 namespace {

@@ -21,6 +21,7 @@
 #include "libneuron/device.hpp"
 #include "libneuron/neuron.h"
 #include "libneuron/result.hpp"
+#include "libneuron/version.hpp"
 
 using namespace neuron;
 using namespace std::chrono_literals;
@@ -458,4 +459,24 @@ TEST(CApi, BadArgumentsNameTheArgument) {
   libneuron_device_close(dev);
   libneuron_device_close(nullptr);
   libneuron_queue_destroy(nullptr);
+}
+
+// The run-time version (userspace/README.md#versions): the C and C++ calls
+// agree with each other and with the headers of this build tree.
+TEST(Api, VersionOfTheLoadedLibrary) {
+  const neuron::Version v = neuron::version();
+  EXPECT_EQ(v, neuron::kHeaderVersion);
+  const libneuron_version_info c = libneuron_version();
+  const neuron::Version from_c{c.major, c.minor, c.patch}, older{0, 0, 9};
+  EXPECT_EQ(from_c, v);
+  EXPECT_LT(older, v);
+}
+
+// A read-only open of something that is not there fails like open() does,
+// naming the mode (userspace/README.md#api-contract "Read-only opens").
+TEST(Api, OpenReadOnlyErrors) {
+  auto d = neuron::Device::open_read_only("/dev/nnq-no-such-node");
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().code, std::errc::no_such_file_or_directory);
+  EXPECT_EQ(d.error().message(), "open (read-only) /dev/nnq-no-such-node: No such file or directory");
 }

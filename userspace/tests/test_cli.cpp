@@ -166,7 +166,7 @@ TEST(Cli, StormJsonLinesMatchGolden) {
   // one object per line, each with the schema version
   std::istringstream lines(out);
   std::string line;
-  while (std::getline(lines, line)) EXPECT_EQ(nlohmann::json::parse(line)["schema"], 1) << line;
+  while (std::getline(lines, line)) EXPECT_EQ(nlohmann::json::parse(line)["schema"], kJsonSchemaVersion) << line;
 }
 
 TEST(Cli, StormTextMatchesGolden) {

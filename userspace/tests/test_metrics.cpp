@@ -100,8 +100,9 @@ TEST(Metrics, FakeTreeSample) {
   EXPECT_EQ(d.cores[1].storm_masked, 0x4u);
   EXPECT_EQ(d.throttle_edges, 4u);
   EXPECT_EQ(d.fault_edges, 1u);
-  EXPECT_EQ(d.faults.at("dma_error"), 1u);
-  EXPECT_EQ(d.resets.at("flr"), 2u);
+  ASSERT_TRUE(d.faults && d.resets);
+  EXPECT_EQ(d.faults->at("dma_error"), 1u);
+  EXPECT_EQ(d.resets->at("flr"), 2u);
   EXPECT_EQ(d.records_lost, 17u);
   EXPECT_EQ(d.fanout_edges, 26u);
   EXPECT_EQ(d.fanout_copies, 52u);
@@ -114,6 +115,34 @@ TEST(Metrics, FakeTreeSample) {
   ASSERT_EQ(e.cores.size(), 2u);
   EXPECT_EQ(core_owner_text(e.cores[1]), "PID not visible here (worker)");
   EXPECT_EQ(e.errors(), 3u);  // the node, intr_counts, the engines
+  // what intr_counts holds is unknown, never 0; the other files still count
+  EXPECT_FALSE(e.intr_known);
+  EXPECT_FALSE(e.throttle_edges);
+  EXPECT_FALSE(e.spurious);
+  EXPECT_TRUE(e.edges_known);
+  EXPECT_EQ(e.fault_edges, 0u);
+}
+
+// A counter file that does not parse: its counters are null in JSON, absent
+// in the Prometheus text and "unknown" in the text report, never 0; the
+// files that did parse still give theirs.
+TEST(Metrics, UnreadableCountersAreNullNeverZero) {
+  const auto e = sample_device(1, fake_root());
+  const auto j = metrics_json({0, 0, 1.0}, {e});
+  const auto& c = j["devices"][0]["counters"];
+  EXPECT_TRUE(c["throttle_edges"].is_null()) << c.dump();
+  EXPECT_TRUE(c["spurious_interrupts"].is_null()) << c.dump();
+  EXPECT_EQ(c["fault_edges"], 0) << c.dump();
+  EXPECT_TRUE(j["devices"][0]["cores"][0]["edges_by_cause"].is_null());
+  EXPECT_TRUE(j["devices"][0]["error_summary"]["SW_OVERFLOW"].is_null());
+  EXPECT_TRUE(j["error_summary"]["SW_OVERFLOW"].is_null()) << "a total over an unknown is unknown";
+  EXPECT_EQ(j["error_summary"]["DMA_ERROR"], 0);
+  const std::string prom = prometheus_text({e});
+  EXPECT_EQ(prom.find("neuron_throttle_edges_total{"), std::string::npos) << prom;
+  EXPECT_EQ(prom.find("neuron_notific_cause_edges_total{"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("neuron_fault_edges_total{device=\"1\"} 0"), std::string::npos) << prom;
+  const std::string text = metrics_text({0, 0, 1.0}, {e});
+  EXPECT_NE(text.find("throttle unknown, fault 0, spurious unknown"), std::string::npos) << text;
 }
 
 // nnq0 core 1's intr_counts "12 1 3 0 0 2 1 0 0" by hand: DISABLED_QUEUE is

@@ -32,3 +32,12 @@ TEST(Result, MoveOnlyValues) {
   auto p = std::move(r).value();
   EXPECT_EQ(*p, 3);
 }
+
+// errc's values are ABI (userspace/README.md#versions): abidiff does not see
+// them (no exported function takes an errc), so they are pinned here; a
+// renumbering is a SONAME bump.
+static_assert(static_cast<int>(errc::invalid_argument) == 1 && static_cast<int>(errc::parse_error) == 2 &&
+                  static_cast<int>(errc::bad_ring) == 3 && static_cast<int>(errc::not_supported) == 4 &&
+                  static_cast<int>(errc::bad_message) == 5 && static_cast<int>(errc::device_gone) == 6 &&
+                  static_cast<int>(errc::moved_from) == 7,
+              "errc renumbered: an ABI break (userspace/README.md#versions)");

@@ -4,8 +4,51 @@
 #include "cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
 
 namespace neuron::cli {
+
+std::optional<std::uint64_t> parse_number(std::string_view s, std::uint64_t max) {
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.remove_prefix(2);
+  } else if (s.size() > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) {
+    base = 2;
+    s.remove_prefix(2);
+  }
+  if (s.empty() || s[0] == '+' || s[0] == '-') return std::nullopt;
+  std::uint64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || p != s.data() + s.size() || v > max) return std::nullopt;
+  return v;
+}
+
+CLI::Validator number_option(std::uint64_t max) {
+  return CLI::Validator(
+      [max](std::string& v) -> std::string {
+        const auto n = parse_number(v, max);
+        if (!n) return fmt::format("'{}' is not a number from 0 to {} (decimal, 0x hex or 0b binary)", v, max);
+        v = std::to_string(*n);
+        return {};
+      },
+      "NUMBER");
+}
+
+CLI::Validator seconds_option(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& v) -> std::string {
+        double d = 0;
+        const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d, std::chars_format::general);
+        if (ec != std::errc() || p != v.data() + v.size() || !std::isfinite(d) || d < min || d > max)
+          return fmt::format("'{}' is not a number of seconds from {} to {}", v, min, max);
+        return {};
+      },
+      fmt::format("SECONDS in [{} - {}]", min, max));
+}
 
 void add_global_options(CLI::App& app, GlobalArgs& g) {
   app.add_option_function<std::string>(
@@ -20,14 +63,17 @@ void add_storm_options(CLI::App& sub, RunArgs& a) {
   sub.add_flag("--verbose,-v", a.verbose, "Print every record on its own line (default: error groups per interval)");
   sub.add_option("--interval", a.interval, "Seconds between the lines of error groups")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 3600.0));
+      ->check(seconds_option(0.01, 3600.0));
   sub.add_option("--group-lines", a.group_lines, "Error groups (type, core, engine, pc) shown per interval")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_option(UINT32_MAX));
   sub.add_option("--record-lines", a.record_lines,
                  "Other records shown without --verbose: per interval (monitor), in all (run)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_option(UINT32_MAX));
   sub.add_option("--repeat", a.repeat, "Run the program this many times, one after the other")
       ->capture_default_str()
+      ->transform(number_option(UINT32_MAX))
       ->check(CLI::Range(1u, 1000000u));
 }
 

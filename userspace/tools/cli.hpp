@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libneuron/device.hpp"
@@ -20,6 +21,7 @@
 namespace CLI {
 class App;
 class Option;
+class Validator;
 }  // namespace CLI
 
 namespace neuron::cli {
@@ -43,6 +45,21 @@ struct GlobalArgs {
 };
 /// Shared by main() (which fills it while parsing) and the commands.
 using Globals = std::shared_ptr<const GlobalArgs>;
+
+/// A number as neuron-nq reads it everywhere, in options and (through the
+/// assembler) in program files (docs/cli-json.md#numbers): decimal digits,
+/// 0x/0X then hex digits, or 0b/0B then binary digits; no sign, no spaces.
+/// A leading 0 is decimal ("010" is ten: there is no octal). nullopt when
+/// empty, malformed or above `max`.
+std::optional<std::uint64_t> parse_number(std::string_view s, std::uint64_t max = UINT64_MAX);
+
+/// A CLI11 transform for an integer option: the value must satisfy
+/// parse_number(v, max) and is rewritten in decimal before CLI11 converts it
+/// (so "010" is ten and "-1", "1e3" or "0x" are refused: exit 1).
+CLI::Validator number_option(std::uint64_t max);
+/// A CLI11 check for an option in seconds: a finite decimal number (no nan,
+/// inf or hex float) in [min, max], else exit 1 naming the range.
+CLI::Validator seconds_option(double min, double max);
 
 /// Add --cores to the app (main() sets app.fallthrough() first, so it may
 /// also follow the subcommand).

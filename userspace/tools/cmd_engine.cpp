@@ -52,15 +52,16 @@ void add_engine_commands(CLI::App& app, Commands& out) {
   auto ra = std::make_shared<DeviceArgs>();
   auto* reset = app.add_subcommand("reset", "Reset an engine (clears a fatal halt)");
   add_device_option(*reset, ra->device);
-  reset->add_option("--core", ra->core, "Core index")->capture_default_str();
+  reset->add_option("--core", ra->core, "Core index")->capture_default_str()->transform(number_option(kMaxCores - 1));
   reset->add_option("--engine", ra->engine, "pe, act, pool, dve or sp")->required();
   out.push_back({reset, [ra] { return cmd_reset(*ra); }});
 
   auto fa = std::make_shared<DeviceArgs>();
   auto* features = app.add_subcommand("features", "Show or set a core's NEURON_FEATURE_FLAGS (local register 38)");
   add_device_option(*features, fa->device);
-  features->add_option("--core", fa->core, "Core index")->capture_default_str();
-  features->add_option("--set", fa->set, "New value, e.g. 0x2 (bit 1: DGE packet notification)");
+  features->add_option("--core", fa->core, "Core index")->capture_default_str()->transform(number_option(kMaxCores - 1));
+  features->add_option("--set", fa->set, "New value, e.g. 0x2 (bit 1: DGE packet notification)")
+      ->check(number_option(UINT32_MAX));
   out.push_back({features, [fa] { return cmd_features(*fa); }});
 }
 

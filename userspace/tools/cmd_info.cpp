@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <memory>
 #include <string>
 
@@ -17,8 +18,8 @@ namespace {
 
 nlohmann::json info_json(const DeviceInfo& i) {
   return {{"abi_version", i.abi_version},
-          {"vendor", fmt::format("0x{:04x}", i.vendor)},
-          {"device", fmt::format("0x{:04x}", i.device)},
+          {"pci_vendor_id", fmt::format("0x{:04x}", i.vendor)},
+          {"pci_device_id", fmt::format("0x{:04x}", i.device)},
           {"num_cores", i.num_cores},
           {"engines_per_core", i.engines_per_core},
           {"queues_per_core", i.queues_per_core},
@@ -41,8 +42,17 @@ nlohmann::json owner_json(const CoreOwner& o) {
 }
 
 int cmd_info(const std::string& path, bool json) {
+  // read-write when we may (the feature flags need it: FEATURE_FLAGS is not a
+  // read-only ioctl), else read-only: DEVICE_INFO and ENGINE_STATUS are, so a
+  // member of group neuron without write access still sees the rest
   auto dev = Device::open(path);
+  bool read_only = false;
+  if (!dev && (dev.error().code == std::errc::permission_denied || dev.error().code == std::errc::read_only_file_system)) {
+    dev = Device::open_read_only(path);
+    read_only = true;
+  }
   if (!dev) return fail(dev.error());
+  if (read_only && !json) fmt::print(stderr, "neuron-nq: info: {} opened read-only: feature flags need write access\n", path);
   auto info = dev->info();
   if (!info) return fail(info.error());
   nlohmann::json j = info_json(*info);
@@ -71,7 +81,8 @@ int cmd_info(const std::string& path, bool json) {
     if (!json && owners)
       for (const auto& o : *owners)
         if (o.core == c) fmt::print("  core {} owner: {}\n", c, owner_text(o));
-    auto f = dev->feature_flags(c);
+    auto f = read_only ? Result<std::uint32_t>(unexpected(Error::from_errno(EBADF, "feature flags (read-only open)")))
+                       : dev->feature_flags(c);
     if (f) j["features"].push_back({{"core", c}, {"flags", *f}});
     else j["features"].push_back({{"core", c}, {"error", f.error().message()}});
     if (!json)

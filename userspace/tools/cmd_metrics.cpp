@@ -72,6 +72,12 @@ int cmd_metrics(const MetricsArgs& a) {
 
   const Sources src = sources_under(a.root);
   bool none = true;
+  // --prometheus: a failed write is reported (once per run of failures, and
+  // when it works again) and tried again at the next report: a full disk or
+  // a directory that comes back later does not end the daemon. The exit
+  // status says whether the last report's write failed (2).
+  bool write_failed = false;
+  std::uint64_t write_failures = 0;
   for (std::uint64_t n = 0; !g_stop && (a.count == 0 || n < a.count); ++n) {
     if (n) sleep_for(a.interval);
     if (g_stop) break;
@@ -81,13 +87,23 @@ int cmd_metrics(const MetricsArgs& a) {
     if (none) fmt::print(stderr, "neuron-nq: no {} devices (is nnq.ko loaded and the device present?)\n", src.sysfs_class);
     if (!a.prometheus.empty()) {
       auto st = write_file_atomic(a.prometheus, prometheus_text(devs));
-      if (!st) return fail(st.error());
+      if (!st) {
+        ++write_failures;
+        if (!write_failed)
+          fmt::print(stderr, "neuron-nq: metrics: report {}: {} (trying again at every report)\n", n, st.error().message());
+        write_failed = true;
+      } else if (write_failed) {
+        fmt::print(stderr, "neuron-nq: metrics: report {}: wrote {} again after {} failed report(s)\n", n, a.prometheus,
+                   write_failures);
+        write_failed = false;
+        write_failures = 0;
+      }
     }
     if (a.json) fmt::print("{}\n", metrics_json(h, devs).dump());
     else if (a.prometheus.empty()) fmt::print("{}", metrics_text(h, devs));
     std::fflush(stdout);
   }
-  return none ? kExitDevice : kExitOk;
+  return none || write_failed ? kExitDevice : kExitOk;
 }
 
 int cmd_list(const std::string& root, bool json) {
@@ -124,9 +140,10 @@ void add_metrics_commands(CLI::App& app, Commands& out) {
                                "(docs/metrics.md); --prometheus FILE for node_exporter");
   m->add_option("--interval,-i", a->interval, "Seconds between reports")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_option(0.01, 86400));
   m->add_option("--count,-n", a->count, "Stop after this many reports (0: until SIGINT or SIGTERM)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(number_option(UINT64_MAX));
   m->add_flag("--json", a->json, "One JSON document per report, one per line (docs/cli-json.md#metrics)");
   m->add_option("--prometheus,-p", a->prometheus,
                 "Write each report to FILE in the Prometheus text format (FILE.tmp, then rename)");

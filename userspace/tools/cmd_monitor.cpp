@@ -338,10 +338,21 @@ int check_and_monitor(MonitorArgs& a) {
   return cmd_monitor(a);
 }
 
-int cmd_stats(const DeviceArgs& a) {
-  auto dev = Device::open(a.device);
+/// stats: every device's counters, or with --device (`one`) that device's
+/// only: a node that does not open (read-only is enough: the counters come
+/// from netlink) or whose name has no number is an error (exit 2), never
+/// every device instead.
+int cmd_stats(const DeviceArgs& a, bool one) {
   std::optional<std::uint32_t> idx;
-  if (dev) idx = dev->index();
+  if (one) {
+    auto dev = Device::open_read_only(a.device);
+    if (!dev) return fail(dev.error());
+    idx = dev->index();
+    if (!idx) {
+      fmt::print(stderr, "neuron-nq: stats: {} is not named " NEURON_DEV_NAME "N\n", a.device);
+      return kExitDevice;
+    }
+  }
   auto mon = EventMonitor::open(false);
   if (!mon) return fail(mon.error());
   auto devs = mon->get_device(idx);
@@ -407,20 +418,36 @@ void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g) {
   auto* monitor = app.add_subcommand(
       "monitor", "Live stream of ring records (drains the queues it makes) and interrupt edges (netlink), in time order");
   add_device_option(*monitor, ma->device);
-  monitor->add_option("--core", ma->core, "Core whose queues to drain")->capture_default_str();
-  monitor->add_option("--queue,-q", ma->queues, "Queue to make and drain (repeatable; default 0..5)");
+  monitor->add_option("--core", ma->core, "Core whose queues to drain")
+      ->capture_default_str()
+      ->transform(number_option(kMaxCores - 1));
+  monitor->add_option("--queue,-q", ma->queues, "Queue to make and drain (repeatable; default 0..5)")
+      ->transform(number_option(UINT32_MAX));
   monitor->add_flag("--json", ma->json, "JSON Lines: one object per line (docs/cli-json.md)");
   add_storm_options(*monitor, ma->run);
-  monitor->add_option("--count", ma->count, "Stop after this many lines (records + edges)");
-  monitor->add_option("--duration", ma->duration, "Stop after this many seconds");
-  monitor->add_option("--size", ma->size, "Ring bytes per queue")->capture_default_str();
+  monitor->add_option("--count", ma->count, "Stop after this many lines (records + edges)")
+      ->transform(number_option(UINT64_MAX));
+  monitor->add_option("--duration", ma->duration, "Stop after this many seconds (0: no limit)")
+      ->check(seconds_option(0, 31536000));
+  monitor->add_option("--size", ma->size,
+                      "Ring bytes per queue: a power of two, at least 16 (the device's limits: `info`)")
+      ->capture_default_str()
+      ->transform(number_option(UINT32_MAX))
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const auto n = parse_number(v);
+            if (n && *n >= 16 && (*n & (*n - 1)) == 0) return {};
+            return "'" + v + "' bytes is not a power of two of at least 16";
+          },
+          "BYTES"));
   monitor->add_flag("--lossy", ma->lossy, "Ignore-full queues (overwrite when full) instead of backpressure");
   monitor->add_flag("--no-events", ma->no_events, "Records only, no netlink edges");
   monitor->add_flag("--all-edges", ma->all_edges, "Also show the threshold edges of the monitor's own queues");
   monitor->add_option("--run", ma->run.file, "Start this program once the queues are ready");
   monitor->add_flag("--until-done", ma->until_done,
                     "With --run: stop once its last run (--repeat) has stopped and its records are shown");
-  monitor->add_option("--features", ma->run.features, "NEURON_FEATURE_FLAGS for --run");
+  monitor->add_option("--features", ma->run.features, "NEURON_FEATURE_FLAGS for --run")
+      ->check(number_option(UINT32_MAX));
   monitor->add_flag("--no-trace", ma->run.no_trace, "Start --run without tracing");
   monitor->add_option("--grant-submit", ma->grant_submit,
                       "Grant the monitored core to this user (uid or name; ours when given without one): programs it "
@@ -435,9 +462,9 @@ void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g) {
 
   auto sa = std::make_shared<DeviceArgs>();
   auto* stats = app.add_subcommand("stats", "Per queue: records, overflows, drops, edges; per core: edges by cause");
-  add_device_option(*stats, sa->device);
+  auto* stats_dev = stats->add_option("--device,-d", sa->device, "Only this device (default: every device)");
   stats->add_flag("--json", sa->json, "JSON output");
-  out.push_back({stats, [sa] { return cmd_stats(*sa); }});
+  out.push_back({stats, [sa, stats_dev] { return cmd_stats(*sa, stats_dev->count() > 0); }});
 }
 
 }  // namespace neuron::cli

@@ -27,10 +27,9 @@ namespace {
 
 int cmd_asm(const std::string& file) {
   auto prog = assemble_file(file);
-  if (!prog) {
-    fmt::print(stderr, "{}\n", prog.error().what.empty() ? prog.error().message() : prog.error().what);
-    return kExitError;
-  }
+  // a parse error: the assembler's "FILE:LINE: ..." lines; else why the file
+  // did not open or read ("open x.nq: No such file or directory")
+  if (!prog) return print_program_error(prog.error());
   fmt::print("# {}: {} instructions on {} engine(s)\n{}", file, prog->instruction_count(), prog->engines.size(),
              disassemble(*prog));
   return kExitOk;
@@ -55,6 +54,7 @@ ExecOptions exec_options(const RunArgs& a, bool trace) {
 Result<Ran> run_program(const RunArgs& a, bool trace) {
   auto prog = load_program(a.file, a.features);
   if (!prog) return unexpected(std::move(prog).error());
+  if (auto st = check_cores_early(*prog, a.cores); !st) return unexpected(std::move(st).error());
   auto dev = Device::open(a.device);
   if (!dev) return unexpected(std::move(dev).error());
   ExecOptions o = exec_options(a, trace);
@@ -237,6 +237,7 @@ class RunPrinter {
 int cmd_run(const RunArgs& a) {
   auto prog = load_program(a.file, a.features);
   if (!prog) return print_program_error(prog.error());
+  if (auto st = check_cores_early(*prog, a.cores); !st) return fail(st.error());
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
 
@@ -335,6 +336,7 @@ int wait_engines(const Device& dev, const Program& prog, const RunArgs& a) {
 int cmd_submit_and_wait(const RunArgs& a) {
   auto prog = load_program(a.file, a.features);
   if (!prog) return print_program_error(prog.error());
+  if (auto st = check_cores_early(*prog, a.cores); !st) return fail(st.error());
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
   auto started = start_program(*dev, *prog, !a.no_trace, a.cores);
@@ -448,12 +450,15 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   auto* run = app.add_subcommand("run", "Assemble, submit with trace, wait, drain and print every record");
   run->add_option("FILE", ra->file, "Program file (docs/program-syntax.md)")->required();
   add_device_option(*run, ra->device);
-  run->add_option("--timeout", ra->timeout_ms, "Milliseconds to wait for the engines")->capture_default_str();
+  run->add_option("--timeout", ra->timeout_ms, "Milliseconds to wait for the engines")
+      ->capture_default_str()
+      ->transform(number_option(UINT32_MAX));
   run->add_flag("--json", ra->json, "JSON Lines: one object per line (docs/cli-json.md)");
   run->add_flag("--no-trace", ra->no_trace, "Submit without INST_START/INST_END tracing");
   run->add_option("--features", ra->features,
                   "NEURON_FEATURE_FLAGS for the program's cores, e.g. 0x2 (DGE packet notification); "
-                  "overrides the program's `features` directive");
+                  "overrides the program's `features` directive")
+      ->check(number_option(UINT32_MAX));
   run->add_flag("--stop-on-fatal", ra->stop_on_fatal,
                 "Stop waiting when an engine reports a fatal error (status COMPLETED_WITH_ERR instead of TIMEOUT)");
   add_storm_options(*run, *ra);
@@ -469,10 +474,12 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   submit->add_option("FILE", sa->file, "Program file")->required();
   add_device_option(*submit, sa->device);
   submit->add_flag("--no-trace", sa->no_trace, "Submit without tracing");
-  auto* features = submit->add_option("--features", sa->features, "NEURON_FEATURE_FLAGS to set first, e.g. 0x2");
+  auto* features = submit->add_option("--features", sa->features, "NEURON_FEATURE_FLAGS to set first, e.g. 0x2")
+                       ->check(number_option(UINT32_MAX));
   auto* timeout =
       submit->add_option("--timeout", sa->timeout_ms, "Milliseconds to wait for the engines to stop; then they are reset")
-          ->capture_default_str();
+          ->capture_default_str()
+          ->transform(number_option(UINT32_MAX));
   submit->add_flag("--detach", sa->detach,
                    "Submit to cores another process holds and granted us (its `monitor --grant-submit`): the program "
                    "then belongs to that process, its records go to its queues, and submit exits once the engines "
@@ -489,8 +496,11 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   trace->add_option("FILE", ta->file, "Program file")->required();
   trace->add_option("--perfetto", ta->perfetto, "Output JSON trace file")->required();
   add_device_option(*trace, ta->device);
-  trace->add_option("--timeout", ta->timeout_ms, "Milliseconds to wait for the engines")->capture_default_str();
-  trace->add_option("--features", ta->features, "NEURON_FEATURE_FLAGS for the program's cores");
+  trace->add_option("--timeout", ta->timeout_ms, "Milliseconds to wait for the engines")
+      ->capture_default_str()
+      ->transform(number_option(UINT32_MAX));
+  trace->add_option("--features", ta->features, "NEURON_FEATURE_FLAGS for the program's cores")
+      ->check(number_option(UINT32_MAX));
   out.push_back({trace, [ta, g] {
                    ta->cores = g->core_list();
                    return cmd_trace(*ta);

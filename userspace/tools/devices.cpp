@@ -86,10 +86,11 @@ CoreSample& core_of(DeviceSample& s, unsigned c) {
   return s.cores.back();
 }
 
-std::uint64_t named(const std::vector<CounterLine>& lines, const char* name) {
+/// The value of the line `name`, nullopt when the file has no such line.
+std::optional<std::uint64_t> named(const std::vector<CounterLine>& lines, const char* name) {
   for (const auto& l : lines)
     if (!l.core && l.name == name) return l.values.at(0);
-  return 0;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -189,7 +190,9 @@ DeviceSample sample_device(unsigned index, const Sources& src) {
 
   // DEVICE_INFO, and ENGINE_STATUS of every engine (read-only ioctls: they
   // claim no core, docs/decisions.md#tenancy).
-  if (auto dev = Device::open(s.path)) {
+  // read-only is enough (and all a member of group neuron without write
+  // access gets): DEVICE_INFO and ENGINE_STATUS are read-only ioctls
+  if (auto dev = Device::open_read_only(s.path)) {
     if (auto info = dev->info()) {
       s.info = *info;
       if (src.engines) {
@@ -226,6 +229,7 @@ DeviceSample sample_device(unsigned index, const Sources& src) {
   }
 
   if (auto l = counters(s, dir, "intr_counts", 1)) {
+    s.intr_known = true;
     for (const auto& x : *l) {
       if (!x.core) continue;
       auto& c = core_of(s, *x.core);
@@ -234,33 +238,42 @@ DeviceSample sample_device(unsigned index, const Sources& src) {
     s.throttle_edges = named(*l, "throttle");
     s.spurious = named(*l, "spurious");
   }
-  if (auto l = counters(s, dir, "threshold_counts", 1))
+  if (auto l = counters(s, dir, "threshold_counts", 1)) {
+    s.threshold_known = true;
     for (const auto& x : *l) {
       if (!x.core) continue;
       auto& c = core_of(s, *x.core);
       for (std::size_t i = 0; i < c.threshold.size() && i < x.values.size(); ++i) c.threshold[i] = x.values[i];
     }
+  }
   if (auto l = counters(s, dir, "edge_counts", 1)) {
+    s.edges_known = true;
     for (const auto& x : *l)
       if (x.core) core_of(s, *x.core).notific_edges = x.values[0];
     s.fault_edges = named(*l, "fault");
   }
-  if (auto l = counters(s, dir, "intr_storms", 2))
+  if (auto l = counters(s, dir, "intr_storms", 2)) {
+    s.storms_known = true;
     for (const auto& x : *l)
       if (x.core) {
         auto& c = core_of(s, *x.core);
         c.storms = x.values[0];
         c.storm_masked = static_cast<std::uint32_t>(x.values[1]);
       }
-  if (auto l = counters(s, dir, "fault_counts", 1))
+  }
+  if (auto l = counters(s, dir, "fault_counts", 1)) {
+    s.faults.emplace();
     for (const auto& x : *l)
-      if (!x.core) s.faults[x.name] = x.values[0];
-  if (auto l = counters(s, dir, "reset_counts", 1))
+      if (!x.core) (*s.faults)[x.name] = x.values[0];
+  }
+  if (auto l = counters(s, dir, "reset_counts", 1)) {
+    s.resets.emplace();
     for (const auto& x : *l) {
       if (x.core) continue;
       if (x.name == "records_lost") s.records_lost = x.values[0];
-      else s.resets[x.name] = x.values[0];
+      else (*s.resets)[x.name] = x.values[0];
     }
+  }
   if (auto l = counters(s, dir, "event_fanout", 1)) {
     s.fanout_edges = named(*l, "edges");
     s.fanout_copies = named(*l, "copies");

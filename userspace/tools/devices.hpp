@@ -90,11 +90,21 @@ struct DeviceSample {
   std::string info_error;
   std::vector<CoreSample> cores;  ///< one per core_owners line (or per counter line)
   std::string owners_error;
-  std::uint64_t throttle_edges = 0, spurious = 0, fault_edges = 0;
-  std::map<std::string, std::uint64_t> faults;  ///< fault_counts: dma_error, intr_storm
-  std::map<std::string, std::uint64_t> resets;  ///< reset_counts: remove, flr, ...
-  std::uint64_t records_lost = 0;               ///< reset_counts records_lost
-  std::uint64_t fanout_edges = 0, fanout_copies = 0;
+  // A counter whose file did not read or parse, or which its file does not
+  // have, is nullopt (shown as null, "unknown", or no Prometheus sample),
+  // never 0 (docs/metrics.md#sources).
+  std::optional<std::uint64_t> throttle_edges, spurious;  ///< intr_counts
+  std::optional<std::uint64_t> fault_edges;               ///< edge_counts
+  std::optional<std::map<std::string, std::uint64_t>> faults;  ///< fault_counts: dma_error, intr_storm
+  std::optional<std::map<std::string, std::uint64_t>> resets;  ///< reset_counts: remove, flr, ...
+  std::optional<std::uint64_t> records_lost;                   ///< reset_counts records_lost
+  std::optional<std::uint64_t> fanout_edges, fanout_copies;    ///< event_fanout
+  /// Whether each per-core counter file was read: the CoreSample fields it
+  /// fills mean nothing otherwise.
+  bool intr_known = false;       ///< intr_counts: CoreSample::intr
+  bool threshold_known = false;  ///< threshold_counts: CoreSample::threshold
+  bool edges_known = false;      ///< edge_counts: CoreSample::notific_edges
+  bool storms_known = false;     ///< intr_storms: CoreSample::storms, storm_masked
   std::vector<std::string> counter_errors;      ///< one per counter file that failed
   std::vector<EngineSample> engines;
   std::string engines_error;

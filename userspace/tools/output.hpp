@@ -22,7 +22,7 @@ namespace neuron::cli {
 
 /// The JSON schema version every JSON object neuron-nq prints carries as
 /// "schema" (docs/cli-json.md#schema).
-inline constexpr int kJsonSchemaVersion = 1;
+inline constexpr int kJsonSchemaVersion = 2;
 
 /// Exit statuses (docs/cli-json.md#exit-codes; the README's table):
 /// 0 success (run: status OK); 1 usage or input error (bad options, a

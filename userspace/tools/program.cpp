@@ -3,6 +3,8 @@
 // Loading and starting programs for the neuron-nq commands (program.hpp).
 #include "program.hpp"
 
+#include "cli.hpp"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -11,12 +13,9 @@
 namespace neuron::cli {
 
 std::optional<std::uint32_t> parse_u32(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long v = std::strtoul(s.c_str(), &end, 0);
-  if (*end != '\0' || errno || v > UINT32_MAX) return std::nullopt;
-  return static_cast<std::uint32_t>(v);
+  const auto v = parse_number(s, UINT32_MAX);
+  if (!v) return std::nullopt;
+  return static_cast<std::uint32_t>(*v);
 }
 
 Result<Program> load_program(const std::string& file, const std::string& features) {
@@ -28,6 +27,12 @@ Result<Program> load_program(const std::string& file, const std::string& feature
     prog->features = *f;
   }
   return prog;
+}
+
+Status check_cores_early(const Program& prog, const std::optional<CoreList>& cores) {
+  auto visible = visible_cores(cores, kMaxCores);
+  if (!visible) return unexpected(std::move(visible).error());
+  return check_program_cores(prog, *visible);
 }
 
 Result<StartedProgram> start_program(const Device& dev, const Program& prog, bool trace,

@@ -16,14 +16,24 @@
 
 namespace neuron::cli {
 
-/// A 32-bit number as strtoul base 0 reads it (decimal, 0x hex, 0 octal);
-/// nullopt when empty, not all digits, or out of range.
+/// A 32-bit number as parse_number() (cli.hpp) reads it: decimal (a leading
+/// 0 too), 0x hex or 0b binary, as the assembler does; nullopt when empty,
+/// malformed or above UINT32_MAX.
 std::optional<std::uint32_t> parse_u32(const std::string& s);
 
 /// Assemble `file`; a non-empty `features` (a number, e.g. "0x2") replaces
 /// the program's `features` directive. Errors: the assembler's (parse_error,
 /// open), invalid_argument when `features` is not a number.
 Result<Program> load_program(const std::string& file, const std::string& features);
+
+/// Before any device is opened: every core `prog` uses must be in the
+/// cores programs may use (`cores`, the global --cores, else
+/// NEURON_VISIBLE_CORES; unset: every core a mask can hold), so a program on
+/// a core outside them is refused as an input error (exit 1) whether or not
+/// the device is there. The device's own core count is checked later
+/// (ProgramClaim). Errors: invalid_argument naming the core, its line and
+/// the list (visible_cores(), check_program_cores()).
+Status check_cores_early(const Program& prog, const std::optional<CoreList>& cores);
 
 /// A started program and what it holds: its cores and device memory
 /// (ProgramClaim) until destroyed, when engines of it still running are

@@ -48,6 +48,18 @@ std::string numa_text(const DeviceSample& d) {
   return std::to_string(*d.numa_node);
 }
 
+/// A counter as JSON: its value, or null when it could not be read.
+nlohmann::json opt_json(const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+/// A counter as text: its value, or "unknown".
+std::string opt_text(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : std::string("unknown"); }
+/// A counter map as JSON: an object, or null when its file could not be read.
+nlohmann::json map_json(const std::optional<std::map<std::string, std::uint64_t>>& m) {
+  if (!m) return nullptr;
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : *m) j[k] = v;
+  return j;
+}
+
 unsigned num_cores(const DeviceSample& d) {
   return d.info ? d.info->num_cores : static_cast<unsigned>(d.cores.size());
 }
@@ -99,8 +111,8 @@ nlohmann::json list_json(const std::vector<DeviceSample>& devs) {
     if (d.info) {
       const auto& i = *d.info;
       x.update({{"abi_version", i.abi_version},
-                {"vendor", fmt::format("0x{:04x}", i.vendor)},
-                {"device", fmt::format("0x{:04x}", i.device)},
+                {"pci_vendor_id", fmt::format("0x{:04x}", i.vendor)},
+                {"pci_device_id", fmt::format("0x{:04x}", i.device)},
                 {"engines_per_core", i.engines_per_core},
                 {"queues_per_core", i.queues_per_core},
                 {"mem_size", i.mem_size},
@@ -128,20 +140,22 @@ nlohmann::json list_json(const std::vector<DeviceSample>& devs) {
   return j;
 }
 
+// null where the counter's file could not be read (never 0)
 nlohmann::json error_summary(const DeviceSample& d) {
   nlohmann::json j = nlohmann::json::object();
   for (unsigned bit : kErrorCauses) {
     std::uint64_t n = 0;
     for (const auto& c : d.cores) n += c.intr[bit];
-    j[cause_name(bit)] = n;
+    j[cause_name(bit)] = d.intr_known ? nlohmann::json(n) : nlohmann::json(nullptr);
   }
   // device faults under sysfs fault_counts' names in upper case: DMA_ERROR, INTR_STORM
-  for (const auto& [name, n] : d.faults) {
-    std::string key = name;
-    for (auto& ch : key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    j[key] = n;
-  }
-  j["RECORDS_LOST_TO_RESET"] = d.records_lost;
+  if (d.faults)
+    for (const auto& [name, n] : *d.faults) {
+      std::string key = name;
+      for (auto& ch : key) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      j[key] = n;
+    }
+  j["RECORDS_LOST_TO_RESET"] = opt_json(d.records_lost);
   return j;
 }
 
@@ -170,27 +184,27 @@ nlohmann::json execution_summary(const DeviceSample& d) {
 
 nlohmann::json metrics_json(const ReportHeader& h, const std::vector<DeviceSample>& devs) {
   nlohmann::json j = {{"schema", kJsonSchemaVersion}, {"object", "metrics"}, {"report", h.report},
-                      {"time_ns", h.time_ns},         {"clock", "realtime"},  {"interval_s", h.interval_s},
+                      {"realtime_ns", h.time_ns},     {"interval_s", h.interval_s},
                       {"devices", nlohmann::json::array()}};
   nlohmann::json err_total = nlohmann::json::object(), exec_total = nlohmann::json::object();
   for (const auto& d : devs) {
     nlohmann::json x = device_base_json(d);
-    nlohmann::json faults = nlohmann::json::object(), resets = nlohmann::json::object();
-    for (const auto& [k, v] : d.faults) faults[k] = v;
-    for (const auto& [k, v] : d.resets) resets[k] = v;
-    x["counters"] = {{"throttle_edges", d.throttle_edges},
-                     {"spurious_interrupts", d.spurious},
-                     {"fault_edges", d.fault_edges},
-                     {"faults", faults},
-                     {"resets", resets},
-                     {"records_lost_to_reset", d.records_lost},
-                     {"event_fanout_edges", d.fanout_edges},
-                     {"event_fanout_copies", d.fanout_copies}};
+    x["counters"] = {{"throttle_edges", opt_json(d.throttle_edges)},
+                     {"spurious_interrupts", opt_json(d.spurious)},
+                     {"fault_edges", opt_json(d.fault_edges)},
+                     {"faults", map_json(d.faults)},
+                     {"resets", map_json(d.resets)},
+                     {"records_lost_to_reset", opt_json(d.records_lost)},
+                     {"event_fanout_edges", opt_json(d.fanout_edges)},
+                     {"event_fanout_copies", opt_json(d.fanout_copies)}};
     if (!d.counter_errors.empty()) x["counter_errors"] = d.counter_errors;
     x["cores"] = nlohmann::json::array();
     for (const auto& c : d.cores) {
-      nlohmann::json causes = nlohmann::json::object();
-      for (unsigned b = 0; b < c.intr.size(); ++b) causes[cause_name(b)] = c.intr[b];
+      nlohmann::json causes = nullptr;
+      if (d.intr_known) {
+        causes = nlohmann::json::object();
+        for (unsigned b = 0; b < c.intr.size(); ++b) causes[cause_name(b)] = c.intr[b];
+      }
       nlohmann::json engines = nlohmann::json::array();
       for (const auto& e : d.engines)
         if (e.core == c.core)
@@ -203,17 +217,25 @@ nlohmann::json metrics_json(const ReportHeader& h, const std::vector<DeviceSampl
       x["cores"].push_back({{"core", c.core},
                             {"owner", owner_json(c)},
                             {"free", c.owner ? nlohmann::json(c.owner->is_free()) : nlohmann::json(nullptr)},
-                            {"notific_edges", c.notific_edges},
+                            {"notific_edges", d.edges_known ? nlohmann::json(c.notific_edges) : nlohmann::json(nullptr)},
                             {"edges_by_cause", causes},
-                            {"threshold_edges_by_queue", c.threshold},
-                            {"intr_storms", c.storms},
-                            {"storm_masked_causes", notific_cause_names(c.storm_masked)},
+                            {"threshold_edges_by_queue",
+                             d.threshold_known ? nlohmann::json(c.threshold) : nlohmann::json(nullptr)},
+                            {"intr_storms", d.storms_known ? nlohmann::json(c.storms) : nlohmann::json(nullptr)},
+                            {"storm_masked_causes", d.storms_known ? nlohmann::json(notific_cause_names(c.storm_masked))
+                                                                   : nlohmann::json(nullptr)},
                             {"engines", engines}});
     }
     x["error_summary"] = error_summary(d);
     x["execution_summary"] = execution_summary(d);
-    for (auto it = x["error_summary"].begin(); it != x["error_summary"].end(); ++it)
-      err_total[it.key()] = err_total.value(it.key(), std::uint64_t{0}) + it.value().get<std::uint64_t>();
+    // a total over devices is null once one device's counter is unknown
+    for (auto it = x["error_summary"].begin(); it != x["error_summary"].end(); ++it) {
+      const bool first = !err_total.contains(it.key());
+      auto& t = err_total[it.key()];
+      if (it.value().is_null()) t = nullptr;
+      else if (first) t = it.value();
+      else if (!t.is_null()) t = t.get<std::uint64_t>() + it.value().get<std::uint64_t>();
+    }
     const auto& ex = x["execution_summary"];
     for (const char* k : {"programs_started", "instructions_retired"})
       exec_total[k] = exec_total.value(k, std::uint64_t{0}) + ex[k].get<std::uint64_t>();
@@ -236,18 +258,27 @@ nlohmann::json metrics_json(const ReportHeader& h, const std::vector<DeviceSampl
 std::string metrics_text(const ReportHeader& h, const std::vector<DeviceSample>& devs) {
   std::string s = fmt::format("report {}: {} device{}\n", h.report, devs.size(), devs.size() == 1 ? "" : "s");
   for (const auto& d : devs) {
-    std::uint64_t edges = 0;
-    for (const auto& c : d.cores) edges += c.notific_edges;
-    std::uint64_t resets = 0;
-    for (const auto& [k, v] : d.resets) resets += v;
+    std::optional<std::uint64_t> edges;
+    if (d.edges_known) {
+      edges = 0;
+      for (const auto& c : d.cores) *edges += c.notific_edges;
+    }
+    std::optional<std::uint64_t> resets;
+    if (d.resets) {
+      resets = 0;
+      for (const auto& [k, v] : *d.resets) *resets += v;
+    }
     s += fmt::format("{} ({}, gen {}): NOTIFIC edges {}, throttle {}, fault {}, spurious {}, resets {}, records lost {}\n",
                      d.path, d.pci_address.empty() ? "PCI unknown" : d.pci_address,
-                     d.info ? gen_name(d.info->gen) : "unknown", edges, d.throttle_edges, d.fault_edges, d.spurious,
-                     resets, d.records_lost);
-    std::string errs;
+                     d.info ? gen_name(d.info->gen) : "unknown", opt_text(edges), opt_text(d.throttle_edges),
+                     opt_text(d.fault_edges), opt_text(d.spurious), opt_text(resets), opt_text(d.records_lost));
+    std::string errs, unknown;
     const auto es = error_summary(d);
     for (auto it = es.begin(); it != es.end(); ++it)
-      if (it.value().get<std::uint64_t>()) errs += fmt::format(", {} {}", it.key(), it.value().get<std::uint64_t>());
+      if (it.value().is_null()) unknown += fmt::format(", {}", it.key());
+      else if (it.value().get<std::uint64_t>())
+        errs += fmt::format(", {} {}", it.key(), it.value().get<std::uint64_t>());
+    if (!unknown.empty()) errs += fmt::format(", unknown: {}", unknown.substr(2));
     s += fmt::format("  errors: {}\n", errs.empty() ? "none" : errs.substr(2));
     const auto ex = execution_summary(d);
     if (d.engines_error.empty()) {
@@ -266,11 +297,16 @@ std::string metrics_text(const ReportHeader& h, const std::vector<DeviceSample>&
     for (const auto& e : d.counter_errors) s += fmt::format("  counters unavailable: {}\n", e);
     for (const auto& c : d.cores) {
       std::string causes;
-      for (unsigned b = 0; b < c.intr.size(); ++b)
-        if (c.intr[b]) causes += fmt::format(", {} {}", cause_name(b), c.intr[b]);
-      s += fmt::format("  core {} {}: edges {}{}{}\n", c.core, core_owner_text(c), c.notific_edges,
+      if (d.intr_known) {
+        for (unsigned b = 0; b < c.intr.size(); ++b)
+          if (c.intr[b]) causes += fmt::format(", {} {}", cause_name(b), c.intr[b]);
+      } else {
+        causes = ", causes unknown";
+      }
+      s += fmt::format("  core {} {}: edges {}{}{}\n", c.core, core_owner_text(c),
+                       d.edges_known ? std::to_string(c.notific_edges) : std::string("unknown"),
                        causes.empty() ? "" : " (" + causes.substr(2) + ")",
-                       c.storms ? fmt::format(", storms {}", c.storms) : "");
+                       !d.storms_known ? ", storms unknown" : c.storms ? fmt::format(", storms {}", c.storms) : "");
     }
   }
   return s;
@@ -325,27 +361,35 @@ std::string prometheus_text(const std::vector<DeviceSample>& devs) {
              "Sources of this device that could not be read in this report (node, core_owners, counter files, "
              "engine status)."),
          "neuron_collect_errors", dl, d.errors());
-    if (d.counter_errors.empty()) {
+    // a counter that could not be read has no sample (absent, never 0);
+    // neuron_collect_errors counts the files that failed
+    if (d.throttle_edges)
       line(fam("neuron_throttle_edges_total", "counter", "Throttle interrupt edges handled since the driver probed."),
-           "neuron_throttle_edges_total", dl, d.throttle_edges);
+           "neuron_throttle_edges_total", dl, *d.throttle_edges);
+    if (d.fault_edges)
       line(fam("neuron_fault_edges_total", "counter", "Device fault interrupt edges handled since probe."),
-           "neuron_fault_edges_total", dl, d.fault_edges);
+           "neuron_fault_edges_total", dl, *d.fault_edges);
+    if (d.spurious)
       line(fam("neuron_spurious_interrupts_total", "counter", "Interrupts with no cause bit set, since probe."),
-           "neuron_spurious_interrupts_total", dl, d.spurious);
-      for (const auto& [k, v] : d.faults)
+           "neuron_spurious_interrupts_total", dl, *d.spurious);
+    if (d.faults)
+      for (const auto& [k, v] : *d.faults)
         line(fam("neuron_faults_total", "counter", "Device faults by fault status bit, since probe."),
              "neuron_faults_total", fmt::format("{},fault=\"{}\"", dl, prom_label(k)), v);
-      for (const auto& [k, v] : d.resets)
+    if (d.resets)
+      for (const auto& [k, v] : *d.resets)
         line(fam("neuron_resets_total", "counter", "Times the driver tore every queue down, by cause, since probe."),
              "neuron_resets_total", fmt::format("{},cause=\"{}\"", dl, prom_label(k)), v);
+    if (d.records_lost)
       line(fam("neuron_reset_records_lost_total", "counter",
                "Records consumers had not read when a reset took their rings, since probe."),
-           "neuron_reset_records_lost_total", dl, d.records_lost);
+           "neuron_reset_records_lost_total", dl, *d.records_lost);
+    if (d.fanout_edges)
       line(fam("neuron_event_fanout_edges_total", "counter", "Edges handed to open files' event queues."),
-           "neuron_event_fanout_edges_total", dl, d.fanout_edges);
+           "neuron_event_fanout_edges_total", dl, *d.fanout_edges);
+    if (d.fanout_copies)
       line(fam("neuron_event_fanout_copies_total", "counter", "Events queued to open files (one per file per edge)."),
-           "neuron_event_fanout_copies_total", dl, d.fanout_copies);
-    }
+           "neuron_event_fanout_copies_total", dl, *d.fanout_copies);
     for (const auto& c : d.cores) {
       const std::string cl = fmt::format("{},core=\"{}\"", dl, c.core);
       if (c.owner) {
@@ -358,22 +402,26 @@ std::string prometheus_text(const std::vector<DeviceSample>& devs) {
                            c.uid ? std::to_string(*c.uid) : "", prom_label(c.owner->comm)),
                1);
       }
-      if (!d.counter_errors.empty()) continue;
-      line(fam("neuron_notific_edges_total", "counter", "NOTIFIC interrupt edges of the core handled since probe."),
-           "neuron_notific_edges_total", cl, c.notific_edges);
-      for (unsigned b = 0; b < c.intr.size(); ++b)
-        line(fam("neuron_notific_cause_edges_total", "counter",
-                 "NOTIFIC interrupt edges that carried each tpb_notific_intr cause, since probe."),
-             "neuron_notific_cause_edges_total", fmt::format("{},cause=\"{}\"", cl, cause_name(b)), c.intr[b]);
-      for (unsigned q = 0; q < c.threshold.size(); ++q)
-        line(fam("neuron_threshold_interrupts_total", "counter",
-                 "Threshold interrupts of each software queue of the core, since probe."),
-             "neuron_threshold_interrupts_total", fmt::format("{},queue=\"{}\"", cl, q), c.threshold[q]);
-      line(fam("neuron_interrupt_storms_total", "counter", "Interrupt storms detected and rate limited on the core."),
-           "neuron_interrupt_storms_total", cl, c.storms);
-      line(fam("neuron_interrupt_storm_masked_causes", "gauge",
-               "Interrupt causes of the core masked by storm control right now."),
-           "neuron_interrupt_storm_masked_causes", cl, __builtin_popcount(c.storm_masked));
+      if (d.edges_known)
+        line(fam("neuron_notific_edges_total", "counter", "NOTIFIC interrupt edges of the core handled since probe."),
+             "neuron_notific_edges_total", cl, c.notific_edges);
+      if (d.intr_known)
+        for (unsigned b = 0; b < c.intr.size(); ++b)
+          line(fam("neuron_notific_cause_edges_total", "counter",
+                   "NOTIFIC interrupt edges that carried each tpb_notific_intr cause, since probe."),
+               "neuron_notific_cause_edges_total", fmt::format("{},cause=\"{}\"", cl, cause_name(b)), c.intr[b]);
+      if (d.threshold_known)
+        for (unsigned q = 0; q < c.threshold.size(); ++q)
+          line(fam("neuron_threshold_interrupts_total", "counter",
+                   "Threshold interrupts of each software queue of the core, since probe."),
+               "neuron_threshold_interrupts_total", fmt::format("{},queue=\"{}\"", cl, q), c.threshold[q]);
+      if (d.storms_known) {
+        line(fam("neuron_interrupt_storms_total", "counter", "Interrupt storms detected and rate limited on the core."),
+             "neuron_interrupt_storms_total", cl, c.storms);
+        line(fam("neuron_interrupt_storm_masked_causes", "gauge",
+                 "Interrupt causes of the core masked by storm control right now."),
+             "neuron_interrupt_storm_masked_causes", cl, __builtin_popcount(c.storm_masked));
+      }
     }
     for (const auto& e : d.engines) {
       const std::string el = fmt::format("{},core=\"{}\",engine=\"{}\"", dl, e.core, engine_name(e.engine));

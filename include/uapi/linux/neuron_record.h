@@ -5,8 +5,9 @@
  * values the ioctls and events of <linux/neuron.h> report (generation,
  * engine states, feature flags, fault bits, interrupt causes, record
  * classes). This is the only definition of these values and layouts in the
- * project; include/neuron/ keeps what is private to the device model and the
- * driver (register offsets, instruction encoding).
+ * project; <linux/neuron_isa.h> has the instruction encoding, include/neuron/
+ * keeps what is private to the device model and the driver (register offsets,
+ * bitfield views of the records).
  *
  * Byte order: every multi-byte field of a record is little-endian, whatever
  * the host's byte order. Fields narrower than a byte or not byte-aligned are

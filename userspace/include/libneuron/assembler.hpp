@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// A text assembler for the emulated engines (include/neuron/emu_isa.h).
+// A text assembler for the emulated engines (include/uapi/linux/neuron_isa.h).
 // Syntax: docs/program-syntax.md. Errors carry file and line:
 //   "prog.nq:7: unknown opcode 'nopp' (did you mean 'nop'?)"
 #pragma once
@@ -20,7 +20,10 @@ namespace neuron {
 /// code is errc::parse_error and its `what` holds every error found, one per
 /// line (at most 20).
 Result<Program> assemble(std::string_view text, std::string_view name = "<input>");
-/// Read and assemble a file.
+/// Read and assemble a file. Errors: assemble()'s (errc::parse_error), or
+/// the errno of opening or reading it with what = "open PATH" / "read PATH"
+/// (ENOENT no such file, EACCES, EISDIR a directory); Error::message() then
+/// reads "open x.nq: No such file or directory".
 Result<Program> assemble_file(const std::string& path);
 
 /// One instruction back to text, in the syntax assemble() accepts.

@@ -18,9 +18,8 @@
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
 #include "libneuron/tenancy.hpp"
-#include "neuron/emu_isa.h"
-#include "neuron/regs.h"
 #include "uapi/linux/neuron.h"
+#include "uapi/linux/neuron_isa.h"
 
 #include "libneuron/export.hpp"
 
@@ -244,7 +243,19 @@ inline constexpr const char* kDefaultDevicePath = "/dev/" NEURON_DEV_NAME "0";
 /// EventStreams made from a Device keep their own descriptor and outlive it.
 class Device {
  public:
+  /// Open `path` read-write (O_RDWR | O_CLOEXEC): every method works.
+  /// Errors: open()'s errno (ENOENT no such node, EACCES no write access:
+  /// README.md#device-permissions), what = "open PATH"; or mmap()'s for the
+  /// status page (what names the page and PATH).
   static Result<Device> open(const std::string& path);
+  /// Open `path` read-only (O_RDONLY | O_CLOEXEC), for a caller that only
+  /// looks (neuron-nq list, info, metrics; an operator in group neuron
+  /// without write access): info(), engine_status() and timestamp() work
+  /// (the driver's read-only ioctls, include/uapi/linux/neuron.h), and the
+  /// status page is mapped as by open(); every other ioctl fails with EBADF
+  /// and no queue can be made. Errors: as open(). Since LIBNEURON_0.1
+  /// (userspace/README.md#versions).
+  static Result<Device> open_read_only(const std::string& path);
   /// /dev/nnq0, /dev/nnq1, ... that exist, sorted by number.
   static std::vector<std::string> list(const std::string& dir = "/dev");
 
@@ -408,6 +419,8 @@ class Device {
   [[nodiscard]] bool device_gone() const noexcept { return status_ && !status_->live(); }
 
  private:
+  /// open() and open_read_only(), `mode` O_RDWR or O_RDONLY (not exported).
+  [[gnu::visibility("hidden")]] static Result<Device> open_mode(const std::string& path, int mode);
   Device(UniqueFd fd, std::string path, std::size_t event_bytes, std::uint64_t caps,
          std::shared_ptr<const StatusPage> status)
       : fd_(std::move(fd)), path_(std::move(path)), event_bytes_(event_bytes), caps_(caps), status_(std::move(status)) {}

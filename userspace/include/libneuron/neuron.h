@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "neuron/emu_isa.h" /* struct neuron_emu_insn (installed under libneuron/abi) */
+#include "uapi/linux/neuron_isa.h" /* struct neuron_emu_insn (installed under libneuron/abi) */
 
 #if defined(__GNUC__)
 #define LIBNEURON_API __attribute__((visibility("default")))
@@ -81,6 +81,35 @@ struct libneuron_decoded {
 };
 
 /**
+ * struct libneuron_version_info - the version of the libneuron.so a program runs
+ * with (userspace/README.md#versions), which may be newer than the one it
+ * was built against (LIBNEURON_VERSION_MAJOR/_MINOR/_PATCH below).
+ * @major: bumps with the SONAME (libneuron.so.MAJOR): an incompatible ABI
+ * @minor: bumps when symbols are added (a new LIBNEURON_MAJOR.MINOR version node)
+ * @patch: fixes that change no interface
+ */
+struct libneuron_version_info {
+	uint32_t major;
+	uint32_t minor;
+	uint32_t patch;
+};
+
+/* The version of the headers a program is built with. */
+#define LIBNEURON_VERSION_MAJOR 0
+#define LIBNEURON_VERSION_MINOR 1
+#define LIBNEURON_VERSION_PATCH 0
+
+/**
+ * libneuron_version() - the version of the loaded libneuron.so (not of the
+ * headers). Never fails; thread-safe; no system call.
+ *
+ * Return: { major, minor, patch }, e.g. { 0, 1, 0 }. A program built against
+ * MAJOR.MINOR may call everything of that version when the loaded major is
+ * the same and the loaded minor is at least MINOR.
+ */
+LIBNEURON_API struct libneuron_version_info libneuron_version(void);
+
+/**
  * libneuron_device_open() - open a device node read-write.
  * @path: "/dev/nnq0" style path; NULL means /dev/nnq0.
  * @out: receives the device; set to NULL on failure.
@@ -98,7 +127,7 @@ LIBNEURON_API void libneuron_device_close(libneuron_device *dev);
 
 /**
  * libneuron_device_submit() - NEURON_IOC_SUBMIT: start @count instructions on
- * one engine (include/neuron/emu_isa.h).
+ * one engine (include/uapi/linux/neuron_isa.h).
  * @flags: NEURON_SUBMIT_F_* (NEURON_SUBMIT_F_TRACE: INST_START/INST_END records;
  *	NEURON_SUBMIT_F_DETACH: the program belongs to the core's owner, which
  *	may be another process that granted this user the core,

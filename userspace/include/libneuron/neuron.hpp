@@ -22,3 +22,4 @@
 #include "libneuron/result.hpp"
 #include "libneuron/ring.hpp"
 #include "libneuron/tenancy.hpp"
+#include "libneuron/version.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // A program for the emulated engines as data: the instructions of each
-// engine of each core (include/neuron/emu_isa.h). The assembler
+// engine of each core (include/uapi/linux/neuron_isa.h). The assembler
 // (libneuron/assembler.hpp) makes one from text; execute(), the tenancy
 // helpers and explain() take one. This header does not include the assembler.
 #pragma once
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "libneuron/export.hpp"
-#include "neuron/emu_isa.h"
+#include "uapi/linux/neuron_isa.h"
 
 NEURON_API_BEGIN
 namespace neuron {

@@ -89,7 +89,12 @@ int main(void)
 	libneuron_queue *q = NULL;
 	struct libneuron_record out[4];
 
+	struct libneuron_version_info v = libneuron_version();
+
 	printf("TAP version 13\n");
+	/* the loaded library is the one these headers describe (a build tree) */
+	check(v.major == LIBNEURON_VERSION_MAJOR && v.minor == LIBNEURON_VERSION_MINOR &&
+	      v.patch == LIBNEURON_VERSION_PATCH, "version_matches_the_headers");
 	check(libneuron_record_decode(&r, -1, &d) == 0, "decode_returns_0");
 	check(d.kind == LIBNEURON_KIND_TPB_ERROR && d.notific_type == 0x1f && d.error_id == 0x09,
 	      "decode_tpb_error_kind_type_id");

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# libneuron.so's ABI against the last released one (userspace/README.md#versions):
+# Debian's libabigail (abigail-tools) compares the built .so, with its debug
+# information (a RelWithDebInfo build), against the ABI dump committed in
+# userspace/abi/libneuron.abi (abidw's XML of the released .so). Prints TAP:
+#   abi.soname                the built .so's SONAME is the dump's
+#   abi.libneuron_matches_dump abidiff finds no change at all: a removed or
+#       changed symbol, a changed type (a renumbered enumerator, a field
+#       moved), and also an added symbol, which must come with the dump's
+#       update (and its version node) in the same commit
+# Exits 1 on a difference, 2 if it cannot compare.
+# After an intended change (a release; README "Updating the ABI dump"):
+#   check-abi.sh LIBNEURON_SO DUMP --update
+# usage: check-abi.sh LIBNEURON_SO DUMP [--update]
+set -eu
+so=$1 dump=$2
+for t in abidw abidiff; do
+	command -v $t >/dev/null || { echo "Bail out! no $t (apt-get install abigail-tools; scripts/setup-host.sh)"; exit 2; }
+done
+# dumps without source paths, line numbers or build directories, so they
+# change only when the ABI does
+abidw_flags="--no-show-locs --no-comp-dir-path --no-corpus-path"
+if [ "${3:-}" = --update ]; then
+	# shellcheck disable=SC2086
+	abidw $abidw_flags --out-file "$dump" "$so"
+	echo "wrote $dump ($(wc -c <"$dump") bytes) from $so"
+	exit 0
+fi
+[ -s "$dump" ] || { echo "Bail out! no ABI dump $dump"; exit 2; }
+echo "TAP version 13"
+echo "1..2"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+st=0
+built=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+dumped=$(sed -n 's/.*soname=.\([^"'\'']*\).*/\1/p' "$dump" | head -1)
+if [ "$built" = "$dumped" ]; then
+	echo "ok 1 abi.soname # $built"
+else
+	echo "not ok 1 abi.soname # built $built, dump $dumped: a SONAME bump needs a new dump"
+	st=1
+fi
+# the built .so dumped with the same options, then compared: abidiff's
+# status is a bit mask (1 error, 2 usage, 4 an ABI change, 8 an
+# incompatible one)
+# shellcheck disable=SC2086
+abidw $abidw_flags --out-file "$tmp/built.abi" "$so" || { echo "Bail out! abidw $so failed"; exit 2; }
+set +e
+abidiff --no-show-locs "$dump" "$tmp/built.abi" >"$tmp/diff.txt" 2>&1
+ds=$?
+set -e
+if [ $ds -eq 0 ]; then
+	echo "ok 2 abi.libneuron_matches_dump"
+else
+	sed 's/^/# /' "$tmp/diff.txt"
+	if [ $((ds & 3)) -ne 0 ]; then
+		echo "Bail out! abidiff failed (status $ds)"
+		exit 2
+	elif [ $((ds & 8)) -ne 0 ]; then
+		echo "not ok 2 abi.libneuron_matches_dump # an incompatible ABI change (abidiff status $ds): a SONAME bump, or undo it"
+	else
+		echo "not ok 2 abi.libneuron_matches_dump # an ABI change (abidiff status $ds): if intended, update $dump (check-abi.sh SO DUMP --update) and the version node"
+	fi
+	st=1
+fi
+exit $st
