@@ -44,6 +44,7 @@
 #define RACE_RING_BYTES	4096	/* 256 records */
 #define RACE_PROG_LEN	600	/* more NOTIFYs than the ring holds: it stalls */
 #define PARAM_DIR	"/sys/module/nnq/parameters/"
+#define RACE_MEM	0x100000u	/* the client's device memory (FIXED) */
 
 /* docs/decisions.md#pause-points */
 static const struct {
@@ -115,7 +116,9 @@ static int client_start(struct client *c)
 	static struct neuron_emu_insn prog[RACE_PROG_LEN];
 	struct neuron_nq_init init;
 	struct neuron_nq_eventfd bind = { .core = 0, .queue = 1 };
-	struct neuron_mem_alloc ma = { .size = PAGE };
+	struct neuron_mem_alloc ma = {
+		.size = PAGE, .offset = RACE_MEM, .flags = NEURON_MEM_F_FIXED,
+	};
 
 	memset(c, 0, sizeof(*c));
 	c->fd = neuron_open();
@@ -219,24 +222,43 @@ static void one_window(struct __test_metadata *_metadata, const char *bdf,
 		       unsigned int step, const char *step_name, enum action a,
 		       bool unbind)
 {
+	struct neuron_mem_alloc again = {
+		.size = PAGE, .offset = RACE_MEM, .flags = NEURON_MEM_F_FIXED,
+	};
+	struct neuron_cores core0 = { .cores = 1 };
 	char where[96], path[128];
 	uint64_t t0 = neuron_now_ms();
 	struct client c;
-	int st = -1, fd;
+	int st = -1, fd, go[2];
 	pid_t pid;
 
 	snprintf(where, sizeof(where), "%s after step %u (%s), %s",
 		 unbind ? "unbind" : "flr", step, step_name, action_names[a]);
-	ASSERT_EQ(0, client_start(&c)) TH_LOG("%s: client", where);
-	ASSERT_EQ(0, set_pause(step));
 	if (unbind)
 		snprintf(path, sizeof(path), "/sys/bus/pci/drivers/nnq/unbind");
 	else
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
+	/*
+	 * The trigger is forked before the client exists: a child forked
+	 * later would hold the client's file and mappings, and the client's
+	 * close would not be the last one (no release() in the window).
+	 */
+	ASSERT_EQ(0, pipe(go));
 	pid = fork();
 	ASSERT_LE(0, pid);
-	if (!pid)
+	if (!pid) {
+		char b;
+
+		close(go[1]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(2);
 		_exit(write_str(path, unbind ? bdf : "1") ? 1 : 0);
+	}
+	close(go[0]);
+	ASSERT_EQ(0, client_start(&c)) TH_LOG("%s: client", where);
+	ASSERT_EQ(0, set_pause(step));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
 	EXPECT_EQ(0, wait_paused(step)) TH_LOG("%s: never paused", where);
 	act(_metadata, &c, a, unbind ? -ENODEV : -EIO, where);
 	ASSERT_EQ(0, set_pause(0));
@@ -249,6 +271,14 @@ static void one_window(struct __test_metadata *_metadata, const char *bdf,
 	ASSERT_LE(0, fd) TH_LOG("%s: no device afterwards", where);
 	close(fd);
 	EXPECT_EQ(0, device_works(0, 0)) TH_LOG("%s: device afterwards", where);
+	/* what the client held came back: its memory and its core */
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, neuron_ioctl(fd, NEURON_IOC_MEM_ALLOC, &again))
+		TH_LOG("%s: the client's memory was not returned", where);
+	EXPECT_EQ(0, neuron_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, &core0))
+		TH_LOG("%s: the client's core was not freed", where);
+	close(fd);
 	ksft_print_msg("race: %s: %llu ms\n", where,
 		       (unsigned long long)(neuron_now_ms() - t0));
 }
