@@ -3,7 +3,7 @@
 # Builds qemu-system-x86_64 with the neuron-tpb device model from Debian's
 # qemu source package (docs/build-environment.md#qemu-source). The result is
 # cached outside the repository, keyed by the hash of emulator/qemu,
-# include/neuron/ and include/uapi/linux/neuron_record.h and neuron.h (the
+# include/neuron/ and include/uapi/linux/neuron_record.h, neuron.h and neuron_isa.h (the
 # device model's sources) and emulator/tests/qtest/neuron-tpb-test.c (its qtest), so a
 # second build with unchanged sources is a no-op. The configured build tree is kept too, so a changed device
 # model rebuilds incrementally (seconds).
@@ -26,7 +26,7 @@ src=$cache/qemu-src
 build=$src/build
 
 key=$( (cd "$top" && find emulator/qemu emulator/tests/qtest/neuron-tpb-test.c include/neuron \
-	include/uapi/linux/neuron_record.h include/uapi/linux/neuron.h \
+	include/uapi/linux/neuron_record.h include/uapi/linux/neuron.h include/uapi/linux/neuron_isa.h \
 	-type f -print0 | sort -z |
 	xargs -0 sha256sum) | sha256sum | cut -c1-16)
 out=$cache/qemu-$key
@@ -78,7 +78,7 @@ rsync_like() { # copy only what changed, so ninja rebuilds only that
 }
 rsync_like "$here/hw" "$src/hw/misc/neuron"
 rsync_like "$top/include/neuron" "$src/include/neuron"
-for f in neuron_record.h neuron.h; do
+for f in neuron_record.h neuron.h neuron_isa.h; do
 	cmp -s "$top/include/uapi/linux/$f" "$src/include/uapi/linux/$f" ||
 		cp "$top/include/uapi/linux/$f" "$src/include/uapi/linux/"
 done
