@@ -82,7 +82,8 @@ static inline struct nlattr **neuron_genl_dump_attrs(struct netlink_callback *cb
 #ifdef NEURON_HAVE_GENL_MCAST_CAP
 #define NEURON_GENL_MCAST_ADMIN	GENL_MCAST_CAP_NET_ADMIN
 #else
-#error "nnq needs GENL_MCAST_CAP_NET_ADMIN (Linux 6.6, or a kernel with it backported): the events group must not be joinable without CAP_NET_ADMIN"
+/* the events group must not be joinable without CAP_NET_ADMIN */
+#error "nnq needs GENL_MCAST_CAP_NET_ADMIN (Linux 6.6, or a backport)"
 #endif
 
 #endif /* NEURON_COMPAT_H */

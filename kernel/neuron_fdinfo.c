@@ -82,7 +82,7 @@ void neuron_fdinfo_show(struct seq_file *m, struct file *filp)
 	unsigned long cores;
 	u64 ring_bytes = 0;
 	bool live;
-	u32 c, q, e;
+	u32 c, q, e, insns;
 
 	seq_puts(m, "nnq-driver:\t" NEURON_DEV_NAME "\n");
 	seq_printf(m, "nnq-pdev:\t%s\n", pci_name(ndev->pdev));
@@ -99,13 +99,15 @@ void neuron_fdinfo_show(struct seq_file *m, struct file *filp)
 	seq_printf(m, "nnq-memory-device:\t%llu KiB\n", nfile->mem_bytes >> 10);
 	seq_printf(m, "nnq-memory-rings:\t%llu KiB\n", ring_bytes >> 10);
 	if (live) {
-		for_each_set_bit(c, &cores, NEURON_MAX_CORES)
-			for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+		for_each_set_bit(c, &cores, NEURON_MAX_CORES) {
+			for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+				insns = neuron_rd(ndev, NEURON_ENG_REG(c, e,
+								       NEURON_ENG_EXEC_COUNT));
 				seq_printf(m, "nnq-insns-c%u-%s:\t%u\n", c,
 					   neuron_engine_names[e],
-					   neuron_rd(ndev, NEURON_ENG_REG(c, e,
-						     NEURON_ENG_EXEC_COUNT)) -
-					   ndev->exec_base[c][e]);
+					   insns - ndev->exec_base[c][e]);
+			}
+		}
 		neuron_fdinfo_queues(m, nfile);
 	}
 	mutex_unlock(&ndev->lock);

@@ -55,7 +55,7 @@ static void neuron_uevent(struct neuron_device *ndev, const char *state,
 			  enum neuron_reset_cause cause)
 {
 	char st[32], ca[32];
-	char *envp[] = { st, ca, NULL };
+	char *envp[3] = { st, ca, NULL };
 
 	if (!ndev->cdevice)
 		return;

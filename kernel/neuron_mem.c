@@ -320,12 +320,17 @@ static bool neuron_mem_program_busy(struct neuron_file *nfile)
 	unsigned long cores = nfile->cores;
 	unsigned int c, e;
 
-	for_each_set_bit(c, &cores, NEURON_MAX_CORES)
-		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
-			if (ndev->eng_owner[c][e] == nfile &&
-			    neuron_engine_state_busy(neuron_rd(ndev,
-					NEURON_ENG_REG(c, e, NEURON_ENG_STATUS))))
+	u32 state;
+
+	for_each_set_bit(c, &cores, NEURON_MAX_CORES) {
+		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+			if (ndev->eng_owner[c][e] != nfile)
+				continue;
+			state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
+			if (neuron_engine_state_busy(state))
 				return true;
+		}
+	}
 	return false;
 }
 

@@ -51,8 +51,8 @@ static int neuron_owner_take(struct neuron_file *nfile, u32 c)
 	ndev->owner[c] = nfile;
 	/* fdinfo counts the instructions retired from here on */
 	for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
-		ndev->exec_base[c][e] = neuron_rd(ndev, NEURON_ENG_REG(c, e,
-						  NEURON_ENG_EXEC_COUNT));
+		ndev->exec_base[c][e] =
+			neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_EXEC_COUNT));
 	neuron_events_set_owner(ndev, c, nfile);
 	nfile->cores |= BIT_ULL(c);
 	return 0;
