@@ -1723,7 +1723,9 @@ ROBUST_FIXTURE(fuzz)
 /*
  * EPERM: a core another file owns (the threads' files compete for the two
  * cores), or THROTTLE without CAP_SYS_ADMIN; EACCES: a DGE_COPY naming
- * memory the file did not allocate (docs/decisions.md#tenancy).
+ * memory the file did not allocate; ENOSPC: MEM_ALLOC past the per-file
+ * quota; EBUSY from MEM_FREE: a program of the file still runs
+ * (docs/decisions.md#tenancy).
  */
 static const struct fz_cmd {
 	unsigned long cmd;
@@ -1743,7 +1745,7 @@ static const struct fz_cmd {
 	{ NEURON_IOC_THROTTLE, "THROTTLE", { EPERM } },
 	{ NEURON_IOC_CORE_ACQUIRE, "CORE_ACQUIRE", { EBUSY } },
 	{ NEURON_IOC_CORE_RELEASE, "CORE_RELEASE", { EPERM, EBUSY } },
-	{ NEURON_IOC_MEM_ALLOC, "MEM_ALLOC", { ENOMEM, EBUSY } },
+	{ NEURON_IOC_MEM_ALLOC, "MEM_ALLOC", { ENOMEM, EBUSY, ENOSPC } },
 	{ NEURON_IOC_MEM_FREE, "MEM_FREE", { ENOENT, EBUSY } },
 	{ NEURON_IOC_EVENT_SIZE, "EVENT_SIZE", { 0 } },
 	{ NEURON_IOC_NOTIFY_TRIGGER, "NOTIFY_TRIGGER", { EPERM, ENOMEM } },
