@@ -47,7 +47,7 @@
  *   event_fanout  "edges <n>": edges handed to open files' event queues;
  *                 "copies <n>": events queued by them. copies / edges is
  *                 the per-edge fan-out cost (neuron_events.c)
- *   mem_quota     (rw, root) bytes of device memory one open file may hold
+ *   mem_quota     (0600) bytes of device memory one open file may hold
  *                 (MEM_ALLOC past it: -ENOSPC); default half of
  *                 mem_alloc_limit; a multiple of NEURON_MEM_ALIGN up to
  *                 mem_alloc_limit (docs/decisions.md#tenancy)
@@ -352,7 +352,8 @@ static ssize_t mem_quota_store(struct device *dev,
 	mutex_unlock(&ndev->lock);
 	return count;
 }
-static DEVICE_ATTR_RW(mem_quota);
+/* root only, read too: the value is configuration, not for tenants */
+static DEVICE_ATTR_ADMIN_RW(mem_quota);
 
 static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
