@@ -711,5 +711,6 @@ void neuron_fdinfo_show(struct seq_file *m, struct file *filp);
 /* ---- neuron_uapi.c ------------------------------------------------------ */
 int neuron_bad_field(struct neuron_device *ndev, const char *cmd,
 		     const char *field);
+const char *neuron_reset_cause_name(u32 cause);
 
 #endif /* NEURON_DRV_H */

@@ -37,14 +37,6 @@
 #include "neuron.h"
 #include "neuron_trace.h"
 
-static const char *const neuron_cause_names[NEURON_RESET_CAUSES] = {
-	[NEURON_RESET_REMOVE] = "remove",
-	[NEURON_RESET_FLR] = "flr",
-	[NEURON_RESET_PCI_ERROR] = "pci_error",
-	[NEURON_RESET_SUSPEND] = "suspend",
-	[NEURON_RESET_SHUTDOWN] = "shutdown",
-};
-
 /*
  * A KOBJ_CHANGE uevent of /dev/nnqN's class device, so udev rules and
  * fleet agents see state changes without polling
@@ -60,8 +52,9 @@ static void neuron_uevent(struct neuron_device *ndev, const char *state,
 	if (!ndev->cdevice)
 		return;
 	snprintf(st, sizeof(st), "NNQ_STATE=%s", state);
-	if (cause > 0 && cause < NEURON_RESET_CAUSES)
-		snprintf(ca, sizeof(ca), "NNQ_CAUSE=%s", neuron_cause_names[cause]);
+	if (neuron_reset_cause_name(cause))
+		snprintf(ca, sizeof(ca), "NNQ_CAUSE=%s",
+			 neuron_reset_cause_name(cause));
 	else
 		envp[1] = NULL;
 	kobject_uevent_env(&ndev->cdevice->kobj, KOBJ_CHANGE, envp);

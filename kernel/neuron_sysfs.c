@@ -227,20 +227,14 @@ static DEVICE_ATTR_RO(intr_storms);
 static ssize_t reset_counts_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
-	static const char * const names[NEURON_RESET_CAUSES] = {
-		[NEURON_RESET_REMOVE] = "remove",
-		[NEURON_RESET_FLR] = "flr",
-		[NEURON_RESET_PCI_ERROR] = "pci_error",
-		[NEURON_RESET_SUSPEND] = "suspend",
-		[NEURON_RESET_SHUTDOWN] = "shutdown",
-	};
 	struct neuron_device *ndev = dev_get_drvdata(dev);
 	int len = 0;
 	u32 i;
 
 	mutex_lock(&ndev->lock);
 	for (i = NEURON_RESET_REMOVE; i < NEURON_RESET_CAUSES; i++)
-		len += sysfs_emit_at(buf, len, "%s %llu\n", names[i],
+		len += sysfs_emit_at(buf, len, "%s %llu\n",
+				     neuron_reset_cause_name(i),
 				     ndev->reset_count[i]);
 	len += sysfs_emit_at(buf, len, "records_lost %llu\n", ndev->reset_lost);
 	mutex_unlock(&ndev->lock);
@@ -258,7 +252,6 @@ static ssize_t core_owners_show(struct device *dev,
 	mutex_lock(&ndev->lock);
 	for (c = 0; c < ndev->num_cores; c++) {
 		struct neuron_file *owner = ndev->owner[c];
-
 		pid_t pid = owner ? pid_vnr(owner->owner_pid) : 0;
 
 		/* an owner outside the reader's PID namespace: no name either */
@@ -352,6 +345,7 @@ static ssize_t mem_quota_store(struct device *dev,
 	mutex_unlock(&ndev->lock);
 	return count;
 }
+
 /* root only, read too: the value is configuration, not for tenants */
 static DEVICE_ATTR_ADMIN_RW(mem_quota);
 
