@@ -99,6 +99,11 @@ for name in "$@"; do
 	fi
 done
 
+# the C API and execute() as an unprivileged user, with the --trace payload
+if [ $trace -eq 1 ] && [ -x /opt/neuron/api-guest.sh ]; then
+	run /opt/neuron/api-guest.sh
+fi
+
 # neuron-nq list and metrics on the real driver (docs/metrics.md#validation),
 # with the tools of the --trace payload
 if [ $trace -eq 1 ] && [ -x /opt/neuron/metrics-guest.sh ]; then

@@ -3,8 +3,11 @@
 // decode(). No exception crosses into C: every entry point catches.
 #include "libneuron/neuron.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -31,10 +34,12 @@ static_assert(std::is_same_v<std::variant_alternative_t<LIBNEURON_KIND_UNKNOWN, 
 static_assert(std::variant_size_v<neuron::Decoded> == LIBNEURON_KIND_UNKNOWN + 1);
 
 struct libneuron_device {
+  explicit libneuron_device(neuron::Device d) : dev(std::move(d)) {}
   neuron::Device dev;
 };
 
 struct libneuron_queue {
+  explicit libneuron_queue(neuron::NotificationQueue nq) : q(std::move(nq)) {}
   neuron::NotificationQueue q;
   std::vector<neuron::Record> buf;  // 16-byte aligned for the drain's SSE copies
 };
@@ -96,12 +101,23 @@ int libneuron_device_open(const char* path, libneuron_device** out) {
     *out = nullptr;
     auto d = neuron::Device::open(path ? path : neuron::kDefaultDevicePath);
     if (!d) return fail("libneuron_device_open", d.error());
-    *out = new libneuron_device{std::move(d).value()};  // NOLINT: owned by the C caller
+    *out = std::make_unique<libneuron_device>(std::move(d).value()).release();  // the C caller's
     return 0;
   });
 }
 
-void libneuron_device_close(libneuron_device* dev) { delete dev; }  // NOLINT: the C caller's
+int libneuron_device_open_read_only(const char* path, libneuron_device** out) {
+  return guarded("libneuron_device_open_read_only", [&]() -> int {
+    if (out == nullptr) return fail(EINVAL, "libneuron_device_open_read_only: out is NULL");
+    *out = nullptr;
+    auto d = neuron::Device::open_read_only(path ? path : neuron::kDefaultDevicePath);
+    if (!d) return fail("libneuron_device_open_read_only", d.error());
+    *out = std::make_unique<libneuron_device>(std::move(d).value()).release();  // the C caller's
+    return 0;
+  });
+}
+
+void libneuron_device_close(libneuron_device* dev) { std::unique_ptr<libneuron_device>{dev}; }
 
 int libneuron_device_submit(libneuron_device* dev, unsigned core, unsigned engine, const neuron_emu_insn* insns,
                             size_t count, uint32_t flags) {
@@ -111,6 +127,126 @@ int libneuron_device_submit(libneuron_device* dev, unsigned core, unsigned engin
     if (count == 0) return fail(EINVAL, "libneuron_device_submit: count is 0");
     auto s = dev->dev.submit(core, engine, std::span<const neuron_emu_insn>(insns, count), flags);
     if (!s) return fail("libneuron_device_submit", s.error());
+    return 0;
+  });
+}
+
+int libneuron_device_get_info(libneuron_device* dev, struct libneuron_device_info* out) {
+  return guarded("libneuron_device_get_info", [&]() -> int {
+    if (dev == nullptr) return fail(EINVAL, "libneuron_device_get_info: dev is NULL");
+    if (out == nullptr) return fail(EINVAL, "libneuron_device_get_info: out is NULL");
+    auto i = dev->dev.info();
+    if (!i) return fail("libneuron_device_get_info", i.error());
+    *out = libneuron_device_info{};
+    out->num_cores = i->num_cores;
+    out->engines_per_core = i->engines_per_core;
+    out->queues_per_core = i->queues_per_core;
+    out->generation = i->gen;
+    out->capabilities = i->capabilities;
+    out->mem_size = i->mem_size;
+    out->mem_alloc_limit = i->mem_alloc_limit;
+    out->nq_size_min = i->nq_size_min;
+    out->nq_size_max = i->nq_size_max;
+    out->max_program_insns = i->max_program_insns;
+    out->timestamp_inc_ps = i->timestamp_inc_ps;
+    return 0;
+  });
+}
+
+int libneuron_device_state(const libneuron_device* dev) {
+  if (dev == nullptr) return fail(EINVAL, "libneuron_device_state: dev is NULL");
+  const auto st = dev->dev.state();
+  if (!st) return fail(EOPNOTSUPP, "libneuron_device_state: the driver maps no status page (NEURON_CAP_STATUS_PAGE)");
+  return static_cast<int>(*st);
+}
+
+int libneuron_core_acquire(libneuron_device* dev, uint64_t cores, uint64_t* owned) {
+  return guarded("libneuron_core_acquire", [&]() -> int {
+    if (dev == nullptr) return fail(EINVAL, "libneuron_core_acquire: dev is NULL");
+    auto r = dev->dev.acquire_cores(cores);
+    if (!r) return fail("libneuron_core_acquire", r.error());
+    if (owned) *owned = *r;
+    return 0;
+  });
+}
+
+int libneuron_core_release(libneuron_device* dev, uint64_t cores, uint64_t* owned) {
+  return guarded("libneuron_core_release", [&]() -> int {
+    if (dev == nullptr) return fail(EINVAL, "libneuron_core_release: dev is NULL");
+    auto r = dev->dev.release_cores(cores);
+    if (!r) return fail("libneuron_core_release", r.error());
+    if (owned) *owned = *r;
+    return 0;
+  });
+}
+
+namespace {
+
+// @timeout_ns as read_events() wants it: rounded up to whole milliseconds,
+// negative for no limit, at most INT_MAX ms (poll()'s int) so that a huge
+// value waits long instead of wrapping to "no wait".
+std::chrono::milliseconds event_timeout(long long timeout_ns) {
+  if (timeout_ns < 0) return std::chrono::milliseconds(-1);
+  const long long ms = timeout_ns / 1000000 + (timeout_ns % 1000000 != 0 ? 1 : 0);
+  return std::chrono::milliseconds(std::min<long long>(ms, INT_MAX));
+}
+
+}  // namespace
+
+long libneuron_device_read_events(libneuron_device* dev, libneuron_event* out, size_t max, long long timeout_ns) {
+  return guarded("libneuron_device_read_events", [&]() -> long {
+    if (dev == nullptr) return fail(EINVAL, "libneuron_device_read_events: dev is NULL");
+    if (out == nullptr) return fail(EINVAL, "libneuron_device_read_events: out is NULL");
+    if (max == 0) return fail(EINVAL, "libneuron_device_read_events: max is 0");
+    std::vector<neuron::Event> ev(std::min<std::size_t>(max, 256));
+    auto n = dev->dev.read_events(ev, event_timeout(timeout_ns));
+    if (!n) return fail("libneuron_device_read_events", n.error());
+    for (std::size_t i = 0; i < *n; i++) {
+      const neuron::Event& e = ev[i];
+      out[i] = libneuron_event{};
+      out[i].timestamp_ns = e.timestamp_ns;
+      out[i].device = e.device;
+      out[i].core = e.core;
+      out[i].edge = e.edge;
+      out[i].cause = e.cause;
+      out[i].queues = e.queues;
+      out[i].lost = e.lost;
+      out[i].count = e.count;
+      out[i].wrbuf_full = e.wrbuf_full;
+      out[i].wrbuf_drop = e.wrbuf_drop;
+    }
+    return static_cast<long>(*n);
+  });
+}
+
+int libneuron_device_event_fd(const libneuron_device* dev) {
+  if (dev == nullptr) return fail(EINVAL, "libneuron_device_event_fd: dev is NULL");
+  return dev->dev.fd();
+}
+
+int libneuron_engine_get_status(libneuron_device* dev, unsigned core, unsigned engine, struct libneuron_engine_status* out) {
+  return guarded("libneuron_engine_get_status", [&]() -> int {
+    if (dev == nullptr) return fail(EINVAL, "libneuron_engine_get_status: dev is NULL");
+    if (out == nullptr) return fail(EINVAL, "libneuron_engine_get_status: out is NULL");
+    auto st = dev->dev.engine_status(core, engine);
+    if (!st) return fail("libneuron_engine_get_status", st.error());
+    *out = libneuron_engine_status{};
+    out->core = st->core;
+    out->engine = st->engine;
+    out->state = st->state;
+    out->pc = st->pc;
+    out->soft_reset_counter = st->soft_reset_counter;
+    out->last_error = st->last_error;
+    out->exec_count = st->exec_count;
+    out->programs_stopped = st->programs_stopped;
+    return 0;
+  });
+}
+
+int libneuron_engine_reset(libneuron_device* dev, unsigned core, unsigned engine) {
+  return guarded("libneuron_engine_reset", [&]() -> int {
+    if (dev == nullptr) return fail(EINVAL, "libneuron_engine_reset: dev is NULL");
+    if (auto s = dev->dev.engine_reset(core, engine); !s) return fail("libneuron_engine_reset", s.error());
     return 0;
   });
 }
@@ -132,14 +268,14 @@ int libneuron_queue_create(libneuron_device* dev, unsigned core, unsigned queue,
     o.eventfd = true;
     auto q = neuron::NotificationQueue::create(dev->dev, core, queue, o);
     if (!q) return fail("libneuron_queue_create", q.error());
-    auto* cq = new libneuron_queue{std::move(q).value(), {}};  // NOLINT: owned by the C caller
+    auto cq = std::make_unique<libneuron_queue>(std::move(q).value());
     cq->buf.resize(size_bytes / sizeof(neuron::Record));
-    *out = cq;
+    *out = cq.release();  // the C caller's
     return 0;
   });
 }
 
-void libneuron_queue_destroy(libneuron_queue* q) { delete q; }  // NOLINT: the C caller's
+void libneuron_queue_destroy(libneuron_queue* q) { std::unique_ptr<libneuron_queue>{q}; }
 
 long libneuron_queue_drain(libneuron_queue* q, libneuron_record* out, size_t max, uint64_t* lost) {
   return guarded("libneuron_queue_drain", [&]() -> long {
@@ -186,6 +322,28 @@ int libneuron_queue_set_coalescing(libneuron_queue* q, uint32_t threshold, uint3
 int libneuron_queue_fd(const libneuron_queue* q) {
   if (q == nullptr) return fail(EINVAL, "libneuron_queue_fd: q is NULL");
   return q->q.wake_fd();
+}
+
+int libneuron_queue_get_info(const libneuron_queue* q, struct libneuron_queue_info* out) {
+  return guarded("libneuron_queue_get_info", [&]() -> int {
+    if (q == nullptr) return fail(EINVAL, "libneuron_queue_get_info: q is NULL");
+    if (out == nullptr) return fail(EINVAL, "libneuron_queue_get_info: out is NULL");
+    auto i = q->q.info();
+    if (!i) return fail("libneuron_queue_get_info", i.error());
+    *out = libneuron_queue_info{};
+    out->core = i->core;
+    out->queue = i->queue;
+    out->head = i->head;
+    out->tail = i->tail;
+    out->phase = i->phase;
+    out->size = i->size;
+    out->flags = i->flags;
+    out->threshold = i->threshold;
+    out->coalesce_ns = i->coalesce_ns;
+    out->overflow_count = i->overflow_count;
+    out->drop_count = i->drop_count;
+    return 0;
+  });
 }
 
 namespace {

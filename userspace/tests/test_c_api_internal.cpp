@@ -38,7 +38,8 @@ TEST(CApiInternal, RecordsDrainedWithTheDeviceLossComeFirst) {
       },
       0, 1, NEURON_NQ_F_IGNORE_FULL);
   ASSERT_TRUE(nq) << nq.error().message();
-  libneuron_queue q{std::move(nq).value(), std::vector<neuron::Record>(8)};
+  libneuron_queue q{std::move(nq).value()};
+  q.buf.resize(8);
   libneuron_record out[8]{};
   std::uint64_t lost = 99;
   EXPECT_EQ(libneuron_queue_drain(&q, out, 8, &lost), 4) << libneuron_last_error();

@@ -15,9 +15,14 @@
  * what was asked and which argument was bad ("libneuron_queue_create: size
  * 1000 bytes is not a power of two"); it is per thread.
  *
- * Thread safety: a libneuron_device may be used by several threads at once;
- * a libneuron_queue by one thread at a time (drain and wait are not
- * synchronised). Distinct queues may be drained from distinct threads.
+ * Thread safety: a libneuron_device may be used by several threads at once
+ * (each call is one ioctl, read() or load of the status page; the kernel
+ * serialises what must be), except that its events are one queue: two
+ * threads reading them get each event once, in either thread. A
+ * libneuron_queue is used by one thread at a time (drain, wait and info are
+ * not synchronised with each other); distinct queues may be drained from
+ * distinct threads. Each call's comment says "Thread safety:" where it
+ * differs. Nothing here installs a signal handler or keeps a thread.
  * Lifetimes: a queue keeps its own descriptor of the device's open file,
  * so it may outlive the libneuron_device it was made from; records are
  * copied out into the caller's array, which the library never keeps.
@@ -96,7 +101,7 @@ struct libneuron_version_info {
 
 /* The version of the headers a program is built with. */
 #define LIBNEURON_VERSION_MAJOR 0
-#define LIBNEURON_VERSION_MINOR 1
+#define LIBNEURON_VERSION_MINOR 2
 #define LIBNEURON_VERSION_PATCH 0
 
 /**
@@ -252,6 +257,236 @@ LIBNEURON_API int libneuron_record_decode(const struct libneuron_record *rec, in
  */
 LIBNEURON_API int libneuron_record_decode_route(const struct libneuron_record *rec, int queue, uint32_t route,
 						struct libneuron_decoded *out);
+
+/* ---- Since 0.2 (LIBNEURON_0.2): what a runtime needs past the data path ---- */
+
+/**
+ * struct libneuron_device_info - NEURON_IOC_DEVICE_INFO, the fields a runtime
+ * sizes itself by (include/uapi/linux/neuron.h struct neuron_device_info).
+ * @num_cores: NeuronCores of the device
+ * @engines_per_core: engines of each core (enum neuron_engine)
+ * @queues_per_core: software NQs of each core
+ * @generation: enum neuron_gen
+ * @capabilities: NEURON_CAP_* bits of the driver
+ * @mem_size: device memory, bytes
+ * @mem_alloc_limit: bytes one allocation may have
+ * @nq_size_min: smallest ring, bytes
+ * @nq_size_max: largest ring, bytes
+ * @max_program_insns: instructions one submit may carry
+ * @timestamp_inc_ps: picoseconds per timestamp tick
+ * @reserved: zero; room to grow without a new struct
+ */
+struct libneuron_device_info {
+	uint32_t num_cores;
+	uint32_t engines_per_core;
+	uint32_t queues_per_core;
+	uint32_t generation;
+	uint64_t capabilities;
+	uint64_t mem_size;
+	uint64_t mem_alloc_limit;
+	uint32_t nq_size_min;
+	uint32_t nq_size_max;
+	uint32_t max_program_insns;
+	uint32_t timestamp_inc_ps;
+	uint64_t reserved[4];
+};
+
+/**
+ * struct libneuron_event - one interrupt edge of the open file
+ * (include/uapi/linux/neuron.h struct neuron_event; docs/decisions.md#tenancy
+ * "Events cost only their readers").
+ * @timestamp_ns: CLOCK_MONOTONIC ns of the interrupt
+ * @device: N of /dev/nnqN
+ * @core: the core the edge belongs to
+ * @edge: enum neuron_edge (NOTIFIC, THROTTLE, FAULT, ENGINE_STOPPED, ...)
+ * @cause: for NOTIFIC the tpb_notific_intr_* bits; for ENGINE_STOPPED the
+ *	enum neuron_stop_cause
+ * @queues: bit q: software queue q had the edge
+ * @lost: events of this file dropped before this one (its event buffer was full)
+ * @count: the edge's running count on the device
+ * @wrbuf_full: NOTIFIC input-buffer-full edges (docs/device-model.md#wrbuf)
+ * @wrbuf_drop: records dropped by the input buffer
+ * @reserved: zero
+ */
+struct libneuron_event {
+	uint64_t timestamp_ns;
+	uint32_t device;
+	uint32_t core;
+	uint32_t edge;
+	uint32_t cause;
+	uint32_t queues;
+	uint32_t lost;
+	uint64_t count;
+	uint32_t wrbuf_full;
+	uint32_t wrbuf_drop;
+	uint64_t reserved[2];
+};
+
+/**
+ * struct libneuron_engine_status - NEURON_IOC_ENGINE_STATUS of one engine.
+ * @core: core index
+ * @engine: enum neuron_engine
+ * @state: enum neuron_engine_state (IDLE, RUNNING, WAITING, HALTED)
+ * @pc: index of the next instruction
+ * @soft_reset_counter: programs started on this engine
+ * @last_error: error_id of the last fatal error, 0xff if none
+ * @exec_count: instructions retired
+ * @programs_stopped: programs the driver stopped on this engine
+ */
+struct libneuron_engine_status {
+	uint32_t core;
+	uint32_t engine;
+	uint32_t state;
+	uint32_t pc;
+	uint32_t soft_reset_counter;
+	uint32_t last_error;
+	uint64_t exec_count;
+	uint64_t programs_stopped;
+};
+
+/**
+ * struct libneuron_queue_info - NEURON_IOC_NQ_INFO of a queue: the driver's
+ * view of the ring (docs/device-model.md#queues).
+ * @core: core index
+ * @queue: software NQ index
+ * @head: HEAD register, records (the next the host reads)
+ * @tail: TAIL register, records (the next the device writes)
+ * @phase: the phase the device writes now (0 or 1)
+ * @size: ring bytes
+ * @flags: NEURON_NQ_F_*
+ * @threshold: unread records that raise the threshold interrupt
+ * @coalesce_ns: coalescing time limit, ns (0 none)
+ * @overflow_count: records written over unread ones (lossy queues)
+ * @drop_count: records the device dropped for this queue
+ */
+struct libneuron_queue_info {
+	uint32_t core;
+	uint32_t queue;
+	uint32_t head;
+	uint32_t tail;
+	uint32_t phase;
+	uint32_t size;
+	uint32_t flags;
+	uint32_t threshold;
+	uint32_t coalesce_ns;
+	uint32_t reserved;
+	uint64_t overflow_count;
+	uint64_t drop_count;
+};
+
+/**
+ * libneuron_device_open_read_only() - open a device node read-only, for a
+ * caller that only looks (an operator in group neuron without write
+ * access): libneuron_device_get_info(), libneuron_engine_get_status(),
+ * libneuron_device_state() work; every other call fails with -EBADF.
+ * @path: as for libneuron_device_open()
+ * @out: receives the device; NULL on failure
+ *
+ * Return: 0, -EINVAL (@out NULL), or open()'s errno.
+ */
+LIBNEURON_API int libneuron_device_open_read_only(const char *path, libneuron_device **out);
+
+/**
+ * libneuron_device_get_info() - NEURON_IOC_DEVICE_INFO now.
+ * @out: filled on success
+ *
+ * Return: 0, -EINVAL (NULL @dev or @out), -EIO / -ENODEV (the device was
+ * reset / removed: open it again).
+ */
+LIBNEURON_API int libneuron_device_get_info(libneuron_device *dev, struct libneuron_device_info *out);
+
+/**
+ * libneuron_device_state() - what the file's status page says now
+ * (docs/decisions.md#device-loss): NEURON_STATUS_LIVE (1), _STALE (2, a
+ * reset began: open again) or _GONE (3, the device is being removed). One
+ * load, no system call; safe from any thread and from a signal handler.
+ *
+ * Return: the state, -EINVAL (NULL @dev), -EOPNOTSUPP (a driver without
+ * NEURON_CAP_STATUS_PAGE).
+ */
+LIBNEURON_API int libneuron_device_state(const libneuron_device *dev);
+
+/**
+ * libneuron_core_acquire() - NEURON_IOC_CORE_ACQUIRE: take every core of
+ * @cores (bit c = core c) for this open file, or none.
+ * @owned: if not NULL, receives the cores the file owns afterwards
+ *
+ * Ownership ends with libneuron_core_release() or the file's close (the
+ * driver then resets the engines and scrubs the core, docs/decisions.md#tenancy).
+ * Return: 0, -EINVAL (NULL @dev, a core out of range), -EBUSY (another open
+ * file owns one; sysfs core_owners says which), -EBADF (read-only), -EIO/-ENODEV.
+ */
+LIBNEURON_API int libneuron_core_acquire(libneuron_device *dev, uint64_t cores, uint64_t *owned);
+
+/**
+ * libneuron_core_release() - NEURON_IOC_CORE_RELEASE: give @cores up.
+ * @owned: if not NULL, receives the cores still owned
+ *
+ * Return: 0, -EINVAL (NULL @dev), -EPERM (a core is not this file's),
+ * -EBUSY (a queue of this file is still on one), -EIO/-ENODEV.
+ */
+LIBNEURON_API int libneuron_core_release(libneuron_device *dev, uint64_t cores, uint64_t *owned);
+
+/**
+ * libneuron_device_read_events() - read the file's events: the edges of the
+ * cores it owns (NOTIFIC overflow/error/threshold causes, ENGINE_STOPPED)
+ * and the device-wide ones the driver sends it (docs/decisions.md#tenancy).
+ * Waits up to @timeout_ns for the first, then takes what is queued, up to
+ * @max.
+ * @timeout_ns: nanoseconds, rounded up to milliseconds; 0 does not wait;
+ *	negative: no limit; values past INT_MAX ms wait INT_MAX ms and return 0
+ *	if nothing came (never at once)
+ *
+ * Thread safety: the file has one event queue; each event goes to one reader.
+ * Return: the number of events (0: none came in time), -EINVAL (NULL @dev or
+ * @out, @max 0), -EBADF (read-only file), -ENODEV (the device was removed and
+ * every event was read) or read()'s errno.
+ */
+LIBNEURON_API long libneuron_device_read_events(libneuron_device *dev, struct libneuron_event *out, size_t max,
+						long long timeout_ns);
+
+/**
+ * libneuron_device_event_fd() - the descriptor that polls readable
+ * (POLLIN) when an event is queued, for the caller's own poll loop (then
+ * call libneuron_device_read_events() with timeout 0). Owned by @dev.
+ *
+ * Return: the descriptor, or -EINVAL (NULL @dev).
+ */
+LIBNEURON_API int libneuron_device_event_fd(const libneuron_device *dev);
+
+/**
+ * libneuron_engine_get_status() - NEURON_IOC_ENGINE_STATUS of one engine of any
+ * core, also from a read-only file: an engine's state and program counter
+ * are the device's progress, not a tenant's data (docs/decisions.md#tenancy).
+ * @out: filled on success
+ *
+ * Return: 0, -EINVAL (NULL @dev or @out, core or engine out of range),
+ * -EIO/-ENODEV (the device was reset / removed).
+ */
+LIBNEURON_API int libneuron_engine_get_status(libneuron_device *dev, unsigned core, unsigned engine,
+					  struct libneuron_engine_status *out);
+
+/**
+ * libneuron_engine_reset() - NEURON_IOC_ENGINE_RESET: stop the engine and
+ * clear a fatal halt; a program it stops is reported as an ENGINE_STOPPED
+ * event (cause NEURON_STOP_ENGINE_RESET) to the core's owner. Takes a free
+ * core for this file.
+ *
+ * Return: 0, -EINVAL (NULL @dev, core or engine out of range), -EPERM
+ * (another file owns the core), -EBADF (read-only file), -EIO/-ENODEV.
+ */
+LIBNEURON_API int libneuron_engine_reset(libneuron_device *dev, unsigned core, unsigned engine);
+
+/**
+ * libneuron_queue_get_info() - NEURON_IOC_NQ_INFO of the queue: HEAD, TAIL,
+ * phase and loss counters as the driver sees them.
+ * @out: filled on success
+ *
+ * Thread safety: as the other calls of a queue (one thread at a time).
+ * Return: 0, -EINVAL (NULL @q or @out), -ENODEV (the device was removed or
+ * reset) or another driver errno.
+ */
+LIBNEURON_API int libneuron_queue_get_info(const libneuron_queue *q, struct libneuron_queue_info *out);
 
 /**
  * libneuron_last_error() - what the last failing call of this thread asked

@@ -3,8 +3,9 @@
  * The C API (include/libneuron/neuron.h) from a C program, without a
  * device: decode a record worked out by hand, and the errors of bad
  * arguments. Prints TAP; exits non-zero on a failure. The device path
- * (open, queue, submit, wait, drain) runs in the VM:
- * userspace/tests/install/consumer.c.
+ * (open, cores, queue, submit, timed wait, events, engine status and
+ * reset, queue info) runs in the VM as an unprivileged user:
+ * userspace/tests/vm_c_api.c (selftests/vm/api-guest.sh).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -77,6 +78,42 @@ static void decode_route_checks(void)
 	      "decode_route_null_record_einval_named");
 }
 
+/* The 0.2 runtime calls (capabilities, cores, events, engines, queue info):
+ * every NULL argument is -EINVAL and named, without a device. */
+static void runtime_call_checks(void)
+{
+	libneuron_device *dev = NULL;
+	struct libneuron_device_info info;
+	struct libneuron_event ev[2];
+	struct libneuron_engine_status es;
+	struct libneuron_queue_info qi;
+	uint64_t owned = 7;
+
+	check(libneuron_device_open_read_only("/dev/nnq-none", &dev) == -ENOENT && dev == NULL &&
+	      strstr(libneuron_last_error(), "/dev/nnq-none") != NULL, "open_read_only_missing_node_enoent");
+	check(libneuron_device_get_info(NULL, &info) == -EINVAL &&
+	      strcmp(libneuron_last_error(), "libneuron_device_get_info: dev is NULL") == 0,
+	      "device_info_null_device_einval_named");
+	check(libneuron_device_state(NULL) == -EINVAL, "device_state_null_einval");
+	check(libneuron_core_acquire(NULL, 1, &owned) == -EINVAL && owned == 7, "core_acquire_null_einval");
+	check(libneuron_core_release(NULL, 1, &owned) == -EINVAL && owned == 7, "core_release_null_einval");
+	check(libneuron_device_read_events(NULL, ev, 2, 0) == -EINVAL &&
+	      strcmp(libneuron_last_error(), "libneuron_device_read_events: dev is NULL") == 0,
+	      "read_events_null_device_einval_named");
+	check(libneuron_device_event_fd(NULL) == -EINVAL, "event_fd_null_einval");
+	check(libneuron_engine_get_status(NULL, 0, 0, &es) == -EINVAL &&
+	      strcmp(libneuron_last_error(), "libneuron_engine_get_status: dev is NULL") == 0,
+	      "engine_status_null_device_einval_named");
+	check(libneuron_engine_reset(NULL, 0, 0) == -EINVAL, "engine_reset_null_einval");
+	check(libneuron_queue_get_info(NULL, &qi) == -EINVAL &&
+	      strcmp(libneuron_last_error(), "libneuron_queue_get_info: q is NULL") == 0,
+	      "queue_info_null_queue_einval_named");
+	/* the sizes a C caller compiles in: fixed by hand from the fields */
+	check(sizeof(struct libneuron_device_info) == 88 && sizeof(struct libneuron_event) == 64 &&
+	      sizeof(struct libneuron_engine_status) == 40 && sizeof(struct libneuron_queue_info) == 56,
+	      "struct_sizes_are_the_abi");
+}
+
 int main(void)
 {
 	/* SEQUENCER_NONFATAL (error id 0x09), metadata_lo 0x0835, header 0x9f
@@ -117,6 +154,7 @@ int main(void)
 	check(libneuron_queue_set_coalescing(NULL, 8, 500000) == -EINVAL &&
 	      strcmp(libneuron_last_error(), "libneuron_queue_set_coalescing: q is NULL") == 0,
 	      "set_coalescing_null_queue_einval_named");
+	runtime_call_checks();
 	decode_route_checks();
 	libneuron_device_close(NULL);
 	libneuron_queue_destroy(NULL);

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+//
+// vm_execute: execute() and the event stream on the real driver as an
+// unprivileged user (selftests/vm/api-guest.sh runs it with --uid in the
+// main lane's boot). Core 1 throughout (the device has 2).
+//
+//   vm_execute [--uid UID] [DEVICE]
+//
+//   1. own_overflow_edge: a lossy 4096-byte queue (256 records) of core 1
+//      and 600 NOTIFYs: the device overwrites 344 unread records and raises
+//      NOTIFIC cause SW_OVERFLOW (bit 2 of the cause,
+//      include/uapi/linux/neuron_record.h); the Device's own event stream
+//      (open_event_stream(), a dup of its file) gets that edge for core 1
+//      without CAP_SYS_ADMIN (docs/decisions.md#tenancy).
+//   2. execute_stops_on_overflow: execute() with lossy queues and a program
+//      of 600 NOTIFYs that then waits on semaphore 7 forever, timeout 20 s:
+//      it returns SW_NQ_OVERFLOW (1204), not TIMEOUT (5), and leaves the
+//      engine IDLE (0).
+//   3. timeout_on_a_preowned_core: the caller owns core 1 first (the case
+//      ProgramClaim never reset), the program waits forever, timeout
+//      300 ms: TIMEOUT (5), and the engine is IDLE afterwards.
+// Prints TAP ("ok N execute_vm.NAME"); exits non-zero on a failure.
+#include <grp.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "libneuron/assembler.hpp"
+#include "libneuron/device.hpp"
+#include "libneuron/execute.hpp"
+
+using namespace neuron;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr unsigned kCore = 1;
+int test_no = 0, failures = 0;
+
+void tap(bool ok, const char* name) {
+  std::printf("%s %d execute_vm.%s\n", ok ? "ok" : "not ok", ++test_no, name);
+  std::fflush(stdout);
+  if (!ok) ++failures;
+}
+
+// [core1.pe], `notifies` NOTIFYs, then `tail` lines, then halt.
+Program program(unsigned notifies, const std::string& tail) {
+  std::string text = "[core1.pe]\n";
+  for (unsigned i = 0; i < notifies; i++) text += "notify hint=5 ext=" + std::to_string(i) + "\n";
+  text += tail + "halt\n";
+  auto p = assemble(text, "vm_execute");
+  if (!p) {
+    std::printf("Bail out! %s\n", p.error().message().c_str());
+    std::exit(2);
+  }
+  return std::move(p).value();
+}
+
+std::uint32_t pe_state(const Device& d) {
+  auto st = d.engine_status(kCore, NEURON_ENGINE_PE);
+  return st ? st->state : 0xffffffffu;
+}
+
+void own_overflow_edge(const std::string& path) {
+  auto d = Device::open(path);
+  if (!d) return tap(false, "own_overflow_edge");
+  auto es = d->open_event_stream();
+  NotificationQueue::Options o;
+  o.size = 4096;
+  o.flags = NEURON_NQ_F_IGNORE_FULL;
+  auto q = NotificationQueue::create(*d, kCore, 1, o);
+  const Program p = program(600, "");
+  bool submitted = es && q && d->submit(kCore, NEURON_ENGINE_PE, p.engines.front().insns, 0);
+  bool edge = false;
+  const auto end = std::chrono::steady_clock::now() + 5s;  // a hang guard, not a timing
+  while (submitted && !edge && std::chrono::steady_clock::now() < end) {
+    Event ev[8];
+    auto n = es->read(ev, 500ms);
+    for (std::size_t i = 0; n && i < *n; i++) {
+      std::printf("# event edge %u core %u cause 0x%x\n", ev[i].edge, ev[i].core, ev[i].cause);
+      if (ev[i].edge == 0 && ev[i].core == kCore && (ev[i].cause & (1u << 2))) edge = true;
+    }
+  }
+  tap(submitted && edge, "own_overflow_edge");
+}
+
+void execute_stops_on_overflow(const std::string& path) {
+  auto d = Device::open(path);
+  if (!d) return tap(false, "execute_stops_on_overflow");
+  ExecOptions opt;
+  opt.timeout = 20s;
+  opt.trace = false;
+  opt.queue_flags = NEURON_NQ_F_IGNORE_FULL;
+  opt.keep_records = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  const ExecResult r = execute(*d, program(600, "wait.ge 7 1\n"), opt);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  std::printf("# status %d (%s) after %lld ms, edge %s, lost %llu\n", static_cast<int>(r.status),
+              status_name(r.status), static_cast<long long>(ms.count()), r.overflow_event ? "seen" : "not seen",
+              static_cast<unsigned long long>(r.lost + r.device_lost));
+  tap(static_cast<int>(r.status) == 1204, "execute_stops_on_overflow");
+  tap(pe_state(*d) == 0, "overflow_stop_leaves_the_engine_idle");
+}
+
+void timeout_on_a_preowned_core(const std::string& path) {
+  auto d = Device::open(path);
+  if (!d) return tap(false, "timeout_on_a_preowned_core");
+  auto owned = d->acquire_cores(1u << kCore);
+  ExecOptions opt;
+  opt.timeout = 300ms;
+  opt.trace = false;
+  const ExecResult r = execute(*d, program(1, "wait.ge 7 1\n"), opt);
+  std::printf("# status %d (%s)\n", static_cast<int>(r.status), status_name(r.status));
+  tap(owned && static_cast<int>(r.status) == 5, "timeout_on_a_preowned_core");
+  tap(pe_state(*d) == 0, "timed_out_engine_left_idle");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::printf("TAP version 13\n");
+  if (argc > 2 && std::strcmp(argv[1], "--uid") == 0) {
+    const auto uid = static_cast<uid_t>(std::strtoul(argv[2], nullptr, 10));
+    const gid_t g = uid;
+    if (setgroups(1, &g) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid)) {
+      std::printf("Bail out! cannot become uid %u\n", uid);
+      return 2;
+    }
+    argc -= 2;
+    argv += 2;
+  }
+  const std::string path = argc > 1 ? argv[1] : "/dev/nnq0";
+  std::printf("# uid %u, %s\n", getuid(), path.c_str());
+  own_overflow_edge(path);
+  execute_stops_on_overflow(path);
+  timeout_on_a_preowned_core(path);
+  std::printf("# execute_vm: %d of %d checks failed\n", failures, test_no);
+  return failures != 0;
+}
