@@ -11,7 +11,9 @@
 # prints two reports; `metrics --prometheus FILE` writes FILE (no FILE.tmp
 # left) with the device's info and core 1 owned. The file is printed between
 # "# metrics-prom-begin" and "# metrics-prom-end" ("# prom: " lines) for
-# scripts/check.sh, which runs Debian's promtool on it on the host.
+# scripts/check.sh, which runs Debian's promtool on it on the host. Then
+# `monitor --passive --core 1` (root) reports core 1 and its queue 0 while
+# the monitor keeps the core (docs/cli-json.md#observe).
 #
 # Prints TAP ("ok N LANE.metrics_..."); exits non-zero on any failure.
 # Usage: metrics-guest.sh [--lane NAME]
@@ -95,6 +97,20 @@ result $? prometheus_file
 echo "# metrics-prom-begin"
 sed 's/^/# prom: /' /tmp/neuron.prom
 echo "# metrics-prom-end"
+
+# monitor --passive watches the monitor's core without taking it
+# (docs/cli-json.md#observe): reports of core 1 with its queue 0, and the
+# monitor still owns the core afterwards
+neuron-nq monitor --passive --core 1 --duration 1.2 --interval 0.5 --json >/tmp/observe.json 2>/tmp/observe.err
+st=$?
+show /tmp/observe.err
+[ $st -eq 0 ] && [ "$(grep -c '"object":"observe"' /tmp/observe.json)" -ge 2 ] &&
+	grep '"object":"observe"' /tmp/observe.json | head -1 | grep -q '"core":1,' &&
+	grep '"object":"observe"' /tmp/observe.json | head -1 | grep -q '"queue":0,' &&
+	grep -q "^1 $mon " /sys/class/nnq/nnq0/core_owners
+st=$?
+[ $st -eq 0 ] || show /tmp/observe.json
+result $st passive_monitor_takes_nothing
 
 kill $mon 2>/dev/null
 wait $mon 2>/dev/null

@@ -111,6 +111,9 @@ struct MonitorArgs {
   bool no_events = false;
   bool all_edges = false;
   bool until_done = false;  // --until-done: stop when --run's last run has stopped
+  /// --passive: observe --core without taking it: no queue, no ownership
+  /// (cmd_monitor.cpp cmd_observe; privileges in docs/cli-json.md#observe)
+  bool passive = false;
   /// --grant-submit [UID]: grant the monitored core to this user (a number
   /// or a name; "" = our own effective uid) for detached submits
   std::optional<std::string> grant_submit;
