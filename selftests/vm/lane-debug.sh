@@ -7,7 +7,8 @@
 # build/kernel-debug/, and runs the main lane's payload (every kselftest
 # binary under build/selftests, guest-tests.sh; robust_test
 # and lifecycle_test also with their hot-unplug and surprise-removal groups,
-# whose monitor commands this script relays) under a guest
+# race_test also with its surprise-removal walk, whose monitor commands this
+# script relays) under a guest
 # wrapper that then
 #   - triggers kmemleak scans after the module is unloaded and prints every
 #     suspected leak (debug.kmemleak_clean)
@@ -126,17 +127,21 @@ echo "lane-debug: $dk/bzImage with $obj/kernel/nnq.ko" >&2
 # samples an allocation every 10 ms instead of 100 ms. Besides the main
 # lane's groups, the hot-unplug and true surprise removal (the device
 # vanishes, then device_del) run under every checker, driven from the host
-# through the QEMU monitor (lane_relay, lane-lib.sh).
+# through the QEMU monitor (lane_relay, lane-lib.sh), and race_test walks
+# every step of a surprise removal too. Not race_test's (nor
+# lifecycle_test's) AER groups: debug.config has no CONFIG_PCIEAER, so the
+# kernel never calls error_detected() (the recovery lane runs them).
 work=$(mktemp -d)
 vm=""
 trap '[ -n "$vm" ] && kill "$vm" 2>/dev/null; rm -rf "$work"' EXIT
 : >"$log.host"
 robust="mmap_abuse,access,removal,fuzz,hotplug"
 lifecycle="pinning,flr,surprise"
+race="flr,unbind,uevent,surprise"
 NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
 	--module "$obj/kernel/nnq.ko" --payload "$payload" --memory 1024 \
 	--smp 2 --iommu --monitor "$work/monitor.sock" --timeout 3000 \
-	--append "kfence.sample_interval=10 neuron_robust=$robust neuron_lifecycle=$lifecycle" \
+	--append "kfence.sample_interval=10 neuron_robust=$robust neuron_lifecycle=$lifecycle neuron_race=$race" \
 	-- /opt/neuron/guest-debug.sh &
 vm=$!
 set +e	# a monitor command that fails must not end the lane

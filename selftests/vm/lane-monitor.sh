@@ -16,7 +16,10 @@
 #   recovery  lifecycle_test "aer" (correctable, non-fatal and fatal errors
 #             injected with live queues), "suspend" (a pm_test cycle) and
 #             "surprise" (the device vanishes: reads all ones, no DMA, no
-#             interrupts; then device_del), on 2 vCPUs
+#             interrupts; then device_del), then race_test "aer" and
+#             "surprise" (a client's close, munmap, ioctl and poll/read
+#             inside each step of a fatal AER recovery and of a surprise
+#             removal, held there by the pause point), on 2 vCPUs
 #   iommu     the guest behind an Intel IOMMU (intel_iommu=on
 #             iommu.strict=1), 2 vCPUs: robust_test "mmap_abuse", "removal",
 #             "hotplug", "reload", "fuzz" and lifecycle_test "pinning"
@@ -52,8 +55,8 @@ hotplug)
 	tests="vm_device_loss robust_test" ;;
 recovery)
 	vm_opts=(--smp 2)
-	append="neuron_lifecycle=aer,suspend,surprise"
-	tests=lifecycle_test ;;
+	append="neuron_lifecycle=aer,suspend,surprise neuron_race=aer,surprise"
+	tests="lifecycle_test race_test" ;;
 iommu)
 	vm_opts=(--smp 2 --iommu)
 	append="neuron_robust=mmap_abuse,removal,hotplug,reload,fuzz,$mod"

@@ -3,16 +3,37 @@
  * Race kselftests of the neuron driver: a client's close, munmap, ioctl,
  * read() and poll() made inside each window of the disable and enable
  * paths (docs/decisions.md#pause-points). The driver's test-only pause
- * point (module parameter pause_step) holds a reset or an unbind after one
+ * point (module parameter pause_step) holds a reset or a removal after one
  * step while this test acts, so every window is hit on every run, not by
  * luck; the debug-kernel lane runs it under KASAN, lockdep, kmemleak and
  * DMA-API debugging behind the IOMMU, and the module's unload afterwards
  * finds every ring and block of device memory returned.
  *
- *   race_test [flr] [unbind] [uevent] [close] [munmap] [ioctl] [poll]
+ *   race_test [flr] [unbind] [uevent] [aer] [surprise]
+ *             [close] [munmap] [ioctl] [poll]
  *
  * Without arguments: the groups and actions of the kernel command line
- * ("neuron_race=flr,unbind,close,..."), else both groups and every action.
+ * ("neuron_race=flr,unbind,close,..."), else flr, unbind and uevent with
+ * every action. The groups:
+ *
+ *   flr       a function reset through sysfs: steps 1-12, one reset per
+ *             step and action
+ *   unbind    the driver unbound through sysfs: steps 1-11, one unbind per
+ *             step and action
+ *   aer       a fatal uncorrectable error (MALF_TLP) injected from the
+ *             QEMU monitor: error_detected() runs steps 1-11, slot_reset()
+ *             step 12
+ *   surprise  the device vanishes (reads all ones, qom-set) and is then
+ *             unplugged (device_del): remove() runs steps 1-11; the device
+ *             is plugged back (device_add) and probed after each window
+ *
+ * aer and surprise need the host side of selftests/vm/lane-monitor.sh or
+ * lane-debug.sh: the test prints "NEURON-HOTPLUG: <monitor command> :END"
+ * and the host sends the command to the QEMU monitor. Every trigger costs
+ * seconds under TCG, so one window of these groups holds one client
+ * process per action, each on its own core: with the emulated device's
+ * cores (DEVICE_INFO num_cores, 2 by default) two actions share a window,
+ * and every step is walked twice to cover every action.
  *
  * The client of every window holds what a release must undo: a core, a
  * host ring and a device ring (both mapped), an eventfd bound to a queue,
@@ -31,6 +52,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <linux/netlink.h>
+#include <linux/pci_regs.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -41,10 +63,14 @@
 #include "robust_lib.h"
 
 #define RACE_GUARD_MS	20000	/* hang guard of a wait, not an assertion */
+/* the same, for a trigger relayed by the host (pciehp alone waits 5 s) */
+#define RACE_MONITOR_MS	60000
 #define RACE_RING_BYTES	4096	/* 256 records */
 #define RACE_PROG_LEN	600	/* more NOTIFYs than the ring holds: it stalls */
 #define PARAM_DIR	"/sys/module/nnq/parameters/"
-#define RACE_MEM	0x100000u	/* the client's device memory (FIXED) */
+#define RACE_MEM	0x100000u	/* core 0's client's device memory (FIXED) */
+#define RACE_MEM_STRIDE	0x10000u	/* core c's: RACE_MEM + c * this */
+#define RACE_MAX_CLIENTS 4		/* one per action */
 
 /* docs/decisions.md#pause-points */
 static const struct {
@@ -73,10 +99,11 @@ static const char *const action_names[A_COUNT] = {
 static bool action_on[A_COUNT] = { true, true, true, true };
 
 struct client {
+	unsigned int core;
 	int fd;
 	int efd;
-	struct neuron_ring host;	/* core 0 queue 1, host memory */
-	struct neuron_ring dev;		/* core 0 queue 2, device memory */
+	struct neuron_ring host;	/* queue 1 of @core, host memory */
+	struct neuron_ring dev;		/* queue 2 of @core, device memory */
 	const struct neuron_status_page *sp;
 	bool mapped;
 };
@@ -98,10 +125,10 @@ static unsigned int paused_at(void)
 	return (unsigned int)strtoul(v, NULL, 10);
 }
 
-/* Waits until a device waits at @step; 0 or -ETIMEDOUT. */
-static int wait_paused(unsigned int step)
+/* Waits until a device waits at @step, at most @ms; 0 or -ETIMEDOUT. */
+static int wait_paused(unsigned int step, unsigned int ms)
 {
-	uint64_t deadline = neuron_now_ms() + RACE_GUARD_MS;
+	uint64_t deadline = neuron_now_ms() + ms;
 
 	while (neuron_now_ms() < deadline) {
 		if (paused_at() == step)
@@ -111,26 +138,29 @@ static int wait_paused(unsigned int step)
 	return -ETIMEDOUT;
 }
 
-static int client_start(struct client *c)
+/* A client on @core: its queues 1 and 2, RACE_MEM + @core * RACE_MEM_STRIDE. */
+static int client_start(struct client *c, unsigned int core)
 {
 	static struct neuron_emu_insn prog[RACE_PROG_LEN];
 	struct neuron_nq_init init;
-	struct neuron_nq_eventfd bind = { .core = 0, .queue = 1 };
+	struct neuron_nq_eventfd bind = { .core = core, .queue = 1 };
 	struct neuron_mem_alloc ma = {
-		.size = PAGE, .offset = RACE_MEM, .flags = NEURON_MEM_F_FIXED,
+		.size = PAGE, .offset = RACE_MEM + core * RACE_MEM_STRIDE,
+		.flags = NEURON_MEM_F_FIXED,
 	};
 
 	memset(c, 0, sizeof(*c));
+	c->core = core;
 	c->fd = neuron_open();
 	if (c->fd < 0)
 		return -1;
 	c->sp = neuron_status_map(c->fd);
 	if (c->sp == MAP_FAILED)
 		return -2;
-	if (neuron_nq_create(c->fd, 0, 1, RACE_RING_BYTES, 0, &init) ||
+	if (neuron_nq_create(c->fd, core, 1, RACE_RING_BYTES, 0, &init) ||
 	    neuron_ring_map(c->fd, &init, &c->host))
 		return -3;
-	if (neuron_nq_create(c->fd, 0, 2, RACE_RING_BYTES,
+	if (neuron_nq_create(c->fd, core, 2, RACE_RING_BYTES,
 			     NEURON_NQ_F_DEVICE_MEM, &init) ||
 	    neuron_ring_map(c->fd, &init, &c->dev))
 		return -4;
@@ -142,7 +172,7 @@ static int client_start(struct client *c)
 	if (neuron_ioctl(c->fd, NEURON_IOC_MEM_ALLOC, &ma))
 		return -6;
 	notify_prog(prog, RACE_PROG_LEN, 1);
-	if (neuron_submit(c->fd, 0, NEURON_ENGINE_PE, prog, RACE_PROG_LEN, 0))
+	if (neuron_submit(c->fd, core, NEURON_ENGINE_PE, prog, RACE_PROG_LEN, 0))
 		return -7;
 	return 0;
 }
@@ -176,9 +206,9 @@ static void client_close(struct client *c)
 static void act(struct __test_metadata *_metadata, struct client *c,
 		enum action a, int err, const char *where)
 {
-	struct neuron_nq_info info = { .core = 0, .queue = 1 };
+	struct neuron_nq_info info = { .core = c->core, .queue = 1 };
 	struct neuron_mem_alloc ma = { .size = PAGE };
-	struct neuron_cores cores = { .cores = 1 };
+	struct neuron_cores cores = { .cores = 1u << c->core };
 	struct neuron_event ev;
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 	uint32_t v;
@@ -199,7 +229,7 @@ static void act(struct __test_metadata *_metadata, struct client *c,
 			TH_LOG("%s: MEM_ALLOC", where);
 		EXPECT_EQ(err, neuron_ioctl(c->fd, NEURON_IOC_CORE_RELEASE, &cores))
 			TH_LOG("%s: CORE_RELEASE", where);
-		EXPECT_EQ(err, neuron_nq_destroy(c->fd, 0, 2))
+		EXPECT_EQ(err, neuron_nq_destroy(c->fd, c->core, 2))
 			TH_LOG("%s: NQ_DESTROY", where);
 		break;
 	case A_POLL:	/* what is queued can be read; nothing blocks for ever */
@@ -255,11 +285,12 @@ static void one_window(struct __test_metadata *_metadata, const char *bdf,
 		_exit(write_str(path, unbind ? bdf : "1") ? 1 : 0);
 	}
 	close(go[0]);
-	ASSERT_EQ(0, client_start(&c)) TH_LOG("%s: client", where);
+	ASSERT_EQ(0, client_start(&c, 0)) TH_LOG("%s: client", where);
 	ASSERT_EQ(0, set_pause(step));
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	close(go[1]);
-	EXPECT_EQ(0, wait_paused(step)) TH_LOG("%s: never paused", where);
+	EXPECT_EQ(0, wait_paused(step, RACE_GUARD_MS))
+		TH_LOG("%s: never paused", where);
 	act(_metadata, &c, a, unbind ? -ENODEV : -EIO, where);
 	ASSERT_EQ(0, set_pause(0));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -325,6 +356,281 @@ FIXTURE_TEARDOWN(unbind) { set_pause(0); }
 TEST_F_TIMEOUT(unbind, every_step_every_action, 1200)
 {
 	walk(_metadata, true);
+}
+
+/* ---- aer, surprise: triggers the host sends to the QEMU monitor ---------- */
+
+/* Asks the host (lane_relay, selftests/vm/lane-lib.sh) to send @cmd. */
+static void host_monitor(const char *cmd)
+{
+	printf("NEURON-HOTPLUG: %s :END\n", cmd);
+	fflush(stdout);
+}
+
+/* The counter "NAME N" of /sys/class/nnq/nnq0/reset_counts, or -1. */
+static long long reset_count(const char *name)
+{
+	char buf[512], *p;
+	size_t n = strlen(name);
+
+	if (neuron_sysfs_read("reset_counts", buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			return atoll(p + n + 1);
+	return -1;
+}
+
+/*
+ * Sets SERR# Enable in the function's Command register. QEMU 7.2 sends an
+ * uncorrectable AER message up only if this bit and the Device Control
+ * reporting bit are both set (pcie_aer_msg_alldev(); the PCIe spec asks
+ * for either): the firmware sets it at boot, Linux does not for a function
+ * hot-added later (lifecycle_test's and this test's "surprise" plug one
+ * back), and pci_restore_state() puts back the value saved at probe.
+ */
+static int enable_serr(const char *bdf)
+{
+	char path[128];
+	uint16_t cmd;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", bdf);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &cmd, 2, PCI_COMMAND) != 2)
+		ret = -EIO;
+	cmd |= PCI_COMMAND_SERR;
+	if (!ret && pwrite(fd, &cmd, 2, PCI_COMMAND) != 2)
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+/* A client process: one action in the window, on a core of its own. */
+struct racer {
+	enum action a;
+	unsigned int core;
+	pid_t pid;
+	int to;		/* parent -> racer: 'g' act now, 'f' close and exit */
+	int from;	/* racer -> parent: 'r' ready, 'e' no client, 'd' done */
+};
+
+/*
+ * The racer's process: sets its client up, acts when told, closes when
+ * told. Its EXPECTs fail its own copy of @_metadata; the exit status
+ * carries the verdict to the parent (0 passed).
+ */
+static void __attribute__((noreturn))
+racer_main(struct __test_metadata *_metadata, struct racer *r, int err,
+	   const char *where)
+{
+	struct client c;
+	char b;
+	int ret = client_start(&c, r->core);
+
+	if (ret)
+		ksft_print_msg("%s: client on core %u: step %d failed (errno %d)\n",
+			       where, r->core, ret, errno);
+	b = ret ? 'e' : 'r';
+	if (write(r->from, &b, 1) != 1 || ret)
+		_exit(3);
+	if (read(r->to, &b, 1) != 1 || b != 'g')
+		_exit(4);
+	act(_metadata, &c, r->a, err, where);
+	if (write(r->from, "d", 1) != 1)
+		_exit(5);
+	if (read(r->to, &b, 1) != 1 || b != 'f')
+		_exit(6);
+	client_close(&c);
+	_exit(_metadata->passed ? 0 : 1);
+}
+
+/*
+ * One window of a monitor trigger: a racer process per action in @acts
+ * (@n of them, racer i on core i), the device held after @step of an AER
+ * recovery or a surprise removal (@surprise), every racer's action, the
+ * device let go, every racer closed; after a removal the device is plugged
+ * back. Then a fresh client's program runs and every racer's memory and
+ * core can be had again.
+ */
+static void monitor_window(struct __test_metadata *_metadata, unsigned int step,
+			   const char *step_name, const enum action *acts,
+			   unsigned int n, bool surprise)
+{
+	struct neuron_cores cores = { .cores = (1u << n) - 1 };
+	struct racer r[RACE_MAX_CLIENTS];
+	char where[128], names[48] = "";
+	uint64_t t0 = neuron_now_ms();
+	long long pe0 = surprise ? 0 : reset_count("pci_error");
+	int st, fd, failed = 0;
+	char b;
+
+	for (unsigned int i = 0; i < n; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names),
+			 "%s%s", i ? "+" : "", action_names[acts[i]]);
+	snprintf(where, sizeof(where), "%s after step %u (%s), %s",
+		 surprise ? "surprise" : "aer", step, step_name, names);
+	for (unsigned int i = 0; i < n; i++) {
+		int to[2], from[2];
+
+		ASSERT_EQ(0, pipe(to));
+		ASSERT_EQ(0, pipe(from));
+		r[i].a = acts[i];
+		r[i].core = i;
+		r[i].pid = fork();
+		ASSERT_LE(0, r[i].pid);
+		if (!r[i].pid) {
+			/* no other racer's pipe: a dead parent is seen (EOF) */
+			for (unsigned int j = 0; j < i; j++) {
+				close(r[j].to);
+				close(r[j].from);
+			}
+			close(to[1]);
+			close(from[0]);
+			alarm(3 * RACE_MONITOR_MS / 1000);	/* hang guard */
+			r[i].to = to[0];
+			r[i].from = from[1];
+			racer_main(_metadata, &r[i], surprise ? -ENODEV : -EIO,
+				   where);
+		}
+		close(to[0]);
+		close(from[1]);
+		r[i].to = to[1];
+		r[i].from = from[0];
+		ASSERT_EQ(1, read(r[i].from, &b, 1));
+		ASSERT_EQ('r', b) TH_LOG("%s: client %u", where, i);
+	}
+	if (!surprise) {
+		char bdf[32];
+
+		ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+		ASSERT_EQ(0, enable_serr(bdf));
+	}
+	ASSERT_EQ(0, set_pause(step));
+	if (surprise) {
+		host_monitor("qom-set /machine/peripheral/neuron0 vanished true");
+		host_monitor("device_del neuron0");
+	} else {
+		host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
+	}
+	EXPECT_EQ(0, wait_paused(step, RACE_MONITOR_MS))
+		TH_LOG("%s: never paused", where);
+	/* every racer acts inside the window, then the device goes on */
+	for (unsigned int i = 0; i < n; i++)
+		ASSERT_EQ(1, write(r[i].to, "g", 1));
+	for (unsigned int i = 0; i < n; i++) {
+		EXPECT_EQ(1, read(r[i].from, &b, 1)) TH_LOG("%s: racer %u", where, i);
+		EXPECT_EQ('d', b) TH_LOG("%s: racer %u", where, i);
+	}
+	ASSERT_EQ(0, set_pause(0));
+	for (unsigned int i = 0; i < n; i++) {
+		EXPECT_EQ(1, write(r[i].to, "f", 1));
+		ASSERT_EQ(r[i].pid, waitpid(r[i].pid, &st, 0));
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			ksft_print_msg("%s: racer %u (%s) status 0x%x\n", where,
+				       i, action_names[r[i].a], st);
+			failed++;
+		}
+		close(r[i].to);
+		close(r[i].from);
+	}
+	EXPECT_EQ(0, failed) TH_LOG("%s: racers failed", where);
+	if (surprise)
+		host_monitor("device_add neuron-tpb,id=neuron0,bus=rp1");
+	/* open() fails (-EIO, -ENODEV) until the enable path let calls in */
+	fd = wait_device(RACE_MONITOR_MS, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s: no device afterwards", where);
+	close(fd);
+	if (!surprise)	/* one recovery, and no removal instead */
+		EXPECT_EQ(pe0 + 1, reset_count("pci_error")) TH_LOG("%s", where);
+	EXPECT_EQ(0, device_works(0, 0)) TH_LOG("%s: device afterwards", where);
+	/* what the racers held came back: their memory and their cores */
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	for (unsigned int i = 0; i < n; i++) {
+		struct neuron_mem_alloc again = {
+			.size = PAGE, .offset = RACE_MEM + i * RACE_MEM_STRIDE,
+			.flags = NEURON_MEM_F_FIXED,
+		};
+
+		EXPECT_EQ(0, neuron_ioctl(fd, NEURON_IOC_MEM_ALLOC, &again))
+			TH_LOG("%s: client %u's memory was not returned", where, i);
+	}
+	EXPECT_EQ(0, neuron_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, &cores))
+		TH_LOG("%s: the clients' cores were not freed", where);
+	close(fd);
+	ksft_print_msg("race: %s: %llu ms\n", where,
+		       (unsigned long long)(neuron_now_ms() - t0));
+}
+
+/*
+ * Every step of the path (steps 1-12 for AER, 1-11 for a removal) with
+ * every chosen action: the actions in windows of up to num_cores racers.
+ */
+static void monitor_walk(struct __test_metadata *_metadata, bool surprise)
+{
+	struct neuron_device_info info;
+	unsigned int windows = 0, pairs = 0, per, n = 0;
+	enum action acts[A_COUNT];
+	int kmsg = kmsg_open(), fd;
+
+	for (int a = 0; a < A_COUNT; a++)
+		if (action_on[a])
+			acts[n++] = a;
+	if (!surprise) {	/* the PCI core's AER service handles the error */
+		char bdf[32], path[128];
+
+		ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+		snprintf(path, sizeof(path),
+			 "/sys/bus/pci/devices/%s/aer_dev_fatal", bdf);
+		ASSERT_EQ(0, access(path, R_OK))
+			TH_LOG("no %s: a kernel without CONFIG_PCIEAER never calls error_detected()",
+			       path);
+	}
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info));
+	close(fd);
+	ASSERT_LE(1u, info.num_cores);
+	per = info.num_cores < n ? info.num_cores : n;
+	ASSERT_EQ(0, set_pause(0));
+	for (size_t s = 0; s < ARRAY_SIZE(steps); s++) {
+		if (surprise && steps[s].enable)
+			continue;	/* a removal never enables */
+		for (unsigned int first = 0; first < n; first += per) {
+			unsigned int k = n - first < per ? n - first : per;
+
+			monitor_window(_metadata, steps[s].step, steps[s].name,
+				       acts + first, k, surprise);
+			windows++;
+			pairs += k;
+		}
+	}
+	set_pause(0);
+	ksft_print_msg("race: %s: %u windows walked, %u step-action pairs, %u racers a window\n",
+		       surprise ? "surprise" : "aer", windows, pairs, per);
+	EXPECT_EQ(0, kmsg_bad_lines(kmsg));
+	close(kmsg);
+}
+
+FIXTURE(aer) {};
+FIXTURE_SETUP(aer) {}
+FIXTURE_TEARDOWN(aer) { set_pause(0); }
+
+TEST_F_TIMEOUT(aer, every_step_every_action, 1800)
+{
+	monitor_walk(_metadata, false);
+}
+
+FIXTURE(surprise) {};
+FIXTURE_SETUP(surprise) {}
+FIXTURE_TEARDOWN(surprise) { set_pause(0); }
+
+TEST_F_TIMEOUT(surprise, every_step_every_action, 1800)
+{
+	monitor_walk(_metadata, true);
 }
 
 /* ---- uevents: what a listener sees of a reset (docs/decisions.md#uevents) */
@@ -417,6 +723,7 @@ static char *cmdline_words(void)
 
 int main(int argc, char **argv)
 {
+	/* aer and surprise need the host's monitor relay: named only */
 	static const char *const groups_all[] = { "flr", "unbind", "uevent" };
 	const char *sel[8];
 	bool some_action = false;
@@ -444,7 +751,8 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nsel; i++) {
 		if (strcmp(sel[i], "flr") && strcmp(sel[i], "unbind") &&
-		    strcmp(sel[i], "uevent")) {
+		    strcmp(sel[i], "uevent") && strcmp(sel[i], "aer") &&
+		    strcmp(sel[i], "surprise")) {
 			fprintf(stderr, "race_test: unknown word %s\n", sel[i]);
 			return 2;
 		}
