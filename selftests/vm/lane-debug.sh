@@ -128,16 +128,16 @@ echo "lane-debug: $dk/bzImage with $obj/kernel/nnq.ko" >&2
 # lane's groups, the hot-unplug and true surprise removal (the device
 # vanishes, then device_del) run under every checker, driven from the host
 # through the QEMU monitor (lane_relay, lane-lib.sh), and race_test walks
-# every step of a surprise removal too. Not race_test's (nor
-# lifecycle_test's) AER groups: debug.config has no CONFIG_PCIEAER, so the
-# kernel never calls error_detected() (the recovery lane runs them).
+# every step of a surprise removal and of a fatal AER recovery too
+# (debug.config has CONFIG_PCIEAER; lifecycle_test's aer group runs in the
+# recovery lane).
 work=$(mktemp -d)
 vm=""
 trap '[ -n "$vm" ] && kill "$vm" 2>/dev/null; rm -rf "$work"' EXIT
 : >"$log.host"
 robust="mmap_abuse,access,removal,fuzz,hotplug"
 lifecycle="pinning,flr,surprise"
-race="flr,unbind,uevent,surprise"
+race="flr,unbind,uevent,surprise,aer"
 NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
 	--module "$obj/kernel/nnq.ko" --payload "$payload" --memory 1024 \
 	--smp 2 --iommu --monitor "$work/monitor.sock" --timeout 3000 \
