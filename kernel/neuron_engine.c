@@ -103,13 +103,13 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	static const char cmd[] = "SUBMIT";
 	struct neuron_device *ndev = nfile->ndev;
 	u32 c = arg->core, e = arg->engine;
-	u64 off = neuron_engine_prog_off(ndev, c, e);
 	struct neuron_mem_bad bad;
 	struct neuron_file *owner;
 	int ret, checked;
 	size_t bytes;
 	void *prog;
 	u32 state, trace;
+	u64 off;
 
 	ret = neuron_engine_check_id(ndev, cmd, c, e);
 	if (ret)
@@ -120,6 +120,7 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 		return neuron_bad_field(ndev, cmd, "flags");
 	if (arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
+	off = neuron_engine_prog_off(ndev, c, e);
 
 	BUILD_BUG_ON(NEURON_MAX_PROGRAM_INSNS * NEURON_EMU_INSN_BYTES >
 		     NEURON_PROG_AREA_SIZE);
