@@ -380,9 +380,15 @@ struct neuron_device {
  * @cores:	bit per core this file owns (&neuron_device.lock)
  * @owner_pid:	thread group that first acquired a core, for core_owners
  * @owner_comm:	its command name then
+ * @mem_lock:	the file's allocations: taken by MEM_ALLOC, MEM_FREE and
+ *		SUBMIT through this file, inside neuron_enter_file(), before
+ *		&neuron_device.lock (neuron_mem.c, docs/decisions.md#tenancy
+ *		"memory and running programs")
  * @mem_blocks:	the file's device-memory allocations, an rbtree by offset
- *		(neuron_mem.c), under &neuron_device.lock
- * @mem_bytes:	bytes those allocations hold (the per-file quota's count)
+ *		(neuron_mem.c): changed with @mem_lock and
+ *		&neuron_device.lock held, read with either
+ * @mem_bytes:	bytes those allocations hold (the per-file quota's count),
+ *		as @mem_blocks
  * @status:	the file's status page (neuron_status.c): written at open
  *		and by the disable path's first step, freed at release
  * @client_id:	unique number of the file, for fdinfo (neuron_fdinfo.c)
@@ -404,6 +410,7 @@ struct neuron_file {
 	u64 cores;
 	struct pid *owner_pid;
 	char owner_comm[TASK_COMM_LEN];
+	struct mutex mem_lock;	/* before neuron_device.lock */
 	struct rb_root mem_blocks;
 	u64 mem_bytes;
 	struct neuron_status_page *status;
@@ -608,9 +615,27 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 			   struct neuron_mem_alloc *arg);
 int neuron_mem_ioctl_free(struct neuron_file *nfile,
 			  const struct neuron_mem_free *arg);
+
+/**
+ * struct neuron_mem_bad - the first range of a program its owner did not
+ *	allocate (neuron_mem_check_program())
+ * @insn:	instruction index
+ * @what:	"source", "destination" or "index table"
+ * @at:		the range's BAR4 offset
+ * @len:	its length, bytes
+ */
+struct neuron_mem_bad {
+	u32 insn;
+	const char *what;
+	u64 at;
+	u64 len;
+};
+
 int neuron_mem_check_program(struct neuron_file *nfile,
 			     const struct neuron_emu_insn *insns, u32 count,
-			     u64 prog_off);
+			     u64 prog_off, struct neuron_mem_bad *bad);
+void neuron_mem_report_bad(struct neuron_file *nfile,
+			   const struct neuron_mem_bad *bad);
 void neuron_mem_release_file(struct neuron_file *nfile);
 void neuron_mem_forget_all(struct neuron_device *ndev);
 
@@ -676,6 +701,9 @@ void neuron_status_end(struct neuron_device *ndev, enum neuron_reset_cause cause
  * @NEURON_PAUSE_REPORTED: the RESET event sent
  * @NEURON_PAUSE_ENABLE_READY: enable: device ready, vectors requested,
  *	calls not yet let in
+ * @NEURON_PAUSE_SUBMIT_CHECKED: not a reset's step: a SUBMIT has checked
+ *	its program against its file's allocations and holds that file's
+ *	mem_lock, not the device's lock (neuron_engine_ioctl_submit())
  */
 enum neuron_pause_step {
 	NEURON_PAUSE_FENCED = 1,
@@ -690,6 +718,7 @@ enum neuron_pause_step {
 	NEURON_PAUSE_MEMORY_FORGOTTEN = 10,
 	NEURON_PAUSE_REPORTED = 11,
 	NEURON_PAUSE_ENABLE_READY = 12,
+	NEURON_PAUSE_SUBMIT_CHECKED = 32,
 };
 
 void neuron_pause(struct neuron_device *ndev, enum neuron_pause_step step);

@@ -371,6 +371,7 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	}
 	nfile->ndev = ndev;
 	nfile->filp = filp;
+	mutex_init(&nfile->mem_lock);
 	nfile->mem_blocks = RB_ROOT;
 	neuron_fdinfo_open(nfile);
 
@@ -451,6 +452,7 @@ static int neuron_release(struct inode *inode, struct file *filp)
 	neuron_events_release(nfile);
 	neuron_status_release(nfile);
 	put_pid(nfile->owner_pid);
+	mutex_destroy(&nfile->mem_lock);
 	kfree(nfile);
 	neuron_device_put(ndev);
 	return 0;

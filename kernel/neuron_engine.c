@@ -76,6 +76,18 @@ static u64 neuron_engine_prog_off(struct neuron_device *ndev, u32 core,
  * release, not the submitter's, stops it. docs/decisions.md#arch-device,
  * #arch-driver, #tenancy, #submit-detach.
  *
+ * Locking: the check (O(@count log m) in the owner's m allocations) runs
+ * under the caller's &neuron_file.mem_lock, not the device-wide
+ * &neuron_device.lock, which is taken only to find the program's owner,
+ * read the engine's state and start it, so another tenant's calls never
+ * wait for this one's check. The caller's lock is held until the engine
+ * is started and its owner recorded, so a MEM_FREE through the same file
+ * either ran before the check or sees the program and refuses (-EBUSY).
+ * A detached program that belongs to another file is checked under the
+ * device's lock instead, against which that file's allocations cannot
+ * change (neuron_mem.c; docs/decisions.md#tenancy "memory and running
+ * programs").
+ *
  * Return: 0; -EINVAL (core/engine/count out of range, unknown flag,
  * reserved nonzero); -EFAULT (@insns unreadable); -ENOMEM; -EPERM (another
  * file owns the core and, for a detached program, granted it to no uid of
@@ -91,12 +103,13 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	static const char cmd[] = "SUBMIT";
 	struct neuron_device *ndev = nfile->ndev;
 	u32 c = arg->core, e = arg->engine;
+	struct neuron_mem_bad bad;
 	struct neuron_file *owner;
+	int ret, checked;
 	size_t bytes;
 	void *prog;
 	u32 state, trace;
 	u64 off;
-	int ret;
 
 	ret = neuron_engine_check_id(ndev, cmd, c, e);
 	if (ret)
@@ -107,6 +120,7 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 		return neuron_bad_field(ndev, cmd, "flags");
 	if (arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
+	off = neuron_engine_prog_off(ndev, c, e);
 
 	BUILD_BUG_ON(NEURON_MAX_PROGRAM_INSNS * NEURON_EMU_INSN_BYTES >
 		     NEURON_PROG_AREA_SIZE);
@@ -118,6 +132,13 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	ret = neuron_enter_file(nfile);
 	if (ret)
 		goto out_free;
+	/*
+	 * The program is nearly always the caller's: checked against its
+	 * allocations before the device's lock is taken (see above).
+	 */
+	mutex_lock(&nfile->mem_lock);
+	checked = neuron_mem_check_program(nfile, prog, arg->count, off, &bad);
+	neuron_pause(ndev, NEURON_PAUSE_SUBMIT_CHECKED);
 	mutex_lock(&ndev->lock);
 	owner = neuron_owner_of_program(nfile, c,
 					arg->flags & NEURON_SUBMIT_F_DETACH);
@@ -125,10 +146,14 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 		ret = PTR_ERR(owner);
 		goto out_unlock;
 	}
-	ret = neuron_mem_check_program(owner, prog, arg->count,
-				       neuron_engine_prog_off(ndev, c, e));
-	if (ret)
+	if (owner != nfile)
+		checked = neuron_mem_check_program(owner, prog, arg->count,
+						   off, &bad);
+	if (checked) {
+		neuron_mem_report_bad(owner, &bad);
+		ret = checked;
 		goto out_unlock;
+	}
 
 	state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
 	if (neuron_engine_state_busy(state)) {
@@ -141,7 +166,6 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 		goto out_unlock;
 	}
 
-	off = neuron_engine_prog_off(ndev, c, e);
 	memcpy_toio(ndev->mem + off, prog, bytes);
 
 	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PROG_BASE_LO),
@@ -171,6 +195,7 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 
 out_unlock:
 	mutex_unlock(&ndev->lock);
+	mutex_unlock(&nfile->mem_lock);
 	neuron_exit(ndev);
 out_free:
 	kvfree(prog);

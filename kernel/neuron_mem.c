@@ -12,11 +12,27 @@
  * One gen_pool covers [0, prog_base) in NEURON_MEM_ALIGN units; each kind
  * of allocation searches only its own part. Pool addresses are offsets
  * plus NEURON_MEM_ALIGN, because gen_pool_alloc() returns 0 for failure
- * and offset 0 is a valid allocation. Each file keeps its allocations in
- * an rbtree by offset under &neuron_device.lock (a SUBMIT's check costs
- * O(log m) per range, not a walk of every allocation); SUBMIT refuses a program whose
- * DGE_COPY reads or writes anything outside them, so no tenant's program
- * can touch another's memory, a ring or a program area.
+ * and offset 0 is a valid allocation (gen_pool's own atomics serialise
+ * its callers). Each file keeps its allocations in an rbtree by offset (a
+ * SUBMIT's check costs O(log m) per range, not a walk of every
+ * allocation); SUBMIT refuses a program whose DGE_COPY reads or writes
+ * anything outside them, so no tenant's program can touch another's
+ * memory, a ring or a program area.
+ *
+ * Locking (docs/decisions.md#tenancy "memory and running programs"): a
+ * file's tree is changed only with its &neuron_file.mem_lock and then
+ * &neuron_device.lock held, and read with either. MEM_ALLOC, MEM_FREE and
+ * SUBMIT through a file take its mem_lock first, inside
+ * neuron_enter_file(), so SUBMIT checks its own program against its own
+ * tree without the device's lock, which it takes only to start the
+ * engine; the file's other calls wait for it, no other tenant's do. The
+ * tree stays as checked until the engine is started and recorded
+ * (&neuron_device.eng_owner), after which MEM_FREE sees the program and
+ * refuses. A detached program of another file's core is checked under
+ * the device's lock, the only place its owner is known. Release and the
+ * disable path free a tree under the device's lock alone: then no call
+ * through the file is inside (the last reference is gone, or the fence
+ * waited for every call), so nobody holds its mem_lock.
  */
 #include <linux/genalloc.h>
 #include <linux/list.h>
@@ -35,7 +51,7 @@
 /**
  * struct neuron_mem_block - one NEURON_IOC_MEM_ALLOC allocation of a file
  * @node:	in &neuron_file.mem_blocks, keyed by @off (blocks of one file
- *		never overlap), under &neuron_device.lock
+ *		never overlap); see the top of the file for its locks
  * @off:	BAR4 offset
  * @size:	bytes, a multiple of NEURON_MEM_ALIGN
  */
@@ -165,7 +181,8 @@ void neuron_mem_ring_free(struct neuron_device *ndev, u64 off, u64 size)
 /*
  * The allocation of @nfile with the highest offset at or below @addr, or
  * NULL: the only one that can hold @addr, since a file's blocks never
- * overlap. O(log m) in the file's m allocations.
+ * overlap. O(log m) in the file's m allocations. The file's mem_lock or
+ * the device's lock held.
  */
 static struct neuron_mem_block *neuron_mem_floor(struct neuron_file *nfile,
 						 u64 addr)
@@ -203,12 +220,15 @@ static bool neuron_mem_owned(struct neuron_file *nfile, u64 addr, u64 len)
 	       addr + len > addr;
 }
 
+/* The file's mem_lock and the device's lock held. */
 static void neuron_mem_insert(struct neuron_file *nfile,
 			      struct neuron_mem_block *new)
 {
 	struct rb_node **link = &nfile->mem_blocks.rb_node, *parent = NULL;
 	struct neuron_mem_block *blk;
 
+	lockdep_assert_held(&nfile->mem_lock);
+	lockdep_assert_held(&nfile->ndev->lock);
 	while (*link) {
 		parent = *link;
 		blk = rb_entry(parent, struct neuron_mem_block, node);
@@ -219,9 +239,12 @@ static void neuron_mem_insert(struct neuron_file *nfile,
 	nfile->mem_bytes += new->size;
 }
 
+/* The file's mem_lock and the device's lock held. */
 static void neuron_mem_remove(struct neuron_file *nfile,
 			      struct neuron_mem_block *blk)
 {
+	lockdep_assert_held(&nfile->mem_lock);
+	lockdep_assert_held(&nfile->ndev->lock);
 	rb_erase(&blk->node, &nfile->mem_blocks);
 	nfile->mem_bytes -= blk->size;
 	neuron_mem_give(nfile->ndev, blk->off, blk->size);
@@ -237,7 +260,9 @@ static void neuron_mem_remove(struct neuron_file *nfile,
  * The allocation belongs to the file until NEURON_IOC_MEM_FREE or its
  * release (docs/decisions.md#tenancy) and reads as zeros when it is handed
  * out, whoever held the bytes before. Its bookkeeping is charged to the
- * caller's memory cgroup.
+ * caller's memory cgroup. The range is found and zeroed under the file's
+ * own lock; the device's lock is held only to link it into the file's
+ * tree (O(log m)).
  *
  * A file holds at most the device's per-file quota (sysfs mem_quota,
  * bytes; default half of mem_alloc_limit), so no tenant can take all
@@ -277,7 +302,7 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 	ret = neuron_enter_file(nfile);
 	if (ret)
 		goto out_free;
-	mutex_lock(&ndev->lock);
+	mutex_lock(&nfile->mem_lock);
 	if (nfile->mem_bytes + size > READ_ONCE(ndev->mem_quota)) {
 		dev_dbg_ratelimited(&ndev->pdev->dev, "MEM_ALLOC by pid %d (%s): %llu bytes held, %llu more would pass the per-file quota of %llu\n",
 				    task_tgid_nr(current), current->comm,
@@ -295,14 +320,16 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 		/* nothing of the block's previous owner reaches this one */
 		memset_io(ndev->mem + blk->off, 0, size);
 		blk->size = size;
+		mutex_lock(&ndev->lock);
 		neuron_mem_insert(nfile, blk);
+		mutex_unlock(&ndev->lock);
 		arg->offset = blk->off;
 		blk = NULL;
 	} else if (is_fixed) {
 		ret = -EBUSY;
 	}
 out_unlock:
-	mutex_unlock(&ndev->lock);
+	mutex_unlock(&nfile->mem_lock);
 	neuron_exit(ndev);
 out_free:
 	kfree(blk);
@@ -343,7 +370,10 @@ static bool neuron_mem_program_busy(struct neuron_file *nfile)
  * checked its addresses against the allocations it had then, so a freed
  * block handed to another file would still be reachable from it
  * (docs/decisions.md#tenancy "memory and running programs"). The caller
- * waits for its engines, or resets them, and frees again.
+ * waits for its engines, or resets them, and frees again. The file's lock
+ * is held from the lookup to the removal, so no SUBMIT through the file
+ * checks a program against the block meanwhile; the device's lock only
+ * for the engines' state and the removal.
  *
  * Return: 0; -EINVAL (reserved); -ENOENT (no allocation of this file
  * starts at @offset); -EBUSY (a program of this file is RUNNING or
@@ -362,11 +392,14 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
 	ret = neuron_enter_file(nfile);
 	if (ret)
 		return ret;
-	mutex_lock(&ndev->lock);
+	mutex_lock(&nfile->mem_lock);
 	blk = neuron_mem_find(nfile, arg->offset);
 	if (!blk) {
 		ret = -ENOENT;
-	} else if (neuron_mem_program_busy(nfile)) {
+		goto out_unlock;
+	}
+	mutex_lock(&ndev->lock);
+	if (neuron_mem_program_busy(nfile)) {
 		dev_dbg_ratelimited(&ndev->pdev->dev, "MEM_FREE by pid %d (%s): a program of the file still runs; refused\n",
 				    task_tgid_nr(current), current->comm);
 		blk = NULL;
@@ -375,6 +408,8 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
 		neuron_mem_remove(nfile, blk);
 	}
 	mutex_unlock(&ndev->lock);
+out_unlock:
+	mutex_unlock(&nfile->mem_lock);
 	neuron_exit(ndev);
 	kfree(blk);
 	return ret;
@@ -388,6 +423,8 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
  * @insns: the program, @count struct neuron_emu_insn (kernel copy)
  * @count: instructions
  * @prog_off: BAR4 offset the program is loaded at (its engine's area)
+ * @bad: out, on -EACCES: the first range outside them, for
+ *	neuron_mem_report_bad()
  *
  * Every DGE_COPY's source and destination range, [addr, addr + length)
  * with a length of 0 taken as 1 byte, must lie inside one allocation of
@@ -400,22 +437,26 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
  * (docs/device-model.md, "DGE copy"); their index table,
  * [insn.reserved0, + 4 * (length >> element shift)), must lie in an
  * allocation or the program too (include/neuron/emu_isa.h,
- * docs/decisions.md#dge-index-path). Called with &neuron_device.lock held.
+ * docs/decisions.md#dge-index-path). O(@count log m) in @nfile's m
+ * allocations, nothing logged. Called with @nfile's &neuron_file.mem_lock
+ * held (SUBMIT through @nfile: no other tenant waits meanwhile) or
+ * &neuron_device.lock (a detached program of another file's core).
  *
- * Return: 0, or -EACCES naming the first bad instruction in the log.
+ * Return: 0, or -EACCES with @bad filled in.
  */
 int neuron_mem_check_program(struct neuron_file *nfile,
 			     const struct neuron_emu_insn *insns, u32 count,
-			     u64 prog_off)
+			     u64 prog_off, struct neuron_mem_bad *bad)
 {
 	u64 prog_end = prog_off + (u64)count * NEURON_EMU_INSN_BYTES;
 	u32 i;
 
-	lockdep_assert_held(&nfile->ndev->lock);
+	lockdep_assert(lockdep_is_held(&nfile->mem_lock) ||
+		       lockdep_is_held(&nfile->ndev->lock));
 	for (i = 0; i < count; i++) {
 		const struct neuron_emu_dge_desc *d = &insns[i].operand.dge;
 		u64 len = max_t(u64, d->length, 1), tab = 0, tlen = 0;
-		const char *bad = NULL;
+		const char *what = NULL;
 		u64 at = 0, alen = len;
 
 		if (insns[i].opcode != NEURON_OP_DGE_COPY)
@@ -429,28 +470,44 @@ int neuron_mem_check_program(struct neuron_file *nfile,
 		}
 		if (!neuron_mem_owned(nfile, d->src, len) &&
 		    !(d->src >= prog_off && d->src + len <= prog_end)) {
-			bad = "source";
+			what = "source";
 			at = d->src;
 		} else if (!neuron_mem_owned(nfile, d->dst, len)) {
-			bad = "destination";
+			what = "destination";
 			at = d->dst;
 		} else if (tlen && !neuron_mem_owned(nfile, tab, tlen) &&
 			   !(tab >= prog_off && tab + tlen <= prog_end)) {
-			bad = "index table";
+			what = "index table";
 			at = tab;
 			alen = tlen;
 		}
-		if (bad) {
-			dev_info_ratelimited(&nfile->ndev->pdev->dev,
-					     "SUBMIT by pid %d (%s): instruction %u: DGE_COPY %s [%#llx, +%#llx) is not memory the program's owner (pid %d, %s) allocated\n",
-					     task_tgid_nr(current), current->comm,
-					     i, bad, at, alen,
-					     pid_nr(nfile->owner_pid),
-					     nfile->owner_comm);
+		if (what) {
+			bad->insn = i;
+			bad->what = what;
+			bad->at = at;
+			bad->len = alen;
 			return -EACCES;
 		}
 	}
 	return 0;
+}
+
+/**
+ * neuron_mem_report_bad() - log a program neuron_mem_check_program() refused
+ * @nfile: the program's owner
+ * @bad: what the check filled in
+ *
+ * One rate-limited line naming the caller, the instruction, the range and
+ * the owner whose allocations it is not in.
+ */
+void neuron_mem_report_bad(struct neuron_file *nfile,
+			   const struct neuron_mem_bad *bad)
+{
+	dev_info_ratelimited(&nfile->ndev->pdev->dev,
+			     "SUBMIT by pid %d (%s): instruction %u: DGE_COPY %s [%#llx, +%#llx) is not memory the program's owner (pid %d, %s) allocated\n",
+			     task_tgid_nr(current), current->comm,
+			     bad->insn, bad->what, bad->at, bad->len,
+			     pid_nr(nfile->owner_pid), nfile->owner_comm);
 }
 
 /**
@@ -460,6 +517,8 @@ int neuron_mem_check_program(struct neuron_file *nfile,
  * Called with &neuron_device.lock held, after the file's engines were
  * stopped, or once the disable path has fenced the device: nobody can
  * allocate again before its engines are stopped (neuron_lifecycle.c).
+ * The file's mem_lock is not taken (it comes before the device's lock):
+ * no call through the file is inside then, and only those take it.
  */
 void neuron_mem_release_file(struct neuron_file *nfile)
 {

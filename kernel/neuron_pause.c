@@ -16,7 +16,11 @@
  * A test writes N to pause_step, starts the reset or unbind in another
  * process, waits until paused_at reads N, makes its call, then writes 0.
  * A pause holds no lock of the driver's: every entry point can run.
- * Off, a pause point costs one READ_ONCE().
+ * Off, a pause point costs one READ_ONCE(). One point is not a reset's:
+ * NEURON_PAUSE_SUBMIT_CHECKED, inside a SUBMIT between its check of the
+ * program and the device's lock; it holds its file's mem_lock and is
+ * inside neuron_enter_file(), and shows what waits for a SUBMIT's check
+ * and what does not (tenancy_test's submit_check).
  */
 #include <linux/moduleparam.h>
 #include <linux/wait.h>
@@ -55,9 +59,10 @@ MODULE_PARM_DESC(paused_at, "test only: the step a device waits at now, 0 if non
  * @ndev: device taking the step
  * @step: the step just completed, enum neuron_pause_step
  *
- * Called with no lock of the driver's held. Returns at once unless the
- * module parameter pause_step names @step; then waits until it changes,
- * at most NEURON_PAUSE_MAX_MS.
+ * Called with no lock of the driver's held (NEURON_PAUSE_SUBMIT_CHECKED:
+ * its file's mem_lock and &neuron_device.rwsem for reading). Returns at
+ * once unless the module parameter pause_step names @step; then waits
+ * until it changes, at most NEURON_PAUSE_MAX_MS.
  */
 void neuron_pause(struct neuron_device *ndev, enum neuron_pause_step step)
 {

@@ -333,6 +333,11 @@ echo "check: VM lanes, static analysis and packages, two tracks: $(elapsed)"
 
 count_lane main "VM tests" "$build/vm/tests.log"
 tr -d '\r' <"$build/vm/tests.log" | grep -E '^# torn: [0-9]' || true
+# figures, not tests: another tenant's ioctl latency while one tenant
+# SUBMITs 2048-instruction programs against 1000 allocations
+# (selftests/drivers/neuron/submit_bench.c, docs/performance.md#submit-validation);
+# its one TAP line, counted above, says only that it ran and printed them
+tr -d '\r' <"$build/vm/tests.log" | grep -E '^# submit_bench: (A:|B )' | sed 's/^# /check: /' || true
 # the Prometheus file neuron-nq metrics wrote from the real driver in that
 # boot (selftests/vm/metrics-guest.sh), checked on the host with Debian's
 # promtool (docs/metrics.md#validation)

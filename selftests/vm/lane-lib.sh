@@ -11,7 +11,8 @@ lane_fail_early() {
 }
 
 # lane_payload DIR: the main lane's payload (scripts/check.sh): every
-# kselftest binary and devtest from build/selftests, and guest-tests.sh
+# kselftest binary and devtest from build/selftests, the in-VM benchmarks
+# (*_bench: figures, one TAP line for having run), and guest-tests.sh
 lane_payload() {
 	local dir=$1 top
 	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -19,6 +20,7 @@ lane_payload() {
 	mkdir -p "$dir/tests" "$dir/devtests"
 	ls "$top"/build/selftests/*_test >/dev/null 2>&1 || return 1
 	cp "$top"/build/selftests/*_test "$dir/tests/"
+	cp "$top"/build/selftests/*_bench "$dir/tests/" 2>/dev/null || true
 	cp "$top/build/selftests/devtest" "$dir/devtests/"
 	cp "$top/selftests/vm/guest-tests.sh" "$dir/"
 }

@@ -45,6 +45,11 @@
  *			the other uid's FIXED MEM_ALLOC of the block -EBUSY
  *			until ENGINE_RESET (or the end); another file's
  *			program holds nothing
+ *   submit_check	a SUBMIT held (pause point) between its program's
+ *			check and the device's lock: another uid's MEM_ALLOC
+ *			and MEM_FREE complete meanwhile; the same file's
+ *			MEM_FREE of a block the program names waits for the
+ *			SUBMIT and is then refused (-EBUSY, the program waits)
  *   mem_zero		reuse after free: B allocates the blocks A wrote and
  *			freed (MEM_FREE, release); a traced DGE_COPY's
  *			INST_START CRC of them is that of zero bytes
@@ -57,8 +62,10 @@
  * "Tenancy" paragraph and each Errors: line), written here as literals.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -365,6 +372,7 @@ FIXTURE_SETUP(ten)
 
 FIXTURE_TEARDOWN(ten)
 {
+	write_str("/sys/module/nnq/parameters/pause_step", "0");	/* submit_check's */
 	EXPECT_EQ(0, chown(NEURON_DEV, self->node.st_uid, self->node.st_gid));
 	EXPECT_EQ(0, chmod(NEURON_DEV, self->node.st_mode & 07777));
 	EXPECT_EQ(0, kmsg_bad_lines(self->kmsg)) TH_LOG("the kernel logged a problem");
@@ -2224,6 +2232,193 @@ TEST_F_TIMEOUT(ten, mem_busy, 200)
 		EXPECT_EQ(1, sh->step[i]) TH_LOG("step %d not reached", i);
 	}
 	assert_checks(_metadata, 51);
+}
+
+/* ==== submit_check ========================================================= */
+
+/*
+ * docs/decisions.md#memory-and-programs: SUBMIT checks its program under
+ * its file's mem_lock, not the device's lock, and keeps the file's lock
+ * until the engine is started. The driver's pause point
+ * NEURON_PAUSE_SUBMIT_CHECKED (kernel/neuron_pause.c) holds A's SUBMIT
+ * right after the check: B's calls that take the device's lock complete
+ * meanwhile, and A's own MEM_FREE of the block the program names waits
+ * for the SUBMIT, then finds the program waiting and is refused.
+ */
+#define PAUSE_PARAM		"/sys/module/nnq/parameters/pause_step"
+#define PAUSED_PARAM		"/sys/module/nnq/parameters/paused_at"
+#define PAUSE_SUBMIT_CHECKED	"32"	/* enum neuron_pause_step */
+
+enum {
+	C_A_READY,		/* A holds core 0 and MEM_A; its SUBMIT is next */
+	C_PAUSED,		/* the parent saw the SUBMIT wait at the point */
+	C_B_DONE,		/* B's MEM_ALLOC and MEM_FREE returned */
+	C_A_FREEING,		/* A's second thread calls MEM_FREE of MEM_A */
+	C_A_FREED,		/* that MEM_FREE returned */
+	C_RESUMED,		/* the parent let the SUBMIT go on */
+	C_A_DONE,		/* A's SUBMIT and MEM_FREE returned */
+};
+
+static int check_fd;
+static volatile int check_free_ret = 1;
+
+static void *check_free(void *arg)
+{
+	(void)arg;
+	if (!step_wait(C_B_DONE))
+		return NULL;
+	step_set(C_A_FREEING);
+	check_free_ret = mem_free(check_fd, MEM_A);
+	step_set(C_A_FREED);
+	return NULL;
+}
+
+/* Threads of @pid blocked in the kernel (state D), or -1. */
+static int threads_blocked(pid_t pid)
+{
+	char path[320], buf[512], *st;
+	struct dirent *d;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, d->d_name);
+		if (read_str(path, buf, sizeof(buf)) <= 0)
+			continue;
+		st = strrchr(buf, ')');	/* "pid (comm) S ..." */
+		if (st && st[1] == ' ' && st[2] == 'D')
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Waits until 2 threads of @pid are blocked, or A's MEM_FREE returned. */
+static int threads_blocked_wait(pid_t pid)
+{
+	uint64_t deadline = neuron_now_ms() + NEURON_WAIT_MS;
+
+	while (threads_blocked(pid) < 2 && !sh->step[C_A_FREED] &&
+	       neuron_now_ms() < deadline)
+		usleep(1000);
+	return threads_blocked(pid);
+}
+
+/* Polls paused_at into @v until it reads 32 or NEURON_WAIT_MS passed. */
+static void paused_wait(char *v, size_t len)
+{
+	uint64_t deadline = neuron_now_ms() + NEURON_WAIT_MS;
+
+	while (neuron_now_ms() < deadline) {
+		if (read_str(PAUSED_PARAM, v, len) > 0 && atoi(v) == 32)
+			return;
+		usleep(1000);
+	}
+}
+
+/* Tenant A: a SUBMIT that waits at the pause point, a MEM_FREE behind it. */
+static int check_a(void *arg)
+{
+	struct neuron_emu_insn prog[6];
+	struct neuron_device_info info;
+	pthread_t t;
+	__u64 off, owned;
+	__u32 v = 0;
+	unsigned int n;
+
+	(void)arg;
+	check_fd = neuron_open();
+	if (check_fd < 0)
+		return 140;
+	chk(0, neuron_ioctl(check_fd, NEURON_IOC_DEVICE_INFO, &info), "A: DEVICE_INFO");
+	chk(0, cores_ioctl(check_fd, NEURON_IOC_CORE_ACQUIRE, 1, &owned), "A: CORE_ACQUIRE core 0");
+	chk(0, mem_alloc(check_fd, MEM_A, MEM_LEN, NEURON_MEM_F_FIXED, &off),
+	    "A: MEM_ALLOC fixed MEM_A");
+	chk(0, evt_sem(check_fd, 0, MEM_SEM, NEURON_SEM_SET, &v), "A: SEM_SET 0");
+	n = copy_wait_prog(&info, 0, MEM_A, prog);
+	if (pthread_create(&t, NULL, check_free, NULL))
+		return 141;
+	step_set(C_A_READY);
+	/* waits at the pause point until the parent resumes it */
+	chk(0, neuron_submit(check_fd, 0, NEURON_ENGINE_POOL, prog, n, 0),
+	    "A: SUBMIT copy + WAIT_GE, held after its check");
+	pthread_join(t, NULL);
+	chk(1, sh->step[C_RESUMED], "A: the SUBMIT returned only once resumed");
+	chk(-EBUSY, check_free_ret,
+	    "A: MEM_FREE of MEM_A issued during the SUBMIT's pause: refused, the program waits");
+	chk(NEURON_ENGINE_WAITING, engine_until(check_fd, 0, NEURON_ENGINE_POOL,
+						NEURON_ENGINE_WAITING),
+	    "A: its POOL WAITING");
+	chk(0, engine_reset(check_fd, 0, NEURON_ENGINE_POOL), "A: ENGINE_RESET its POOL");
+	chk(0, mem_free(check_fd, MEM_A), "A: MEM_FREE of MEM_A after the reset");
+	step_set(C_A_DONE);
+	close(check_fd);
+	return 0;
+}
+
+/* Tenant B: calls that take the device's lock, during A's paused SUBMIT. */
+static int check_b(void *arg)
+{
+	__u64 off;
+	int fd = neuron_open();
+
+	(void)arg;
+	if (fd < 0)
+		return 150;
+	if (!step_wait(C_PAUSED))
+		return 151;
+	chk(0, mem_alloc(fd, MEM_B, MEM_LEN, NEURON_MEM_F_FIXED, &off),
+	    "B: MEM_ALLOC fixed MEM_B during A's paused SUBMIT");
+	chk(0, mem_free(fd, MEM_B), "B: MEM_FREE of MEM_B during A's paused SUBMIT");
+	step_set(C_B_DONE);
+	close(fd);
+	return 0;
+}
+
+/*
+ * A's SUBMIT waits between its check and the device's lock; B's calls,
+ * which take the device's lock, return meanwhile (they would wait the
+ * pause out, 30 s, if the check held it); A's MEM_FREE, issued then, has
+ * not returned while the SUBMIT waits, and is refused once it went on.
+ */
+TEST_F_TIMEOUT(ten, submit_check, 200)
+{
+	char v[16] = "";
+	pid_t a, b;
+
+	ASSERT_EQ(0, write_str(PAUSE_PARAM, PAUSE_SUBMIT_CHECKED));
+	a = spawn(TENANT_A, check_a, NULL);
+	ASSERT_LT(0, a);
+	b = spawn(TENANT_B, check_b, NULL);
+	ASSERT_LT(0, b);
+	if (step_wait(C_A_READY))
+		paused_wait(v, sizeof(v));
+	EXPECT_EQ(32, atoi(v)) TH_LOG("A's SUBMIT never waited at the pause point");
+	step_set(C_PAUSED);
+	/* B's two calls must return while A's SUBMIT still waits */
+	EXPECT_EQ(1, step_wait(C_B_DONE)) TH_LOG("B's calls did not return");
+	EXPECT_EQ(0, read_str(PAUSED_PARAM, v, sizeof(v)) > 0 ? 32 - atoi(v) : -1)
+		TH_LOG("A's SUBMIT left the pause point before B's calls returned");
+	/*
+	 * A's MEM_FREE, issued now: both of A's threads end up blocked in
+	 * the kernel (the SUBMIT at the pause point, the MEM_FREE behind its
+	 * file's lock), and the MEM_FREE does not return while paused
+	 */
+	EXPECT_EQ(1, step_wait(C_A_FREEING));
+	EXPECT_EQ(2, threads_blocked_wait(a)) TH_LOG("A's SUBMIT and MEM_FREE not both waiting");
+	EXPECT_EQ(0, sh->step[C_A_FREED]) TH_LOG("A's MEM_FREE returned during the SUBMIT's pause");
+	step_set(C_RESUMED);
+	EXPECT_EQ(0, write_str(PAUSE_PARAM, "0"));
+	EXPECT_EQ(0, reap(a)) TH_LOG("A");
+	EXPECT_EQ(0, reap(b)) TH_LOG("B");
+	EXPECT_EQ(1, sh->step[C_A_DONE]);
+	assert_checks(_metadata, 10);
 }
 
 /* ==== mem_zero ============================================================= */
