@@ -112,6 +112,22 @@ st=$?
 [ $st -eq 0 ] || show /tmp/observe.json
 result $st passive_monitor_takes_nothing
 
+# top sees the monitor's file: its pid, uid 0, comm neuron-nq, core 1
+# (docs/cli-json.md#top); and prints plain lines when not a terminal
+neuron-nq top --json --count 2 --interval 0.3 >/tmp/top.json 2>&1
+st=$?
+[ $st -eq 0 ] && [ "$(grep -c '"object":"top"' /tmp/top.json)" -eq 2 ] &&
+	grep -q "\"comm\":\"neuron-nq\",\"cores\":\[1\],\"device\":\"/dev/nnq0\"" /tmp/top.json &&
+	grep -q "\"pid\":$mon," /tmp/top.json
+st=$?
+[ $st -eq 0 ] || show /tmp/top.json
+result $st top_json
+neuron-nq top --count 1 >/tmp/top.txt 2>&1
+st=$?
+show /tmp/top.txt
+[ $st -eq 0 ] && grep -q "^ *$mon  *0 neuron-nq  *nnq0  *1 " /tmp/top.txt && ! grep -q "$(printf '\033')" /tmp/top.txt
+result $? top_text
+
 kill $mon 2>/dev/null
 wait $mon 2>/dev/null
 echo "# metrics-guest: $fails of $n checks failed"

@@ -137,5 +137,7 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g);
 void add_engine_commands(CLI::App& app, Commands& out);
 /// monitor, stats (cmd_monitor.cpp).
 void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g);
+/// top (cmd_top.cpp).
+void add_top_commands(CLI::App& app, Commands& out);
 
 }  // namespace neuron::cli

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   nc::add_run_commands(app, commands, globals);      // asm, run, submit, trace
   nc::add_engine_commands(app, commands);            // reset, features
   nc::add_monitor_commands(app, commands, globals);  // monitor, stats
+  nc::add_top_commands(app, commands);               // top
 
   app.set_version_flag("--version", std::string("neuron-nq ") + NEURON_VERSION + " (JSON schema " +
                                         std::to_string(nc::kJsonSchemaVersion) + ")");
