@@ -420,7 +420,8 @@ out_unlock:
  * @nfile: the file the program belongs to: the submitting file, or for a
  *	detached program (NEURON_SUBMIT_F_DETACH) the core's owner, on whose
  *	behalf it runs (docs/decisions.md#submit-detach)
- * @insns: the program, @count struct neuron_emu_insn (kernel copy)
+ * @insns: the program, @count struct neuron_emu_insn (kernel copy; its
+ *	fields are little-endian)
  * @count: instructions
  * @prog_off: BAR4 offset the program is loaded at (its engine's area)
  * @bad: out, on -EACCES: the first range outside them, for
@@ -436,7 +437,7 @@ out_unlock:
  * element of an indexed direction inside [addr, addr + length)
  * (docs/device-model.md, "DGE copy"); their index table,
  * [insn.reserved0, + 4 * (length >> element shift)), must lie in an
- * allocation or the program too (include/neuron/emu_isa.h,
+ * allocation or the program too (include/uapi/linux/neuron_isa.h,
  * docs/decisions.md#dge-index-path). O(@count log m) in @nfile's m
  * allocations, nothing logged. Called with @nfile's &neuron_file.mem_lock
  * held (SUBMIT through @nfile: no other tenant waits meanwhile) or
@@ -455,26 +456,28 @@ int neuron_mem_check_program(struct neuron_file *nfile,
 		       lockdep_is_held(&nfile->ndev->lock));
 	for (i = 0; i < count; i++) {
 		const struct neuron_emu_dge_desc *d = &insns[i].operand.dge;
-		u64 len = max_t(u64, d->length, 1), tab = 0, tlen = 0;
+		u64 src = le32_to_cpu(d->src), dst = le32_to_cpu(d->dst);
+		u32 length = le32_to_cpu(d->length);
+		u64 len = max_t(u64, length, 1), tab = 0, tlen = 0;
 		const char *what = NULL;
 		u64 at = 0, alen = len;
 
 		if (insns[i].opcode != NEURON_OP_DGE_COPY)
 			continue;
-		if (d->indirect.indirect_mode) {
-			tab = insns[i].reserved0;
-			tlen = max_t(u64, (u64)d->length >>
+		if (d->indirect & NEURON_ISA_INDIRECT_MODE_MASK) {
+			tab = le32_to_cpu(insns[i].reserved0);
+			tlen = max_t(u64, (u64)length >>
 				     ((insns[i].flags & NEURON_DGE_F_ELEM_MASK) >>
 				      NEURON_DGE_F_ELEM_SHIFT), 1) *
 			       NEURON_DGE_IDX_ENTRY_BYTES;
 		}
-		if (!neuron_mem_owned(nfile, d->src, len) &&
-		    !(d->src >= prog_off && d->src + len <= prog_end)) {
+		if (!neuron_mem_owned(nfile, src, len) &&
+		    !(src >= prog_off && src + len <= prog_end)) {
 			what = "source";
-			at = d->src;
-		} else if (!neuron_mem_owned(nfile, d->dst, len)) {
+			at = src;
+		} else if (!neuron_mem_owned(nfile, dst, len)) {
 			what = "destination";
-			at = d->dst;
+			at = dst;
 		} else if (tlen && !neuron_mem_owned(nfile, tab, tlen) &&
 			   !(tab >= prog_off && tab + tlen <= prog_end)) {
 			what = "index table";

@@ -19,6 +19,17 @@
 #   headers.regs_asserts_c, headers.regs_asserts_cxx  include/neuron/regs.h,
 #       alone, compiles as C11 and C++20: its static assertions pin the
 #       register map to the hardware description's values
+#   headers.uapi_no_bitfields  no C bitfield ("TYPE NAME : WIDTH;") in any
+#       include/uapi/linux/*.h, comments stripped (the compiler's
+#       preprocessor, -fpreprocessed -dD): a bitfield's layout is the
+#       compiler's and the host's choice, not an ABI; the offending lines
+#       are printed
+#   headers.isa_asserts_c, headers.isa_asserts_cxx  include/neuron/emu_isa.h,
+#       alone, compiles as C11 and C++20: its static assertions pin the
+#       offset and size of every field of every instruction structure of
+#       <linux/neuron_isa.h> to hand-written byte offsets, and its sub-byte
+#       masks and shifts to the bits of docs/hardware.md#dge-bounds-reg and
+#       #dge-indirect
 #   headers.views_asserts_c, headers.views_asserts_cxx
 #       include/neuron/notification.h (the bitfield views the tests read
 #       records with), alone, compiles as C11, and with
@@ -167,6 +178,37 @@ if [ "$nasserts" -gt 0 ]; then
 else
 	result 1 headers.regs_asserts_c
 	result 1 headers.regs_asserts_cxx
+fi
+
+# --- no bitfields in the UAPI headers: "TYPE NAME : WIDTH;" with the
+# comments stripped (a "case X: y;" would match too; UAPI headers have none)
+st=0
+for h in include/uapi/linux/*.h; do
+	gcc -fpreprocessed -dD -E -P -x c "$h" 2>"$tmp/bf.err" |
+		grep -nE '^[[:space:]]*(__extension__[[:space:]]+)?[A-Za-z_][A-Za-z0-9_ ]*[[:space:]]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]*:[[:space:]]*[A-Za-z0-9_()]+[[:space:]]*(,[^;]*)?;' |
+		grep -vE '^[0-9]+:[[:space:]]*(case|default)[[:space:]:]' |
+		sed "s|^|$h (comments stripped) line |" >"$tmp/bf.log"
+	[ -s "$tmp/bf.err" ] && { diag <"$tmp/bf.err"; st=1; }
+	if [ -s "$tmp/bf.log" ]; then
+		echo "# bitfield in a UAPI header:"
+		diag <"$tmp/bf.log"
+		st=1
+	fi
+done
+result $st headers.uapi_no_bitfields
+
+# --- emu_isa.h alone: every instruction field's offset and size, in C and C++
+isa=include/neuron/emu_isa.h
+nasserts=$(grep -c '^NEURON_STATIC_ASSERT(\|^NEURON_ISA_CHECK_FIELD(' "$isa")
+echo "# $isa: $nasserts static assertions"
+echo '#include <neuron/emu_isa.h>' >"$tmp/isa.c"
+cp "$tmp/isa.c" "$tmp/isa.cpp"
+if [ "$nasserts" -gt 0 ]; then
+	compile headers.isa_asserts_c gcc -std=c11 -Wall -Wextra -Werror -I include "$tmp/isa.c"
+	compile headers.isa_asserts_cxx g++ -std=c++20 -Wall -Wextra -Werror -I include "$tmp/isa.cpp"
+else
+	result 1 headers.isa_asserts_c
+	result 1 headers.isa_asserts_cxx
 fi
 
 # --- notification.h alone: the views against the UAPI masks, in C and C++20

@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -254,9 +255,9 @@ static insn_t I(uint8_t op, uint16_t hint, uint32_t idx, uint32_t value)
 
 	memset(&in, 0, sizeof(in));
 	in.opcode = op;
-	in.debug_hint = hint;
-	in.operand.arg.idx = idx;
-	in.operand.arg.value = value;
+	in.debug_hint = htole16(hint);
+	in.operand.arg.idx = htole32(idx);
+	in.operand.arg.value = htole32(value);
 	return in;
 }
 
@@ -264,7 +265,7 @@ static insn_t NOTIFY(uint16_t hint, uint16_t ext)
 {
 	insn_t in = I(NEURON_OP_NOTIFY, hint, 0, 0);
 
-	in.operand.arg.debug_hint_extended = ext;
+	in.operand.arg.debug_hint_extended = htole16(ext);
 	return in;
 }
 
@@ -600,7 +601,7 @@ static void t_stall_no_duplicate(void)
 		p[i] = I(NEURON_OP_SEM_INC, i, 1, 1);
 		p[i].events.update_mode = NEURON_EVT_SEM_UPDATE_SEM_INC;
 		p[i].events.update_idx = 2;
-		p[i].events.semaphore_value = 10;
+		p[i].events.semaphore_value = htole32(10);
 	}
 	p[N] = I(NEURON_OP_HALT, 0, 0, 0);
 	prog_start(0, NEURON_ENGINE_ACT, p, N + 1);
@@ -834,7 +835,7 @@ static void t_events_block(void)
 	p[0].events.wait_idx = 9;
 	p[0].events.update_mode = NEURON_EVT_SEM_UPDATE_SEM_SET;
 	p[0].events.update_idx = 7;
-	p[0].events.semaphore_value = 42;
+	p[0].events.semaphore_value = htole32(42);
 	prog_start(0, NEURON_ENGINE_SP, p, 2);
 	sleep_ms(20);
 	CHECK(erd(0, NEURON_ENGINE_SP, NEURON_ENG_STATUS) == NEURON_ENGINE_WAITING,
@@ -1028,19 +1029,25 @@ static insn_t DGE(uint32_t src, uint32_t dst, uint32_t len, uint8_t bc_src,
 {
 	insn_t in = I(NEURON_OP_DGE_COPY, 0, 0, 0);
 
-	in.operand.dge.src = src;
-	in.operand.dge.dst = dst;
-	in.operand.dge.length = len;
-	memcpy(&in.operand.dge.bc_src, &bc_src, 1);
-	memcpy(&in.operand.dge.bc_dst, &bc_dst, 1);
-	memcpy(&in.operand.dge.indirect, &indirect, 1);
+	in.operand.dge.src = htole32(src);
+	in.operand.dge.dst = htole32(dst);
+	in.operand.dge.length = htole32(len);
+	in.operand.dge.bc_src = bc_src;
+	in.operand.dge.bc_dst = bc_dst;
+	in.operand.dge.indirect = indirect;
 	in.operand.dge.backend = backend;
 	return in;
 }
 
-/* BOUND_CHECK_REG byte: bc_reg:6, bc_disable_oob_error_notif:1, bc_enabled:1 */
+/*
+ * BOUND_CHECK_REG byte (docs/hardware.md#dge-bounds-reg): bc_reg bits 5..0,
+ * bc_disable_oob_error_notif bit 6, bc_enabled bit 7
+ */
 #define BC(reg, nonotif, en)	((uint8_t)((reg) | (nonotif) << 6 | (en) << 7))
-/* DMA_INDIRECT_FLAGS byte: indirect_mode:2, idx_bound_is_err:1, ... */
+/*
+ * DMA_INDIRECT_FLAGS byte (docs/hardware.md#dge-indirect): indirect_mode
+ * bits 1..0, idx_bound_is_err bit 2, ...
+ */
 #define IND(mode, is_err)	((uint8_t)((mode) | (is_err) << 2))
 
 static uint8_t pattern[256], zero[256];
@@ -1235,7 +1242,7 @@ static void t_dge(void)
 			idx[i] = i;
 		idx[7] = 200;
 		vwrite(mem + DGE_IDX, idx, sizeof(idx));
-		g.reserved0 = DGE_IDX;
+		g.reserved0 = htole32(DGE_IDX);
 		ewr(0, e, NEURON_ENG_SREG(10), 100);
 		CHECK(dge_run(g, bit1) == NEURON_ENGINE_HALTED, "m: not halted");
 		CHECK(nq_collect(&er, r, 1, TIMEOUT_MS) == 1 &&

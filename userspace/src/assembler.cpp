@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <endian.h>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -244,7 +245,7 @@ class Assembler {
     for (auto item : split(v, ',')) {
       if (item == "off") continue;
       if (item == "quiet") {
-        b |= 0x40;  // bc_disable_oob_error_notif, bit 6
+        b |= NEURON_ISA_BC_DISABLE_OOB_ERROR_NOTIF_MASK;  // bit 6
       } else if (item.rfind("raw:", 0) == 0) {
         auto n = number(std::string(key) + " raw byte", item.substr(4), 0xff);
         if (!n) return false;
@@ -252,7 +253,9 @@ class Assembler {
       } else {
         auto n = number(std::string(key) + " register", item, NEURON_ENG_NUM_SREGS - 1);
         if (!n) return false;
-        b = static_cast<std::uint8_t>((b & 0x40) | 0x80 | *n);  // bc_enabled (bit 7), bc_reg:6
+        // bc_enabled (bit 7), bc_reg (bits 5..0)
+        b = static_cast<std::uint8_t>((b & NEURON_ISA_BC_DISABLE_OOB_ERROR_NOTIF_MASK) | NEURON_ISA_BC_ENABLED_MASK |
+                                      (*n << NEURON_ISA_BC_REG_SHIFT));
       }
     }
     out = b;
@@ -263,14 +266,15 @@ class Assembler {
     std::uint8_t b = 0;
     for (auto item : split(v, ',')) {
       if (item == "err") {
-        b |= 0x04;  // idx_bound_is_err (docs/hardware.md#dge-indirect)
+        b |= NEURON_ISA_INDIRECT_IDX_BOUND_IS_ERR_MASK;  // docs/hardware.md#dge-indirect
       } else if (item == "nonunique") {
-        b |= 0x08;
+        b |= NEURON_ISA_INDIRECT_NON_UNIQUE_DST_IDX_MASK;
       } else if (item.rfind("gather=", 0) == 0 || item.rfind("scatter=", 0) == 0) {
         const bool g = item[0] == 'g';
         auto n = number(g ? "gather_dim" : "scatter_dim", item.substr(g ? 7 : 8), 3);
         if (!n) return false;
-        b = static_cast<std::uint8_t>(b | (*n << (g ? 4 : 6)));
+        b = static_cast<std::uint8_t>(
+            b | (*n << (g ? NEURON_ISA_INDIRECT_GATHER_DIM_SHIFT : NEURON_ISA_INDIRECT_SCATTER_DIM_SHIFT)));
       } else if (item.rfind("raw:", 0) == 0) {
         auto n = number("indirect raw byte", item.substr(4), 0xff);
         if (!n) return false;
@@ -278,7 +282,7 @@ class Assembler {
       } else {
         auto n = number("indirect_mode", item, 3);
         if (!n) return false;
-        b = static_cast<std::uint8_t>((b & ~0x03) | *n);
+        b = static_cast<std::uint8_t>((b & ~NEURON_ISA_INDIRECT_MODE_MASK) | (*n << NEURON_ISA_INDIRECT_MODE_SHIFT));
       }
     }
     out = b;
@@ -294,13 +298,13 @@ class Assembler {
     if (key == "hint") {
       auto n = number("@hint", val, 15);
       if (!n) return false;
-      in.debug_hint = static_cast<std::uint16_t>(*n);
+      in.debug_hint = htole16(static_cast<std::uint16_t>(*n));
       return true;
     }
     if (key == "value") {
       auto n = number("@value", val, UINT32_MAX);
       if (!n) return false;
-      in.events.semaphore_value = static_cast<std::uint32_t>(*n);
+      in.events.semaphore_value = htole32(static_cast<std::uint32_t>(*n));
       return true;
     }
     if (key == "wait" || key == "update") {
@@ -379,11 +383,11 @@ class Assembler {
           if (k == "hint") {
             auto n = number("hint", v, 15);
             if (!n) return;
-            in.debug_hint = static_cast<std::uint16_t>(*n);
+            in.debug_hint = htole16(static_cast<std::uint16_t>(*n));
           } else if (k == "ext") {
             auto n = number("ext", v, 0xffff);
             if (!n) return;
-            in.operand.arg.debug_hint_extended = static_cast<std::uint16_t>(*n);
+            in.operand.arg.debug_hint_extended = htole16(static_cast<std::uint16_t>(*n));
           } else {
             return error(fmt::format("unknown notify operand '{}'; notify takes hint=N ext=N", k));
           }
@@ -397,23 +401,23 @@ class Assembler {
         auto idx = number("semaphore", pos[0], NEURON_EVT_SEM_COUNT - 1);
         auto val = idx ? number("value", pos[1], UINT32_MAX) : std::nullopt;
         if (!idx || !val) return;
-        in.operand.arg.idx = static_cast<std::uint32_t>(*idx);
-        in.operand.arg.value = static_cast<std::uint32_t>(*val);
+        in.operand.arg.idx = htole32(static_cast<std::uint32_t>(*idx));
+        in.operand.arg.value = htole32(static_cast<std::uint32_t>(*val));
         break;
       }
       case NEURON_OP_EVENT_SET:
       case NEURON_OP_EVENT_CLEAR: {
         auto idx = number("event", pos[0], NEURON_EVT_SEM_COUNT - 1);
         if (!idx) return;
-        in.operand.arg.idx = static_cast<std::uint32_t>(*idx);
+        in.operand.arg.idx = htole32(static_cast<std::uint32_t>(*idx));
         break;
       }
       case NEURON_OP_REG_WRITE: {
         auto idx = number("register $S index", pos[0], NEURON_ENG_NUM_SREGS - 1);
         auto val = idx ? number("value", pos[1], UINT32_MAX) : std::nullopt;
         if (!idx || !val) return;
-        in.operand.arg.idx = static_cast<std::uint32_t>(*idx);
-        in.operand.arg.value = static_cast<std::uint32_t>(*val);
+        in.operand.arg.idx = htole32(static_cast<std::uint32_t>(*idx));
+        in.operand.arg.value = htole32(static_cast<std::uint32_t>(*val));
         break;
       }
       case NEURON_OP_FP_ERROR: {
@@ -422,14 +426,14 @@ class Assembler {
           if (pos[0] == tpb_error_name(e)) id = e;
         if (!id) id = number("error id", pos[0], 0xff);
         if (!id) return;
-        in.operand.arg.value = static_cast<std::uint32_t>(*id);
+        in.operand.arg.value = htole32(static_cast<std::uint32_t>(*id));
         break;
       }
       case NEURON_OP_THROTTLE:
       case NEURON_OP_DELAY: {
         auto v = number(op->opcode == NEURON_OP_DELAY ? "delay" : "throttle level", pos[0], UINT32_MAX);
         if (!v) return;
-        in.operand.arg.value = static_cast<std::uint32_t>(*v);
+        in.operand.arg.value = htole32(static_cast<std::uint32_t>(*v));
         break;
       }
       case NEURON_OP_DGE_COPY: {
@@ -440,16 +444,16 @@ class Assembler {
           if (k == "src" || k == "dst" || k == "len") {
             auto n = number(k, v, UINT32_MAX);
             if (!n) return;
-            (k == "src" ? d.src : k == "dst" ? d.dst : d.length) = static_cast<std::uint32_t>(*n);
+            (k == "src" ? d.src : k == "dst" ? d.dst : d.length) = htole32(static_cast<std::uint32_t>(*n));
             (k == "src" ? have_src : k == "dst" ? have_dst : have_len) = true;
           } else if (k == "bc_src" || k == "bc_dst") {
             std::uint8_t b;
             if (!bound_check(k, v, b)) return;
-            std::memcpy(k == "bc_src" ? static_cast<void*>(&d.bc_src) : static_cast<void*>(&d.bc_dst), &b, 1);
+            (k == "bc_src" ? d.bc_src : d.bc_dst) = b;
           } else if (k == "indirect") {
             std::uint8_t b;
             if (!indirect_flags(v, b)) return;
-            std::memcpy(&d.indirect, &b, 1);
+            d.indirect = b;
           } else if (k == "backend") {
             if (v == "none") d.backend = NEURON_DGE_BACKEND_NONE;
             else if (v == "pool") d.backend = NEURON_DGE_BACKEND_POOL;
@@ -475,7 +479,7 @@ class Assembler {
             // the index table of an indirect descriptor (a device-memory offset)
             auto n = number("dge idx", v, UINT32_MAX);
             if (!n) return;
-            in.reserved0 = static_cast<std::uint32_t>(*n);
+            in.reserved0 = htole32(static_cast<std::uint32_t>(*n));
           } else {
             return error(fmt::format("unknown dge operand '{}'; dge takes src, dst, len, bc_src, bc_dst, indirect, "
                                      "backend, offsets, elem, idx", k));
@@ -502,12 +506,10 @@ class Assembler {
   std::vector<std::string> errors_;
 };
 
-std::string bc_text(const neuron_isa_tpb_bound_check_reg& bc) {
-  std::uint8_t b;
-  std::memcpy(&b, &bc, 1);
+std::string bc_text(std::uint8_t b) {
   if (b == 0) return "off";
-  const bool enabled = b & 0x80, quiet = b & 0x40;
-  const unsigned reg = b & 0x3f;
+  const bool enabled = b & NEURON_ISA_BC_ENABLED_MASK, quiet = b & NEURON_ISA_BC_DISABLE_OOB_ERROR_NOTIF_MASK;
+  const unsigned reg = (b & NEURON_ISA_BC_REG_MASK) >> NEURON_ISA_BC_REG_SHIFT;
   if (!enabled) return fmt::format("raw:0x{:02x}", b);
   return quiet ? fmt::format("{},quiet", reg) : fmt::format("{}", reg);
 }
@@ -561,34 +563,33 @@ std::string disassemble(const neuron_emu_insn& in) {
   s = op->name;
   switch (in.opcode) {
     case NEURON_OP_NOTIFY:
-      s += fmt::format(" hint={} ext=0x{:x}", in.debug_hint, a.debug_hint_extended);
+      s += fmt::format(" hint={} ext=0x{:x}", le16toh(in.debug_hint), le16toh(a.debug_hint_extended));
       break;
     case NEURON_OP_SEM_SET: case NEURON_OP_SEM_INC: case NEURON_OP_SEM_DEC:
     case NEURON_OP_WAIT_GE: case NEURON_OP_WAIT_GE_AND_DEC: case NEURON_OP_REG_WRITE:
-      s += fmt::format(" {} {}", a.idx, a.value);
+      s += fmt::format(" {} {}", le32toh(a.idx), le32toh(a.value));
       break;
     case NEURON_OP_EVENT_SET: case NEURON_OP_EVENT_CLEAR:
-      s += fmt::format(" {}", a.idx);
+      s += fmt::format(" {}", le32toh(a.idx));
       break;
     case NEURON_OP_FP_ERROR: case NEURON_OP_THROTTLE: case NEURON_OP_DELAY:
-      s += fmt::format(" {}", a.value);
+      s += fmt::format(" {}", le32toh(a.value));
       break;
     case NEURON_OP_DGE_COPY: {
       const auto& d = in.operand.dge;
-      std::uint8_t ind;
-      std::memcpy(&ind, &d.indirect, 1);
       s += fmt::format(" src=0x{:x} dst=0x{:x} len={} bc_src={} bc_dst={} indirect=raw:0x{:02x} backend={}",
-                       d.src, d.dst, d.length, bc_text(d.bc_src), bc_text(d.bc_dst), ind, d.backend);
+                       le32toh(d.src), le32toh(d.dst), le32toh(d.length), bc_text(d.bc_src), bc_text(d.bc_dst),
+                       d.indirect, d.backend);
       if (in.flags & NEURON_DGE_F_WIDE_OFFSET) s += " offsets=wide";
       if (in.flags & NEURON_DGE_F_ELEM_MASK)
         s += fmt::format(" elem={}", 1u << ((in.flags & NEURON_DGE_F_ELEM_MASK) >> NEURON_DGE_F_ELEM_SHIFT));
-      if (in.reserved0) s += fmt::format(" idx=0x{:x}", in.reserved0);
+      if (in.reserved0) s += fmt::format(" idx=0x{:x}", le32toh(in.reserved0));
       break;
     }
     default:
       break;
   }
-  if (in.opcode != NEURON_OP_NOTIFY && in.debug_hint) s += fmt::format(" @hint={}", in.debug_hint);
+  if (in.opcode != NEURON_OP_NOTIFY && in.debug_hint) s += fmt::format(" @hint={}", le16toh(in.debug_hint));
   const auto& ev = in.events;
   if (ev.wait_mode) {
     static constexpr const char* w[] = {"", "ge", "ge.dec", "event"};
@@ -600,7 +601,7 @@ std::string disassemble(const neuron_emu_insn& in) {
     s += ev.update_mode < 6 ? fmt::format(" @update={}:{}", u[ev.update_mode], ev.update_idx)
                             : fmt::format(" # update_mode {}", ev.update_mode);
   }
-  if (ev.semaphore_value) s += fmt::format(" @value={}", ev.semaphore_value);
+  if (ev.semaphore_value) s += fmt::format(" @value={}", le32toh(ev.semaphore_value));
   return s;
 }
 

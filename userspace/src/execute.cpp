@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <set>
+#include <endian.h>
 
 #include <unistd.h>
 
@@ -228,7 +229,7 @@ std::optional<unsigned> fatal_engine(const Record& r) noexcept {
 }
 
 bool uses_event(const Instruction& in, std::uint8_t ev) noexcept {
-  if ((in.opcode == NEURON_OP_EVENT_SET || in.opcode == NEURON_OP_EVENT_CLEAR) && in.operand.arg.idx == ev) return true;
+  if ((in.opcode == NEURON_OP_EVENT_SET || in.opcode == NEURON_OP_EVENT_CLEAR) && le32toh(in.operand.arg.idx) == ev) return true;
   if (in.events.wait_mode == NEURON_WAIT_EVENT_SET && in.events.wait_idx == ev) return true;
   const auto m = in.events.update_mode;
   return (m == NEURON_EVT_SEM_UPDATE_EVENT_SET || m == NEURON_EVT_SEM_UPDATE_EVENT_CLEAR) && in.events.update_idx == ev;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <endian.h>
 #include <optional>
 #include <type_traits>
 
@@ -155,18 +156,12 @@ std::string explain(const Interrupt& e) {
 
 namespace {
 
-std::uint8_t byte_of(const neuron_isa_tpb_bound_check_reg& bc) {
-  std::uint8_t b;
-  std::memcpy(&b, &bc, 1);
-  return b;
-}
-
 /// The value a program leaves in $S[reg] before `pc` (its last `reg` write), if any.
 std::optional<std::pair<std::uint32_t, unsigned>> sreg_before(const EngineProgram& ep, std::uint32_t pc, unsigned reg) {
   std::optional<std::pair<std::uint32_t, unsigned>> v;
   for (std::uint32_t i = 0; i < pc && i < ep.insns.size(); ++i)
-    if (ep.insns[i].opcode == NEURON_OP_REG_WRITE && ep.insns[i].operand.arg.idx == reg)
-      v = std::pair{ep.insns[i].operand.arg.value, i < ep.lines.size() ? ep.lines[i] : 0u};
+    if (ep.insns[i].opcode == NEURON_OP_REG_WRITE && le32toh(ep.insns[i].operand.arg.idx) == reg)
+      v = std::pair{le32toh(ep.insns[i].operand.arg.value), i < ep.lines.size() ? ep.lines[i] : 0u};
   return v;
 }
 
@@ -174,8 +169,8 @@ std::optional<std::pair<std::uint32_t, unsigned>> sreg_before(const EngineProgra
 /// docs/hardware.md#dge-indirect, #dge-validity (docs/device-model.md "DGE
 /// copy" step 1).
 std::string bc_problem(const char* dir, std::uint8_t b, bool indexed, bool idx_bound_is_err) {
-  const bool enabled = b & 0x80, quiet = b & 0x40;
-  const unsigned reg = b & 0x3f;
+  const bool enabled = b & NEURON_ISA_BC_ENABLED_MASK, quiet = b & NEURON_ISA_BC_DISABLE_OOB_ERROR_NOTIF_MASK;
+  const unsigned reg = (b & NEURON_ISA_BC_REG_MASK) >> NEURON_ISA_BC_REG_SHIFT;
   if (!enabled && b != 0)
     return fmt::format("bc_{}=0x{:02x} has the check off but other bits set (has_valid_bound_check_reg wants "
                        "0x00, or bc_enabled with a readable register)",
@@ -210,8 +205,10 @@ std::string explain(const TpbError& e, const Program& program, unsigned core) {
                    : "engine continued";
   if (in.opcode != NEURON_OP_DGE_COPY) return explain(e) + fmt::format(" ({}:{})", program.name, line);
   const auto& d = in.operand.dge;
-  std::uint8_t ind;
-  std::memcpy(&ind, &d.indirect, 1);
+  const std::uint8_t ind = d.indirect;
+  // the instruction's fields are little-endian (include/uapi/linux/neuron_isa.h)
+  const std::uint32_t d_src = le32toh(d.src), d_dst = le32toh(d.dst), d_length = le32toh(d.length);
+  const auto bc_reg = [](std::uint8_t b) { return (b & NEURON_ISA_BC_REG_MASK) >> NEURON_ISA_BC_REG_SHIFT; };
 
   if (e.is_sequencer() && q.info_kind == NEURON_ISA_SEQ_INFO_DGE_BOUNDS) {
     std::string parts;
@@ -222,12 +219,12 @@ std::string explain(const TpbError& e, const Program& program, unsigned core) {
       const bool src = dir == NEURON_DGE_DIR_SRC;
       if (q.info & (dir << 2)) {  // an index of this direction above its bound (docs/decisions.md#dge-index-path)
         parts += fmt::format("{}{} index > bound in $S[{}]", parts.empty() ? "" : "; ", src ? "src" : "dst",
-                             byte_of(src ? d.bc_src : d.bc_dst) & 0x3f);
+                             bc_reg(src ? d.bc_src : d.bc_dst));
         continue;
       }
-      const std::uint64_t addr = src ? d.src : d.dst;
-      const std::uint64_t last = addr + std::max<std::uint32_t>(d.length, 1) - 1;
-      const unsigned reg = byte_of(src ? d.bc_src : d.bc_dst) & 0x3f;
+      const std::uint64_t addr = src ? d_src : d_dst;
+      const std::uint64_t last = addr + std::max<std::uint32_t>(d_length, 1) - 1;
+      const unsigned reg = bc_reg(src ? d.bc_src : d.bc_dst);
       const auto lo = sreg_before(*ep, pc, reg);
       const auto hi = wide ? sreg_before(*ep, pc, reg + 1) : std::nullopt;
       std::string p;
@@ -247,15 +244,16 @@ std::string explain(const TpbError& e, const Program& program, unsigned core) {
   if (e.is_sequencer() && q.info_kind == NEURON_ISA_SEQ_INFO_DGE_INVALID) {
     std::string parts;
     const auto add = [&parts](const std::string& p) { parts += (parts.empty() ? "" : "; ") + p; };
-    const bool idx_err = ind & 0x04;
-    if (q.info & 1) add(bc_problem("src", byte_of(d.bc_src), ind & 0x01, idx_err));
-    if (q.info & 2) add(bc_problem("dst", byte_of(d.bc_dst), ind & 0x02, idx_err));
+    const bool idx_err = ind & NEURON_ISA_INDIRECT_IDX_BOUND_IS_ERR_MASK;
+    const unsigned mode = (ind & NEURON_ISA_INDIRECT_MODE_MASK) >> NEURON_ISA_INDIRECT_MODE_SHIFT;
+    if (q.info & 1) add(bc_problem("src", d.bc_src, mode & NEURON_ISA_INDIRECT_MODE_GATHER, idx_err));
+    if (q.info & 2) add(bc_problem("dst", d.bc_dst, mode & NEURON_ISA_INDIRECT_MODE_SCATTER, idx_err));
     if (q.info & 4) add(fmt::format("backend {} is none of none (0), pool (1), rtl (2)", d.backend));
     if (q.info & 8) add(fmt::format("index encoding: mode byte 0x{:02x}, index table 0x{:x}, len {}", in.flags,
-                                    in.reserved0, d.length));
+                                    le32toh(in.reserved0), d_length));
     if (q.info & kDgeInvalidLength)
       add(fmt::format("len {} (0x{:x}) is above 4 MiB: more than 16 DMA engines x 4096 packets of 64 bytes",
-                      d.length, d.length));
+                      d_length, d_length));
     if (parts.empty()) parts = fmt::format("info 0x{:02x}", q.info);
     return fmt::format("DGE descriptor structurally invalid {}: {}; {} ({}); the host sees no completion "
                        "(TIMEOUT) plus this record",
@@ -264,7 +262,7 @@ std::string explain(const TpbError& e, const Program& program, unsigned core) {
   if (e.error_id == NEURON_ISA_TPB_ERROR_MEMORY_ERROR)
     return fmt::format("MEMORY_ERROR {}: DGE copy src 0x{:x} -> dst 0x{:x}, {} bytes, leaves device memory; "
                        "descriptor skipped, engine continued",
-                       where, d.src, d.dst, d.length);
+                       where, d_src, d_dst, d_length);
   return explain(e) + fmt::format(" ({}:{})", program.name, line);
 }
 

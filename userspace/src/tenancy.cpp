@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <endian.h>
 #include <fstream>
 #include <sstream>
 
@@ -131,15 +132,17 @@ std::vector<DgeRange> dge_ranges(const Program& program) {
     for (std::uint32_t pc = 0; pc < e.insns.size(); ++pc) {
       const auto& in = e.insns[pc];
       if (in.opcode != NEURON_OP_DGE_COPY) continue;
-      const std::uint64_t len = std::max<std::uint64_t>(in.operand.dge.length, 1);
+      // the instruction's fields are little-endian (include/uapi/linux/neuron_isa.h)
+      const std::uint32_t length = le32toh(in.operand.dge.length);
+      const std::uint64_t len = std::max<std::uint64_t>(length, 1);
       const unsigned line = pc < e.lines.size() ? e.lines[pc] : 0;
-      out.push_back({{in.operand.dge.src, len}, e.core, e.engine, pc, line, false});
-      out.push_back({{in.operand.dge.dst, len}, e.core, e.engine, pc, line, true});
-      if (in.operand.dge.indirect.indirect_mode) {
-        // the index table: one u32 per element (include/neuron/emu_isa.h)
+      out.push_back({{le32toh(in.operand.dge.src), len}, e.core, e.engine, pc, line, false});
+      out.push_back({{le32toh(in.operand.dge.dst), len}, e.core, e.engine, pc, line, true});
+      if (in.operand.dge.indirect & NEURON_ISA_INDIRECT_MODE_MASK) {
+        // the index table: one u32 per element (include/uapi/linux/neuron_isa.h)
         const unsigned shift = (in.flags & NEURON_DGE_F_ELEM_MASK) >> NEURON_DGE_F_ELEM_SHIFT;
-        const std::uint64_t n = std::max<std::uint64_t>(in.operand.dge.length >> shift, 1);
-        out.push_back({{in.reserved0, n * NEURON_DGE_IDX_ENTRY_BYTES}, e.core, e.engine, pc, line, false});
+        const std::uint64_t n = std::max<std::uint64_t>(length >> shift, 1);
+        out.push_back({{le32toh(in.reserved0), n * NEURON_DGE_IDX_ENTRY_BYTES}, e.core, e.engine, pc, line, false});
       }
     }
   return out;

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include <cstring>
+#include <endian.h>
 #include <fstream>
 #include <sstream>
 
@@ -78,25 +79,25 @@ halt
   ASSERT_EQ(e->insns.size(), 14u);
   const auto& i = e->insns;
   EXPECT_EQ(i[0].opcode, NEURON_OP_SEM_SET);
-  EXPECT_EQ(i[0].operand.arg.idx, 3u);
-  EXPECT_EQ(i[0].operand.arg.value, 10u);
+  EXPECT_EQ(le32toh(i[0].operand.arg.idx), 3u);
+  EXPECT_EQ(le32toh(i[0].operand.arg.value), 10u);
   EXPECT_EQ(i[1].opcode, NEURON_OP_SEM_INC);
-  EXPECT_EQ(i[1].operand.arg.value, 0x20u);
+  EXPECT_EQ(le32toh(i[1].operand.arg.value), 0x20u);
   EXPECT_EQ(i[2].opcode, NEURON_OP_SEM_DEC);
   EXPECT_EQ(i[3].opcode, NEURON_OP_WAIT_GE);
   EXPECT_EQ(i[4].opcode, NEURON_OP_WAIT_GE_AND_DEC);
   EXPECT_EQ(i[5].opcode, NEURON_OP_EVENT_SET);
-  EXPECT_EQ(i[5].operand.arg.idx, 8u);
+  EXPECT_EQ(le32toh(i[5].operand.arg.idx), 8u);
   EXPECT_EQ(i[6].opcode, NEURON_OP_EVENT_CLEAR);
   EXPECT_EQ(i[7].opcode, NEURON_OP_REG_WRITE);
-  EXPECT_EQ(i[7].operand.arg.idx, 63u);
-  EXPECT_EQ(i[7].operand.arg.value, 0xdeadbeefu);
+  EXPECT_EQ(le32toh(i[7].operand.arg.idx), 63u);
+  EXPECT_EQ(le32toh(i[7].operand.arg.value), 0xdeadbeefu);
   EXPECT_EQ(i[8].opcode, NEURON_OP_FP_ERROR);
-  EXPECT_EQ(i[8].operand.arg.value, 0x01u);
-  EXPECT_EQ(i[9].operand.arg.value, 0x0au);
+  EXPECT_EQ(le32toh(i[8].operand.arg.value), 0x01u);
+  EXPECT_EQ(le32toh(i[9].operand.arg.value), 0x0au);
   EXPECT_EQ(i[10].opcode, NEURON_OP_THROTTLE);
   EXPECT_EQ(i[11].opcode, NEURON_OP_DELAY);
-  EXPECT_EQ(i[11].operand.arg.value, 1000u);
+  EXPECT_EQ(le32toh(i[11].operand.arg.value), 1000u);
   // nop @hint=15 @wait=ge:1 @value=4 @update=sem.inc:2:
   // EVENTS block @8 = {wait_mode 1, wait_idx 1, update_mode 2, update_idx 2, semaphore_value 4}
   const auto b = raw(i[12]);

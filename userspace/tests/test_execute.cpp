@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <endian.h>
 #include <map>
 
 #include <unistd.h>
@@ -96,8 +97,8 @@ class FakeTarget : public ExecTarget {
     std::uint32_t st = stuck ? NEURON_ENGINE_RUNNING : NEURON_ENGINE_IDLE;
     for (std::uint32_t pc = 0; pc < insns.size() && !stuck; ++pc) {
       const auto& in = insns[pc];
-      if (trace) push(core, 0, word0(pc, in.debug_hint, 0x04 + 4 * engine), 1, 0);
-      if (in.opcode == NEURON_OP_NOTIFY) push(core, 1, word0(pc, in.debug_hint, 0x06 + 4 * engine), 1, in.operand.arg.debug_hint_extended);
+      if (trace) push(core, 0, word0(pc, le16toh(in.debug_hint), 0x04 + 4 * engine), 1, 0);
+      if (in.opcode == NEURON_OP_NOTIFY) push(core, 1, word0(pc, le16toh(in.debug_hint), 0x06 + 4 * engine), 1, le16toh(in.operand.arg.debug_hint_extended));
       bool halt = false;
       if (in.opcode == NEURON_OP_THROTTLE && throttle_armed) {
         // interrupt form: le16 {group:3 = 1 throttle, block_id:7 = engine} @0,
@@ -107,22 +108,22 @@ class FakeTarget : public ExecTarget {
         r.bytes[0] = static_cast<std::uint8_t>(w);
         r.bytes[1] = static_cast<std::uint8_t>(w >> 8);
         r.bytes[3] = NEURON_ISA_NOTIFICATION_TYPE_ERROR;
-        for (int b = 0; b < 4; ++b) r.bytes[4 + b] = static_cast<std::uint8_t>(in.operand.arg.value >> (8 * b));
+        for (int b = 0; b < 4; ++b) r.bytes[4 + b] = static_cast<std::uint8_t>(le32toh(in.operand.arg.value) >> (8 * b));
         put(core, 4, r, 0);
       }
       if (in.opcode == NEURON_OP_FP_ERROR) {
         // TPB_ERROR: error_id @0, metadata_lo @1, header @3, metadata_hi {block, pc} @4
         Record r;
-        r.bytes[0] = static_cast<std::uint8_t>(in.operand.arg.value);
+        r.bytes[0] = static_cast<std::uint8_t>(le32toh(in.operand.arg.value));
         r.bytes[3] = 0x1f;
         const std::uint32_t hi = engine | (pc << 4);
         for (int b = 0; b < 4; ++b) r.bytes[4 + b] = static_cast<std::uint8_t>(hi >> (8 * b));
         // 0xee: the record carries software_queue_overflow, 0xef hardware_queue_overflow
         put(core, 3, r,
-            in.operand.arg.value == 0xee   ? NEURON_ISA_HEADER_SW_OVF
-            : in.operand.arg.value == 0xef ? NEURON_ISA_HEADER_HW_OVF
+            le32toh(in.operand.arg.value) == 0xee   ? NEURON_ISA_HEADER_SW_OVF
+            : le32toh(in.operand.arg.value) == 0xef ? NEURON_ISA_HEADER_HW_OVF
                                            : 0);
-        if (in.operand.arg.value == NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL) halt = true;
+        if (le32toh(in.operand.arg.value) == NEURON_ISA_TPB_ERROR_SEQUENCER_FATAL) halt = true;
       }
       if (halt) {
         st = NEURON_ENGINE_HALTED;
@@ -138,7 +139,7 @@ class FakeTarget : public ExecTarget {
         r.bytes[4] = 1;
         put(core, 2, r, 0);
       }
-      if (trace) push(core, 0, word0(pc, in.debug_hint, 0x05 + 4 * engine), 1, 0);
+      if (trace) push(core, 0, word0(pc, le16toh(in.debug_hint), 0x05 + 4 * engine), 1, 0);
       if (in.opcode == NEURON_OP_HALT) break;
     }
     state[{core, engine}] = st;

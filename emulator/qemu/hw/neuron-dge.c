@@ -54,9 +54,29 @@ uint16_t neuron_crc16(const uint8_t *data, uint64_t len)
     return crc;
 }
 
-/* indirect_mode bits: 1 = gather (src indexed), 2 = scatter (dst indexed). */
-#define NEURON_DGE_INDIRECT_GATHER  0x1
-#define NEURON_DGE_INDIRECT_SCATTER 0x2
+/* A sub-byte field of a descriptor byte (<linux/neuron_isa.h> masks). */
+#define NEURON_DGE_FIELD(byte, f) \
+    (((byte) & NEURON_ISA_##f##_MASK) >> NEURON_ISA_##f##_SHIFT)
+
+/**
+ * neuron_dge_decode() - the DGE_COPY instruction @in's descriptor, mode byte
+ * and index table in host byte order (@in is little-endian, as the program
+ * in device memory)
+ */
+void neuron_dge_decode(const struct neuron_emu_insn *in, NeuronDgeDesc *d)
+{
+    const struct neuron_emu_dge_desc *w = &in->operand.dge;
+
+    d->src = le32_to_cpu(w->src);
+    d->dst = le32_to_cpu(w->dst);
+    d->length = le32_to_cpu(w->length);
+    d->idx_table = le32_to_cpu(in->reserved0);
+    d->bc_src = w->bc_src;
+    d->bc_dst = w->bc_dst;
+    d->indirect = w->indirect;
+    d->backend = w->backend;
+    d->mode = in->flags;
+}
 
 static bool neuron_dge_wide(uint8_t mode)
 {
@@ -74,11 +94,13 @@ static bool neuron_dge_reg_read_ok(unsigned int reg, uint8_t mode)
 }
 
 /* docs/hardware.md#dge-validity has_valid_bound_check_reg: all zero, or enabled and readable */
-static bool neuron_dge_bc_valid(struct neuron_isa_tpb_bound_check_reg bc,
-                                uint8_t mode)
+static bool neuron_dge_bc_valid(uint8_t bc, uint8_t mode)
 {
-    return (!bc.bc_enabled && !bc.bc_reg && !bc.bc_disable_oob_error_notif) ||
-           (bc.bc_enabled && neuron_dge_reg_read_ok(bc.bc_reg, mode));
+    bool enabled = NEURON_DGE_FIELD(bc, BC_ENABLED);
+
+    return (!enabled && !NEURON_DGE_FIELD(bc, BC_REG) &&
+            !NEURON_DGE_FIELD(bc, BC_DISABLE_OOB_ERROR_NOTIF)) ||
+           (enabled && neuron_dge_reg_read_ok(NEURON_DGE_FIELD(bc, BC_REG), mode));
 }
 
 /*
@@ -86,21 +108,20 @@ static bool neuron_dge_bc_valid(struct neuron_isa_tpb_bound_check_reg bc,
  * direction: the base predicate (our reading of _no_flags), and an index OOB
  * may not be both silent and not an error.
  */
-static bool neuron_dge_idx_bc_valid(struct neuron_isa_tpb_bound_check_reg bc,
-                                    struct neuron_isa_tpb_dma_indirect_flags fl,
-                                    uint8_t mode)
+static bool neuron_dge_idx_bc_valid(uint8_t bc, uint8_t fl, uint8_t mode)
 {
     return neuron_dge_bc_valid(bc, mode) &&
-           (fl.idx_bound_is_err || !bc.bc_disable_oob_error_notif);
+           (NEURON_DGE_FIELD(fl, INDIRECT_IDX_BOUND_IS_ERR) ||
+            !NEURON_DGE_FIELD(bc, BC_DISABLE_OOB_ERROR_NOTIF));
 }
 
-static bool neuron_dge_indexed(const struct neuron_emu_dge_desc *d,
-                               unsigned int dir)
+static bool neuron_dge_indexed(const NeuronDgeDesc *d, unsigned int dir)
 {
-    unsigned int bit = dir == NEURON_DGE_DIR_SRC ? NEURON_DGE_INDIRECT_GATHER
-                                                 : NEURON_DGE_INDIRECT_SCATTER;
+    unsigned int bit = dir == NEURON_DGE_DIR_SRC ?
+                       NEURON_ISA_INDIRECT_MODE_GATHER :
+                       NEURON_ISA_INDIRECT_MODE_SCATTER;
 
-    return d->indirect.indirect_mode & bit;
+    return NEURON_DGE_FIELD(d->indirect, INDIRECT_MODE) & bit;
 }
 
 static unsigned int neuron_dge_elem_shift(uint8_t mode)
@@ -130,23 +151,23 @@ static void G_GNUC_PRINTF(2, 3) neuron_dge_log(const NeuronDgeCopy *op,
  * table; an indirect one has a 4-byte aligned table and a nonzero length
  * that is a whole number of elements.
  */
-static bool neuron_dge_index_encoding_ok(const struct neuron_emu_insn *in)
+static bool neuron_dge_index_encoding_ok(const NeuronDgeDesc *d)
 {
-    const struct neuron_emu_dge_desc *d = &in->operand.dge;
-    uint32_t elem = 1u << neuron_dge_elem_shift(in->flags);
+    uint32_t elem = 1u << neuron_dge_elem_shift(d->mode);
 
-    if (in->flags & ~NEURON_DGE_F_ALL) {
+    if (d->mode & ~NEURON_DGE_F_ALL) {
         return false;
     }
-    if (!d->indirect.indirect_mode) {
-        return !(in->flags & NEURON_DGE_F_ELEM_MASK) && !in->reserved0;
+    if (!NEURON_DGE_FIELD(d->indirect, INDIRECT_MODE)) {
+        return !(d->mode & NEURON_DGE_F_ELEM_MASK) && !d->idx_table;
     }
-    return !(in->reserved0 % NEURON_DGE_IDX_ENTRY_BYTES) && d->length &&
+    return !(d->idx_table % NEURON_DGE_IDX_ENTRY_BYTES) && d->length &&
            !(d->length & (elem - 1));
 }
 
 /**
- * neuron_dge_check() - structural validity of the DGE_COPY instruction @in
+ * neuron_dge_check() - structural validity of the DGE_COPY descriptor @d
+ * (neuron_dge_decode())
  * @bc_reg: set to the first failing direction's bc_reg
  *
  * Returns 0 if valid, else the failing bits: NEURON_DGE_DIR_SRC,
@@ -156,12 +177,10 @@ static bool neuron_dge_index_encoding_ok(const struct neuron_emu_insn *in)
  * SEQUENCER_FATAL (info_kind DGE_INVALID, info = the bits, direction = the
  * failing directions) and halts.
  */
-uint8_t neuron_dge_check(const struct neuron_emu_insn *in,
-                         unsigned int *bc_reg)
+uint8_t neuron_dge_check(const NeuronDgeDesc *d, unsigned int *bc_reg)
 {
-    const struct neuron_emu_dge_desc *d = &in->operand.dge;
     NeuronDmaSplit split;
-    uint8_t mode = in->flags;
+    uint8_t mode = d->mode;
     uint8_t bad = 0;
     bool ok;
 
@@ -171,21 +190,21 @@ uint8_t neuron_dge_check(const struct neuron_emu_insn *in,
          neuron_dge_bc_valid(d->bc_src, mode);
     if (!ok) {
         bad |= NEURON_DGE_DIR_SRC;
-        *bc_reg = d->bc_src.bc_reg;
+        *bc_reg = NEURON_DGE_FIELD(d->bc_src, BC_REG);
     }
     ok = neuron_dge_indexed(d, NEURON_DGE_DIR_DST) ?
          neuron_dge_idx_bc_valid(d->bc_dst, d->indirect, mode) :
          neuron_dge_bc_valid(d->bc_dst, mode);
     if (!ok) {
         if (!bad) {
-            *bc_reg = d->bc_dst.bc_reg;
+            *bc_reg = NEURON_DGE_FIELD(d->bc_dst, BC_REG);
         }
         bad |= NEURON_DGE_DIR_DST;
     }
     if (d->backend > NEURON_DGE_BACKEND_MAX) {
         bad |= NEURON_DGE_BAD_BACKEND;
     }
-    if (!neuron_dge_index_encoding_ok(in)) {
+    if (!neuron_dge_index_encoding_ok(d)) {
         bad |= NEURON_DGE_BAD_INDEX;
     }
     if (!neuron_dma_split(d->length, &split)) {
@@ -195,8 +214,7 @@ uint8_t neuron_dge_check(const struct neuron_emu_insn *in,
 }
 
 /* data_crc of INST_START: the source bytes, when they are in device memory. */
-uint16_t neuron_dge_input_crc(const NeuronDevMem *m,
-                              const struct neuron_emu_dge_desc *d)
+uint16_t neuron_dge_input_crc(const NeuronDevMem *m, const NeuronDgeDesc *d)
 {
     if (d->backend == NEURON_DGE_BACKEND_NONE || !d->length ||
         !neuron_mem_range_ok(m, d->src, d->length)) {
@@ -210,20 +228,20 @@ uint16_t neuron_dge_input_crc(const NeuronDevMem *m,
  * wide-offset mode $S[bc_reg + 1] as its upper 32 bits. Narrow mode never
  * reads $S[bc_reg + 1] (bc_reg may be 63).
  */
-static uint64_t neuron_dge_limit(const NeuronDgeCopy *op,
-                                 struct neuron_isa_tpb_bound_check_reg bc)
+static uint64_t neuron_dge_limit(const NeuronDgeCopy *op, uint8_t bc)
 {
-    uint64_t limit = op->sreg[bc.bc_reg];
+    unsigned int reg = NEURON_DGE_FIELD(bc, BC_REG);
+    uint64_t limit = op->sreg[reg];
 
-    if (neuron_dge_wide(op->mode)) {
-        limit |= (uint64_t)op->sreg[bc.bc_reg + 1] << 32;
+    if (neuron_dge_wide(op->desc.mode)) {
+        limit |= (uint64_t)op->sreg[reg + 1] << 32;
     }
     return limit;
 }
 
 static uint32_t neuron_dge_idx(const NeuronDgeCopy *op, uint32_t i)
 {
-    return ldl_le_p(op->mem->ptr + op->idx_table +
+    return ldl_le_p(op->mem->ptr + op->desc.idx_table +
                     (uint64_t)i * NEURON_DGE_IDX_ENTRY_BYTES);
 }
 
@@ -236,14 +254,13 @@ static uint32_t neuron_dge_idx(const NeuronDgeCopy *op, uint32_t i)
  * failing index).
  */
 static bool neuron_dge_oob(const NeuronDgeCopy *op, unsigned int dir,
-                           struct neuron_isa_tpb_bound_check_reg bc,
-                           uint32_t addr, uint32_t count, uint64_t *shown,
+                           uint8_t bc, uint32_t addr, uint32_t count, uint64_t *shown,
                            uint64_t *limit)
 {
-    const struct neuron_emu_dge_desc *d = &op->desc;
+    const NeuronDgeDesc *d = &op->desc;
     uint32_t i;
 
-    if (!bc.bc_enabled) {
+    if (!NEURON_DGE_FIELD(bc, BC_ENABLED)) {
         return false;
     }
     *limit = neuron_dge_limit(op, bc);
@@ -281,7 +298,7 @@ static bool neuron_dge_indirect_copy(NeuronDgeCopy *op, uint32_t count,
                                      uint32_t elem)
 {
     const NeuronDevMem *m = op->mem;
-    const struct neuron_emu_dge_desc *d = &op->desc;
+    const NeuronDgeDesc *d = &op->desc;
     uint64_t s, t;
     uint32_t i;
 
@@ -306,13 +323,12 @@ static bool neuron_dge_indirect_copy(NeuronDgeCopy *op, uint32_t count,
 /* Which failing directions a bounds record reports and whether it is fatal. */
 static void neuron_dge_bounds_outcome(NeuronDgeCopy *op, unsigned int oob)
 {
-    const struct neuron_emu_dge_desc *d = &op->desc;
+    const NeuronDgeDesc *d = &op->desc;
     unsigned int report = 0, index = 0, dir;
     bool fatal = false;
 
     for (dir = NEURON_DGE_DIR_SRC; dir <= NEURON_DGE_DIR_DST; dir <<= 1) {
-        struct neuron_isa_tpb_bound_check_reg bc =
-            dir == NEURON_DGE_DIR_SRC ? d->bc_src : d->bc_dst;
+        uint8_t bc = dir == NEURON_DGE_DIR_SRC ? d->bc_src : d->bc_dst;
 
         if (!(oob & dir)) {
             continue;
@@ -325,14 +341,16 @@ static void neuron_dge_bounds_outcome(NeuronDgeCopy *op, unsigned int oob)
              */
             index |= dir;
             report |= dir;
-            fatal |= d->indirect.idx_bound_is_err || !op->packet_notif;
-        } else if (!bc.bc_disable_oob_error_notif) {
+            fatal |= NEURON_DGE_FIELD(d->indirect, INDIRECT_IDX_BOUND_IS_ERR) ||
+                     !op->packet_notif;
+        } else if (!NEURON_DGE_FIELD(bc, BC_DISABLE_OOB_ERROR_NOTIF)) {
             report |= dir;  /* gate 2, docs/hardware.md#dge-bounds-reg */
         }
     }
     op->dirs = oob;
-    op->bc_reg = (oob & NEURON_DGE_DIR_SRC) ? d->bc_src.bc_reg
-                                            : d->bc_dst.bc_reg;
+    op->bc_reg = NEURON_DGE_FIELD((oob & NEURON_DGE_DIR_SRC) ? d->bc_src
+                                                             : d->bc_dst,
+                                  BC_REG);
     op->info = report | index << NEURON_DGE_INFO_INDEX_SHIFT;
     if (fatal) {
         op->record = NEURON_DGE_RECORD_BOUNDS_FATAL;
@@ -352,9 +370,9 @@ static void neuron_dge_bounds_outcome(NeuronDgeCopy *op, unsigned int oob)
 void neuron_dge_exec(NeuronDgeCopy *op)
 {
     const NeuronDevMem *m = op->mem;
-    const struct neuron_emu_dge_desc *d = &op->desc;
-    bool indirect = d->indirect.indirect_mode;
-    uint32_t elem = 1u << neuron_dge_elem_shift(op->mode);
+    const NeuronDgeDesc *d = &op->desc;
+    bool indirect = NEURON_DGE_FIELD(d->indirect, INDIRECT_MODE);
+    uint32_t elem = 1u << neuron_dge_elem_shift(d->mode);
     uint32_t count = indirect ? d->length / elem : 0;
     uint64_t limit[2] = { 0, 0 }, shown[2] = { 0, 0 };
     unsigned int oob = 0;
@@ -370,12 +388,12 @@ void neuron_dge_exec(NeuronDgeCopy *op)
         neuron_dge_log(op, "DGE: NO BACKEND FOUND, doing nothing");
         return;
     }
-    if (indirect && !neuron_mem_range_ok(m, op->idx_table,
+    if (indirect && !neuron_mem_range_ok(m, d->idx_table,
                                          (uint64_t)count *
                                          NEURON_DGE_IDX_ENTRY_BYTES)) {
         neuron_dge_log(op, "DGE index table 0x%x (%u entries) leaves device "
                        "memory: MEMORY_ERROR, descriptor not emitted",
-                       op->idx_table, count);
+                       d->idx_table, count);
         op->record = NEURON_DGE_RECORD_MEMORY_ERROR;
         return;
     }
@@ -398,7 +416,7 @@ void neuron_dge_exec(NeuronDgeCopy *op)
                        shown[0], limit[0], !!(oob & NEURON_DGE_DIR_DST),
                        neuron_dge_indexed(d, NEURON_DGE_DIR_DST) ? "index " : "",
                        shown[1], limit[1],
-                       neuron_dge_wide(op->mode) ? ", wide" : "",
+                       neuron_dge_wide(d->mode) ? ", wide" : "",
                        op->record == NEURON_DGE_RECORD_BOUNDS_FATAL ?
                        "index bound error: SEQUENCER_FATAL" :
                        op->record == NEURON_DGE_RECORD_BOUNDS ?

@@ -130,7 +130,7 @@ static void neuron_engine_trace_record(NeuronEngine *e, unsigned int kind,
 {
     union neuron_isa_notification rec = { };
 
-    neuron_rec_word0(&rec, e->pc, e->insn.debug_hint);
+    neuron_rec_word0(&rec, e->pc, le16_to_cpu(e->insn.debug_hint));
     NREC_LE(&rec, NEURON_ISA_TRACE_SOFT_RESET_COUNTER_OFFSET, 2, e->soft_reset_counter);
     NREC_LE(&rec, NEURON_ISA_TRACE_DATA_CRC_OFFSET, 2, crc);
     neuron_engine_set_pending(e, NEURON_CLASS_TRACE, &rec,
@@ -142,11 +142,11 @@ static void neuron_engine_explicit_record(NeuronEngine *e)
 {
     union neuron_isa_notification rec = { };
 
-    neuron_rec_word0(&rec, e->pc, e->insn.debug_hint);
+    neuron_rec_word0(&rec, e->pc, le16_to_cpu(e->insn.debug_hint));
     NREC_LE(&rec, NEURON_ISA_EXPLICIT_SOFT_RESET_COUNTER_OFFSET, 2,
        e->soft_reset_counter);
     NREC_LE(&rec, NEURON_ISA_EXPLICIT_DEBUG_HINT_EXT_OFFSET, 2,
-       e->insn.operand.arg.debug_hint_extended);
+       le16_to_cpu(e->insn.operand.arg.debug_hint_extended));
     neuron_engine_set_pending(e, NEURON_CLASS_EXPLICIT, &rec,
                               NEURON_ENGINE_NOTIFIC_TYPE(e->index,
                                   NEURON_ENGINE_RECORD_EXPLICIT));
@@ -277,10 +277,12 @@ static void G_GNUC_PRINTF(2, 3) neuron_engine_log(NeuronEngine *e,
  */
 static bool neuron_engine_dge_decode_ok(NeuronEngine *e)
 {
-    const struct neuron_emu_dge_desc *d = &e->insn.operand.dge;
+    NeuronDgeDesc d;
     unsigned int bc_reg;
-    uint8_t bad = neuron_dge_check(&e->insn, &bc_reg);
+    uint8_t bad;
 
+    neuron_dge_decode(&e->insn, &d);
+    bad = neuron_dge_check(&d, &bc_reg);
     if (!bad) {
         return true;
     }
@@ -293,9 +295,8 @@ static bool neuron_engine_dge_decode_ok(NeuronEngine *e)
                       (bad & NEURON_DGE_BAD_BACKEND) ? " backend" : "",
                       (bad & NEURON_DGE_BAD_INDEX) ? " index encoding" : "",
                       (bad & NEURON_DGE_BAD_LENGTH) ? " length" : "",
-                      e->insn.operand.raw[12], e->insn.operand.raw[13],
-                      e->insn.operand.raw[14], d->backend, e->insn.flags,
-                      e->insn.reserved0, d->length);
+                      d.bc_src, d.bc_dst, d.indirect, d.backend, d.mode,
+                      d.idx_table, d.length);
     neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_DGE_INVALID, bad, bc_reg,
                             bad & (NEURON_DGE_DIR_SRC | NEURON_DGE_DIR_DST));
     return false;
@@ -311,8 +312,8 @@ static bool neuron_engine_dge_decode_ok(NeuronEngine *e)
 static bool neuron_engine_decode_ok(NeuronEngine *e)
 {
     const struct neuron_emu_insn *in = &e->insn;
-    uint32_t idx = in->operand.arg.idx;
-    uint32_t value = in->operand.arg.value;
+    uint32_t idx = le32_to_cpu(in->operand.arg.idx);
+    uint32_t value = le32_to_cpu(in->operand.arg.value);
     const char *why = NULL;
 
     if (in->opcode >= NEURON_OP_COUNT) {
@@ -401,12 +402,13 @@ static bool neuron_engine_wait_ready(NeuronEngine *e)
 {
     NeuronCore *c = e->core;
     struct neuron_emu_events ev = e->insn.events;
+    uint32_t value = le32_to_cpu(ev.semaphore_value);
 
     switch (ev.wait_mode) {
     case NEURON_WAIT_SEM_GE:
-        return neuron_evtsem_sem(c, ev.wait_idx) >= ev.semaphore_value;
+        return neuron_evtsem_sem(c, ev.wait_idx) >= value;
     case NEURON_WAIT_SEM_GE_AND_DEC:
-        return neuron_evtsem_try_dec(c, ev.wait_idx, ev.semaphore_value);
+        return neuron_evtsem_try_dec(c, ev.wait_idx, value);
     case NEURON_WAIT_EVENT_SET:
         return neuron_evtsem_event(c, ev.wait_idx);
     default:
@@ -457,15 +459,13 @@ static bool neuron_engine_dge(NeuronEngine *e)
     char who[64] = "";
     NeuronDgeCopy op = {
         .mem = e->core->mem,
-        .desc = e->insn.operand.dge,
-        .mode = e->insn.flags,
-        .idx_table = e->insn.reserved0,
         .sreg = e->sreg,
         .packet_notif = e->feature_flags & NEURON_FEATURE_DGE_PACKET_NOTIF,
         .want_crc = e->traced,
         .who = who,
     };
 
+    neuron_dge_decode(&e->insn, &op.desc);
     if (qemu_loglevel_mask(LOG_GUEST_ERROR)) {
         neuron_engine_who(e, who, sizeof(who));
     }
@@ -505,8 +505,8 @@ static bool neuron_engine_dge(NeuronEngine *e)
 static NeuronOpResult neuron_engine_op(NeuronEngine *e)
 {
     NeuronCore *c = e->core;
-    uint32_t idx = e->insn.operand.arg.idx;
-    uint32_t value = e->insn.operand.arg.value;
+    uint32_t idx = le32_to_cpu(e->insn.operand.arg.idx);
+    uint32_t value = le32_to_cpu(e->insn.operand.arg.value);
     int64_t now;
 
     switch (e->insn.opcode) {
@@ -627,8 +627,10 @@ static void neuron_engine_run(NeuronEngine *e)
             if (neuron_notific_traced(c, e->index)) {
                 e->traced = true;
                 if (e->insn.opcode == NEURON_OP_DGE_COPY) {
-                    e->crc_in = neuron_dge_input_crc(c->mem,
-                                                     &e->insn.operand.dge);
+                    NeuronDgeDesc d;
+
+                    neuron_dge_decode(&e->insn, &d);
+                    e->crc_in = neuron_dge_input_crc(c->mem, &d);
                 }
                 neuron_engine_trace_record(e, NEURON_ENGINE_RECORD_INST_START,
                                            e->crc_in);
@@ -663,7 +665,7 @@ static void neuron_engine_run(NeuronEngine *e)
             ev = e->insn.events;
             if (ev.update_mode != NEURON_EVT_SEM_UPDATE_NONE) {
                 neuron_engine_evtsem_update(e, ev.update_mode, ev.update_idx,
-                                            ev.semaphore_value);
+                                            le32_to_cpu(ev.semaphore_value));
             }
             break;
         case NEURON_STEP_INST_END:

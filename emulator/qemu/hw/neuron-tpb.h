@@ -433,11 +433,36 @@ typedef enum NeuronDgeRecord {
 } NeuronDgeRecord;
 
 /**
+ * struct NeuronDgeDesc - a DGE_COPY's descriptor in host byte order, decoded
+ * by neuron_dge_decode() from the little-endian instruction
+ * (<linux/neuron_isa.h>)
+ * @src:          source (BAR4 offset)
+ * @dst:          destination (BAR4 offset)
+ * @length:       bytes (of an indirect descriptor: each direction's window)
+ * @idx_table:    the index table (BAR4 offset) of an indirect descriptor
+ *                (the instruction's reserved0)
+ * @bc_src:       the source's BOUND_CHECK_REG byte (NEURON_ISA_BC_*)
+ * @bc_dst:       the destination's
+ * @indirect:     the DMA_INDIRECT_FLAGS byte (NEURON_ISA_INDIRECT_*)
+ * @backend:      enum neuron_dge_backend
+ * @mode:         the instruction's mode byte (NEURON_DGE_F_*)
+ */
+typedef struct NeuronDgeDesc {
+    uint32_t src;
+    uint32_t dst;
+    uint32_t length;
+    uint32_t idx_table;
+    uint8_t bc_src;
+    uint8_t bc_dst;
+    uint8_t indirect;
+    uint8_t backend;
+    uint8_t mode;
+} NeuronDgeDesc;
+
+/**
  * struct NeuronDgeCopy - one DGE_COPY as the engine hands it to the DGE
  * @mem:          device memory, where the copy happens
- * @desc:         the (structurally valid) descriptor
- * @mode:         the instruction's mode byte (NEURON_DGE_F_*)
- * @idx_table:    the index table (BAR4 offset) of an indirect descriptor
+ * @desc:         the (structurally valid) descriptor, decoded
  * @sreg:         the engine's $S registers, for the bound limits
  * @packet_notif: FEATURE_FLAGS DGE_PACKET_NOTIF
  * @want_crc:     the instruction is traced: compute @crc_out
@@ -455,9 +480,7 @@ typedef enum NeuronDgeRecord {
  */
 typedef struct NeuronDgeCopy {
     const NeuronDevMem *mem;
-    struct neuron_emu_dge_desc desc;
-    uint8_t mode;
-    uint32_t idx_table;
+    NeuronDgeDesc desc;
     const uint32_t *sreg;
     bool packet_notif;
     bool want_crc;
@@ -472,10 +495,9 @@ typedef struct NeuronDgeCopy {
 } NeuronDgeCopy;
 
 uint16_t neuron_crc16(const uint8_t *data, uint64_t len);
-uint8_t neuron_dge_check(const struct neuron_emu_insn *in,
-                         unsigned int *bc_reg);
-uint16_t neuron_dge_input_crc(const NeuronDevMem *m,
-                              const struct neuron_emu_dge_desc *d);
+void neuron_dge_decode(const struct neuron_emu_insn *in, NeuronDgeDesc *d);
+uint8_t neuron_dge_check(const NeuronDgeDesc *d, unsigned int *bc_reg);
+uint16_t neuron_dge_input_crc(const NeuronDevMem *m, const NeuronDgeDesc *d);
 void neuron_dge_exec(NeuronDgeCopy *op);
 
 /* neuron-dma.c: called by neuron-tpb.c, neuron-engine.c and neuron-dge.c */

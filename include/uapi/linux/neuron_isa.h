@@ -13,10 +13,15 @@
  * tracing on) writes INST_START, performs the operation, applies the update,
  * and writes INST_END. program_counter in records is the instruction's index.
  *
- * Unlike <linux/neuron_record.h> this header has bitfields (the DGE
- * descriptor's bound-check and indirect bytes): they are allocated from the
- * least significant bit, as GCC and Clang do on little-endian hosts; their
- * byte-sized type is a GNU extension (__extension__ keeps -pedantic C89 quiet).
+ * Byte order and layout: every multi-byte field is little-endian (__le16,
+ * __le32), whatever the host's byte order: convert with cpu_to_le32() and
+ * le32_to_cpu() (kernel, QEMU) or htole32() and le32toh() (<endian.h>). The
+ * structures are packed and hold fixed-width fields only, at the byte offsets
+ * their kernel-doc gives (static assertions in include/neuron/emu_isa.h
+ * check every one). There are no C bitfields: a field narrower than a byte
+ * (the DGE descriptor's bound-check and indirect-flags bytes) is a bit range
+ * of a one-byte field, given as NEURON_ISA_*_MASK and _SHIFT (the field is
+ * (byte & MASK) >> SHIFT), so the layout does not depend on the compiler.
  */
 #ifndef _UAPI_LINUX_NEURON_ISA_H
 #define _UAPI_LINUX_NEURON_ISA_H
@@ -25,42 +30,78 @@
 
 #include "neuron_record.h"	/* enum neuron_engine, neuron_evt_sem_update_mode */
 
+/** NEURON_EMU_INSN_BYTES - the size of one instruction */
 #define NEURON_EMU_INSN_BYTES	32
 
+/**
+ * enum neuron_emu_opcode - the instruction's opcode byte
+ * @NEURON_OP_NOP: nothing; trace brackets only
+ * @NEURON_OP_NOTIFY: EXPLICIT record (debug_hint, debug_hint_ext)
+ * @NEURON_OP_HALT: end of program: the engine goes idle
+ * @NEURON_OP_SEM_SET: sem[idx] = value
+ * @NEURON_OP_SEM_INC: sem[idx] += value
+ * @NEURON_OP_SEM_DEC: sem[idx] -= value
+ * @NEURON_OP_WAIT_GE: block until sem[idx] >= value
+ * @NEURON_OP_WAIT_GE_AND_DEC: ... then sem[idx] -= value, atomically
+ * @NEURON_OP_EVENT_SET: event[idx] = 1
+ * @NEURON_OP_EVENT_CLEAR: event[idx] = 0
+ * @NEURON_OP_REG_WRITE: $S[idx] = value
+ * @NEURON_OP_DGE_COPY: DGE descriptor, operand.dge
+ * @NEURON_OP_FP_ERROR: inject a TPB_ERROR with error_id = value
+ * @NEURON_OP_THROTTLE: assert the throttle edge, level = value
+ * @NEURON_OP_DELAY: busy for value nanoseconds
+ * @NEURON_OP_COUNT: the number of opcodes
+ */
 enum neuron_emu_opcode {
-	NEURON_OP_NOP = 0x00,		/* nothing; trace brackets only */
-	NEURON_OP_NOTIFY = 0x01,	/* EXPLICIT record (debug_hint, debug_hint_ext) */
-	NEURON_OP_HALT = 0x02,		/* end of program: the engine goes idle */
-	NEURON_OP_SEM_SET = 0x03,	/* sem[idx] = value */
-	NEURON_OP_SEM_INC = 0x04,	/* sem[idx] += value */
-	NEURON_OP_SEM_DEC = 0x05,	/* sem[idx] -= value */
-	NEURON_OP_WAIT_GE = 0x06,	/* block until sem[idx] >= value */
-	NEURON_OP_WAIT_GE_AND_DEC = 0x07, /* ... then sem[idx] -= value, atomically */
-	NEURON_OP_EVENT_SET = 0x08,	/* event[idx] = 1 */
-	NEURON_OP_EVENT_CLEAR = 0x09,	/* event[idx] = 0 */
-	NEURON_OP_REG_WRITE = 0x0a,	/* $S[idx] = value */
-	NEURON_OP_DGE_COPY = 0x0b,	/* DGE descriptor, operand.dge */
-	NEURON_OP_FP_ERROR = 0x0c,	/* inject a TPB_ERROR with error_id = value */
-	NEURON_OP_THROTTLE = 0x0d,	/* assert the throttle edge, level = value */
-	NEURON_OP_DELAY = 0x0e,		/* busy for value nanoseconds */
+	NEURON_OP_NOP = 0x00,
+	NEURON_OP_NOTIFY = 0x01,
+	NEURON_OP_HALT = 0x02,
+	NEURON_OP_SEM_SET = 0x03,
+	NEURON_OP_SEM_INC = 0x04,
+	NEURON_OP_SEM_DEC = 0x05,
+	NEURON_OP_WAIT_GE = 0x06,
+	NEURON_OP_WAIT_GE_AND_DEC = 0x07,
+	NEURON_OP_EVENT_SET = 0x08,
+	NEURON_OP_EVENT_CLEAR = 0x09,
+	NEURON_OP_REG_WRITE = 0x0a,
+	NEURON_OP_DGE_COPY = 0x0b,
+	NEURON_OP_FP_ERROR = 0x0c,
+	NEURON_OP_THROTTLE = 0x0d,
+	NEURON_OP_DELAY = 0x0e,
 	NEURON_OP_COUNT
 };
 
-/* wait_mode of the EVENTS block */
+/**
+ * enum neuron_emu_wait_mode - wait_mode of the EVENTS block
+ * @NEURON_WAIT_NONE: start at once
+ * @NEURON_WAIT_SEM_GE: until sem[wait_idx] >= semaphore_value
+ * @NEURON_WAIT_SEM_GE_AND_DEC: the same, then sem[wait_idx] -= semaphore_value
+ * @NEURON_WAIT_EVENT_SET: until event[wait_idx] == 1
+ */
 enum neuron_emu_wait_mode {
 	NEURON_WAIT_NONE = 0,
-	NEURON_WAIT_SEM_GE = 1,		/* sem[wait_idx] >= semaphore_value */
-	NEURON_WAIT_SEM_GE_AND_DEC = 2,	/* ... then decrement by it */
-	NEURON_WAIT_EVENT_SET = 3	/* event[wait_idx] == 1 */
+	NEURON_WAIT_SEM_GE = 1,
+	NEURON_WAIT_SEM_GE_AND_DEC = 2,
+	NEURON_WAIT_EVENT_SET = 3
 };
 
-/* docs/hardware.md#evt-sem: the per-instruction EVENTS block, 8 bytes */
+/**
+ * struct neuron_emu_events - the per-instruction EVENTS block, 8 bytes
+ * (docs/hardware.md#evt-sem-ops)
+ * @wait_mode: byte 0, enum neuron_emu_wait_mode
+ * @wait_idx: byte 1, the semaphore or event waited on
+ * @update_mode: byte 2, enum neuron_evt_sem_update_mode, applied after the
+ *	operation
+ * @update_idx: byte 3, the semaphore or event updated
+ * @semaphore_value: bytes 4..7, little-endian: the wait's threshold and the
+ *	update's operand
+ */
 struct neuron_emu_events {
-	__u8 wait_mode;		/* enum neuron_emu_wait_mode */
+	__u8 wait_mode;
 	__u8 wait_idx;
-	__u8 update_mode;		/* enum neuron_evt_sem_update_mode */
+	__u8 update_mode;
 	__u8 update_idx;
-	__u32 semaphore_value;
+	__le32 semaphore_value;
 } __attribute__((packed));
 
 /*
@@ -74,29 +115,81 @@ enum neuron_dge_backend {
 };
 
 /*
- * NEURON_ISA_TPB_BOUND_CHECK_REG, one per DGE direction
- * (docs/hardware.md#dge-bounds-reg)
+ * NEURON_ISA_TPB_BOUND_CHECK_REG, one byte per DGE direction (the
+ * descriptor's bc_src and bc_dst; docs/hardware.md#dge-bounds-reg): bc_reg
+ * bits 5..0, bc_disable_oob_error_notif bit 6, bc_enabled bit 7.
  */
-struct neuron_isa_tpb_bound_check_reg {
-	__extension__ __u8 bc_reg : 6;			/* $S index of the limit (+1: high 32 b) */
-	__extension__ __u8 bc_disable_oob_error_notif : 1;	/* suppress the OOB notification */
-	__extension__ __u8 bc_enabled : 1;			/* perform the bounds check */
-} __attribute__((packed));
 
-/* NEURON_ISA_TPB_DMA_INDIRECT_FLAGS (docs/hardware.md#dge-indirect) */
-struct neuron_isa_tpb_dma_indirect_flags {
-	__extension__ __u8 indirect_mode : 2;	/* 0: direct descriptor */
-	__extension__ __u8 idx_bound_is_err : 1;
-	__extension__ __u8 non_unique_dst_idx : 1;
-	__extension__ __u8 gather_dim : 2;
-	__extension__ __u8 scatter_dim : 2;
-} __attribute__((packed));
+/**
+ * NEURON_ISA_BC_REG_MASK - bound-check byte bits 5..0, bc_reg: the $S index
+ * of the limit (in wide-offset mode bc_reg + 1 holds its upper 32 bits)
+ */
+#define NEURON_ISA_BC_REG_MASK				0x3f
+/** NEURON_ISA_BC_REG_SHIFT - bound-check byte: bc_reg's lowest bit */
+#define NEURON_ISA_BC_REG_SHIFT				0
+/**
+ * NEURON_ISA_BC_DISABLE_OOB_ERROR_NOTIF_MASK - bound-check byte bit 6,
+ * bc_disable_oob_error_notif: no error notification for this direction
+ */
+#define NEURON_ISA_BC_DISABLE_OOB_ERROR_NOTIF_MASK	0x40
+/** NEURON_ISA_BC_DISABLE_OOB_ERROR_NOTIF_SHIFT - bound-check byte: its bit */
+#define NEURON_ISA_BC_DISABLE_OOB_ERROR_NOTIF_SHIFT	6
+/**
+ * NEURON_ISA_BC_ENABLED_MASK - bound-check byte bit 7, bc_enabled: perform
+ * the bounds check for this direction
+ */
+#define NEURON_ISA_BC_ENABLED_MASK			0x80
+/** NEURON_ISA_BC_ENABLED_SHIFT - bound-check byte: bc_enabled's bit */
+#define NEURON_ISA_BC_ENABLED_SHIFT			7
 
 /*
- * A DGE copy descriptor: addresses are BAR4 (device memory) offsets; the
- * bound-check bytes are docs/hardware.md#dge-bounds-reg, the indirect flags
- * docs/hardware.md#dge-indirect.
- *
+ * NEURON_ISA_TPB_DMA_INDIRECT_FLAGS, one byte (the descriptor's indirect;
+ * docs/hardware.md#dge-indirect): indirect_mode bits 1..0, idx_bound_is_err
+ * bit 2, non_unique_dst_idx bit 3, gather_dim bits 5..4, scatter_dim bits
+ * 7..6.
+ */
+
+/**
+ * NEURON_ISA_INDIRECT_MODE_MASK - indirect-flags byte bits 1..0,
+ * indirect_mode: NEURON_ISA_INDIRECT_MODE_* bits (0: a direct descriptor)
+ */
+#define NEURON_ISA_INDIRECT_MODE_MASK			0x03
+/** NEURON_ISA_INDIRECT_MODE_SHIFT - indirect-flags byte: indirect_mode's lowest bit */
+#define NEURON_ISA_INDIRECT_MODE_SHIFT			0
+/**
+ * NEURON_ISA_INDIRECT_MODE_GATHER - indirect_mode value bit 0: the source is
+ * indexed (ours, docs/decisions.md#dge-index-path)
+ */
+#define NEURON_ISA_INDIRECT_MODE_GATHER			0x1
+/**
+ * NEURON_ISA_INDIRECT_MODE_SCATTER - indirect_mode value bit 1: the
+ * destination is indexed (ours, docs/decisions.md#dge-index-path)
+ */
+#define NEURON_ISA_INDIRECT_MODE_SCATTER		0x2
+/**
+ * NEURON_ISA_INDIRECT_IDX_BOUND_IS_ERR_MASK - indirect-flags byte bit 2,
+ * idx_bound_is_err: an out-of-bounds index is a hard error
+ */
+#define NEURON_ISA_INDIRECT_IDX_BOUND_IS_ERR_MASK	0x04
+/** NEURON_ISA_INDIRECT_IDX_BOUND_IS_ERR_SHIFT - indirect-flags byte: its bit */
+#define NEURON_ISA_INDIRECT_IDX_BOUND_IS_ERR_SHIFT	2
+/**
+ * NEURON_ISA_INDIRECT_NON_UNIQUE_DST_IDX_MASK - indirect-flags byte bit 3,
+ * non_unique_dst_idx
+ */
+#define NEURON_ISA_INDIRECT_NON_UNIQUE_DST_IDX_MASK	0x08
+/** NEURON_ISA_INDIRECT_NON_UNIQUE_DST_IDX_SHIFT - indirect-flags byte: its bit */
+#define NEURON_ISA_INDIRECT_NON_UNIQUE_DST_IDX_SHIFT	3
+/** NEURON_ISA_INDIRECT_GATHER_DIM_MASK - indirect-flags byte bits 5..4, gather_dim */
+#define NEURON_ISA_INDIRECT_GATHER_DIM_MASK		0x30
+/** NEURON_ISA_INDIRECT_GATHER_DIM_SHIFT - indirect-flags byte: gather_dim's lowest bit */
+#define NEURON_ISA_INDIRECT_GATHER_DIM_SHIFT		4
+/** NEURON_ISA_INDIRECT_SCATTER_DIM_MASK - indirect-flags byte bits 7..6, scatter_dim */
+#define NEURON_ISA_INDIRECT_SCATTER_DIM_MASK		0xc0
+/** NEURON_ISA_INDIRECT_SCATTER_DIM_SHIFT - indirect-flags byte: scatter_dim's lowest bit */
+#define NEURON_ISA_INDIRECT_SCATTER_DIM_SHIFT		6
+
+/*
  * A DGE_COPY also uses two fields of the instruction header that other
  * opcodes keep reserved (docs/program-syntax.md#dge-index,
  * docs/decisions.md#dge-index-path):
@@ -112,35 +205,76 @@ struct neuron_isa_tpb_dma_indirect_flags {
  * src + idx[i] * size (gather) or src + i * size, and goes to
  * dst + idx[i] * size (scatter) or dst + i * size.
  */
-#define NEURON_DGE_F_WIDE_OFFSET	0x01	/* 64-bit limits from two $S */
-#define NEURON_DGE_F_ELEM_SHIFT		1	/* log2(element bytes), bits 3..1 */
+
+/** NEURON_DGE_F_WIDE_OFFSET - mode bit 0: 64-bit limits from two $S */
+#define NEURON_DGE_F_WIDE_OFFSET	0x01
+/** NEURON_DGE_F_ELEM_SHIFT - mode bits 3..1, log2(element bytes): lowest bit */
+#define NEURON_DGE_F_ELEM_SHIFT		1
+/** NEURON_DGE_F_ELEM_MASK - mode bits 3..1: log2(element bytes) */
 #define NEURON_DGE_F_ELEM_MASK		0x0e
+/** NEURON_DGE_F_ALL - every defined mode bit (bits 7..4 must be 0) */
 #define NEURON_DGE_F_ALL		0x0f
-#define NEURON_DGE_IDX_ENTRY_BYTES	4	/* one u32 index per element */
+/** NEURON_DGE_IDX_ENTRY_BYTES - one little-endian u32 index per element */
+#define NEURON_DGE_IDX_ENTRY_BYTES	4
+
+/**
+ * struct neuron_emu_dge_desc - a DGE copy descriptor, 16 bytes (the operand
+ * of a DGE_COPY); addresses are BAR4 (device memory) offsets
+ * @src: bytes 0..3, little-endian: the source
+ * @dst: bytes 4..7, little-endian: the destination
+ * @length: bytes 8..11, little-endian: bytes to copy (of an indirect
+ *	descriptor: each direction's window)
+ * @bc_src: byte 12, the source's NEURON_ISA_TPB_BOUND_CHECK_REG
+ *	(NEURON_ISA_BC_*; docs/hardware.md#dge-bounds-reg)
+ * @bc_dst: byte 13, the destination's, the same way
+ * @indirect: byte 14, NEURON_ISA_TPB_DMA_INDIRECT_FLAGS
+ *	(NEURON_ISA_INDIRECT_*; docs/hardware.md#dge-indirect)
+ * @backend: byte 15, enum neuron_dge_backend
+ */
 struct neuron_emu_dge_desc {
-	__u32 src;
-	__u32 dst;
-	__u32 length;				/* bytes */
-	struct neuron_isa_tpb_bound_check_reg bc_src;
-	struct neuron_isa_tpb_bound_check_reg bc_dst;
-	struct neuron_isa_tpb_dma_indirect_flags indirect;
-	__u8 backend;				/* enum neuron_dge_backend */
+	__le32 src;
+	__le32 dst;
+	__le32 length;
+	__u8 bc_src;
+	__u8 bc_dst;
+	__u8 indirect;
+	__u8 backend;
 } __attribute__((packed));
 
+/**
+ * struct neuron_emu_insn - one instruction, 32 bytes
+ * @opcode: byte 0, enum neuron_emu_opcode
+ * @flags: byte 1, DGE_COPY: the mode byte, NEURON_DGE_F_*; else 0
+ * @debug_hint: bytes 2..3, little-endian: its low 4 bits are the records'
+ *	debug_hint
+ * @reserved0: bytes 4..7, little-endian: DGE_COPY: the index table of an
+ *	indirect descriptor (a BAR4 offset); else 0
+ * @events: bytes 8..15, the EVENTS block
+ * @operand: bytes 16..31, by opcode
+ * @operand.raw: the 16 bytes
+ * @operand.arg: every opcode but DGE_COPY
+ * @operand.arg.idx: bytes 16..19, little-endian: semaphore, event or $S index
+ * @operand.arg.value: bytes 20..23, little-endian: the operation's value
+ * @operand.arg.debug_hint_extended: bytes 24..25, little-endian: NOTIFY's
+ *	debug_hint_ext; else 0
+ * @operand.arg.reserved1: bytes 26..27, 0
+ * @operand.arg.reserved2: bytes 28..31, 0
+ * @operand.dge: DGE_COPY: the descriptor
+ */
 struct neuron_emu_insn {
-	__u8 opcode;			/* +0  enum neuron_emu_opcode */
-	__u8 flags;			/* +1  DGE_COPY: NEURON_DGE_F_*; else 0 */
-	__u16 debug_hint;		/* +2  low 4 bits -> records' debug_hint */
-	__u32 reserved0;		/* +4  DGE_COPY: index table; else 0 */
-	struct neuron_emu_events events; /* +8 */
-	union {				/* +16 */
+	__u8 opcode;
+	__u8 flags;
+	__le16 debug_hint;
+	__le32 reserved0;
+	struct neuron_emu_events events;
+	union {
 		__u8 raw[16];
 		struct {
-			__u32 idx;	/* semaphore, event or $S index */
-			__u32 value;
-			__u16 debug_hint_extended;	/* NOTIFY */
-			__u16 reserved1;
-			__u32 reserved2;
+			__le32 idx;
+			__le32 value;
+			__le16 debug_hint_extended;
+			__le16 reserved1;
+			__le32 reserved2;
 		} __attribute__((packed)) arg;
 		struct neuron_emu_dge_desc dge;
 	} operand;

@@ -111,7 +111,7 @@ static int run_notifies(int fd, __u32 core, __u32 engine, uint16_t first,
 
 	for (unsigned int i = 0; i < n; i++) {
 		prog[i] = neuron_insn(NEURON_OP_NOTIFY, 0);
-		prog[i].operand.arg.debug_hint_extended = (uint16_t)(first + i);
+		prog[i].operand.arg.debug_hint_extended = htole16((uint16_t)(first + i));
 	}
 	prog[n] = neuron_insn(NEURON_OP_HALT, 0);
 	return neuron_submit(fd, core, engine, prog, n + 1, 0);
@@ -464,10 +464,10 @@ static int run_stream(int fd, __u32 engine)
 
 	for (unsigned int i = 0; i < STREAM_N; i++) {
 		prog[n] = neuron_insn(NEURON_OP_NOTIFY, 0);
-		prog[n++].operand.arg.debug_hint_extended = (uint16_t)i;
+		prog[n++].operand.arg.debug_hint_extended = htole16((uint16_t)i);
 		if (i % BURST == BURST - 1) {
 			prog[n] = neuron_insn(NEURON_OP_DELAY, 0);
-			prog[n++].operand.arg.value = PAUSE_NS;
+			prog[n++].operand.arg.value = htole32(PAUSE_NS);
 		}
 	}
 	prog[n++] = neuron_insn(NEURON_OP_HALT, 0);

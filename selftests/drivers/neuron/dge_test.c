@@ -163,8 +163,8 @@ static struct neuron_emu_insn reg_write(uint32_t idx, uint32_t value)
 {
 	struct neuron_emu_insn in = neuron_insn(NEURON_OP_REG_WRITE, 0);
 
-	in.operand.arg.idx = idx;
-	in.operand.arg.value = value;
+	in.operand.arg.idx = htole32(idx);
+	in.operand.arg.value = htole32(value);
 	return in;
 }
 
@@ -172,12 +172,12 @@ static struct neuron_emu_insn notify(uint16_t hint, uint16_t ext)
 {
 	struct neuron_emu_insn in = neuron_insn(NEURON_OP_NOTIFY, hint);
 
-	in.operand.arg.debug_hint_extended = ext;
+	in.operand.arg.debug_hint_extended = htole16(ext);
 	return in;
 }
 
 /*
- * A DGE_COPY built from raw bytes (emu_isa.h: src @0, dst @4, length @8,
+ * A DGE_COPY built from raw bytes (<linux/neuron_isa.h>: src @0, dst @4, length @8,
  * bc_src @12, bc_dst @13, indirect flags @14, backend @15), so the bit
  * positions of the hardware's one-byte structs are the ones written above.
  */
@@ -963,7 +963,7 @@ static void run_row(struct __test_metadata *_metadata, struct dge_env *env,
 		      NEURON_DGE_BACKEND_POOL);
 	t[T_PC].flags = r->flags;
 	if (r->ind & 0x3)
-		t[T_PC].reserved0 = prog_area(env, CORE, e) + T_IDX * 32;
+		t[T_PC].reserved0 = htole32(prog_area(env, CORE, e) + T_IDX * 32);
 	t[5] = notify(5, 0x0d9e);
 	t[6] = neuron_insn(NEURON_OP_HALT, 0);
 	memset(&t[T_IDX], 0, sizeof(t[T_IDX]));
@@ -1088,10 +1088,10 @@ TEST_F(dge_table, fp_error_fatal_id_halts)
 	struct neuron_engine_status st;
 	static struct collected c;
 
-	prog[0].operand.arg.idx = 0x10;
-	prog[0].operand.arg.value = 0x01;
-	prog[1].operand.arg.idx = 0x20;
-	prog[1].operand.arg.value = 0x0a;
+	prog[0].operand.arg.idx = htole32(0x10);
+	prog[0].operand.arg.value = htole32(0x01);
+	prog[1].operand.arg.idx = htole32(0x20);
+	prog[1].operand.arg.value = htole32(0x0a);
 	ASSERT_EQ(NEURON_ENGINE_HALTED, run(_metadata, env, NEURON_ENGINE_PE, prog, 4, &c, &st));
 	EXPECT_EQ(1, st.pc);
 	EXPECT_EQ(ERR_FATAL, st.last_error);
@@ -1223,7 +1223,7 @@ TEST_F(dge_structural, fatal_halt_until_reset)
 		       variant->backend));
 	prog[PC_TEST].flags = variant->flags;
 	if (variant->ind & 3)	/* an index table the file owns: SUBMIT checks it */
-		prog[PC_TEST].reserved0 = REG_T + variant->table;
+		prog[PC_TEST].reserved0 = htole32(REG_T + variant->table);
 	state = run(_metadata, env, ENGINE, prog, PROG_LEN, &c, &st);
 	ASSERT_EQ(NEURON_ENGINE_HALTED, state);
 
@@ -1476,13 +1476,13 @@ TEST_F(dge, index_table_outside_file_memory)
 	memset(&prog[4], 0, 2 * sizeof(prog[4]));
 	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &before));
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		prog[2].reserved0 = bad[i];
+		prog[2].reserved0 = htole32(bad[i]);
 		EXPECT_EQ(-EACCES, neuron_submit(env->fd, CORE, ENGINE, prog, 6, 0))
 			TH_LOG("index table at %#x", bad[i]);
 	}
 	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &st));
 	EXPECT_EQ(before.soft_reset_counter, st.soft_reset_counter);
-	prog[2].reserved0 = REG_T;
+	prog[2].reserved0 = htole32(REG_T);
 	ASSERT_EQ(0, set_features(env->fd, CORE, FEAT_ON));
 	ASSERT_EQ(NEURON_ENGINE_IDLE, run(_metadata, env, ENGINE, prog, 6, &c, &st));
 	EXPECT_EQ(0, c.n[Q_ERR]);

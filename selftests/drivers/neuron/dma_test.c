@@ -77,9 +77,9 @@ static struct neuron_emu_insn dge_copy(__u32 length)
 {
 	struct neuron_emu_insn in = neuron_insn(NEURON_OP_DGE_COPY, 0);
 
-	in.operand.dge.src = REG;
-	in.operand.dge.dst = REG;
-	in.operand.dge.length = length;
+	in.operand.dge.src = htole32(REG);
+	in.operand.dge.dst = htole32(REG);
+	in.operand.dge.length = htole32(length);
 	in.operand.dge.backend = NEURON_DGE_BACKEND_POOL;
 	return in;
 }

@@ -542,7 +542,7 @@ static struct neuron_emu_insn notify_insn(uint16_t seq)
 {
 	struct neuron_emu_insn in = neuron_insn(NEURON_OP_NOTIFY, 0);
 
-	in.operand.arg.debug_hint_extended = seq;
+	in.operand.arg.debug_hint_extended = htole16(seq);
 	return in;
 }
 
@@ -550,8 +550,8 @@ static struct neuron_emu_insn sem_insn(uint8_t op, uint32_t idx, uint32_t value)
 {
 	struct neuron_emu_insn in = neuron_insn(op, 0);
 
-	in.operand.arg.idx = idx;
-	in.operand.arg.value = value;
+	in.operand.arg.idx = htole32(idx);
+	in.operand.arg.value = htole32(value);
 	return in;
 }
 
@@ -900,7 +900,7 @@ TEST_F(edge, throttle_edge_and_record)
 
 	/* armed: the edge and an ERROR interrupt-form record of group THROTTLE */
 	ASSERT_EQ(0, throttle_arm(self->fd, 1));
-	prog[0].operand.arg.value = 7;
+	prog[0].operand.arg.value = htole32(7);
 	ASSERT_EQ(0, snap_take(0, NEURON_EDGE_THROTTLE, &before));
 	ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_DVE, prog, 1, 0));
 	expect_edge(_metadata, self, &before, BIT(0), 0, &ev2);

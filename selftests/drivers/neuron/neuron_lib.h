@@ -7,6 +7,7 @@
 #ifndef NEURON_SELFTEST_LIB_H
 #define NEURON_SELFTEST_LIB_H
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -258,7 +259,7 @@ static inline struct neuron_emu_insn neuron_insn(uint8_t opcode, uint16_t hint)
 
 	memset(&in, 0, sizeof(in));
 	in.opcode = opcode;
-	in.debug_hint = hint;
+	in.debug_hint = htole16(hint);
 	return in;
 }
 

@@ -330,7 +330,7 @@ static void hello_program(struct neuron_emu_insn prog[4])
 {
 	prog[0] = neuron_insn(NEURON_OP_NOP, 0);
 	prog[1] = neuron_insn(NEURON_OP_NOTIFY, 3);
-	prog[1].operand.arg.debug_hint_extended = 0x1234;
+	prog[1].operand.arg.debug_hint_extended = htole16(0x1234);
 	prog[2] = neuron_insn(NEURON_OP_NOP, 0);
 	prog[3] = neuron_insn(NEURON_OP_HALT, 0);
 }
@@ -486,7 +486,7 @@ TEST_F(nq, submit_while_running_is_ebusy)
 	struct neuron_emu_insn prog[2];
 
 	prog[0] = neuron_insn(NEURON_OP_DELAY, 0);
-	prog[0].operand.arg.value = 500 * 1000 * 1000;	/* 0.5 s of device time */
+	prog[0].operand.arg.value = htole32(500 * 1000 * 1000);	/* 0.5 s of device time */
 	prog[1] = neuron_insn(NEURON_OP_HALT, 0);
 	ASSERT_EQ(0, neuron_submit(self->fd, CORE, NEURON_ENGINE_DVE, prog, 2, 0));
 	EXPECT_EQ(-EBUSY, neuron_submit(self->fd, CORE, NEURON_ENGINE_DVE, prog, 2, 0));

@@ -23,7 +23,7 @@ static inline struct neuron_emu_insn notify_insn(uint16_t seq)
 {
 	struct neuron_emu_insn in = neuron_insn(NEURON_OP_NOTIFY, 0);
 
-	in.operand.arg.debug_hint_extended = seq;
+	in.operand.arg.debug_hint_extended = htole16(seq);
 	return in;
 }
 

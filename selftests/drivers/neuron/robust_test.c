@@ -1127,7 +1127,7 @@ static void removal_scenario(struct __test_metadata *_metadata, enum removal_how
 
 		for (int i = 0; i < 4; i++) {
 			prog[i] = neuron_insn(NEURON_OP_DELAY, 0);
-			prog[i].operand.arg.value = 200000000;	/* 200 ms each */
+			prog[i].operand.arg.value = htole32(200000000);	/* 200 ms each */
 		}
 		ASSERT_EQ(0, neuron_submit(fd, 0, NEURON_ENGINE_SP, prog, 4, 0));
 	}
@@ -1878,16 +1878,16 @@ static void fz_plausible(struct fz *z, int ci, void *arg, size_t size)
 			}
 			memset(in, 0, sizeof(*in));
 			in->opcode = (q >> 8) % (NEURON_OP_COUNT + 1);
-			in->debug_hint = (uint16_t)(q >> 16);
-			in->operand.arg.idx = (q >> 32) % 270;
-			in->operand.arg.value = (q >> 40) % 16;
+			in->debug_hint = htole16((uint16_t)(q >> 16));
+			in->operand.arg.idx = htole32((q >> 32) % 270);
+			in->operand.arg.value = htole32((q >> 40) % 16);
 			if (in->opcode == NEURON_OP_DELAY)
-				in->operand.arg.value = (q >> 40) % 100000;
+				in->operand.arg.value = htole32((q >> 40) % 100000);
 			if (in->opcode == NEURON_OP_DGE_COPY) {
-				in->operand.dge.src = (uint32_t)z->mem[(q >> 32) % 4] +
-						      (q >> 34) % 64;
-				in->operand.dge.dst = (uint32_t)z->mem[(q >> 36) % 4];
-				in->operand.dge.length = (q >> 40) % 8 ? 64 : (uint32_t)(q >> 44);
+				in->operand.dge.src = htole32((uint32_t)z->mem[(q >> 32) % 4] +
+							      (q >> 34) % 64);
+				in->operand.dge.dst = htole32((uint32_t)z->mem[(q >> 36) % 4]);
+				in->operand.dge.length = htole32((q >> 40) % 8 ? 64 : (uint32_t)(q >> 44));
 				in->operand.dge.backend = (q >> 52) % 3;
 			}
 			if (!((q >> 56) % 8)) {

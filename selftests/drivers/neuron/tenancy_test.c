@@ -303,9 +303,9 @@ static struct neuron_emu_insn dge_copy(uint32_t src, uint32_t dst, uint32_t len)
 {
 	struct neuron_emu_insn in = neuron_insn(NEURON_OP_DGE_COPY, 0);
 
-	in.operand.dge.src = src;
-	in.operand.dge.dst = dst;
-	in.operand.dge.length = len;
+	in.operand.dge.src = htole32(src);
+	in.operand.dge.dst = htole32(dst);
+	in.operand.dge.length = htole32(len);
 	in.operand.dge.backend = NEURON_DGE_BACKEND_POOL;
 	return in;
 }
@@ -431,7 +431,7 @@ static int victim(void *arg)
 
 		for (unsigned int i = 0; i < STREAM_BATCH; i++, seq++) {
 			prog[i] = neuron_insn(NEURON_OP_NOTIFY, stream_hint(seq));
-			prog[i].operand.arg.debug_hint_extended = (uint16_t)seq;
+			prog[i].operand.arg.debug_hint_extended = htole16((uint16_t)seq);
 		}
 		prog[STREAM_BATCH] = neuron_insn(NEURON_OP_HALT, 0);
 		if (neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, STREAM_BATCH + 1, 0))
@@ -701,11 +701,11 @@ static int doomed_owner(void *arg)
 	    run_notify(fd, &dr, 1, NEURON_ENGINE_SP, 8, 0x100))
 		return 33;
 	delay[0] = neuron_insn(NEURON_OP_DELAY, 0);
-	delay[0].operand.arg.value = 4000000000u;	/* 4 s of device time */
+	delay[0].operand.arg.value = htole32(4000000000u);	/* 4 s of device time */
 	delay[1] = neuron_insn(NEURON_OP_HALT, 0);
 	wait[0] = neuron_insn(NEURON_OP_WAIT_GE, 0);
-	wait[0].operand.arg.idx = 9;
-	wait[0].operand.arg.value = 1000;
+	wait[0].operand.arg.idx = htole32(9);
+	wait[0].operand.arg.value = htole32(1000);
 	wait[1] = neuron_insn(NEURON_OP_HALT, 0);
 	if (neuron_submit(fd, 0, NEURON_ENGINE_PE, delay, 2, 0) ||
 	    neuron_submit(fd, 1, NEURON_ENGINE_ACT, wait, 2, 0))
@@ -928,7 +928,7 @@ static int rings_run(struct tenant_rings *t, unsigned int hint, uint16_t ext, un
 
 	for (unsigned int i = 0; i < n; i++) {
 		prog[i] = neuron_insn(NEURON_OP_NOTIFY, (uint16_t)hint);
-		prog[i].operand.arg.debug_hint_extended = (uint16_t)(ext + i);
+		prog[i].operand.arg.debug_hint_extended = htole16((uint16_t)(ext + i));
 	}
 	prog[n] = neuron_insn(NEURON_OP_HALT, (uint16_t)hint);
 	for (unsigned int e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
@@ -1475,7 +1475,7 @@ static struct neuron_emu_insn delay_insn(uint32_t ns)
 {
 	struct neuron_emu_insn in = neuron_insn(NEURON_OP_DELAY, 0);
 
-	in.operand.arg.value = ns;
+	in.operand.arg.value = htole32(ns);
 	return in;
 }
 
@@ -1491,7 +1491,7 @@ static unsigned int detach_stream(struct neuron_emu_insn *prog)
 	prog[n++] = delay_insn(1000000000u);
 	for (unsigned int i = 0; i < DETACH_N; i++) {
 		prog[n] = neuron_insn(NEURON_OP_NOTIFY, DETACH_HINT);
-		prog[n++].operand.arg.debug_hint_extended = (uint16_t)i;
+		prog[n++].operand.arg.debug_hint_extended = htole16((uint16_t)i);
 		prog[n++] = delay_insn(10000000u);
 	}
 	prog[n++] = neuron_insn(NEURON_OP_HALT, 0);
@@ -1599,7 +1599,7 @@ static int detach_owner(void *arg)
 	/* DETACH from the owner itself changes nothing: its own stream */
 	for (unsigned int i = 0; i < OWN_N; i++) {
 		prog[i] = neuron_insn(NEURON_OP_NOTIFY, OWN_HINT);
-		prog[i].operand.arg.debug_hint_extended = (uint16_t)(0x100 + i);
+		prog[i].operand.arg.debug_hint_extended = htole16((uint16_t)(0x100 + i));
 	}
 	prog[OWN_N] = neuron_insn(NEURON_OP_HALT, 0);
 	chk(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, OWN_N + 1, NEURON_SUBMIT_F_DETACH),
@@ -2034,8 +2034,8 @@ static unsigned int copy_wait_prog(const struct neuron_device_info *info, unsign
 
 	p[0] = dge_copy(data, dst, 64);
 	p[1] = neuron_insn(NEURON_OP_WAIT_GE, 0);
-	p[1].operand.arg.idx = MEM_SEM;
-	p[1].operand.arg.value = 1;
+	p[1].operand.arg.idx = htole32(MEM_SEM);
+	p[1].operand.arg.value = htole32(1);
 	p[2] = dge_copy(data, dst + 0x100, 64);
 	p[3] = neuron_insn(NEURON_OP_HALT, 0);
 	for (unsigned int i = 0; i < 64; i++)

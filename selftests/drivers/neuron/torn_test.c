@@ -276,7 +276,7 @@ TEST_F_TIMEOUT(torn, records_host_ring, 1500)
 			if (runs_started == runs_wanted || atomic_load(&s.stop))
 				continue;
 			for (uint32_t pc = 0; pc < TORN_NOTIFIES; pc++)
-				prog[pc].operand.arg.debug_hint_extended = torn_check(e, pc);
+				prog[pc].operand.arg.debug_hint_extended = htole16(torn_check(e, pc));
 			ASSERT_EQ(0, neuron_submit(fd, TORN_CORE, e, prog,
 						   TORN_NOTIFIES + 1, 0));
 			runs_started++;

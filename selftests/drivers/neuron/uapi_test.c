@@ -367,7 +367,7 @@ TEST(v0_detach)
 
 	ASSERT_LE(0, fd);
 	prog[0] = neuron_insn(NEURON_OP_DELAY, 0);
-	prog[0].operand.arg.value = 4000000000u;	/* 4 s */
+	prog[0].operand.arg.value = htole32(4000000000u);	/* 4 s */
 	prog[1] = neuron_insn(NEURON_OP_HALT, 0);
 	ASSERT_EQ(0, neuron_ioctl(fd, V0_SUBMIT, &sub));
 	ASSERT_EQ(0, neuron_ioctl(fd, V0_ENGINE_STATUS, &st));

@@ -8,7 +8,11 @@
  *                         submit COUNT notify instructions to PE, and take
  *                         every record with libneuron_queue_wait()
  * Exit status 0 if every check passed; "# " lines say what happened.
+ * Instruction fields are little-endian (<linux/neuron_isa.h>): htole16()
+ * of <endian.h>, which C99 has with _DEFAULT_SOURCE.
  */
+#define _DEFAULT_SOURCE
+#include <endian.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,8 +46,8 @@ static int drain_device(const char *path)
 	memset(prog, 0, sizeof(prog));
 	for (i = 0; i < COUNT; i++) {
 		prog[i].opcode = NEURON_OP_NOTIFY;
-		prog[i].debug_hint = 5;
-		prog[i].operand.arg.debug_hint_extended = (uint16_t)(EXT + i);
+		prog[i].debug_hint = htole16(5);
+		prog[i].operand.arg.debug_hint_extended = htole16((uint16_t)(EXT + i));
 	}
 	prog[COUNT].opcode = NEURON_OP_HALT;
 	rc = libneuron_device_submit(dev, 0, NEURON_ENGINE_PE, prog, COUNT + 1, 0);

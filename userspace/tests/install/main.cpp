@@ -9,6 +9,8 @@
 // Exit status 0 if every check passed; "# " lines say what happened.
 #include <libneuron/neuron.hpp>
 
+#include <endian.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -33,8 +35,8 @@ int drain_device(const char* path) {
   std::vector<neuron_emu_insn> prog(kCount + 1);
   for (unsigned i = 0; i < kCount; ++i) {
     prog[i].opcode = NEURON_OP_NOTIFY;
-    prog[i].debug_hint = 3;
-    prog[i].operand.arg.debug_hint_extended = static_cast<std::uint16_t>(kExt + i);
+    prog[i].debug_hint = htole16(3);
+    prog[i].operand.arg.debug_hint_extended = htole16(static_cast<std::uint16_t>(kExt + i));
   }
   prog[kCount].opcode = NEURON_OP_HALT;
   if (auto s = dev->submit(0, NEURON_ENGINE_PE, prog, 0); !s)
