@@ -24,6 +24,7 @@
  * Prints TAP; exits non-zero on a failure.
  */
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <grp.h>
 #include <stdio.h>
@@ -159,8 +160,8 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < PROG; i++) {
 		prog[i].opcode = NEURON_OP_NOTIFY;
-		prog[i].debug_hint = 5;
-		prog[i].operand.arg.debug_hint_extended = (uint16_t)(EXT + i);
+		prog[i].debug_hint = htole16(5);
+		prog[i].operand.arg.debug_hint_extended = htole16((uint16_t)(EXT + i));
 	}
 	prog[PROG].opcode = NEURON_OP_HALT;
 	check(libneuron_device_submit(dev, CORE, 0, prog, PROG + 1, 0) == 0, "submit_300_notifies");
