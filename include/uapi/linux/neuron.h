@@ -882,7 +882,8 @@ struct neuron_status_page {
  *		engine (enum neuron_engine) whose program was stopped
  * @lost:	events this file dropped just before this one
  * @count:	edges of this (core, edge) since the device was probed,
- *		the suppressed ones included;
+ *		the suppressed ones included; FAULT: the device's fault edges
+ *		and interrupt storms (sysfs edge_counts "fault");
  *		RESET: records the consumers had not read (TAIL - HEAD summed
  *		over the torn-down queues), lost with their rings;
  *		ENGINE_STOPPED: programs stopped on this core since probe,
