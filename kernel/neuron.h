@@ -107,6 +107,34 @@
 #define NEURON_FAULT_BITS	32
 #define NEURON_RESET_CAUSES	(NEURON_RESET_SHUTDOWN + 1)
 
+/*
+ * Event rate limit (docs/decisions.md#event-ratelimit): THROTTLE and FAULT
+ * events of one core and kind, at most @evlimit_burst per
+ * @evlimit_interval_ms (sysfs event_ratelimit).
+ */
+enum neuron_evlimit_kind {
+	NEURON_EVLIMIT_THROTTLE,
+	NEURON_EVLIMIT_FAULT,
+	NEURON_EVLIMIT_KINDS
+};
+
+#define NEURON_EVLIMIT_BURST_DEFAULT	16
+#define NEURON_EVLIMIT_INTERVAL_MS_DEFAULT 1000
+#define NEURON_EVLIMIT_INTERVAL_MS_MAX	3600000
+
+/**
+ * struct neuron_evlimit - rate limit state of one (core, kind)
+ * @begin:	jiffies when the current interval began (its first event)
+ * @used:	events reported in the current interval; 0: none begun
+ * @pending:	edges suppressed since the last event reported
+ *		(struct neuron_event.suppressed of the next one)
+ */
+struct neuron_evlimit {
+	unsigned long begin;
+	u32 used;
+	u32 pending;
+};
+
 /* mmap cookie types, see neuron_mmap.c */
 enum neuron_cookie_type {
 	NEURON_COOKIE_RING = 1,
@@ -257,7 +285,8 @@ struct neuron_vector {
  * @wrbuf_full_count: per core, per queue: WRBUF_FULL_STATUS bits seen
  *		(wr_buffer_full_N edges, N = queue)
  * @wrbuf_drop_count: per core, per queue: WRBUF_DROP_STATUS bits seen
- * @throttle_count: throttle edges seen
+ * @throttle_count: throttle edges seen (a THROTTLE_STATUS core bit each)
+ * @throttle_edges: per core: throttle edges seen (struct neuron_event.count)
  * @fault_count: per NEURON_REG_FAULT_STATUS bit: faults seen
  * @spurious_count: interrupts with no status bit set
  * @notific_edges: per core: NOTIFIC summary edges handled (each one an event)
@@ -269,6 +298,13 @@ struct neuron_vector {
  *		re-read budget (a cause asserted again at once after each clear)
  * @storm_causes: per core: causes present in every read of the streak
  * @storm_count: per core: storms detected (each masked its causes once)
+ * @storm_masks: per core, per tpb_notific_intr_N cause: storms that masked
+ *		it (sysfs storm_masks; never intr_0)
+ * @evlimit:	per [core][enum neuron_evlimit_kind]: the event rate limit
+ * @evlimit_burst: events of one (core, kind) reported per interval
+ * @evlimit_interval_ms: the interval
+ * @ev_suppressed: per [core][kind]: events the rate limit kept back, since
+ *		probe (sysfs events_suppressed)
  * @storm_stop:	set by neuron_irq_fini(): no cause is masked or re-enabled
  *		any more
  * @storm_work:	re-enables the masked causes after a hold-off
@@ -277,10 +313,11 @@ struct neuron_vector {
  * @waitq:	woken by every interrupt edge and by remove() (read(), poll())
  * @ev_lock:	guards the lists and counters below, every file's event
  *		queue and @nq_efd
- * @ev_files:	subscribed files that see their own cores' NOTIFIC edges
- *		and every other edge (struct neuron_file.ev_node)
+ * @ev_files:	subscribed files that see their own cores' NOTIFIC,
+ *		ENGINE_STOPPED, THROTTLE and FAULT edges and every RESET and
+ *		PCI_ERROR edge (struct neuron_file.ev_node)
  * @ev_watchers: subscribed files that see every edge (CAP_SYS_ADMIN)
- * @ev_owner:	per core: the owner its NOTIFIC edges go to, or NULL
+ * @ev_owner:	per core: the owner its per-core edges go to, or NULL
  * @ev_edges:	edges delivered to files (sysfs event_fanout)
  * @ev_copies:	events queued for files by those edges
  * @nq_efd:	per [core][queue]: eventfd signalled on the queue's threshold
@@ -337,6 +374,7 @@ struct neuron_device {
 	u64 wrbuf_full_count[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 	u64 wrbuf_drop_count[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 	u64 throttle_count;
+	u64 throttle_edges[NEURON_MAX_CORES];
 	u64 fault_count[NEURON_FAULT_BITS];
 	u64 spurious_count;
 	u64 notific_edges[NEURON_MAX_CORES];
@@ -345,6 +383,11 @@ struct neuron_device {
 	u32 storm_streak[NEURON_MAX_CORES];
 	u32 storm_causes[NEURON_MAX_CORES];
 	u64 storm_count[NEURON_MAX_CORES];
+	u64 storm_masks[NEURON_MAX_CORES][NEURON_NOTIFIC_INTR_BITS];
+	struct neuron_evlimit evlimit[NEURON_MAX_CORES][NEURON_EVLIMIT_KINDS];
+	u32 evlimit_burst;
+	u32 evlimit_interval_ms;
+	u64 ev_suppressed[NEURON_MAX_CORES][NEURON_EVLIMIT_KINDS];
 	bool storm_stop;
 	struct delayed_work storm_work;
 	spinlock_t ts_lock;		/* TIMESTAMP_LO/HI pairs */

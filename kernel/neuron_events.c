@@ -13,10 +13,10 @@
  * the engine and ownership code) becomes one struct neuron_event, handed
  * to neuron_events_broadcast(), which
  *  - appends it to the event queue of the files that see it: a ring of
- *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC or ENGINE_STOPPED edge goes
- *    to the owner of its core and to the watchers (files opened with
- *    CAP_SYS_ADMIN); any other edge to every subscribed file
- *    (docs/decisions.md#tenancy). So the
+ *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC, ENGINE_STOPPED, THROTTLE
+ *    or FAULT edge goes to the owner of its core and to the watchers
+ *    (files opened with CAP_SYS_ADMIN); a RESET or PCI_ERROR edge to every
+ *    subscribed file (docs/decisions.md#tenancy). So the
  *    per-edge cost of the hot NOTIFIC path is one copy plus one per
  *    watcher, whatever other tenants open; sysfs event_fanout counts edges
  *    and copies. A full ring keeps its oldest events and counts the new one
@@ -115,7 +115,7 @@ int neuron_events_subscribe(struct neuron_file *nfile)
 }
 
 /**
- * neuron_events_set_owner() - route a core's NOTIFIC edges to one file
+ * neuron_events_set_owner() - route a core's per-core edges to one file
  * @ndev: device
  * @core: core index
  * @nfile: the core's new owner, subscribed; NULL when the core is freed
@@ -167,11 +167,18 @@ static void neuron_events_push(struct neuron_file *nfile,
 	nfile->ev_tail++;
 }
 
-/* An edge of one core, for its owner and the watchers only. */
+/*
+ * An edge of one core, for its owner and the watchers only: a tenant's
+ * THROTTLE or faulting ring reaches no other tenant
+ * (docs/decisions.md#tenancy, #event-ratelimit). One with @core out of
+ * range (a FAULT the device named no core for) reaches the watchers only.
+ */
 static bool neuron_events_per_core(const struct neuron_event *ev)
 {
 	return ev->edge == NEURON_EDGE_NOTIFIC ||
-	       ev->edge == NEURON_EDGE_ENGINE_STOPPED;
+	       ev->edge == NEURON_EDGE_ENGINE_STOPPED ||
+	       ev->edge == NEURON_EDGE_THROTTLE ||
+	       ev->edge == NEURON_EDGE_FAULT;
 }
 
 /*
@@ -199,7 +206,7 @@ static void neuron_events_deliver(struct neuron_device *ndev,
 		nfile = ndev->ev_owner[ev->core];
 		if (nfile && !nfile->ev_watch)
 			neuron_events_push(nfile, ev);
-		/* ENGINE_STOPPED's bits are engines, not queues */
+		/* only NOTIFIC's bits are queues */
 		if (ev->edge != NEURON_EDGE_NOTIFIC)
 			queues = 0;
 		for_each_set_bit(q, &queues, NEURON_NUM_SW_QUEUES) {

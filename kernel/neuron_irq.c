@@ -12,11 +12,14 @@
  *
  * A handler reads its status register, writes the bits back to clear them
  * (W1C), counts each cause under &neuron_device.irq_lock and turns each
- * nonzero status it read into one struct neuron_event, delivered three ways
- * (docs/decisions.md#arch-driver): to every open file's event queue and to the
- * eventfds bound to queues whose threshold was reached (neuron_events.c), and
- * as a generic netlink multicast (neuron_genl.c). The core handler also clears
- * and counts THRESHOLD_STATUS (bit per queue that reached its threshold;
+ * nonzero status it read into one struct neuron_event per core it names,
+ * delivered three ways (docs/decisions.md#arch-driver): to the event queues
+ * of the core's owner and the watchers and to the eventfds bound to queues
+ * whose threshold was reached (neuron_events.c), and as a generic netlink
+ * multicast (neuron_genl.c). THROTTLE and FAULT events are rate limited
+ * per core and kind (neuron_irq_ratelimit(),
+ * docs/decisions.md#event-ratelimit). The core handler also clears and
+ * counts THRESHOLD_STATUS (bit per queue that reached its threshold;
  * the device re-arms a threshold when the consumer moves HEAD). A status of
  * all ones means the function is gone and is not counted.
  *
@@ -94,6 +97,48 @@ static void neuron_irq_count_spurious(struct neuron_device *ndev)
 	spin_unlock(&ndev->irq_lock);
 }
 
+/**
+ * neuron_irq_ratelimit() - whether to report a THROTTLE or FAULT event
+ * @ndev: device; &neuron_device.irq_lock held
+ * @ev: the event of one core (@ev->core < num_cores); on true its
+ *	@suppressed is set
+ * @kind: enum neuron_evlimit_kind
+ *
+ * At most &neuron_device.evlimit_burst events of one (core, kind) are
+ * reported per &neuron_device.evlimit_interval_ms; an interval begins with
+ * its first event. A suppressed edge is still counted (sysfs edge_counts)
+ * and traced, and the count of them rides on the next event reported for
+ * the same (core, kind) (docs/decisions.md#event-ratelimit). So a tenant
+ * whose program floods THROTTLE costs the interrupt thread one register
+ * read per edge and no other file anything.
+ *
+ * Return: true to report @ev, false if it was suppressed.
+ */
+static bool neuron_irq_ratelimit(struct neuron_device *ndev,
+				 struct neuron_event *ev, unsigned int kind)
+{
+	struct neuron_evlimit *l = &ndev->evlimit[ev->core][kind];
+	unsigned long now = jiffies;
+
+	lockdep_assert_held(&ndev->irq_lock);
+	if (!l->used ||
+	    time_after_eq(now, l->begin +
+			  msecs_to_jiffies(ndev->evlimit_interval_ms))) {
+		l->begin = now;
+		l->used = 0;
+	}
+	if (l->used >= ndev->evlimit_burst) {
+		if (l->pending < U32_MAX)
+			l->pending++;
+		ndev->ev_suppressed[ev->core][kind]++;
+		return false;
+	}
+	l->used++;
+	ev->suppressed = l->pending;
+	l->pending = 0;
+	return true;
+}
+
 /* INTR_MASK of @core: every cause but those masked for a storm. */
 static void neuron_irq_write_mask(struct neuron_device *ndev, u32 core)
 {
@@ -110,7 +155,10 @@ static void neuron_irq_write_mask(struct neuron_device *ndev, u32 core)
 static void neuron_irq_storm_check(struct neuron_device *ndev, u32 core,
 				   unsigned int loops, u32 all, u32 any)
 {
+	unsigned long masked;
 	struct neuron_event ev;
+	bool report = false;
+	unsigned int bit;
 	u32 causes = 0;
 
 	spin_lock(&ndev->irq_lock);
@@ -135,12 +183,16 @@ static void neuron_irq_storm_check(struct neuron_device *ndev, u32 core,
 	WRITE_ONCE(ndev->storm_masked[core], ndev->storm_masked[core] | causes);
 	neuron_irq_write_mask(ndev, core);
 	ndev->storm_count[core]++;
+	masked = causes;
+	for_each_set_bit(bit, &masked, NEURON_NOTIFIC_INTR_BITS)
+		ndev->storm_masks[core][bit]++;
 	ndev->fault_count[ilog2(NEURON_FAULT_INTR_STORM)]++;
 	memset(&ev, 0, sizeof(ev));
 	ev.core = core;
 	ev.edge = NEURON_EDGE_FAULT;
 	ev.cause = NEURON_FAULT_INTR_STORM;
 	ev.count = ++ndev->fault_edges;
+	report = neuron_irq_ratelimit(ndev, &ev, NEURON_EVLIMIT_FAULT);
 	schedule_delayed_work(&ndev->storm_work,
 			      msecs_to_jiffies(NEURON_IRQ_STORM_HOLDOFF_MS));
 unlock:
@@ -152,7 +204,8 @@ unlock:
 		dev_warn_ratelimited(&ndev->pdev->dev,
 				     "core %u: interrupt storm (causes %#x): masked for %u ms\n",
 				     core, causes, NEURON_IRQ_STORM_HOLDOFF_MS);
-		neuron_events_broadcast(ndev, &ev);
+		if (report)
+			neuron_events_broadcast(ndev, &ev);
 	}
 }
 
@@ -297,15 +350,27 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
+/* The bits of a global status register that name a core of @ndev. */
+static unsigned long neuron_irq_core_bits(struct neuron_device *ndev, u32 val)
+{
+	return val & GENMASK(ndev->num_cores - 1, 0);
+}
+
 /*
  * Throttle vector: the device fires it on every THROTTLE instruction and
- * latches bit 0 of THROTTLE_STATUS (docs/device-model.md "Interrupts").
+ * latches bit c of THROTTLE_STATUS for core c (docs/device-model.md
+ * "Interrupts"). Each core bit is one edge and one event of that core, for
+ * the core's owner and the watchers only (neuron_events.c), rate limited
+ * per core (neuron_irq_ratelimit()).
  */
 static irqreturn_t neuron_irq_throttle(int irq, void *data)
 {
 	struct neuron_vector *vec = data;
 	struct neuron_device *ndev = vec->ndev;
 	struct neuron_event ev;
+	unsigned long cores;
+	unsigned int c;
+	bool report;
 	u32 status;
 
 	status = neuron_rd(ndev, NEURON_REG_THROTTLE_STATUS);
@@ -315,27 +380,45 @@ static irqreturn_t neuron_irq_throttle(int irq, void *data)
 	}
 	neuron_wr(ndev, NEURON_REG_THROTTLE_STATUS, status);
 
-	memset(&ev, 0, sizeof(ev));
-	ev.edge = NEURON_EDGE_THROTTLE;
-	ev.cause = status;
+	cores = neuron_irq_core_bits(ndev, status);
+	for_each_set_bit(c, &cores, ndev->num_cores) {
+		memset(&ev, 0, sizeof(ev));
+		ev.edge = NEURON_EDGE_THROTTLE;
+		ev.core = c;
+		ev.cause = BIT(c);
 
-	spin_lock(&ndev->irq_lock);
-	ev.count = ++ndev->throttle_count;
-	spin_unlock(&ndev->irq_lock);
+		spin_lock(&ndev->irq_lock);
+		ndev->throttle_count++;
+		ev.count = ++ndev->throttle_edges[c];
+		report = neuron_irq_ratelimit(ndev, &ev, NEURON_EVLIMIT_THROTTLE);
+		spin_unlock(&ndev->irq_lock);
 
-	trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause, ev.queues,
-			      ev.count);
-	neuron_events_broadcast(ndev, &ev);
+		trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause,
+				      ev.queues, ev.count);
+		if (report)
+			neuron_events_broadcast(ndev, &ev);
+	}
 	return IRQ_HANDLED;
 }
 
+/*
+ * Fault vector: FAULT_STATUS says what failed, FAULT_CORES which cores'
+ * ring writes did (docs/device-model.md "Interrupts"). FAULT_STATUS is
+ * cleared first, so a fault latched after it raises a new edge; its core
+ * bit may already be taken by this run, and the next run then finds no
+ * core: that event goes to the watchers only (@core 0xffffffff, UAPI).
+ * One event per core named, for the core's owner and the watchers, rate
+ * limited per core (neuron_irq_ratelimit()).
+ */
 static irqreturn_t neuron_irq_fault(int irq, void *data)
 {
 	struct neuron_vector *vec = data;
 	struct neuron_device *ndev = vec->ndev;
 	struct neuron_event ev;
-	unsigned long status;
-	unsigned int bit;
+	unsigned long status, cores;
+	unsigned int bit, c;
+	bool report;
+	u32 val;
 
 	status = neuron_rd(ndev, NEURON_REG_FAULT_STATUS);
 	if (!status || neuron_irq_gone(status)) {
@@ -343,6 +426,10 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 		return IRQ_NONE;
 	}
 	neuron_wr(ndev, NEURON_REG_FAULT_STATUS, status);
+	val = neuron_rd(ndev, NEURON_REG_FAULT_CORES);
+	cores = neuron_irq_gone(val) ? 0 : neuron_irq_core_bits(ndev, val);
+	if (cores)
+		neuron_wr(ndev, NEURON_REG_FAULT_CORES, cores);
 
 	memset(&ev, 0, sizeof(ev));
 	ev.edge = NEURON_EDGE_FAULT;
@@ -354,10 +441,26 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 	ev.count = ++ndev->fault_edges;
 	spin_unlock(&ndev->irq_lock);
 
-	trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause, ev.queues,
-			      ev.count);
-	dev_warn_ratelimited(&ndev->pdev->dev, "device fault %#lx\n", status);
-	neuron_events_broadcast(ndev, &ev);
+	dev_warn_ratelimited(&ndev->pdev->dev, "device fault %#lx cores %#lx\n",
+			     status, cores);
+	if (!cores) {
+		ev.core = U32_MAX;	/* no core named: the watchers only */
+		trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause,
+				      ev.queues, ev.count);
+		neuron_events_broadcast(ndev, &ev);
+		return IRQ_HANDLED;
+	}
+	for_each_set_bit(c, &cores, ndev->num_cores) {
+		ev.core = c;
+		ev.suppressed = 0;
+		spin_lock(&ndev->irq_lock);
+		report = neuron_irq_ratelimit(ndev, &ev, NEURON_EVLIMIT_FAULT);
+		spin_unlock(&ndev->irq_lock);
+		trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause,
+				      ev.queues, ev.count);
+		if (report)
+			neuron_events_broadcast(ndev, &ev);
+	}
 	return IRQ_HANDLED;
 }
 

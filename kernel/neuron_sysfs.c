@@ -27,6 +27,16 @@
  *   intr_storms   one line per core, "core<c> <n> 0x<mask>": interrupt
  *                 storms detected on the core, and the tpb_notific_intr
  *                 causes masked for one right now
+ *   storm_masks   one line per core, "core<c>" then, for each
+ *                 tpb_notific_intr_0..8 cause, the storms that masked it
+ *                 (the first column, intr_0, stays 0: neuron_irq.c)
+ *   events_suppressed  one line per core, "core<c> throttle <n> fault <n>":
+ *                 THROTTLE and FAULT events of the core the rate limit
+ *                 kept from files and netlink (docs/decisions.md#event-ratelimit)
+ *   event_ratelimit  (0644) "<burst> <interval_ms>": at most burst THROTTLE
+ *                 (and, apart, FAULT) events of one core per interval_ms;
+ *                 default "16 1000"; a write (root) starts a new interval
+ *                 for every core
  *   reset_counts  the times the disable path tore every queue down, by
  *                 cause ("remove", "flr", "pci_error", "suspend",
  *                 "shutdown"), then "records_lost <n>": records the
@@ -224,6 +234,92 @@ static ssize_t intr_storms_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(intr_storms);
 
+static ssize_t storm_masks_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u64 masks[NEURON_NOTIFIC_INTR_BITS];
+	unsigned long flags;
+	int len = 0;
+	u32 c, i;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		spin_lock_irqsave(&ndev->irq_lock, flags);
+		memcpy(masks, ndev->storm_masks[c], sizeof(masks));
+		spin_unlock_irqrestore(&ndev->irq_lock, flags);
+		len += sysfs_emit_at(buf, len, "core%u", c);
+		for (i = 0; i < NEURON_NOTIFIC_INTR_BITS; i++)
+			len += sysfs_emit_at(buf, len, " %llu", masks[i]);
+		len += sysfs_emit_at(buf, len, "\n");
+	}
+	return len;
+}
+static DEVICE_ATTR_RO(storm_masks);
+
+static ssize_t events_suppressed_show(struct device *dev,
+				      struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	unsigned long flags;
+	u64 throttle, fault;
+	int len = 0;
+	u32 c;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		spin_lock_irqsave(&ndev->irq_lock, flags);
+		throttle = ndev->ev_suppressed[c][NEURON_EVLIMIT_THROTTLE];
+		fault = ndev->ev_suppressed[c][NEURON_EVLIMIT_FAULT];
+		spin_unlock_irqrestore(&ndev->irq_lock, flags);
+		len += sysfs_emit_at(buf, len, "core%u throttle %llu fault %llu\n",
+				     c, throttle, fault);
+	}
+	return len;
+}
+static DEVICE_ATTR_RO(events_suppressed);
+
+static ssize_t event_ratelimit_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	unsigned long flags;
+	u32 burst, ms;
+
+	spin_lock_irqsave(&ndev->irq_lock, flags);
+	burst = ndev->evlimit_burst;
+	ms = ndev->evlimit_interval_ms;
+	spin_unlock_irqrestore(&ndev->irq_lock, flags);
+	return sysfs_emit(buf, "%u %u\n", burst, ms);
+}
+
+/*
+ * "<burst> <interval_ms>": burst 1..NEURON_EVENT_QUEUE_LEN, interval_ms
+ * 1..NEURON_EVLIMIT_INTERVAL_MS_MAX; root only. Every (core, kind) starts a
+ * new interval; the edges suppressed so far still ride on the next event.
+ */
+static ssize_t event_ratelimit_store(struct device *dev,
+				     struct device_attribute *attr,
+				     const char *buf, size_t count)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	unsigned long flags;
+	u32 burst, ms, c, k;
+
+	if (sscanf(buf, "%u %u", &burst, &ms) != 2)
+		return -EINVAL;
+	if (!burst || burst > NEURON_EVENT_QUEUE_LEN || !ms ||
+	    ms > NEURON_EVLIMIT_INTERVAL_MS_MAX)
+		return -EINVAL;
+	spin_lock_irqsave(&ndev->irq_lock, flags);
+	ndev->evlimit_burst = burst;
+	ndev->evlimit_interval_ms = ms;
+	for (c = 0; c < NEURON_MAX_CORES; c++)
+		for (k = 0; k < NEURON_EVLIMIT_KINDS; k++)
+			ndev->evlimit[c][k].used = 0;
+	spin_unlock_irqrestore(&ndev->irq_lock, flags);
+	return count;
+}
+static DEVICE_ATTR_RW(event_ratelimit);
+
 static ssize_t reset_counts_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
@@ -357,6 +453,9 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_edge_counts.attr,
 	&dev_attr_fault_counts.attr,
 	&dev_attr_intr_storms.attr,
+	&dev_attr_storm_masks.attr,
+	&dev_attr_events_suppressed.attr,
+	&dev_attr_event_ratelimit.attr,
 	&dev_attr_reset_counts.attr,
 	&dev_attr_core_owners.attr,
 	&dev_attr_programs_stopped.attr,

@@ -357,7 +357,7 @@ tr -d '\r' <"$build/vm/torn-control.log" | grep -E '^# torn: [0-9]' || true
 count_lane sunda "VM sunda" "$build/vm/sunda.log"
 count_lane devtest-B "VM device faults" "$build/vm/devtest-B.log"
 count_lane e2e "VM end to end" "$build/vm/e2e.log"
-tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# (target|.*(records/s|per record|ratio))' || true
+tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# (target|storm masks|.*(records/s|per record|ratio))' || true
 for name in hotplug faults storm recovery iommu iommu-removal; do
 	count_lane "$name" "VM $name" "$build/vm/lane-$name.log"
 done

@@ -42,7 +42,7 @@
 #define NEURON_REG_MEM_SIZE_HI	0x014
 #define NEURON_REG_FAULT_STATUS	0x018	/* W1C: NEURON_FAULT_* */
 #define NEURON_REG_FAULT_MASK	0x01c	/* RW: 1 = raises the fault vector */
-#define NEURON_REG_THROTTLE_STATUS 0x020 /* W1C: bit 0 throttle edge seen */
+#define NEURON_REG_THROTTLE_STATUS 0x020 /* W1C: bit c = core c ran THROTTLE */
 #define NEURON_REG_THROTTLE_CTRL 0x024	/* RW: bit 0 armed (records to NUM4) */
 #define NEURON_REG_RESET	0x028	/* WO: 1 = quiesce: stop engines, disable queues */
 #define NEURON_REG_DEV_STATUS	0x02c	/* RO: NEURON_DEV_STATUS_* */
@@ -50,6 +50,7 @@
 /* QUIESCED: no engine running or waiting, no queue enabled, no DMA in flight */
 #define NEURON_DEV_STATUS_QUIESCED	(1u << 1)
 #define NEURON_REG_BUSY_CORES	0x030	/* RO: bit per core that keeps QUIESCED clear */
+#define NEURON_REG_FAULT_CORES	0x034	/* W1C: bit c = core c raised a FAULT_STATUS bit */
 
 /* enum neuron_gen and the NEURON_FAULT_* bits: <linux/neuron_record.h> */
 

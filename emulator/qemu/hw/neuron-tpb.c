@@ -59,7 +59,6 @@
 
 #define NEURON_FAULT_ALL \
     (NEURON_FAULT_DMA_ERROR | NEURON_FAULT_INTR_STORM)
-#define NEURON_THROTTLE_SEEN    (1u << 0)
 #define NEURON_THROTTLE_ARMED   (1u << 0)
 #define NEURON_RESET_QUIESCE    1u
 
@@ -109,31 +108,35 @@ static void neuron_msix_notify(NeuronTPBState *s, unsigned int vector)
 }
 
 /**
- * neuron_fault_raise() - latch device fault @bits in FAULT_STATUS
+ * neuron_fault_raise() - core @core latches device fault @bits
  *
- * The fault vector fires when FAULT_STATUS & FAULT_MASK goes from 0 to
+ * FAULT_STATUS gets @bits and FAULT_CORES bit @core, so the host knows
+ * which core's ring write failed (docs/device-model.md "Interrupts"). The
+ * fault vector fires when FAULT_STATUS & FAULT_MASK goes from 0 to
  * nonzero, the same edge rule as the NOTIFIC summary.
  */
-static void neuron_fault_raise(NeuronTPBState *s, uint32_t bits)
+static void neuron_fault_raise(NeuronTPBState *s, unsigned int core,
+                               uint32_t bits)
 {
     bool was_pending = s->fault_status & s->fault_mask;
 
     s->fault_status |= bits;
+    s->fault_cores |= 1u << core;
     if (!was_pending && (s->fault_status & s->fault_mask)) {
         neuron_msix_notify(s, NEURON_MSIX_VEC_FAULT(s->num_cores));
     }
 }
 
 /**
- * neuron_throttle_edge() - the throttle (HAM) source asserts its edge
+ * neuron_throttle_edge() - an engine of core @core ran THROTTLE
  *
  * Every assertion is an edge on the throttle vector (the throttle class is
  * the driver-managed channel, docs/hardware.md#throttle); THROTTLE_STATUS
- * bit 0 records that one was seen until the host clears it.
+ * bit @core records that the core ran one until the host clears it (W1C).
  */
-static void neuron_throttle_edge(NeuronTPBState *s)
+static void neuron_throttle_edge(NeuronTPBState *s, unsigned int core)
 {
-    s->throttle_status |= NEURON_THROTTLE_SEEN;
+    s->throttle_status |= 1u << core;
     neuron_msix_notify(s, NEURON_MSIX_VEC_THROTTLE(s->num_cores));
 }
 
@@ -153,10 +156,10 @@ static void neuron_tpb_upcall(void *opaque, NeuronCore *c, NeuronUpcall ev,
         neuron_msix_notify(s, NEURON_MSIX_VEC_CORE(c->index));
         break;
     case NEURON_UP_FAULT:
-        neuron_fault_raise(s, arg);
+        neuron_fault_raise(s, c->index, arg);
         break;
     case NEURON_UP_THROTTLE:
-        neuron_throttle_edge(s);
+        neuron_throttle_edge(s, c->index);
         break;
     case NEURON_UP_SEM_CHANGED:
         neuron_engine_wake_waiters(c);
@@ -204,6 +207,7 @@ static void neuron_power_on(NeuronTPBState *s)
     unsigned int c, e;
 
     s->fault_status = 0;
+    s->fault_cores = 0;
     s->fault_mask = 0;
     s->throttle_status = 0;
     neuron_set_throttle_ctrl(s, 0);
@@ -297,6 +301,8 @@ static uint32_t neuron_global_read(NeuronTPBState *s, hwaddr addr)
         return s->fault_status;
     case NEURON_REG_FAULT_MASK:
         return s->fault_mask;
+    case NEURON_REG_FAULT_CORES:
+        return s->fault_cores;
     case NEURON_REG_THROTTLE_STATUS:
         return s->throttle_status;
     case NEURON_REG_THROTTLE_CTRL:
@@ -334,6 +340,9 @@ static void neuron_global_write(NeuronTPBState *s, hwaddr addr, uint32_t val)
         break;
     case NEURON_REG_FAULT_STATUS:
         s->fault_status &= ~val;
+        break;
+    case NEURON_REG_FAULT_CORES:
+        s->fault_cores &= ~val;
         break;
     case NEURON_REG_FAULT_MASK:
         if (val & ~NEURON_FAULT_ALL) {

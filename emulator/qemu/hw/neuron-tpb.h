@@ -87,8 +87,8 @@ static inline bool neuron_mem_range_ok(const NeuronDevMem *m, uint64_t off,
 typedef enum NeuronUpcall {
     NEURON_UP_IRQ,              /* the core's INTR_STATUS & INTR_MASK went
                                    0 -> nonzero: send its MSI-X vector */
-    NEURON_UP_FAULT,            /* arg: NEURON_FAULT_* bits to latch */
-    NEURON_UP_THROTTLE,         /* an engine asserted the throttle edge */
+    NEURON_UP_FAULT,            /* arg: NEURON_FAULT_* bits the core latches */
+    NEURON_UP_THROTTLE,         /* an engine of the core ran THROTTLE */
     NEURON_UP_SEM_CHANGED,      /* a semaphore or event changed: wake the
                                    core's waiting engines */
     NEURON_UP_QUEUE_ROOM,       /* arg: queue that has room again, was
@@ -389,6 +389,7 @@ struct NeuronTPBState {
 
     /* global page */
     uint32_t fault_status;
+    uint32_t fault_cores;               /* FAULT_CORES: bit per core */
     uint32_t fault_mask;
     uint32_t throttle_status;
     uint32_t throttle_ctrl;

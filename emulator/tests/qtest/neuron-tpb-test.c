@@ -41,6 +41,7 @@
 #define R_FAULT_MASK    0x01c
 #define R_THROTTLE_STAT 0x020
 #define R_THROTTLE_CTRL 0x024
+#define R_FAULT_CORES   0x034
 #define R_RESET         0x028
 #define R_DEV_STATUS    0x02c
 #define R_BUSY_CORES    0x030
@@ -347,6 +348,7 @@ static void test_global_regs(void)
     g_assert_cmphex(rd(d, R_THROTTLE_CTRL), ==, 0);
     g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);      /* READY | QUIESCED */
     g_assert_cmphex(rd(d, R_BUSY_CORES), ==, 0);
+    g_assert_cmphex(rd(d, R_FAULT_CORES), ==, 0);
     /* read-only: a write changes nothing */
     wr(d, R_ID, 0);
     wr(d, R_NUM_CORES, 7);
@@ -1081,10 +1083,23 @@ static void test_msix_other_vectors(void)
     run(d, 1, 4, drop, 2);
     g_assert_cmphex(qtest_readl(d->qts, msg + 4), ==, 0xc0de0001);
     g_assert_cmphex(qtest_readl(d->qts, msg + 0), ==, 0);
-    /* throttle vector: every THROTTLE instruction */
+    /* throttle vector: every THROTTLE instruction; bit c = core c ran one */
     run(d, 0, 1, thr, 2);
     g_assert_cmphex(qtest_readl(d->qts, msg + 8), ==, 0xc0de0002);
     g_assert_cmphex(rd(d, R_THROTTLE_STAT), ==, 0x1);
+    qtest_writel(d->qts, msg + 8, 0);
+    run(d, 1, 2, thr, 2);
+    g_assert_cmphex(qtest_readl(d->qts, msg + 8), ==, 0xc0de0002);
+    g_assert_cmphex(rd(d, R_THROTTLE_STAT), ==, 0x3);
+    /* W1C, one core at a time; another edge while latched fires again */
+    wr(d, R_THROTTLE_STAT, 0x1);
+    g_assert_cmphex(rd(d, R_THROTTLE_STAT), ==, 0x2);
+    qtest_writel(d->qts, msg + 8, 0);
+    run(d, 1, 2, thr, 2);
+    g_assert_cmphex(qtest_readl(d->qts, msg + 8), ==, 0xc0de0002);
+    g_assert_cmphex(rd(d, R_THROTTLE_STAT), ==, 0x2);
+    wr(d, R_THROTTLE_STAT, 0x2);
+    g_assert_cmphex(rd(d, R_THROTTLE_STAT), ==, 0);
     /* fault vector: a ring write nothing decodes (2^48) with DMA_ERROR unmasked */
     wr(d, R_FAULT_MASK, 0x1);
     g_assert_cmphex(qtest_readl(d->qts, msg + 12), ==, 0);
@@ -1096,12 +1111,19 @@ static void test_msix_other_vectors(void)
     run(d, 1, 4, drop, 2);
     g_assert_cmphex(qtest_readl(d->qts, msg + 12), ==, 0xc0de0003);
     g_assert_cmphex(rd(d, R_FAULT_STATUS), ==, 0x1);
+    /* FAULT_CORES names the core whose ring write failed: core 1 */
+    g_assert_cmphex(rd(d, R_FAULT_CORES), ==, 0x2);
     g_assert_cmphex(rd(d, CORE(1) + Q(1) + Q_STATUS) & QS_DMA_ERROR, ==,
                     QS_DMA_ERROR);
     g_assert_cmphex(rd(d, CORE(1) + Q(1) + Q_DROP), ==, 1);
     g_assert_cmphex(rd(d, CORE(1) + N_INTR_STATUS) & (1u << 4), ==, 1u << 4);
     wr(d, R_FAULT_STATUS, 0x1);
     g_assert_cmphex(rd(d, R_FAULT_STATUS), ==, 0);
+    g_assert_cmphex(rd(d, R_FAULT_CORES), ==, 0x2);     /* its own W1C */
+    wr(d, R_FAULT_CORES, 0x1);
+    g_assert_cmphex(rd(d, R_FAULT_CORES), ==, 0x2);
+    wr(d, R_FAULT_CORES, 0x2);
+    g_assert_cmphex(rd(d, R_FAULT_CORES), ==, 0);
     dev_stop(d);
 }
 

@@ -746,10 +746,14 @@ struct neuron_mem_free {
  * knows which fields it got (docs/decisions.md#uapi-growth). Generic netlink
  * events are attributes and carry the family version in their header.
  *
- * Which edges a file sees (docs/decisions.md#tenancy): NOTIFIC and
- * ENGINE_STOPPED edges of the cores it owns (ENGINE_STOPPED: owned when the
- * program was stopped), and every THROTTLE, FAULT, RESET and PCI_ERROR
- * edge. A file opened by a process with CAP_SYS_ADMIN sees every edge. The event queue is
+ * Which edges a file sees (docs/decisions.md#tenancy): NOTIFIC,
+ * ENGINE_STOPPED, THROTTLE and FAULT edges of the cores it owns
+ * (ENGINE_STOPPED: owned when the program was stopped), and every RESET and
+ * PCI_ERROR edge. A file opened by a process with CAP_SYS_ADMIN sees every
+ * edge. THROTTLE and FAULT events are rate limited per core and kind
+ * (docs/decisions.md#event-ratelimit): past the limit an edge is counted
+ * but not reported, and the next event of that core and kind that is
+ * reported says in @suppressed how many were not. The event queue is
  * allocated, and charged to the caller's memory cgroup, when the file first
  * acquires a core or first calls read() or poll(); a file that does neither
  * costs the interrupt threads nothing.
@@ -860,20 +864,26 @@ struct neuron_status_page {
  * struct neuron_event - one interrupt edge, from read() and generic netlink
  * @timestamp_ns: CLOCK_MONOTONIC nanoseconds when the handler ran
  * @device:	N of /dev/nnqN
- * @core:	NOTIFIC, ENGINE_STOPPED: the core; FAULT with cause
- *		NEURON_FAULT_INTR_STORM: the core whose interrupt causes the
- *		driver masked for a while because they stormed (sysfs
- *		intr_storms); otherwise 0
+ * @core:	NOTIFIC, ENGINE_STOPPED: the core; THROTTLE: the core that ran
+ *		the THROTTLE instruction(s); FAULT: the core whose ring write
+ *		failed (DMA_ERROR), or with cause NEURON_FAULT_INTR_STORM the
+ *		core whose interrupt causes the driver masked for a while
+ *		because they stormed (sysfs intr_storms); 0xffffffff for a
+ *		FAULT the device named no core for (seen by CAP_SYS_ADMIN
+ *		files and netlink only); otherwise 0
  * @edge:	enum neuron_edge
  * @cause:	NOTIFIC: tpb_notific_intr bits (enum neuron_notific_intr);
- *		THROTTLE: NEURON_REG_THROTTLE_STATUS; FAULT: NEURON_FAULT_* bits;
+ *		THROTTLE: 1 << @core (its NEURON_REG_THROTTLE_STATUS bit);
+ *		FAULT: NEURON_FAULT_* bits;
  *		RESET: enum neuron_reset_cause; PCI_ERROR: enum neuron_pci_error;
  *		ENGINE_STOPPED: enum neuron_stop_cause
  * @queues:	NOTIFIC: bit per queue whose THRESHOLD was reached;
  *		RESET: the number of queues torn down; ENGINE_STOPPED: bit per
  *		engine (enum neuron_engine) whose program was stopped
  * @lost:	events this file dropped just before this one
- * @count:	edges of this (core, edge) since the device was probed;
+ * @count:	edges of this (core, edge) since the device was probed,
+ *		the suppressed ones included; FAULT: the device's fault edges
+ *		and interrupt storms (sysfs edge_counts "fault");
  *		RESET: records the consumers had not read (TAIL - HEAD summed
  *		over the torn-down queues), lost with their rings;
  *		ENGINE_STOPPED: programs stopped on this core since probe,
@@ -882,7 +892,11 @@ struct neuron_status_page {
  *		sizeof(struct neuron_event) (56 here) and the file's event
  *		size; absent from the NEURON_EVENT_SIZE_VER0 bytes a file gets
  *		until it sets a larger size with NEURON_IOC_EVENT_SIZE
- * @reserved:	zero
+ * @suppressed: THROTTLE, FAULT: edges of this core and kind that the
+ *		rate limit kept from every file and netlink since the last
+ *		one reported (docs/decisions.md#event-ratelimit; sysfs
+ *		events_suppressed counts them all); otherwise 0. Was
+ *		@reserved (zero) before
  * @wrbuf_full:	NOTIFIC: bit N per notify_error_wr_buffer_full_N edge
  *		latched (the input buffer was full and stalled a producer of
  *		queue N; cause bit NEURON_NOTIFIC_INTR_WRBUF_FULL);
@@ -901,7 +915,7 @@ struct neuron_event {
 	__u32 lost;
 	__u64 count;
 	__u32 size;
-	__u32 reserved;
+	__u32 suppressed;
 	__u32 wrbuf_full;
 	__u32 wrbuf_drop;
 };
@@ -986,6 +1000,7 @@ enum neuron_genl_attr {
 	NEURON_A_FAULT_COUNT,		/* u64 */
 	NEURON_A_WRBUF_FULL,		/* u32: bit per wr_buffer_full_N edge */
 	NEURON_A_WRBUF_DROP,		/* u32: bit per wr_buffer_drop_N edge */
+	NEURON_A_SUPPRESSED,		/* u32: struct neuron_event @suppressed */
 	__NEURON_A_MAX
 };
 

@@ -53,6 +53,12 @@
  *   mem_zero		reuse after free: B allocates the blocks A wrote and
  *			freed (MEM_FREE, release); a traced DGE_COPY's
  *			INST_START CRC of them is that of zero bytes
+ *   throttle_flood	B floods THROTTLE on its core while A runs programs
+ *			with a threshold edge each: A gets exactly its own
+ *			events and records; B's THROTTLE events carry core
+ *			1 and are rate limited (event_ratelimit "4 600000":
+ *			4 of 10 reported, 6 suppressed, the count on the next
+ *			one); B cannot change the limit
  *
  * Every group runs by default; name some to run only those: as arguments,
  * or (with none) "neuron_tenancy=GROUP,..." on the kernel command line
@@ -2585,6 +2591,263 @@ TEST_F_TIMEOUT(ten, mem_zero, 200)
 }
 
 /* the last "neuron_tenancy=GROUP,..." of /proc/cmdline, or NULL */
+/* ==== throttle_flood ======================================================= */
+
+#define FLOOD_LIMIT	"4 600000"	/* 4 events per 10 minutes: no refill here */
+#define FLOOD_BURST	4
+#define FLOOD_SINGLE	10	/* B's THROTTLE programs, one edge each */
+#define FLOOD_INSNS	1024	/* THROTTLEs per flood program */
+#define FLOOD_PROGS	64	/* flood programs at most */
+#define VICTIM_RUNS	4
+#define VICTIM_N	8	/* NOTIFYs per run = the queue's THRESHOLD */
+#define RATELIMIT_PATH	"/sys/class/nnq/nnq0/event_ratelimit"
+
+/* The number after @prefix on the line of sysfs @attr that starts with it. */
+static int sysfs_line_u64(const char *attr, const char *prefix, unsigned long long *v)
+{
+	char buf[1024], *p;
+
+	if (neuron_sysfs_read(attr, buf, sizeof(buf)) < 0)
+		return -errno;
+	for (p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, prefix, strlen(prefix)))
+			return sscanf(p + strlen(prefix), "%llu", v) == 1 ? 0 : -EINVAL;
+	return -ENOENT;
+}
+
+/* Waits until sysfs edge_counts says @n throttle edges were handled. */
+static int throttle_edges_reach(unsigned long long n)
+{
+	uint64_t deadline = neuron_now_ms() + NEURON_WAIT_MS;
+	unsigned long long v = 0;
+
+	while (!sysfs_line_u64("edge_counts", "throttle ", &v) && v < n &&
+	       neuron_now_ms() < deadline)
+		usleep(1000);
+	return v >= n ? 0 : -ETIMEDOUT;
+}
+
+static int ratelimit_write(const char *val)
+{
+	int fd = open(RATELIMIT_PATH, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+struct ev_tally {
+	int notific, throttle, other, lost;
+	int bad;		/* NOTIFIC of A or THROTTLE of B not as expected */
+	struct neuron_event thr[FLOOD_SINGLE];
+};
+
+/*
+ * Reads every queued event of @fd (non-blocking) into @t. A's NOTIFIC
+ * events must be (core 0, THRESHOLD, queue EXPL_QUEUE), B's THROTTLE
+ * events (core 1, cause 1 << 1); the first THROTTLE events are kept.
+ */
+static void ev_take(int fd, struct ev_tally *t)
+{
+	struct neuron_event ev[32];
+	ssize_t got;
+
+	while ((got = read(fd, ev, sizeof(ev))) > 0)
+		for (size_t i = 0; i < (size_t)got / sizeof(ev[0]); i++) {
+			t->lost += ev[i].lost;
+			if (ev[i].edge == NEURON_EDGE_NOTIFIC) {
+				t->notific++;
+				t->bad += ev[i].core != 0 || ev[i].cause != 0x1 ||
+					  ev[i].queues != 1u << EXPL_QUEUE;
+			} else if (ev[i].edge == NEURON_EDGE_THROTTLE) {
+				if (t->throttle < FLOOD_SINGLE)
+					t->thr[t->throttle] = ev[i];
+				t->throttle++;
+				t->bad += ev[i].core != 1 || ev[i].cause != 0x2;
+			} else {
+				t->other++;
+			}
+		}
+}
+
+/* A, the victim: core 0, VICTIM_RUNS programs of one threshold edge each. */
+static int flood_a(void *arg)
+{
+	struct neuron_nq_init init = { .core = 0, .queue = EXPL_QUEUE, .size = 4096,
+				       .threshold = VICTIM_N };
+	union neuron_isa_notification rec[VICTIM_N];
+	struct neuron_emu_insn prog[VICTIM_N + 1];
+	struct neuron_ring ring = { 0 };
+	struct ev_tally t = { 0 };
+	int fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK), i, records = 0;
+
+	(void)arg;
+	for (i = 0; i < VICTIM_N; i++)
+		prog[i] = neuron_insn(NEURON_OP_NOTIFY, HINT_A);
+	prog[VICTIM_N] = neuron_insn(NEURON_OP_HALT, 0);
+	chk(0, neuron_ioctl(fd, NEURON_IOC_NQ_INIT, &init), "A: NQ_INIT with threshold 8");
+	chk(0, neuron_ring_map(fd, &init, &ring), "A: map the ring");
+	set_flag(&sh->a_ready);
+	wait_flag(&sh->b_ready, 6 * NEURON_WAIT_MS);	/* B's flood began */
+	chk(1, sh->b_ready, "A: B's flood began");
+	for (i = 0; i < VICTIM_RUNS; i++) {
+		uint64_t deadline = neuron_now_ms() + NEURON_WAIT_MS;
+
+		/* all 8 written (the edge raised), then read: HEAD re-arms */
+		if (neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, VICTIM_N + 1, 0) ||
+		    neuron_engine_wait(fd, 0, NEURON_ENGINE_PE, NEURON_WAIT_MS) !=
+		    NEURON_ENGINE_IDLE ||
+		    neuron_ring_read(&ring, rec, VICTIM_N, NEURON_WAIT_MS))
+			break;
+		records += VICTIM_N;
+		/* this run's threshold event, before the next run */
+		while (t.notific <= i && neuron_now_ms() < deadline) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+
+			poll(&p, 1, 100);
+			ev_take(fd, &t);
+		}
+	}
+	chk(VICTIM_RUNS, i, "A: programs run");
+	set_flag(&sh->killed);			/* A is done: B stops */
+	wait_flag(&sh->attack_done, 6 * NEURON_WAIT_MS);
+	usleep(200 * 1000);
+	ev_take(fd, &t);
+	chk(0, neuron_ring_pop(&ring, rec), "A: records beyond its own");
+	chk(VICTIM_RUNS * VICTIM_N, records, "A: records read (exact)");
+	chk(VICTIM_RUNS, t.notific, "A: NOTIFIC events (one threshold edge per run)");
+	chk(0, t.throttle, "A: THROTTLE events of B's core seen by A");
+	chk(0, t.other, "A: other events");
+	chk(0, t.lost, "A: events lost");
+	chk(0, t.bad, "A: NOTIFIC events not (core 0, THRESHOLD, queue 1)");
+	wait_flag(&sh->parent_done, 4 * NEURON_WAIT_MS);
+	neuron_ring_unmap(&ring);
+	close(fd);
+	return 0;
+}
+
+/* B, the attacker: core 1, THROTTLE one at a time, then floods of them. */
+static int flood_b(void *arg)
+{
+	static struct neuron_emu_insn flood[FLOOD_INSNS + 1];
+	struct neuron_emu_insn one[2];
+	unsigned long long e0 = 0, s0 = 0, s1 = 0, f0 = 0, f1 = 0;
+	struct ev_tally t = { 0 }, t2 = { 0 }, t3 = { 0 };
+	int fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK), i, progs;
+
+	(void)arg;
+	one[0] = neuron_insn(NEURON_OP_THROTTLE, 0);
+	one[0].operand.arg.value = 3;			/* the level */
+	one[1] = neuron_insn(NEURON_OP_HALT, 0);
+	for (i = 0; i < FLOOD_INSNS; i++)
+		flood[i] = one[0];
+	flood[FLOOD_INSNS] = one[1];
+	chk(-EACCES, ratelimit_write("256 1"), "B: write event_ratelimit");
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1u << 1, NULL), "B: CORE_ACQUIRE core 1");
+	chk(0, sysfs_line_u64("edge_counts", "throttle ", &e0), "B: sysfs edge_counts throttle");
+	chk(0, sysfs_line_u64("events_suppressed", "core1 throttle ", &s0),
+	    "B: sysfs events_suppressed core1");
+
+	/* 10 THROTTLEs, each edge handled before the next: 4 reported, 6 not */
+	for (i = 0; i < FLOOD_SINGLE; i++)
+		if (neuron_submit(fd, 1, NEURON_ENGINE_PE, one, 2, 0) ||
+		    neuron_engine_wait(fd, 1, NEURON_ENGINE_PE, NEURON_WAIT_MS) !=
+		    NEURON_ENGINE_IDLE ||
+		    throttle_edges_reach(e0 + i + 1))
+			break;
+	chk(FLOOD_SINGLE, i, "B: THROTTLE programs, each edge handled");
+	usleep(100 * 1000);
+	ev_take(fd, &t);
+	sysfs_line_u64("events_suppressed", "core1 throttle ", &s1);
+	chk(FLOOD_BURST, t.throttle, "B: THROTTLE events reported of 10 (burst 4)");
+	chk(0, t.bad, "B: THROTTLE events not (core 1, cause 0x2)");
+	chk(0, t.thr[0].suppressed + t.thr[1].suppressed + t.thr[2].suppressed +
+	    t.thr[3].suppressed, "B: suppressed on the first 4 events");
+	chk(3, t.thr[3].count - t.thr[0].count, "B: the 4 events' counts are consecutive");
+	chk(6, s1 - s0, "B: sysfs events_suppressed core1 throttle (10 - 4)");
+	chk(0, t.notific + t.other, "B: other events");
+
+	/* root starts a new interval: the next event carries the 6 */
+	step_set(0);
+	chk(1, step_wait(1), "B: root rewrote event_ratelimit");
+	if (neuron_submit(fd, 1, NEURON_ENGINE_PE, one, 2, 0) ||
+	    neuron_engine_wait(fd, 1, NEURON_ENGINE_PE, NEURON_WAIT_MS) != NEURON_ENGINE_IDLE ||
+	    throttle_edges_reach(e0 + FLOOD_SINGLE + 1))
+		chk(0, -1, "B: the 11th THROTTLE");
+	usleep(100 * 1000);
+	ev_take(fd, &t2);
+	chk(1, t2.throttle, "B: THROTTLE events after the new interval");
+	chk(6, t2.thr[0].suppressed, "B: suppressed count on the next event reported");
+	chk(1, t2.thr[0].core, "B: its core");
+	chk(10, t2.thr[0].count - t.thr[0].count, "B: the 11th edge's count");
+
+	/* the flood, until A has run all its programs */
+	chk(0, sysfs_line_u64("edge_counts", "throttle ", &f0), "B: edge_counts before the flood");
+	set_flag(&sh->b_ready);
+	for (progs = 0; progs < FLOOD_PROGS && !__atomic_load_n(&sh->killed, __ATOMIC_ACQUIRE);
+	     progs++)
+		if (neuron_submit(fd, 1, NEURON_ENGINE_PE, flood, FLOOD_INSNS + 1, 0) ||
+		    neuron_engine_wait(fd, 1, NEURON_ENGINE_PE, NEURON_WAIT_MS) !=
+		    NEURON_ENGINE_IDLE)
+			break;
+	chk_ge(1, progs, "B: flood programs of 1024 THROTTLEs");
+	usleep(200 * 1000);
+	sysfs_line_u64("edge_counts", "throttle ", &f1);
+	chk_ge(1, f1 - f0, "B: throttle edges of the flood");
+	ev_take(fd, &t3);
+	chk_le(FLOOD_BURST - 1, t3.throttle, "B: THROTTLE events reported in the flood");
+	sh->stream_batches = progs;		/* figures for the parent */
+	sh->attacks = f1 - f0;
+	sh->stream_records = t3.throttle;
+	chk(0, t3.bad, "B: flood events not (core 1, cause 0x2)");
+	set_flag(&sh->attack_done);
+	wait_flag(&sh->parent_done, 4 * NEURON_WAIT_MS);
+	close(fd);
+	return 0;
+}
+
+/*
+ * Issue 24: a tenant flooding THROTTLE harms no one. B's THROTTLE events
+ * go to B (the core's owner) and the watchers only, rate limited per core
+ * (docs/decisions.md#event-ratelimit); A, running programs with one
+ * threshold edge each on core 0 meanwhile, gets exactly its own events
+ * and records.
+ */
+TEST_F_TIMEOUT(ten, throttle_flood, 300)
+{
+	char saved[64];
+	pid_t a, b;
+
+	ASSERT_LT(0, neuron_sysfs_read("event_ratelimit", saved, sizeof(saved)));
+	EXPECT_STREQ("16 1000\n", saved) TH_LOG("the default limit");
+	EXPECT_EQ(-EINVAL, ratelimit_write("0 1000"));
+	EXPECT_EQ(-EINVAL, ratelimit_write("257 1000"));
+	EXPECT_EQ(-EINVAL, ratelimit_write("4 0"));
+	EXPECT_EQ(-EINVAL, ratelimit_write("4 3600001"));
+	EXPECT_EQ(-EINVAL, ratelimit_write("4"));
+	ASSERT_EQ(0, ratelimit_write(FLOOD_LIMIT));
+	a = spawn(TENANT_A, flood_a, NULL);
+	ASSERT_LT(0, a);
+	wait_flag(&sh->a_ready, 2 * NEURON_WAIT_MS);
+	b = spawn(TENANT_B, flood_b, NULL);
+	ASSERT_LT(0, b);
+	EXPECT_EQ(1, step_wait(0));
+	EXPECT_EQ(0, ratelimit_write(FLOOD_LIMIT));	/* a new interval */
+	step_set(1);
+	wait_flag(&sh->attack_done, 12 * NEURON_WAIT_MS);
+	set_flag(&sh->parent_done);
+	EXPECT_EQ(0, reap(a));
+	EXPECT_EQ(0, reap(b));
+	EXPECT_EQ(0, ratelimit_write(saved));
+	ksft_print_msg("tenancy: throttle_flood flood_programs=%llu throttle_edges=%llu events_to_B=%llu\n",
+		       (unsigned long long)sh->stream_batches, (unsigned long long)sh->attacks,
+		       (unsigned long long)sh->stream_records);
+	assert_checks(_metadata, 30);
+}
+
 static char *cmdline_groups(void)
 {
 	static char buf[4096];

@@ -313,7 +313,7 @@ TEST(event_size)
 	memcpy(&ev, buf, sizeof(ev));
 	EXPECT_EQ(NEURON_EDGE_NOTIFIC, ev.edge);
 	EXPECT_EQ(56, ev.size);
-	EXPECT_EQ(0, ev.reserved);
+	EXPECT_EQ(0, ev.suppressed);
 	EXPECT_EQ(0, ev.wrbuf_full);
 	EXPECT_EQ(0, ev.wrbuf_drop);
 	for (int i = 56; i < 64; i++) {
