@@ -20,7 +20,8 @@
  *                         by NQ_DESTROY, by the release of its file, or by
  *                         the disable path (remove, reset, suspend, PCI
  *                         error). Mappings hold no reference on it.
- *   struct neuron_ring    a host ring's pages (neuron_nq.c): kref, one for
+ *   struct neuron_ring    a host ring's pages (neuron_nq.c allocates them,
+ *                         neuron_mmap.c holds and frees them): kref, one for
  *                         the queue (the device's side: dropped once the
  *                         device no longer writes them and their DMA
  *                         mapping is gone) and one per VMA mapping them
@@ -593,8 +594,6 @@ int neuron_nq_ioctl_head(struct neuron_file *nfile,
 			 const struct neuron_nq_head *arg);
 void neuron_nq_release_file(struct neuron_file *nfile, bool hw);
 void neuron_nq_teardown_all(struct neuron_device *ndev);
-void neuron_ring_get(struct neuron_ring *ring);
-void neuron_ring_put(struct neuron_ring *ring);
 
 /* ---- neuron_mmap.c ------------------------------------------------------ */
 u64 neuron_mmap_cookie(enum neuron_cookie_type type, u32 core, u32 queue);
@@ -603,6 +602,7 @@ void neuron_mmap_zap_queue(struct neuron_file *nfile, u32 core, u32 queue,
 			   u32 ring_bytes);
 void neuron_mmap_zap_all(struct neuron_device *ndev);
 void neuron_mmap_release_file(struct neuron_file *nfile);
+void neuron_ring_put(struct neuron_ring *ring);
 u32 neuron_mmap_doorbell_size(void);
 
 /* ---- neuron_engine.c ---------------------------------------------------- */

@@ -84,6 +84,7 @@
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 
 #include <uapi/linux/neuron.h>
 
@@ -119,6 +120,36 @@ static u32 neuron_cookie_core(unsigned long pgoff)
 static u32 neuron_cookie_queue(unsigned long pgoff)
 {
 	return (pgoff >> NEURON_COOKIE_QUEUE_SHIFT) & 0xff;
+}
+
+/*
+ * Take a reference on a host ring's pages (struct neuron_ring); the caller
+ * already holds one (a VMA being copied or split, or the queue at mmap()).
+ */
+static void neuron_ring_get(struct neuron_ring *ring)
+{
+	kref_get(&ring->kref);
+}
+
+static void neuron_ring_release(struct kref *kref)
+{
+	struct neuron_ring *ring = container_of(kref, struct neuron_ring, kref);
+
+	__free_pages(ring->pages, ring->order);
+	kfree(ring);
+}
+
+/**
+ * neuron_ring_put() - drop a reference on a host ring's pages
+ * @ring: the ring
+ *
+ * The last put frees them: by then the device has no DMA mapping of them
+ * (the queue drops its reference at its teardown, after dma_unmap_page(),
+ * neuron_nq.c) and no VMA shows them.
+ */
+void neuron_ring_put(struct neuron_ring *ring)
+{
+	kref_put(&ring->kref, neuron_ring_release);
 }
 
 static atomic_t *neuron_vma_ring_maps(struct vm_area_struct *vma)

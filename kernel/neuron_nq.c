@@ -59,37 +59,6 @@ module_param(wrbuf_drain_ns, uint, 0644);
 MODULE_PARM_DESC(wrbuf_drain_ns,
 		 "NOTIFIC ring writer: ns per record, set on each core when a queue is made (0 = keeps up, at most 1000000)");
 
-/**
- * neuron_ring_get() - take a reference on a host ring's pages
- * @ring: the ring; the caller already holds a reference (a VMA being
- *	copied or split, or the queue at mmap())
- */
-void neuron_ring_get(struct neuron_ring *ring)
-{
-	kref_get(&ring->kref);
-}
-
-static void neuron_ring_release(struct kref *kref)
-{
-	struct neuron_ring *ring = container_of(kref, struct neuron_ring, kref);
-
-	__free_pages(ring->pages, ring->order);
-	kfree(ring);
-}
-
-/**
- * neuron_ring_put() - drop a reference on a host ring's pages
- * @ring: the ring
- *
- * The last put frees them: by then the device has no DMA mapping of them
- * (the queue's own reference goes last at its teardown, after
- * dma_unmap_page()) and no VMA shows them.
- */
-void neuron_ring_put(struct neuron_ring *ring)
-{
-	kref_put(&ring->kref, neuron_ring_release);
-}
-
 /*
  * Allocate and zero a ring: stale records must not look fresh (phase).
  * Host rings are physically contiguous pages, mapped for the device with
