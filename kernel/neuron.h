@@ -100,6 +100,8 @@
 #include <neuron/emu_isa.h>
 #include <uapi/linux/neuron.h>
 
+#include "neuron_mmap_layout.h"
+
 #define NEURON_MAX_DEVICES	64
 
 /*
@@ -120,8 +122,8 @@
  * status page is at the byte offset NEURON_STATUS_PAGE_OFFSET instead
  */
 enum neuron_cookie_type {
-	NEURON_COOKIE_RING = 1,
-	NEURON_COOKIE_DOORBELL = 2,
+	NEURON_COOKIE_RING = NEURON_LAYOUT_RING,
+	NEURON_COOKIE_DOORBELL = NEURON_LAYOUT_DOORBELL,
 };
 
 struct neuron_device;

@@ -19,9 +19,9 @@
  * 8-bit page field holds the largest ring (1 MiB = 256 pages of 4 KiB),
  * so the file offsets of two mappings never overlap and a split VMA still
  * decodes. The status page is at the byte offset NEURON_STATUS_PAGE_OFFSET
- * (0x3000000000) whatever the page size: type 3 with 4 KiB pages, type 12
- * with 16 KiB, type 0 core 0x30 with 64 KiB, never a ring's or a
- * doorbell's (BUILD_BUG_ON in neuron_mmap()); the same offset on every
+ * (0x3000000000) whatever the page size: type 3 with 4 KiB pages, type 0
+ * (core field 0xC0) with 16 KiB, type 0 core 0x30 with 64 KiB, never a
+ * ring's or a doorbell's (BUILD_BUG_ON in neuron_mmap()); the same offset on every
  * file, each file mapping its own page (neuron_status.c). No length or
  * offset depends on 4 KiB pages: DEVICE_INFO reports @page_size and
  * @doorbell_size.
@@ -90,8 +90,6 @@
 
 #include "neuron.h"
 #include "neuron_compat.h"
-
-#include "neuron_mmap_layout.h"
 
 /**
  * neuron_mmap_cookie() - the mmap offset of a queue's ring or doorbell
@@ -362,8 +360,6 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 		     NEURON_COOKIE_RING);
 	BUILD_BUG_ON(NEURON_LAYOUT_TYPE(NEURON_LAYOUT_STATUS_PGOFF(PAGE_SHIFT)) ==
 		     NEURON_COOKIE_DOORBELL);
-	BUILD_BUG_ON(NEURON_COOKIE_RING != NEURON_LAYOUT_RING ||
-		     NEURON_COOKIE_DOORBELL != NEURON_LAYOUT_DOORBELL);
 	if (pgoff == NEURON_LAYOUT_STATUS_PGOFF(PAGE_SHIFT))
 		return neuron_mmap_status(nfile, vma);
 	/* a read-only file owns no queue (docs/decisions.md#tenancy) */

@@ -33,13 +33,14 @@
 /*
  * The status page's page offset: NEURON_STATUS_PAGE_OFFSET is a byte
  * offset (0x3000000000, 2^36-aligned) whatever the page size; in page
- * units its type field is 3 (4 KiB), 12 (16 KiB) or 0 (64 KiB), never a
+ * units its type field is 3 (4 KiB) or 0 (16 and 64 KiB), never a
  * ring's or a doorbell's.
  */
 #define NEURON_LAYOUT_STATUS_PGOFF(shift)	(NEURON_STATUS_PAGE_OFFSET >> (shift))
 
 /* the doorbell cookies end here; the disable path zaps [ring 0, this) */
-#define NEURON_LAYOUT_ZAP_END(shift)	NEURON_LAYOUT_COOKIE(NEURON_LAYOUT_DOORBELL + 1, 0, 0, shift)
+#define NEURON_LAYOUT_ZAP_END(shift) \
+	NEURON_LAYOUT_COOKIE(NEURON_LAYOUT_DOORBELL + 1, 0, 0, shift)
 
 /*
  * A doorbell mapping's length: one page when a page holds one queue's
@@ -47,10 +48,10 @@
  * regs.h), else 0: not mappable, HEAD goes by NEURON_IOC_NQ_HEAD.
  */
 #define NEURON_LAYOUT_DOORBELL_SIZE(shift)					\
-	((1UL << (shift)) == NEURON_DOORBELL_SIZE ? (1UL << (shift)) : 0UL)
+	((NEURON_DOORBELL_SIZE >> (shift)) == 1 ? (unsigned long)NEURON_DOORBELL_SIZE : 0UL)
 
-/* a ring's mapping length: its size rounded up to the page */
+/* a ring's mapping length: its size rounded up to the page, -(-x & -page) */
 #define NEURON_LAYOUT_RING_BYTES(size, shift)					\
-	((((unsigned long)(size) + (1UL << (shift)) - 1) >> (shift)) << (shift))
+	(0UL - ((0UL - (unsigned long)(size)) & (0UL - (1UL << (shift)))))
 
 #endif /* NEURON_MMAP_LAYOUT_H */

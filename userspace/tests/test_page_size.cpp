@@ -6,9 +6,11 @@
 // kernel is checked. Expected values are worked out by hand.
 #include <gtest/gtest.h>
 
+#include <sys/ioctl.h>
+
 #include <cstdint>
 
-#include <linux/neuron.h>
+#include "uapi/linux/neuron.h"
 #include "neuron/regs.h"
 #include "../../kernel/neuron_mmap_layout.h"
 
@@ -42,15 +44,16 @@ TEST(PageSize, FourKiB) {
 }
 
 TEST(PageSize, SixteenKiB) {
-  // 0x3000000000 >> 14 = 0xC000000: type 12, neither a ring (1) nor a doorbell (2)
-  EXPECT_EQ(NEURON_LAYOUT_STATUS_PGOFF(14), 0xC000000ULL);
-  EXPECT_EQ(NEURON_LAYOUT_TYPE(NEURON_LAYOUT_STATUS_PGOFF(14)), 12ULL);
+  // 3 << 36 >> 14 = 3 << 22 = 0xC00000: type 0 (core field 0xC0), neither a
+  // ring (1) nor a doorbell (2)
+  EXPECT_EQ(NEURON_LAYOUT_STATUS_PGOFF(14), 0xC00000ULL);
+  EXPECT_EQ(NEURON_LAYOUT_TYPE(NEURON_LAYOUT_STATUS_PGOFF(14)), 0ULL);
   // a 16 KiB page at a doorbell would show 4 doorbells: not mappable
   EXPECT_EQ(NEURON_LAYOUT_DOORBELL_SIZE(14), 0UL);
   // the status page offset is the same bytes, 16 KiB-aligned
   EXPECT_EQ(NEURON_STATUS_PAGE_OFFSET % 16384, 0ULL);
   // ring core 1 queue 2: 0x1010200 << 14
-  EXPECT_EQ(NEURON_LAYOUT_COOKIE(1, 1, 2, 14), 0x40408000000ULL);
+  EXPECT_EQ(NEURON_LAYOUT_COOKIE(1, 1, 2, 14), 0x4040800000ULL);
   EXPECT_EQ(NEURON_LAYOUT_RING_BYTES(64, 14), 16384UL);
   EXPECT_EQ(NEURON_LAYOUT_RING_BYTES(4096, 14), 16384UL);
   // 1 MiB = 64 pages of 16 KiB
