@@ -16,13 +16,21 @@
  *                         gone (each VMA holds a reference on the file).
  *                         Its status page (neuron_status.c) lives and dies
  *                         with it: no removal or reset frees or zaps it.
- *   struct neuron_nq      owned by the device's queue table alone: freed,
- *                         with its ring, by NQ_DESTROY, by the release of
- *                         its file, or by the disable path (remove, reset,
- *                         suspend, PCI error). Mappings hold no reference:
- *                         they are zapped first and fault their pages in
- *                         under &neuron_device.lock, so a later access
- *                         finds no queue and gets SIGBUS (neuron_mmap.c).
+ *   struct neuron_nq      owned by the device's queue table alone: freed
+ *                         by NQ_DESTROY, by the release of its file, or by
+ *                         the disable path (remove, reset, suspend, PCI
+ *                         error). Mappings hold no reference on it.
+ *   struct neuron_ring    a host ring's pages (neuron_nq.c allocates them,
+ *                         neuron_mmap.c holds and frees them): kref, one for
+ *                         the queue (the device's side: dropped once the
+ *                         device no longer writes them and their DMA
+ *                         mapping is gone) and one per VMA mapping them
+ *                         (vm_ops open/close). Freed by the last put, so
+ *                         they stay readable until the last munmap
+ *                         (docs/decisions.md#mapping-after-reset).
+ *                         BAR-backed mappings (device rings, doorbells)
+ *                         are zapped at teardown and then fault in a
+ *                         harmless page (neuron_mmap.c).
  *
  * Locking, outermost first:
  *
@@ -92,6 +100,8 @@
 #include <neuron/emu_isa.h>
 #include <uapi/linux/neuron.h>
 
+#include "neuron_mmap_layout.h"
+
 #define NEURON_MAX_DEVICES	64
 
 /*
@@ -135,21 +145,40 @@ struct neuron_evlimit {
 	u32 pending;
 };
 
-/* mmap cookie types, see neuron_mmap.c */
+/*
+ * mmap cookie types, see neuron_mmap.c and neuron_mmap_layout.h; the
+ * status page is at the byte offset NEURON_STATUS_PAGE_OFFSET instead
+ */
 enum neuron_cookie_type {
-	NEURON_COOKIE_RING = 1,
-	NEURON_COOKIE_DOORBELL = 2,
-	NEURON_COOKIE_STATUS = 3,	/* the file's status page (neuron_status.c) */
+	NEURON_COOKIE_RING = NEURON_LAYOUT_RING,
+	NEURON_COOKIE_DOORBELL = NEURON_LAYOUT_DOORBELL,
 };
 
 struct neuron_device;
 struct neuron_file;
+
+/**
+ * struct neuron_ring - the pages of a host-memory ring (neuron_nq.c)
+ * @kref:	one for the queue, dropped when its teardown has unmapped the
+ *		pages from the device (a quarantined ring's only after bus
+ *		mastering is off), and one per VMA that maps them; the last
+ *		put frees the pages
+ * @pages:	the first of 1 << @order physically contiguous pages, zeroed
+ *		at allocation and charged to the allocating task's memory cgroup
+ * @order:	allocation order; @pages span PAGE_SIZE << @order bytes
+ */
+struct neuron_ring {
+	struct kref kref;
+	struct page *pages;
+	unsigned int order;
+};
 
 /* the ioctl ABI, include/uapi/linux/, included by the .c files using it */
 struct neuron_nq_init;
 struct neuron_nq_id;
 struct neuron_nq_info;
 struct neuron_nq_coalesce;
+struct neuron_nq_head;
 struct neuron_timestamp;
 struct neuron_submit;
 struct neuron_engine_status;
@@ -185,9 +214,10 @@ struct poll_table_struct;
  * @overflow_base: OVERFLOW_COUNT when the queue was enabled (the device
  *		counts since its reset; the ABI reports this queue's share)
  * @drop_base:	DROP_COUNT when the queue was enabled, likewise
- * @pages:	host ring: the first of its physically contiguous pages, from
- *		dma_alloc_pages() (charged to the caller's memory cgroup)
- * @dma_addr:	host ring: bus (IOVA) address programmed into BASE
+ * @ring:	host ring: its pages (struct neuron_ring), or NULL once the
+ *		queue dropped its reference (the teardown)
+ * @dma_addr:	host ring: bus (IOVA) address of @ring's pages, from
+ *		dma_map_page(), programmed into BASE
  * @mem_off:	device ring: BAR4 offset (neuron_mem_ring_alloc())
  * @quarantine:	in &neuron_device.quarantine once the queue is torn down
  *		without the device confirming it off (neuron_nq.c)
@@ -205,7 +235,7 @@ struct neuron_nq {
 	u32 coalesce_ns;
 	u32 overflow_base;
 	u32 drop_base;
-	struct page *pages;
+	struct neuron_ring *ring;
 	dma_addr_t dma_addr;
 	u64 mem_off;
 	struct list_head quarantine;
@@ -434,6 +464,9 @@ struct neuron_device {
  *		as @mem_blocks
  * @status:	the file's status page (neuron_status.c): written at open
  *		and by the disable path's first step, freed at release
+ * @dummy:	a zeroed page of the file's own, allocated by its first
+ *		doorbell mmap() and freed at release: what a doorbell mapping
+ *		shows once its queue is gone (neuron_mmap.c); NULL until then
  * @client_id:	unique number of the file, for fdinfo (neuron_fdinfo.c)
  */
 struct neuron_file {
@@ -457,6 +490,7 @@ struct neuron_file {
 	struct rb_root mem_blocks;
 	u64 mem_bytes;
 	struct neuron_status_page *status;
+	struct page *dummy;
 	u64 client_id;
 };
 
@@ -608,6 +642,8 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile,
 			 struct neuron_nq_info *arg);
 int neuron_nq_ioctl_coalesce(struct neuron_file *nfile,
 			     const struct neuron_nq_coalesce *arg);
+int neuron_nq_ioctl_head(struct neuron_file *nfile,
+			 const struct neuron_nq_head *arg);
 void neuron_nq_release_file(struct neuron_file *nfile, bool hw);
 void neuron_nq_teardown_all(struct neuron_device *ndev);
 
@@ -617,6 +653,9 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma);
 void neuron_mmap_zap_queue(struct neuron_file *nfile, u32 core, u32 queue,
 			   u32 ring_bytes);
 void neuron_mmap_zap_all(struct neuron_device *ndev);
+void neuron_mmap_release_file(struct neuron_file *nfile);
+void neuron_ring_put(struct neuron_ring *ring);
+u32 neuron_mmap_doorbell_size(void);
 
 /* ---- neuron_engine.c ---------------------------------------------------- */
 int neuron_engine_ioctl_submit(struct neuron_file *nfile,

@@ -45,9 +45,10 @@ static dev_t neuron_devt(u32 id)
  * @nfile: the caller's file
  * @info: out: struct neuron_device_info, reserved fields zero
  *
- * Reports the geometry read at probe (regs.h global page) and the ABI
- * limits of include/uapi/linux/neuron.h; docs/decisions.md#arch-driver "device
- * info".
+ * Reports the geometry read at probe (regs.h global page), the ABI
+ * limits of include/uapi/linux/neuron.h and the mapping sizes of this
+ * kernel (@page_size = PAGE_SIZE, @doorbell_size); docs/decisions.md#arch-driver
+ * "device info", #page-size.
  *
  * Return: 0, or -ENODEV if the device was removed.
  */
@@ -77,7 +78,11 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 	info->capabilities = NEURON_CAP_SIZED_ARGS | NEURON_CAP_TENANCY |
 			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS |
 			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP |
-			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE;
+			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE |
+			     NEURON_CAP_PAGE_SIZE;
+	/* mapping lengths come from here, never from 4 KiB (neuron_mmap.c) */
+	info->page_size = PAGE_SIZE;
+	info->doorbell_size = neuron_mmap_doorbell_size();
 	neuron_exit(ndev);
 	return 0;
 }
@@ -151,6 +156,7 @@ union neuron_ioctl_arg {
 	struct neuron_nq_coalesce nq_coalesce;
 	struct neuron_timestamp timestamp;
 	struct neuron_core_grant core_grant;
+	struct neuron_nq_head nq_head;
 };
 
 /**
@@ -191,6 +197,7 @@ static const struct neuron_ioctl_def neuron_ioctls[] = {
 	NEURON_IOCTL(NQ_COALESCE, NQ_COALESCE, false),
 	NEURON_IOCTL(TIMESTAMP, TIMESTAMP, true),
 	NEURON_IOCTL(CORE_GRANT, CORE_GRANT, false),
+	NEURON_IOCTL(NQ_HEAD, NQ_HEAD, false),
 };
 
 /*
@@ -256,6 +263,8 @@ static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
 		return neuron_ioctl_timestamp(nfile, &karg->timestamp);
 	case NEURON_IOC_CORE_GRANT:
 		return neuron_owner_ioctl_grant(nfile, &karg->core_grant);
+	case NEURON_IOC_NQ_HEAD:
+		return neuron_nq_ioctl_head(nfile, &karg->nq_head);
 	}
 	return -ENOTTY;
 }
@@ -450,6 +459,7 @@ static int neuron_release(struct inode *inode, struct file *filp)
 	up_read(&ndev->rwsem);
 
 	neuron_events_release(nfile);
+	neuron_mmap_release_file(nfile);
 	neuron_status_release(nfile);
 	put_pid(nfile->owner_pid);
 	mutex_destroy(&nfile->mem_lock);

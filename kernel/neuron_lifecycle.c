@@ -18,12 +18,16 @@
  *     queue, and wait for the device to report QUIESCED (bounded; the log
  *     names the cores that did not) - skipped for a device that reads all
  *     ones or whose link is frozen;
- *  3. zap every ring and doorbell mapping of every file (later accesses:
- *     SIGBUS); status pages stay mapped;
+ *  3. zap every ring and doorbell mapping of every file (later accesses
+ *     raise no signal: a host ring faults its own pages back, a device
+ *     ring or doorbell a harmless page, docs/decisions.md
+ *     #mapping-after-reset); status pages stay mapped;
  *  4. clear bus mastering, so not even a device that failed to quiesce can
  *     write host memory any more, then mask and free the MSI-X vectors;
- *  5. free every queue and its ring (all DMA memory of the device) and
- *     every device-memory allocation, and forget the cores' owners;
+ *  5. free every queue and take its ring from the device (device memory
+ *     freed, host pages DMA-unmapped: they go with their last mapping)
+ *     and free every device-memory allocation, and forget the cores'
+ *     owners;
  *  6. report one NEURON_EDGE_RESET event naming the cause, the number of
  *     queues torn down and the records they held unread.
  *

@@ -61,10 +61,15 @@ struct neuron_mem_block {
 	u64 size;
 };
 
-/* A part of the pool, in BAR4 offsets: [lo, hi). */
+/*
+ * A part of the pool, in BAR4 offsets: [lo, hi); @align: the offset's
+ * alignment in bytes, 0 for NEURON_MEM_ALIGN (a ring's is PAGE_SIZE, so
+ * its mapping shows nothing else on a kernel with pages above 4 KiB).
+ */
 struct neuron_mem_span {
 	u64 lo;
 	u64 hi;
+	u64 align;
 };
 
 /*
@@ -81,9 +86,10 @@ static unsigned long neuron_mem_algo_span(unsigned long *map,
 	const struct neuron_mem_span *span = data;
 	int order = pool->min_alloc_order;
 	unsigned long lo = span->lo >> order, hi = min(size, span->hi >> order);
+	unsigned long mask = span->align ? (span->align >> order) - 1 : 0;
 	unsigned long bit;
 
-	bit = bitmap_find_next_zero_area(map, hi, max(start, lo), nr, 0);
+	bit = bitmap_find_next_zero_area(map, hi, max(start, lo), nr, mask);
 	return bit + nr <= hi ? bit : size;
 }
 
@@ -152,8 +158,8 @@ static void neuron_mem_give(struct neuron_device *ndev, u64 off, u64 size)
 /**
  * neuron_mem_ring_alloc() - device memory for a ring
  * @ndev: device
- * @size: bytes, a multiple of NEURON_MEM_ALIGN
- * @off: out: BAR4 offset, in [mem_limit, prog_base)
+ * @size: bytes, a multiple of PAGE_SIZE
+ * @off: out: BAR4 offset, in [mem_limit, prog_base), PAGE_SIZE-aligned
  *
  * Return: 0 or -ENOMEM.
  */
@@ -162,6 +168,7 @@ int neuron_mem_ring_alloc(struct neuron_device *ndev, u64 size, u64 *off)
 	struct neuron_mem_span span = {
 		.lo = ndev->mem_limit,
 		.hi = round_down(ndev->prog_base, NEURON_MEM_ALIGN),
+		.align = PAGE_SIZE,
 	};
 
 	return neuron_mem_take(ndev, size, neuron_mem_algo_span, &span, off);

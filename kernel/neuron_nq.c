@@ -5,7 +5,7 @@
  * docs/decisions.md#arch-device, #arch-driver; docs/device-model.md "NOTIFIC
  * block").
  *
- * A ring lives either in host memory (dma_alloc_pages(), the device
+ * A ring lives either in host memory (pages mapped with dma_map_page(), the device
  * writes records by DMA) or, with NEURON_NQ_F_DEVICE_MEM, in device memory:
  * a gen_pool hands out page-granular pieces of BAR4 [mem_size / 2,
  * prog_base). Allocations are whole pages either way, so a ring's mapping
@@ -31,8 +31,12 @@
  *
  * A queue belongs to the file that made it. Tearing it down disables it,
  * waits until the device shows it disabled, zaps the owner's mappings of
- * it and frees the ring at once: no mapping keeps ring memory alive, and
- * nothing the driver allocated outlives the bound device (neuron.h).
+ * it and takes the ring from the device at once: a device ring's memory
+ * is freed, a host ring's DMA mapping is undone and its pages are freed
+ * by the last of the queue and the VMAs that map them (struct
+ * neuron_ring), so nothing the device can reach outlives the bound
+ * device, and no access to an old mapping raises a signal
+ * (docs/decisions.md#mapping-after-reset).
  */
 #include <linux/dma-mapping.h>
 #include <linux/log2.h>
@@ -57,16 +61,21 @@ MODULE_PARM_DESC(wrbuf_drain_ns,
 
 /*
  * Allocate and zero a ring: stale records must not look fresh (phase).
- * Host rings are physically contiguous pages from dma_alloc_pages(): the
- * device gets one bus range (an IOVA with an IOMMU), and the fault handler
- * inserts the pages by PFN (neuron_mmap.c). They are charged to the
- * caller's memory cgroup; __GFP_RETRY_MAYFAIL makes a cgroup at its limit
- * fail the call with -ENOMEM rather than invoke its OOM killer. Device
- * rings come from the ring part of device memory (neuron_mem.c).
+ * Host rings are physically contiguous pages, mapped for the device with
+ * dma_map_page() (one bus range, an IOVA with an IOMMU); the fault
+ * handler inserts them by PFN (neuron_mmap.c). The pages live in a
+ * refcounted struct neuron_ring, so the teardown can take the device's
+ * mapping away (dma_unmap_page()) while a user mapping still shows the
+ * records until its munmap (docs/decisions.md#mapping-after-reset). They
+ * are charged to the caller's memory cgroup; __GFP_RETRY_MAYFAIL makes a
+ * cgroup at its limit fail the call with -ENOMEM rather than invoke its
+ * OOM killer. Device rings come from the ring part of device memory
+ * (neuron_mem.c).
  */
 static int neuron_nq_alloc_ring(struct neuron_nq *nq)
 {
 	struct neuron_device *ndev = nq->ndev;
+	struct neuron_ring *ring;
 
 	if (nq->flags & NEURON_NQ_F_DEVICE_MEM) {
 		if (neuron_mem_ring_alloc(ndev, nq->alloc_size, &nq->mem_off))
@@ -74,28 +83,34 @@ static int neuron_nq_alloc_ring(struct neuron_nq *nq)
 		memset_io(ndev->mem + nq->mem_off, 0, nq->alloc_size);
 		return 0;
 	}
-	nq->pages = dma_alloc_pages(&ndev->pdev->dev, nq->alloc_size,
-				    &nq->dma_addr, DMA_FROM_DEVICE,
-				    GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
-				    __GFP_NOWARN);
-	if (!nq->pages)
+	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
+	if (!ring)
 		return -ENOMEM;
-	/*
-	 * dma_alloc_pages() fails with NULL, never with a bad handle, but
-	 * DMA API debugging tracks its mapping like dma_map_page()'s and
-	 * wants it checked before it is unmapped.
-	 */
-	if (dma_mapping_error(&ndev->pdev->dev, nq->dma_addr)) {
-		dma_free_pages(&ndev->pdev->dev, nq->alloc_size, nq->pages,
-			       nq->dma_addr, DMA_FROM_DEVICE);
-		nq->pages = NULL;
+	kref_init(&ring->kref);
+	ring->order = get_order(nq->alloc_size);
+	ring->pages = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+				  __GFP_NOWARN | __GFP_ZERO, ring->order);
+	if (!ring->pages) {
+		kfree(ring);
 		return -ENOMEM;
 	}
-	memset(page_address(nq->pages), 0, nq->alloc_size);
+	nq->dma_addr = dma_map_page(&ndev->pdev->dev, ring->pages, 0,
+				    nq->alloc_size, DMA_FROM_DEVICE);
+	if (dma_mapping_error(&ndev->pdev->dev, nq->dma_addr)) {
+		neuron_ring_put(ring);
+		return -ENOMEM;
+	}
+	nq->ring = ring;
 	return 0;
 }
 
-/* Free a ring the device no longer writes and no user mapping shows. */
+/*
+ * Take the ring from the device: called once the device no longer writes
+ * it (its queue confirmed off, or bus mastering off). A device ring's
+ * memory goes back to the allocator (its mappings were zapped and fault
+ * in a harmless page from now on); a host ring loses its DMA mapping and
+ * the queue's reference: its pages stay while a VMA maps them.
+ */
 static void neuron_nq_free_ring(struct neuron_nq *nq)
 {
 	struct neuron_device *ndev = nq->ndev;
@@ -104,10 +119,11 @@ static void neuron_nq_free_ring(struct neuron_nq *nq)
 		if (nq->mem_off)
 			neuron_mem_ring_free(ndev, nq->mem_off, nq->alloc_size);
 		nq->mem_off = 0;
-	} else if (nq->pages) {
-		dma_free_pages(&ndev->pdev->dev, nq->alloc_size, nq->pages,
-			       nq->dma_addr, DMA_FROM_DEVICE);
-		nq->pages = NULL;
+	} else if (nq->ring) {
+		dma_unmap_page(&ndev->pdev->dev, nq->dma_addr, nq->alloc_size,
+			       DMA_FROM_DEVICE);
+		neuron_ring_put(nq->ring);
+		nq->ring = NULL;
 	}
 }
 
@@ -180,8 +196,9 @@ static void neuron_nq_hw_enable(struct neuron_nq *nq)
  * Take a queue out of service and free it: disable it and wait for the
  * device to agree (unless the disable path already stopped every queue),
  * unbind its eventfd, unlink it, zap the owner's mappings of its ring and
- * doorbell (later accesses get SIGBUS: the fault handler no longer finds
- * the queue), and free the ring.
+ * doorbell (the fault handler no longer finds the queue: a host ring
+ * faults its own pages back in, a device ring or doorbell a harmless
+ * page), and take the ring from the device.
  */
 static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 {
@@ -344,8 +361,9 @@ err_free:
  *
  * The queue is disabled (records routed to it are dropped from then on,
  * docs/device-model.md), its doorbell page is unmapped from the caller
- * (a later access gets SIGBUS) and its ring is freed at once, even while
- * the doorbell page is mapped.
+ * (a later access reaches the file's dummy page, not the device:
+ * docs/decisions.md#mapping-after-reset) and its ring is freed at once,
+ * even while the doorbell page is mapped.
  *
  * Return: 0; -EINVAL (core/queue out of range, reserved nonzero); -ENOENT
  * (no such queue made by this file); -EBUSY (the ring is still mapped);
@@ -505,6 +523,52 @@ int neuron_nq_ioctl_coalesce(struct neuron_file *nfile,
 }
 
 /**
+ * neuron_nq_ioctl_head() - NEURON_IOC_NQ_HEAD: write a queue's HEAD
+ * @nfile: the caller's file
+ * @arg: @core (< num_cores), @queue (< 10) of a queue this file made;
+ *	@head, the records consumed (a free-running count, what a doorbell
+ *	store writes); @reserved0, @reserved zero
+ *
+ * What a store to the queue's doorbell mapping does, for a kernel whose
+ * pages are larger than the doorbell stride (doorbells not mappable,
+ * DEVICE_INFO @doorbell_size 0; docs/decisions.md#page-size); it works
+ * with any page size. The device checks @head as it checks a doorbell
+ * write (docs/device-model.md, docs/hardware.md#nq-head-tail).
+ *
+ * Return: 0; -EINVAL (core/queue out of range, reserved nonzero; the debug
+ * log names the field); -ENOENT (no such queue made by this file); -EIO
+ * (stale file, device offline); -ENODEV (device removed).
+ */
+int neuron_nq_ioctl_head(struct neuron_file *nfile,
+			 const struct neuron_nq_head *arg)
+{
+	static const char cmd[] = "NQ_HEAD";
+	struct neuron_device *ndev = nfile->ndev;
+	int ret;
+
+	ret = neuron_nq_check_id(ndev, cmd, arg->core, arg->queue);
+	if (ret)
+		return ret;
+	if (arg->reserved0)
+		return neuron_bad_field(ndev, cmd, "reserved0");
+	if (arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	if (neuron_nq_find(nfile, arg->core, arg->queue))
+		neuron_wr(ndev, NEURON_NQ_REG(arg->core, arg->queue, NEURON_NQ_HEAD),
+			  arg->head);
+	else
+		ret = -ENOENT;
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
+
+/**
  * neuron_nq_release_file() - tear down every queue a closing file owns
  * @nfile: the file being released; no VMA maps it any more
  * @hw: the device is live (neither offline nor dead)
@@ -583,8 +647,9 @@ u32 neuron_nq_stop_all(struct neuron_device *ndev, bool hw_ok, u64 *unread)
  *	gone) and bus mastering off
  *
  * Called with &neuron_device.lock held. Every user mapping of every ring
- * and doorbell is zapped and every ring freed before this returns, the
- * rings of released files' queues and the quarantined ones too.
+ * and doorbell is zapped and every ring taken from the device before this
+ * returns (device memory freed, host pages DMA-unmapped and left to their
+ * VMAs), the rings of released files' queues and the quarantined ones too.
  */
 void neuron_nq_teardown_all(struct neuron_device *ndev)
 {

@@ -250,9 +250,10 @@ err_put:
  *
  * Mirrors probe (see the top of this file): new opens fail; the disable
  * path (neuron_lifecycle.c) makes calls on open files return -ENODEV,
- * quiesces the device (unless it is gone), zaps every user mapping (later
- * accesses get SIGBUS), turns bus mastering off, frees the vectors and
- * every ring, and wakes blocked readers with a RESET event (events already
+ * quiesces the device (unless it is gone), zaps every ring and doorbell
+ * mapping (later accesses raise no signal: docs/decisions.md
+ * #mapping-after-reset), turns bus mastering off, frees the vectors and
+ * takes every ring from the device, and wakes blocked readers with a RESET event (events already
  * queued can still be read, then read() fails with -ENODEV). Nothing the
  * driver allocated for the device is left when this returns but the
  * reference-counted structure; the instance number is freed last.

@@ -4,7 +4,8 @@
  * neuron_status_page in include/uapi/linux/neuron.h;
  * docs/decisions.md#device-loss).
  *
- * Every open file has one zeroed page, allocated at open (charged to the
+ * Every open file has one zeroed page (PAGE_SIZE bytes, DEVICE_INFO
+ * @page_size), allocated at open (charged to the
  * opener's memory cgroup) and freed at release. It is the file's, not the
  * device's: the disable path never frees or zaps it, and the VFS releases
  * a file only once every mapping of it is gone, so the page outlives every
@@ -46,8 +47,8 @@ int neuron_status_open(struct neuron_file *nfile, u32 generation)
 {
 	struct neuron_status_page *sp;
 
-	BUILD_BUG_ON(sizeof(*sp) > NEURON_STATUS_PAGE_SIZE);
-	BUILD_BUG_ON(NEURON_STATUS_PAGE_SIZE != PAGE_SIZE);
+	/* one page whatever its size (DEVICE_INFO @page_size): 4 KiB at least */
+	BUILD_BUG_ON(sizeof(*sp) > PAGE_SIZE);
 	sp = (struct neuron_status_page *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
 	if (!sp)
 		return -ENOMEM;

@@ -9,7 +9,8 @@
 #
 #   hotplug   vm_device_loss (libneuron's Reaper and waiters under a
 #             hot-unplug: DEVICE_GONE within 1 s, the thread exits, no
-#             SIGBUS, no CPU afterwards; userspace/README.md#device-loss),
+#             SIGBUS (none is raised any more), no CPU afterwards;
+#             userspace/README.md#device-loss),
 #             then robust_test "hotplug" (surprise removal from the monitor
 #             with rings mapped and threads blocked, then hot-plug back) and
 #             "reload" (50 module unload/load cycles)

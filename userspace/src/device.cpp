@@ -17,7 +17,6 @@
 
 #include <fmt/format.h>
 
-#include "neuron/regs.h"  // NEURON_DOORBELL_SIZE (private: not in the installed headers)
 
 namespace neuron {
 
@@ -219,7 +218,11 @@ Result<Device> Device::open_mode(const std::string& path, int mode) {
 
 // ------------------------------------------------------------------ StatusPage
 Result<std::shared_ptr<const StatusPage>> StatusPage::map(int fd) {
-  auto m = Mapping::map(fd, NEURON_STATUS_PAGE_SIZE, PROT_READ, NEURON_STATUS_PAGE_OFFSET,
+  // One page of the kernel's (DEVICE_INFO page_size is this kernel's
+  // PAGE_SIZE; NEURON_STATUS_PAGE_SIZE is the 4 KiB case only:
+  // docs/decisions.md#page-size).
+  const auto page_len = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto m = Mapping::map(fd, page_len, PROT_READ, NEURON_STATUS_PAGE_OFFSET,
                         fmt::format("status page of fd {}", fd));
   if (!m) return unexpected(std::move(m).error());
   const auto* page = static_cast<const neuron_status_page*>(m->data());
@@ -562,22 +565,52 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   q.device_index_ = dev.index();
   q.status_ = dev.status_page();  // q.fd_ is a dup() of the same open file
 
-  auto ring = Mapping::map(q.fd_.get(), opt.size, PROT_READ, init->ring_offset,
+  // Mapping lengths come from the kernel, never from 4 KiB
+  // (docs/decisions.md#page-size): the ring rounded up to its page size,
+  // the doorbell DEVICE_INFO's doorbell_size; 0 there means doorbells cannot
+  // be mapped (pages above the 4 KiB doorbell stride) and HEAD goes by
+  // NEURON_IOC_NQ_HEAD. A driver without NEURON_CAP_PAGE_SIZE has 4 KiB.
+  DeviceInfo di{};
+  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::size_t bell_len = page;
+  if ((dev.capabilities() & NEURON_CAP_PAGE_SIZE) && xioctl(q.fd_.get(), NEURON_IOC_DEVICE_INFO, &di) == 0) {
+    page = di.page_size;
+    bell_len = di.doorbell_size;
+  }
+  const std::size_t ring_len = (opt.size + page - 1) / page * page;
+  auto ring = Mapping::map(q.fd_.get(), ring_len, PROT_READ, init->ring_offset,
                            fmt::format("ring core={} queue={}", core, queue));
   if (!ring) return unexpected(std::move(ring).error());
-  auto bell = Mapping::map(q.fd_.get(), NEURON_DOORBELL_SIZE, PROT_READ | PROT_WRITE, init->doorbell_offset,
-                           fmt::format("doorbell core={} queue={}", core, queue));
-  if (!bell) return unexpected(std::move(bell).error());
   q.ring_ = std::move(ring).value();
-  q.doorbell_ = std::move(bell).value();
+  Doorbell bell_view;
+  if (bell_len != 0) {
+    auto bell = Mapping::map(q.fd_.get(), bell_len, PROT_READ | PROT_WRITE, init->doorbell_offset,
+                             fmt::format("doorbell core={} queue={}", core, queue));
+    if (!bell) return unexpected(std::move(bell).error());
+    q.doorbell_ = std::move(bell).value();
+    bell_view = Doorbell::mmio(static_cast<volatile std::uint32_t*>(q.doorbell_.data()));
+  } else {
+    // fd, core and queue packed into the context, which must survive moves
+    // of the queue: the fd above bit 16, core and queue < 256 below
+    const auto ctx = (static_cast<std::uintptr_t>(q.fd_.get()) << 16) | (core << 8) | queue;
+    bell_view = Doorbell::callback(
+        [](void* c, std::uint32_t head) noexcept {
+          const auto v = reinterpret_cast<std::uintptr_t>(c);
+          neuron_nq_head h{};
+          h.core = static_cast<std::uint32_t>((v >> 8) & 0xff);
+          h.queue = static_cast<std::uint32_t>(v & 0xff);
+          h.head = head;
+          (void)::ioctl(static_cast<int>(v >> 16), NEURON_IOC_NQ_HEAD, &h);
+        },
+        reinterpret_cast<void*>(ctx));
+  }
 
   // The queue starts enabled with HEAD = TAIL = 0 (docs/device-model.md);
   // NQ_INFO tells the truth if the driver ever hands over a used queue.
   std::uint32_t head = 0;
   if (auto info = q.info()) head = info->head;
   const auto* recs = static_cast<const Record*>(q.ring_.data());
-  q.view_ = RingView(std::span<const Record>(recs, opt.size / sizeof(Record)),
-                     Doorbell::mmio(static_cast<volatile std::uint32_t*>(q.doorbell_.data())), head);
+  q.view_ = RingView(std::span<const Record>(recs, opt.size / sizeof(Record)), bell_view, head);
   q.view_.set_lossy((opt.flags & NEURON_NQ_F_IGNORE_FULL) != 0);
 
   // after the view: bind_eventfd() refuses a queue that holds no ring

@@ -172,8 +172,9 @@ class FakeInterrupt {
 };
 
 /// Ring memory for fakes: an anonymous shared mapping (zeroed, page aligned);
-/// revoke() makes it PROT_NONE, like the driver's zap of a removed device's
-/// ring: any later load faults (SIGSEGV here, SIGBUS on the device).
+/// revoke() makes it PROT_NONE: any later load faults (SIGSEGV), which
+/// catches a drain after the loss (the driver's old mappings no longer
+/// fault, docs/decisions.md#mapping-after-reset).
 class FakeRing {
  public:
   explicit FakeRing(std::uint32_t entries) {

@@ -3,7 +3,8 @@
 // Device loss (userspace/README.md#device-loss, docs/decisions.md#device-loss)
 // on fakes that vanish the way a removed device does: the rings are revoked
 // first (PROT_NONE: a drain that still reads one kills this test with
-// SIGSEGV, as a revoked device mapping gives SIGBUS), then the file reports
+// SIGSEGV; the driver's old mappings no longer fault, so this is stricter
+// than the device), then the file reports
 // EPOLLHUP or EPOLLERR and read() gives ENODEV after the queued edges.
 // Checked: every waiter completes with DeviceGone within 1 s, the Reaper's
 // thread exits and uses no CPU afterwards, no ring is read after the loss,

@@ -276,8 +276,8 @@ int run() {
   tap(all_gone && realtime.load() && g && from_gone_ms < 1000, "waiters_device_gone_within_1s");
 
   // The status page (docs/decisions.md#device-loss): the Reaper read it
-  // instead of polling a file, and it still reads Gone (it is never revoked:
-  // this load would raise SIGBUS otherwise).
+  // instead of polling a file, and it still reads Gone (it is never revoked,
+  // and no old mapping raises a signal: docs/decisions.md#mapping-after-reset).
   const auto rst = (*reaper)->stats();
   const std::int64_t pg = page_ns.load();
   std::printf("# device_loss: %zu status pages read, %zu files polled, %llu poll() calls for device loss; the "

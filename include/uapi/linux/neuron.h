@@ -28,14 +28,22 @@
  *
  * mmap: offsets are the opaque cookies NEURON_IOC_NQ_INIT returns, valid
  * only on the file that made the queue, MAP_SHARED, the exact length (ring:
- * size rounded up to pages; doorbell: 4096). A ring maps read-only:
+ * size rounded up to struct neuron_device_info @page_size; doorbell:
+ * @doorbell_size). No size or offset assumes 4 KiB pages: take them from
+ * DEVICE_INFO (NEURON_CAP_PAGE_SIZE). A ring maps read-only:
  * PROT_WRITE, PROT_EXEC, or a later mprotect() adding them, fail with
- * -EACCES. Anything else wrong fails with -EINVAL; after the device is
- * removed, -ENODEV, and touching an old ring or doorbell mapping raises
- * SIGBUS. One offset needs no ioctl: NEURON_STATUS_PAGE_OFFSET maps the
+ * -EACCES. A doorbell on a kernel whose pages are larger than the 4 KiB
+ * doorbell stride (@doorbell_size 0) fails with -EOPNOTSUPP: write HEAD
+ * with NEURON_IOC_NQ_HEAD. Anything else wrong fails with -EINVAL; after
+ * the device is removed, -ENODEV. No access to an old mapping raises a
+ * signal after a reset, NQ_DESTROY or a removal
+ * (docs/decisions.md#mapping-after-reset): a host ring stays readable,
+ * with the records written before, until it is unmapped; a device ring
+ * then reads zeros and a doorbell is a page of the file's own that
+ * reaches no device. One offset needs no ioctl: NEURON_STATUS_PAGE_OFFSET maps the
  * calling file's own status page (struct neuron_status_page,
  * NEURON_CAP_STATUS_PAGE), with the same rules as a ring (MAP_SHARED,
- * exactly NEURON_STATUS_PAGE_SIZE bytes, read-only: -EACCES for PROT_WRITE
+ * exactly one page, @page_size bytes, read-only: -EACCES for PROT_WRITE
  * or PROT_EXEC), from any open file: one opened read-only, one left stale
  * by a reset and one of a removed device too. Neither a reset nor a removal
  * revokes it: it stays readable until it is unmapped.
@@ -120,6 +128,12 @@
 #define NEURON_CAP_SUBMIT_GRANT	(1ull << 6)
 /* every file's status page at NEURON_STATUS_PAGE_OFFSET (struct neuron_status_page) */
 #define NEURON_CAP_STATUS_PAGE	(1ull << 7)
+/*
+ * struct neuron_device_info @page_size and @doorbell_size, NEURON_IOC_NQ_HEAD;
+ * no mapping raises a signal after a reset or removal
+ * (docs/decisions.md#mapping-after-reset, #page-size)
+ */
+#define NEURON_CAP_PAGE_SIZE	(1ull << 8)
 
 /*
  * The struct sizes of each command's first release: the smallest a caller
@@ -144,6 +158,7 @@
 #define NEURON_NQ_COALESCE_SIZE_VER0	24
 #define NEURON_TIMESTAMP_SIZE_VER0	40
 #define NEURON_CORE_GRANT_SIZE_VER0	32
+#define NEURON_NQ_HEAD_SIZE_VER0	24
 
 /* Limits of NEURON_IOC_NQ_INIT.size: a power of two in [MIN, MAX] bytes. */
 #define NEURON_NQ_SIZE_MIN	64		/* 4 records */
@@ -173,6 +188,17 @@
  *			allocated with NEURON_IOC_MEM_ALLOC; above it lie the
  *			driver's rings and the engines' program areas
  * @capabilities:	NEURON_CAP_* bits
+ * @page_size:		the kernel's page size in bytes (4096, 16384, 65536):
+ *			the length of the status page mapping and the unit
+ *			a ring's mapping length is rounded up to. Was
+ *			reserved (zero) before NEURON_CAP_PAGE_SIZE: 0 means
+ *			4096
+ * @doorbell_size:	the length of a doorbell mapping in bytes: @page_size
+ *			when a page holds one queue's doorbell alone (4 KiB
+ *			pages), 0 when doorbells cannot be mapped (a larger
+ *			page would show other queues' doorbells; write HEAD
+ *			with NEURON_IOC_NQ_HEAD). Was reserved (zero) before
+ *			NEURON_CAP_PAGE_SIZE; without the bit it is 4096
  * @reserved:		zero on return; room for later fields
  */
 struct neuron_device_info {
@@ -190,7 +216,9 @@ struct neuron_device_info {
 	__u32 timestamp_inc_ps;
 	__u64 mem_alloc_limit;
 	__u64 capabilities;
-	__u64 reserved[2];
+	__u32 page_size;
+	__u32 doorbell_size;
+	__u64 reserved;
 };
 
 /* NEURON_IOC_NQ_INIT flags */
@@ -216,7 +244,8 @@ struct neuron_device_info {
  *		threshold interrupt at all); at most size / 16
  * @ring_offset: out: mmap offset of the ring (read-only mapping, @size bytes)
  * @doorbell_offset: out: mmap offset of the queue's HEAD doorbell page
- *		(4096 bytes, HEAD register at +0, read/write)
+ *		(DEVICE_INFO @doorbell_size bytes, HEAD register at +0,
+ *		read/write; not mappable when @doorbell_size is 0)
  * @reserved0:	in: must be zero (keeps @ring_offset 8-byte aligned)
  * @coalesce_ns: in: interrupt-coalescing time limit: the threshold
  *		interrupt is also raised @coalesce_ns nanoseconds after the
@@ -257,7 +286,8 @@ struct neuron_nq_init {
  * Disables the queue and frees its ring.
  * Errors: -EINVAL (core/queue out of range), -ENOENT (no such queue made by
  * this file), -EBUSY (the ring is still mapped). A still-mapped doorbell
- * page does not block it; touching that page afterwards raises SIGBUS.
+ * page does not block it; afterwards that page is a page of the file's own
+ * (a write reaches no device; docs/decisions.md#mapping-after-reset).
  */
 struct neuron_nq_id {
 	__u32 core;
@@ -304,6 +334,31 @@ struct neuron_nq_info {
 	__u64 drop_count;
 	__u32 coalesce_ns;
 	__u32 reserved1;
+	__u64 reserved;
+};
+
+/**
+ * struct neuron_nq_head - NEURON_IOC_NQ_HEAD (in)
+ * @core:	core index of a queue made by this file, < num_cores
+ * @queue:	software NQ index of that queue, < queues_per_core
+ * @head:	the new HEAD: records consumed, a free-running count, as a
+ *		doorbell write gives it (the device ignores a HEAD beyond TAIL
+ *		or behind TAIL - entries, docs/device-model.md)
+ * @reserved0:	must be zero
+ * @reserved:	must be zero
+ *
+ * Writes the queue's HEAD register, what a store to its doorbell mapping
+ * does, for a kernel whose pages are larger than the doorbell stride
+ * (DEVICE_INFO @doorbell_size 0, docs/decisions.md#page-size); it works
+ * with any page size. Errors: -EINVAL (a field out of range or reserved
+ * nonzero), -ENOENT (no such queue made by this file), -EIO (stale file,
+ * device offline).
+ */
+struct neuron_nq_head {
+	__u32 core;
+	__u32 queue;
+	__u32 head;
+	__u32 reserved0;
 	__u64 reserved;
 };
 
@@ -772,8 +827,8 @@ enum neuron_edge {
 /*
  * Why the driver tore every queue down (NEURON_EDGE_RESET @cause). Files
  * open before the reset get -EIO from every call but DEVICE_INFO,
- * ENGINE_STATUS, TIMESTAMP and read(); their ring and doorbell mappings give
- * SIGBUS.
+ * ENGINE_STATUS, TIMESTAMP and read(); their ring and doorbell mappings
+ * raise no signal (docs/decisions.md#mapping-after-reset).
  * A file opened afterwards works normally. docs/decisions.md "Reset and
  * recovery".
  */
@@ -806,13 +861,18 @@ enum neuron_pci_error {
  * The status page (NEURON_CAP_STATUS_PAGE): every open file of /dev/nnqN
  * has one page of its own that says, without a syscall, whether the file
  * still works. Map it with
- *   mmap(NULL, NEURON_STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd,
+ *   mmap(NULL, info.page_size, PROT_READ, MAP_SHARED, fd,
  *        NEURON_STATUS_PAGE_OFFSET)
- * (the same offset on every file; it maps the caller's own page, and
- * descriptors dup()ed from one open share it). docs/decisions.md#device-loss.
+ * (info from NEURON_IOC_DEVICE_INFO; the same offset on every file and
+ * with every page size up to 64 KiB; it maps the caller's own page, and
+ * descriptors dup()ed from one open share it). docs/decisions.md#device-loss,
+ * #page-size. NEURON_STATUS_PAGE_SIZE is the length with 4 KiB pages
+ * only, kept for programs built against the first header: mmap() rounds
+ * the length up to the page, so it still maps the whole page on a larger
+ * one; new code uses @page_size.
  */
 #define NEURON_STATUS_PAGE_OFFSET	0x3000000000ull
-#define NEURON_STATUS_PAGE_SIZE		4096
+#define NEURON_STATUS_PAGE_SIZE		4096	/* 4 KiB pages only: use @page_size */
 
 /*
  * struct neuron_status_page @state. Zero is never shown: a reader that
@@ -1026,5 +1086,6 @@ enum neuron_genl_attr {
 #define NEURON_IOC_NQ_COALESCE	_IOW(NEURON_IOCTL_MAGIC, 0x11, struct neuron_nq_coalesce)
 #define NEURON_IOC_TIMESTAMP	_IOWR(NEURON_IOCTL_MAGIC, 0x12, struct neuron_timestamp)
 #define NEURON_IOC_CORE_GRANT	_IOWR(NEURON_IOCTL_MAGIC, 0x13, struct neuron_core_grant)
+#define NEURON_IOC_NQ_HEAD	_IOW(NEURON_IOCTL_MAGIC, 0x14, struct neuron_nq_head)
 
 #endif /* _UAPI_LINUX_NEURON_H */

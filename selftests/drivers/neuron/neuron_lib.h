@@ -109,7 +109,8 @@ static inline int neuron_ring_map(int fd, const struct neuron_nq_init *init,
 		     (off_t)init->ring_offset);
 	if (slots == MAP_FAILED)
 		return -errno;
-	db = mmap(NULL, NEURON_DOORBELL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+	/* a doorbell mapping is one page (DEVICE_INFO @doorbell_size) */
+	db = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED,
 		  fd, (off_t)init->doorbell_offset);
 	if (db == MAP_FAILED) {
 		int err = -errno;
@@ -127,7 +128,7 @@ static inline int neuron_ring_map(int fd, const struct neuron_nq_init *init,
 static inline void neuron_ring_unmap(struct neuron_ring *ring)
 {
 	munmap((void *)ring->slots, ring->map_bytes);
-	munmap((void *)ring->doorbell, NEURON_DOORBELL_SIZE);
+	munmap((void *)ring->doorbell, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 /*
@@ -136,13 +137,14 @@ static inline void neuron_ring_unmap(struct neuron_ring *ring)
  */
 static inline const struct neuron_status_page *neuron_status_map(int fd)
 {
-	return mmap(NULL, NEURON_STATUS_PAGE_SIZE, PROT_READ, MAP_SHARED, fd,
+	/* one page: DEVICE_INFO @page_size, the kernel's PAGE_SIZE */
+	return mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd,
 		    (off_t)NEURON_STATUS_PAGE_OFFSET);
 }
 
 static inline void neuron_status_unmap(const struct neuron_status_page *sp)
 {
-	munmap((void *)sp, NEURON_STATUS_PAGE_SIZE);
+	munmap((void *)sp, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 /* The page's state word as a reader of it loads it (acquire). */

@@ -37,8 +37,13 @@ TEST(device_info)
 	EXPECT_EQ(1000, info.timestamp_inc_ps);
 	/* docs/decisions.md#device-memory: tenants get [0, mem_size / 2) */
 	EXPECT_EQ(32ull << 20, info.mem_alloc_limit);
-	for (size_t i = 0; i < sizeof(info.reserved) / sizeof(info.reserved[0]); i++)
-		EXPECT_EQ(0, info.reserved[i]);
+	/* the VM's x86-64 kernel: 4 KiB pages, one doorbell per page
+	 * (docs/decisions.md#page-size)
+	 */
+	EXPECT_EQ(4096, info.page_size);
+	EXPECT_EQ(4096, info.doorbell_size);
+	EXPECT_TRUE(info.capabilities & NEURON_CAP_PAGE_SIZE);
+	EXPECT_EQ(0, info.reserved);
 	close(fd);
 }
 

@@ -335,13 +335,64 @@ TEST(capabilities)
 	/*
 	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
 	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6;
-	 * STATUS_PAGE: bit 7
+	 * STATUS_PAGE: bit 7; PAGE_SIZE: bit 8
 	 */
-	EXPECT_EQ(0xffull, info.capabilities);
+	EXPECT_EQ(0x1ffull, info.capabilities);
 	EXPECT_EQ(1ull << 6, info.capabilities & NEURON_CAP_SUBMIT_GRANT);
 	EXPECT_EQ(1ull << 7, info.capabilities & NEURON_CAP_STATUS_PAGE);
-	EXPECT_EQ(0, info.reserved[0]);
-	EXPECT_EQ(0, info.reserved[1]);
+	EXPECT_EQ(1ull << 8, info.capabilities & NEURON_CAP_PAGE_SIZE);
+	/* what was reserved[0] of the second release: x86-64, 4 KiB pages */
+	EXPECT_EQ(4096, info.page_size);
+	EXPECT_EQ(4096, info.doorbell_size);
+	EXPECT_EQ(0, info.reserved);
+	close(fd);
+}
+
+/*
+ * NEURON_IOC_NQ_HEAD (docs/decisions.md#page-size): what a doorbell store
+ * does, by ioctl. 5 records are made unread, HEAD is written to 3 and
+ * NQ_INFO reads head 3, tail 5; bad fields get -EINVAL, another file's
+ * queue -ENOENT, a struct below the first release's 24 bytes -EINVAL.
+ */
+TEST(nq_head_ioctl)
+{
+	struct neuron_emu_insn prog[NOTIFIES + 1];
+	struct neuron_nq_head h = { .core = CORE, .queue = QUEUE, .head = 3 };
+	struct neuron_nq_info nqi = { .core = CORE, .queue = QUEUE };
+	struct neuron_nq_init init;
+	int fd = neuron_open(), other = neuron_open();
+	uint64_t deadline;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, other);
+	EXPECT_EQ(24, sizeof(struct neuron_nq_head));
+	EXPECT_EQ(24, NEURON_NQ_HEAD_SIZE_VER0);
+	ASSERT_EQ(0, neuron_nq_create(fd, CORE, QUEUE, 4096, 0, &init));
+	notify_prog(prog);
+	ASSERT_EQ(0, neuron_submit(fd, CORE, NEURON_ENGINE_PE, prog, NOTIFIES + 1, 0));
+	deadline = neuron_now_ms() + 10000;
+	do {
+		ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &nqi));
+	} while (nqi.tail != NOTIFIES && neuron_now_ms() < deadline);
+	ASSERT_EQ(NOTIFIES, nqi.tail);
+	EXPECT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_HEAD, &h));
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &nqi));
+	EXPECT_EQ(3u, nqi.head);
+	EXPECT_EQ(NOTIFIES, nqi.tail);
+	h.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_NQ_HEAD, &h));
+	h.reserved0 = 0;
+	h.reserved = 1;
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_NQ_HEAD, &h));
+	h.reserved = 0;
+	h.queue = 10;
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_NQ_HEAD, &h));
+	h.queue = QUEUE;
+	EXPECT_EQ(-ENOENT, neuron_ioctl(other, NEURON_IOC_NQ_HEAD, &h));
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, _IOW(0xBA, 0x14, __u64[2]), &h));
+	EXPECT_EQ(0, neuron_nq_destroy(fd, CORE, QUEUE));
+	EXPECT_EQ(-ENOENT, neuron_ioctl(fd, NEURON_IOC_NQ_HEAD, &h));
+	close(other);
 	close(fd);
 }
 

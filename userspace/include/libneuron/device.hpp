@@ -686,8 +686,9 @@ class NotificationQueue {
   /// Device loss (userspace/README.md#device-loss). Once the library has
   /// seen the device go, drain() and for_each() return at once with
   /// DrainResult::device_gone (DEVICE_GONE, errc::device_gone) and never
-  /// touch the ring or doorbell mapping again (the driver revokes them at
-  /// removal or reset: a load gives SIGBUS); view() is then an empty view.
+  /// touch the ring or doorbell mapping again (after a removal or reset
+  /// they fill no more; the driver raises no signal on them,
+  /// docs/decisions.md#mapping-after-reset); view() is then an empty view.
   /// The queue learns it from its file's status page (status_page(): drain()
   /// and for_each() look at it first, one load each), mark_device_gone() (a
   /// Reaper calls it when it sees the device go), check_device(), or NQ_INFO
