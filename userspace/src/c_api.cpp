@@ -149,6 +149,8 @@ int libneuron_device_get_info(libneuron_device* dev, struct libneuron_device_inf
     out->nq_size_max = i->nq_size_max;
     out->max_program_insns = i->max_program_insns;
     out->timestamp_inc_ps = i->timestamp_inc_ps;
+    out->page_size = i->page_size;
+    out->doorbell_size = i->doorbell_size;
     return 0;
   });
 }
@@ -214,6 +216,7 @@ long libneuron_device_read_events(libneuron_device* dev, libneuron_event* out, s
       out[i].count = e.count;
       out[i].wrbuf_full = e.wrbuf_full;
       out[i].wrbuf_drop = e.wrbuf_drop;
+      out[i].suppressed = e.suppressed;
     }
     return static_cast<long>(*n);
   });

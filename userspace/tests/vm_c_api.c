@@ -149,6 +149,8 @@ int main(int argc, char **argv)
 	check(libneuron_device_state(dev) == 1, "state_live");
 	check(libneuron_device_get_info(dev, &info) == 0 && info.num_cores > CORE &&
 	      info.nq_size_min <= RING && info.nq_size_max >= RING, "device_info");
+	/* an x86-64 guest: 4 KiB pages, 4 KiB doorbells */
+	check(info.page_size == 4096 && info.doorbell_size == 4096, "device_info_page_and_doorbell_size");
 	check(libneuron_device_event_fd(dev) >= 0, "event_fd");
 	check(libneuron_core_acquire(dev, 1u << CORE, &owned) == 0 && owned == 1u << CORE, "core_acquire");
 	check(libneuron_queue_create(dev, CORE, NQ, RING, 0, &q) == 0, "queue_create");

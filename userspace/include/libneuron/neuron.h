@@ -274,6 +274,10 @@ LIBNEURON_API int libneuron_record_decode_route(const struct libneuron_record *r
  * @nq_size_max: largest ring, bytes
  * @max_program_insns: instructions one submit may carry
  * @timestamp_inc_ps: picoseconds per timestamp tick
+ * @page_size: the kernel's page size, bytes: mappings are multiples of it
+ *	(docs/decisions.md#page-size); 0 from a driver without NEURON_CAP_PAGE_SIZE
+ * @doorbell_size: bytes of a doorbell mapping; 0: doorbells cannot be
+ *	mapped on this kernel (pages above 4 KiB), HEAD goes by ioctl
  * @reserved: zero; room to grow without a new struct
  */
 struct libneuron_device_info {
@@ -288,7 +292,9 @@ struct libneuron_device_info {
 	uint32_t nq_size_max;
 	uint32_t max_program_insns;
 	uint32_t timestamp_inc_ps;
-	uint64_t reserved[4];
+	uint32_t page_size;
+	uint32_t doorbell_size;
+	uint64_t reserved[3];
 };
 
 /**
@@ -306,6 +312,9 @@ struct libneuron_device_info {
  * @count: the edge's running count on the device
  * @wrbuf_full: NOTIFIC input-buffer-full edges (docs/device-model.md#wrbuf)
  * @wrbuf_drop: records dropped by the input buffer
+ * @suppressed: THROTTLE or FAULT edges of this core and kind the driver's
+ *	rate limit kept from this file since the last one reported
+ *	(docs/decisions.md#event-ratelimit); 0 for other edges
  * @reserved: zero
  */
 struct libneuron_event {
@@ -319,7 +328,9 @@ struct libneuron_event {
 	uint64_t count;
 	uint32_t wrbuf_full;
 	uint32_t wrbuf_drop;
-	uint64_t reserved[2];
+	uint32_t suppressed;
+	uint32_t reserved0;
+	uint64_t reserved[1];
 };
 
 /**
@@ -346,7 +357,7 @@ struct libneuron_engine_status {
 
 /**
  * struct libneuron_queue_info - NEURON_IOC_NQ_INFO of a queue: the driver's
- * view of the ring (docs/device-model.md#queues).
+ * view of the ring (docs/device-model.md, "NOTIFIC block").
  * @core: core index
  * @queue: software NQ index
  * @head: HEAD register, records (the next the host reads)
