@@ -357,6 +357,26 @@ static unsigned long neuron_irq_core_bits(struct neuron_device *ndev, u32 val)
 }
 
 /*
+ * One THROTTLE or FAULT event of core @ev->core, already counted: checked
+ * against that core's rate limit (which fills @ev->suppressed), traced,
+ * and sent unless the limit held it back.
+ */
+static void neuron_irq_report_core(struct neuron_device *ndev,
+				   struct neuron_event *ev,
+				   enum neuron_evlimit_kind kind)
+{
+	bool report;
+
+	spin_lock(&ndev->irq_lock);
+	report = neuron_irq_ratelimit(ndev, ev, kind);
+	spin_unlock(&ndev->irq_lock);
+	trace_neuron_irq_edge(ndev->id, ev->edge, ev->core, ev->cause,
+			      ev->queues, ev->count);
+	if (report)
+		neuron_events_broadcast(ndev, ev);
+}
+
+/*
  * Throttle vector: the device fires it on every THROTTLE instruction and
  * latches bit c of THROTTLE_STATUS for core c (docs/device-model.md
  * "Interrupts"). Each core bit is one edge and one event of that core, for
@@ -370,7 +390,6 @@ static irqreturn_t neuron_irq_throttle(int irq, void *data)
 	struct neuron_event ev;
 	unsigned long cores;
 	unsigned int c;
-	bool report;
 	u32 status;
 
 	status = neuron_rd(ndev, NEURON_REG_THROTTLE_STATUS);
@@ -390,13 +409,8 @@ static irqreturn_t neuron_irq_throttle(int irq, void *data)
 		spin_lock(&ndev->irq_lock);
 		ndev->throttle_count++;
 		ev.count = ++ndev->throttle_edges[c];
-		report = neuron_irq_ratelimit(ndev, &ev, NEURON_EVLIMIT_THROTTLE);
 		spin_unlock(&ndev->irq_lock);
-
-		trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause,
-				      ev.queues, ev.count);
-		if (report)
-			neuron_events_broadcast(ndev, &ev);
+		neuron_irq_report_core(ndev, &ev, NEURON_EVLIMIT_THROTTLE);
 	}
 	return IRQ_HANDLED;
 }
@@ -417,7 +431,6 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 	struct neuron_event ev;
 	unsigned long status, cores;
 	unsigned int bit, c;
-	bool report;
 	u32 val;
 
 	status = neuron_rd(ndev, NEURON_REG_FAULT_STATUS);
@@ -453,13 +466,7 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 	for_each_set_bit(c, &cores, ndev->num_cores) {
 		ev.core = c;
 		ev.suppressed = 0;
-		spin_lock(&ndev->irq_lock);
-		report = neuron_irq_ratelimit(ndev, &ev, NEURON_EVLIMIT_FAULT);
-		spin_unlock(&ndev->irq_lock);
-		trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause,
-				      ev.queues, ev.count);
-		if (report)
-			neuron_events_broadcast(ndev, &ev);
+		neuron_irq_report_core(ndev, &ev, NEURON_EVLIMIT_FAULT);
 	}
 	return IRQ_HANDLED;
 }
