@@ -69,27 +69,6 @@ static int wait_event_edge(int fd, uint32_t edge, unsigned int ms,
 	return -ETIMEDOUT;
 }
 
-/* A sysfs counter line "NAME N" of /sys/class/nnq/nnq0/reset_counts. */
-static long long reset_count(const char *name)
-{
-	char buf[512], *p;
-	size_t n = strlen(name);
-
-	if (neuron_sysfs_read("reset_counts", buf, sizeof(buf)) < 0)
-		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, name, n) && p[n] == ' ')
-			return atoll(p + n + 1);
-	return -1;
-}
-
-/* Asks the host (lane-lifecycle.sh) to send @cmd to the QEMU monitor. */
-static void host_monitor(const char *cmd)
-{
-	printf("NEURON-HOTPLUG: %s :END\n", cmd);
-	fflush(stdout);
-}
-
 /*
  * A file with a host ring on (0, 1), where EXPLICIT records go by default,
  * mapped, and a program of LC_PROG_LEN NOTIFYs on PE that fills the ring
@@ -346,7 +325,7 @@ FIXTURE_TEARDOWN(flr) {}
 
 TEST_F_TIMEOUT(flr, sysfs_reset_live, 300)
 {
-	long long flr0 = reset_count("flr"), lost0 = reset_count("records_lost");
+	long long flr0 = neuron_reset_count("flr"), lost0 = neuron_reset_count("records_lost");
 	struct live_queue lq;
 	struct neuron_event ev;
 	char path[128], bdf[32];
@@ -365,8 +344,8 @@ TEST_F_TIMEOUT(flr, sysfs_reset_live, 300)
 	EXPECT_EQ(NEURON_RESET_FLR, ev.cause);
 	EXPECT_EQ(1u, ev.queues);
 	EXPECT_EQ(LC_RING_RECORDS, ev.count);
-	EXPECT_EQ(flr0 + 1, reset_count("flr"));
-	EXPECT_EQ(lost0 + LC_RING_RECORDS, reset_count("records_lost"));
+	EXPECT_EQ(flr0 + 1, neuron_reset_count("flr"));
+	EXPECT_EQ(lost0 + LC_RING_RECORDS, neuron_reset_count("records_lost"));
 	expect_stale(_metadata, &lq, NEURON_RESET_FLR);
 	/* a descriptor dup()ed from the stale file maps the same, stale page */
 	{
@@ -580,7 +559,7 @@ TEST_F_TIMEOUT(aer, correctable, 120)
 	struct neuron_nq_info info = { .core = 0, .queue = 1 };
 
 	ASSERT_EQ(0, live_queue_start(&lq));
-	host_monitor("pcie_aer_inject_error -c neuron0 RCVR");
+	neuron_host_monitor("pcie_aer_inject_error -c neuron0 RCVR");
 	EXPECT_EQ(-ETIMEDOUT, wait_event_edge(lq.fd, NEURON_EDGE_RESET, 5000, &ev));
 	EXPECT_EQ(0, neuron_ioctl(lq.fd, NEURON_IOC_NQ_INFO, &info));
 	EXPECT_EQ(LC_RING_RECORDS, info.tail - info.head);
@@ -596,7 +575,7 @@ TEST_F_TIMEOUT(aer, nonfatal, 120)
 	struct neuron_nq_info info = { .core = 0, .queue = 1 };
 
 	ASSERT_EQ(0, live_queue_start(&lq));
-	host_monitor("pcie_aer_inject_error neuron0 POISON_TLP");
+	neuron_host_monitor("pcie_aer_inject_error neuron0 POISON_TLP");
 	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_PCI_ERROR, LC_GUARD_MS, &ev));
 	EXPECT_EQ(NEURON_PCI_ERROR_NONFATAL, ev.cause);
 	EXPECT_EQ(0, neuron_ioctl(lq.fd, NEURON_IOC_NQ_INFO, &info));
@@ -608,13 +587,13 @@ TEST_F_TIMEOUT(aer, nonfatal, 120)
 /* Fatal: PCI_ERROR, then the link reset tears the queues down (RESET). */
 TEST_F_TIMEOUT(aer, fatal, 180)
 {
-	long long pe0 = reset_count("pci_error");
+	long long pe0 = neuron_reset_count("pci_error");
 	struct live_queue lq;
 	struct neuron_event ev;
 	int fd;
 
 	ASSERT_EQ(0, live_queue_start(&lq));
-	host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
+	neuron_host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
 	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_PCI_ERROR, LC_GUARD_MS, &ev));
 	EXPECT_EQ(NEURON_PCI_ERROR_FATAL, ev.cause);
 	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
@@ -622,7 +601,7 @@ TEST_F_TIMEOUT(aer, fatal, 180)
 	EXPECT_EQ(1u, ev.queues);
 	/* a frozen link is not read: the unread count is unknown, 0 */
 	EXPECT_EQ(0u, ev.count);
-	EXPECT_EQ(pe0 + 1, reset_count("pci_error"));
+	EXPECT_EQ(pe0 + 1, neuron_reset_count("pci_error"));
 	/* recovery (slot_reset) runs after the RESET event: give it time */
 	fd = wait_device(LC_GUARD_MS, 0);
 	ASSERT_LE(0, fd);
@@ -720,8 +699,8 @@ TEST_F_TIMEOUT(surprise, vanish_then_unplug, 300)
 	usleep(200 * 1000);	/* both are blocked by now */
 
 	t0 = neuron_now_ms();
-	host_monitor("qom-set /machine/peripheral/neuron0 vanished true");
-	host_monitor("device_del neuron0");
+	neuron_host_monitor("qom-set /machine/peripheral/neuron0 vanished true");
+	neuron_host_monitor("device_del neuron0");
 	ASSERT_EQ(0, pthread_join(rt, NULL));
 	ASSERT_EQ(0, pthread_join(pt, NULL));
 	ksft_print_msg("lifecycle: surprise read_returned_ms=%llu poll_returned_ms=%llu\n",
@@ -745,7 +724,7 @@ TEST_F_TIMEOUT(surprise, vanish_then_unplug, 300)
 	close(bind.fd);
 	live_queue_close(&lq);
 
-	host_monitor("device_add neuron-tpb,id=neuron0,bus=rp1");
+	neuron_host_monitor("device_add neuron-tpb,id=neuron0,bus=rp1");
 	fd = wait_device(LC_GUARD_MS, 0);
 	ASSERT_LE(0, fd);
 	close(fd);

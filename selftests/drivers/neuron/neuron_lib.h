@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -292,6 +293,31 @@ static inline int neuron_sysfs_read(const char *attr, char *buf, size_t len)
 		return -errno;
 	buf[n] = '\0';
 	return (int)n;
+}
+
+/* The counter "NAME N" of /sys/class/nnq/nnq0/reset_counts, or -1. */
+static inline long long neuron_reset_count(const char *name)
+{
+	char buf[512], *p;
+	size_t n = strlen(name);
+
+	if (neuron_sysfs_read("reset_counts", buf, sizeof(buf)) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			return atoll(p + n + 1);
+	return -1;
+}
+
+/*
+ * Asks the host to send @cmd to the QEMU monitor: the lanes of
+ * selftests/vm/lane-monitor.sh and lane-debug.sh relay each
+ * "NEURON-HOTPLUG: <cmd> :END" console line (lane_relay, lane-lib.sh).
+ */
+static inline void neuron_host_monitor(const char *cmd)
+{
+	printf("NEURON-HOTPLUG: %s :END\n", cmd);
+	fflush(stdout);
 }
 
 /* Binds eventfd @efd to the queue's threshold interrupt (-1 unbinds). */

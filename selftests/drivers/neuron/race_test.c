@@ -360,27 +360,6 @@ TEST_F_TIMEOUT(unbind, every_step_every_action, 1200)
 
 /* ---- aer, surprise: triggers the host sends to the QEMU monitor ---------- */
 
-/* Asks the host (lane_relay, selftests/vm/lane-lib.sh) to send @cmd. */
-static void host_monitor(const char *cmd)
-{
-	printf("NEURON-HOTPLUG: %s :END\n", cmd);
-	fflush(stdout);
-}
-
-/* The counter "NAME N" of /sys/class/nnq/nnq0/reset_counts, or -1. */
-static long long reset_count(const char *name)
-{
-	char buf[512], *p;
-	size_t n = strlen(name);
-
-	if (neuron_sysfs_read("reset_counts", buf, sizeof(buf)) < 0)
-		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, name, n) && p[n] == ' ')
-			return atoll(p + n + 1);
-	return -1;
-}
-
 /*
  * Sets SERR# Enable in the function's Command register. QEMU 7.2 sends an
  * uncorrectable AER message up only if this bit and the Device Control
@@ -463,7 +442,7 @@ static void monitor_window(struct __test_metadata *_metadata, unsigned int step,
 	struct racer r[RACE_MAX_CLIENTS];
 	char where[128], names[48] = "";
 	uint64_t t0 = neuron_now_ms();
-	long long pe0 = surprise ? 0 : reset_count("pci_error");
+	long long pe0 = surprise ? 0 : neuron_reset_count("pci_error");
 	int st, fd, failed = 0;
 	char b;
 
@@ -510,10 +489,10 @@ static void monitor_window(struct __test_metadata *_metadata, unsigned int step,
 	}
 	ASSERT_EQ(0, set_pause(step));
 	if (surprise) {
-		host_monitor("qom-set /machine/peripheral/neuron0 vanished true");
-		host_monitor("device_del neuron0");
+		neuron_host_monitor("qom-set /machine/peripheral/neuron0 vanished true");
+		neuron_host_monitor("device_del neuron0");
 	} else {
-		host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
+		neuron_host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
 	}
 	EXPECT_EQ(0, wait_paused(step, RACE_MONITOR_MS))
 		TH_LOG("%s: never paused", where);
@@ -538,13 +517,13 @@ static void monitor_window(struct __test_metadata *_metadata, unsigned int step,
 	}
 	EXPECT_EQ(0, failed) TH_LOG("%s: racers failed", where);
 	if (surprise)
-		host_monitor("device_add neuron-tpb,id=neuron0,bus=rp1");
+		neuron_host_monitor("device_add neuron-tpb,id=neuron0,bus=rp1");
 	/* open() fails (-EIO, -ENODEV) until the enable path let calls in */
 	fd = wait_device(RACE_MONITOR_MS, 0);
 	ASSERT_LE(0, fd) TH_LOG("%s: no device afterwards", where);
 	close(fd);
 	if (!surprise)	/* one recovery, and no removal instead */
-		EXPECT_EQ(pe0 + 1, reset_count("pci_error")) TH_LOG("%s", where);
+		EXPECT_EQ(pe0 + 1, neuron_reset_count("pci_error")) TH_LOG("%s", where);
 	EXPECT_EQ(0, device_works(0, 0)) TH_LOG("%s: device afterwards", where);
 	/* what the racers held came back: their memory and their cores */
 	fd = neuron_open();
