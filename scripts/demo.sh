@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# `make demo`: sets up the host, builds everything, boots the VM with the
-# emulated device, loads the driver and runs examples/hello.nq with neuron-nq,
-# which drains the mmapped rings in userspace and prints the decoded records.
+# `make demo`: sets up the host, builds what the demo runs (the module,
+# QEMU with the emulated device, neuron-nq; no test suites), boots the VM,
+# loads the driver and runs examples/hello.nq with neuron-nq, which drains the
+# mmapped rings in userspace and prints the decoded records.
+# The guest kernel's and QEMU's downloads and QEMU's build run beside the
+# module's and neuron-nq's builds (docs/build-environment.md#demo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$PWD/build
+t0=$(date +%s)
 
-scripts/setup-host.sh
+scripts/setup-host.sh --demo
 . scripts/ccache-env.sh
-make -s module userspace
-qemu=$(emulator/qemu/build-qemu.sh | tail -1)
-kernel=$(selftests/vm/fetch-kernel.sh | tail -1)
+mkdir -p "$build"
+emulator/qemu/build-qemu.sh >"$build/demo-qemu.out" 2>"$build/demo-qemu.log" &
+qemu_job=$!
+selftests/vm/fetch-kernel.sh >"$build/demo-kernel.out" 2>"$build/demo-kernel.log" &
+kernel_job=$!
+make -s module
+# its own build directory: the tests' and benchmarks' options stay on in
+# build/userspace (make userspace, make check)
+cmake -S userspace -B "$build/demo-userspace" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DNEURON_BUILD_TESTS=OFF -DNEURON_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build/demo-userspace" -j2 --target neuron-nq
+wait "$qemu_job" || { cat "$build/demo-qemu.log" >&2; exit 1; }
+wait "$kernel_job" || { cat "$build/demo-kernel.log" >&2; exit 1; }
+qemu=$(tail -1 "$build/demo-qemu.out")
+kernel=$(tail -1 "$build/demo-kernel.out")
+echo "demo: set up and built in $(($(date +%s) - t0)) s"
 
 payload=$build/demo-payload
 rm -rf "$payload"
@@ -32,4 +49,4 @@ chmod +x "$payload/demo.sh"
 
 NEURON_VM_LOG=$build/vm/demo.log selftests/vm/run-vm.sh --qemu "$qemu" \
 	--kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
-	--bin "$build/userspace/neuron-nq" --timeout 600 -- /opt/neuron/demo.sh
+	--bin "$build/demo-userspace/neuron-nq" --timeout 600 -- /opt/neuron/demo.sh

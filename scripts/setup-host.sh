@@ -2,21 +2,33 @@
 # SPDX-License-Identifier: MIT
 # Installs everything the build and the tests need on a fresh Debian 12 host.
 # Idempotent: does nothing (beyond a dpkg query) once all is in place.
-# Must run as root; `make demo` and `make check` call it first.
+# Must run as root; `make check` calls it first, `make demo` with --demo (only
+# what the demo builds: a newcomer's first command installs no test tools).
+# Usage: setup-host.sh [--demo]
 set -euo pipefail
 
-STAMP_PKGS=(
+# What `make demo` needs: the module, the guest, QEMU, neuron-nq.
+DEMO_PKGS=(
 	# kernel module and guest kernel
-	build-essential kmod cpio linux-headers-amd64 linux-source-6.1
-	# guest userland: busybox for init, pciutils for lspci -vv, iproute2 for genl
-	busybox-static pciutils iproute2
+	build-essential kmod cpio linux-headers-amd64
+	# guest userland: busybox for init, pciutils for lspci -vv
+	busybox-static pciutils
 	# QEMU from Debian's source package
 	# (docs/build-environment.md#qemu-source), firmware/ROMs
 	dpkg-dev ninja-build meson libglib2.0-dev libpixman-1-dev libfdt-dev
 	flex bison pkg-config python3-venv seabios qemu-system-data
-	# libneuron and its tests
-	cmake g++ libgtest-dev libgmock-dev libbenchmark-dev libmnl-dev
-	nlohmann-json3-dev libcli11-dev libfmt-dev
+	# libneuron and neuron-nq
+	cmake g++ libmnl-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+	# compiler cache under the project cache (scripts/ccache-env.sh)
+	ccache
+)
+
+# What `make check` needs on top.
+CHECK_PKGS=(
+	# the debug-lane kernel and checkpatch.pl; iproute2 for genl in the guest
+	linux-source-6.1 iproute2
+	# libneuron's tests and benchmarks
+	libgtest-dev libgmock-dev libbenchmark-dev
 	# DKMS packaging and static analysis (sparse for C=1; checkpatch.pl
 	# comes from linux-source-6.1); udev: the DKMS test applies the
 	# device-node rule (udev/60-neuron.rules) with the host's udevd in the VM
@@ -35,14 +47,15 @@ STAMP_PKGS=(
 	# man page, lintian, autopkgtest (run with its null virt server), adduser
 	# for neuron-dkms's postinst
 	debhelper dh-dkms help2man lintian autopkgtest adduser
-	# compiler cache under the project cache (scripts/ccache-env.sh)
-	ccache
 	# docs/performance.md's plots (scripts/perf-report.py)
 	python3-matplotlib
 	# libneuron.so's ABI against the committed dump: abidw, abidiff
 	# (userspace/tests/check-abi.sh, userspace/README.md#versions)
 	abigail-tools
 )
+
+STAMP_PKGS=("${DEMO_PKGS[@]}")
+[ "${1:-}" = --demo ] || STAMP_PKGS+=("${CHECK_PKGS[@]}")
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "setup-host: must run as root (apt-get install)" >&2

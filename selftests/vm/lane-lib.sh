@@ -109,9 +109,10 @@ lane_monitor() {
 # lane_relay PID SOCKET: while the VM PID runs, forward the guest's
 # "NEURON-HOTPLUG: <command> :END" console lines (in $log) to the QEMU
 # monitor, each once, in order. Only device_del, device_add, qom-set and
-# pcie_aer_inject_error are forwarded. A device_add waits until the old
-# device's RAM is gone, and is retried while QEMU refuses it because the old
-# device is not finalized yet ("Duplicate ID"). Sets $handled; the monitor's
+# pcie_aer_inject_error are forwarded, each with the vCPUs stopped. A
+# device_add waits until the old device's RAM is gone, and is retried while
+# QEMU refuses it because the old device is not finalized yet ("Duplicate
+# ID"). Sets $handled; the monitor's
 # answers go to $log.host.
 lane_relay() {
 	local vm=$1 sock=$2 req out try reqs
@@ -133,7 +134,13 @@ lane_relay() {
 				done
 			fi
 			for try in $(seq 1 40); do
+				# with the vCPUs stopped: a change to the memory map made
+				# from the monitor's thread while a vCPU runs can send that
+				# vCPU's next MMIO access to the wrong region
+				# (docs/decisions.md#one-tcg-thread)
+				lane_monitor "$sock" stop >/dev/null
 				out=$(lane_monitor "$sock" "$req")
+				lane_monitor "$sock" cont >/dev/null
 				echo "[$(date +%T)] $req (try $try): ${out//$'\n'/ }" >>"$log.host"
 				case $out in
 				*"Duplicate ID"*) sleep 0.5 ;;

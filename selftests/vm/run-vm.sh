@@ -28,7 +28,9 @@
 #   --memory MIB       guest memory (default 512)
 #   --monitor PATH     QEMU monitor on a unix socket (for hot-unplug tests)
 #   --append ARGS      extra kernel command line (read by tests from /proc/cmdline)
-#   --smp N            virtual CPUs (default 1; multi-threaded TCG above 1)
+#   --smp N            virtual CPUs (default 1), all run by one TCG thread
+#                      (docs/decisions.md#one-tcg-thread); NEURON_TCG_THREAD=multi
+#                      gives each its own thread, for measuring only
 #   --iommu            an Intel IOMMU (intel-iommu, no interrupt remapping),
 #                      enabled in the guest with strict invalidation
 # The device model's guest-error log goes to $NEURON_VM_LOG.qemu.
@@ -146,6 +148,7 @@ start=$(date +%s%N)
 set +e
 timeout --foreground -k 5 "$timeout" "$qemu" \
 	-machine q35 -cpu max -m "$memory" -smp "$smp" \
+	-accel "tcg,thread=${NEURON_TCG_THREAD:-single}" \
 	-nographic -no-reboot -nic none -vga none \
 	-L /usr/share/seabios -L /usr/share/qemu \
 	"${iommu_args[@]}" \
