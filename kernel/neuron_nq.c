@@ -232,6 +232,23 @@ static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 	kfree(nq);
 }
 
+/*
+ * Whether the ring last made for (@core, @queue) is quarantined: the device
+ * never confirmed that queue off, so it may still hold it enabled, with the
+ * old ring's BASE and its HEAD/TAIL, until the next reset.
+ */
+static bool neuron_nq_quarantined(struct neuron_device *ndev, u32 core,
+				  u32 queue)
+{
+	struct neuron_nq *nq;
+
+	lockdep_assert_held(&ndev->lock);
+	list_for_each_entry(nq, &ndev->quarantine, quarantine)
+		if (nq->core == core && nq->queue == queue)
+			return true;
+	return false;
+}
+
 /* Validate core and queue indices of any NQ ioctl. */
 static int neuron_nq_check_id(struct neuron_device *ndev, const char *cmd,
 			      u32 core, u32 queue)
@@ -274,7 +291,8 @@ static struct neuron_nq *neuron_nq_find(struct neuron_file *nfile, u32 core,
  * Return: 0; -EINVAL (a field out of range, a reserved field or unknown
  * flag set; the debug log names it); -EPERM (another file owns the core; otherwise the core is now
  * the caller's, docs/decisions.md#tenancy); -EBUSY (the queue is already
- * initialised by this file); -ENOMEM (no host DMA memory, the caller's
+ * initialised, or its previous ring is quarantined until the next reset:
+ * docs/decisions.md#quarantine); -ENOMEM (no host DMA memory, the caller's
  * memory cgroup is at its limit, or no room for a device ring); -EIO
  * (stale file, device offline); -ENODEV (device removed).
  */
@@ -325,6 +343,17 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 	if (ret)
 		goto err_unlock;
 	if (ndev->nq[nq->core][nq->queue]) {
+		ret = -EBUSY;
+		goto err_unlock;
+	}
+	/*
+	 * Programming a queue the device still runs would move its writes
+	 * to the new ring at the old TAIL (no enable edge resets HEAD/TAIL):
+	 * the slot stays unusable until the reset that frees the old ring.
+	 */
+	if (neuron_nq_quarantined(ndev, nq->core, nq->queue)) {
+		dev_dbg(&ndev->pdev->dev, "NQ_INIT: core %u queue %u: ring quarantined until the next reset\n",
+			nq->core, nq->queue);
 		ret = -EBUSY;
 		goto err_unlock;
 	}

@@ -7,7 +7,10 @@
 #           an instruction): robust_test's "faults" group checks the DMA error
 #           is reported and counted while the other queues keep serving, and
 #           the stuck engine times out and is recovered by ENGINE_RESET and
-#           by release
+#           by release; and fault-stuck-disable=10 (core 1's trace queue
+#           ignores its disable): the "quarantine" group checks its ring is
+#           quarantined on destroy and release, never handed to another
+#           tenant, and freed by the next reset and at unbind
 #   storm   fault-intr-storm=16 (core 1's tpb_notific_intr_7 is asserted again
 #           as soon as the driver clears it): the "storm" group checks the
 #           driver detects and rate limits it (a userspace loop keeps most of
@@ -30,8 +33,8 @@ set -uo pipefail
 lane=""
 [ "${1:-}" = --lane ] && { lane=$2; shift 2; }
 case $lane in
-faults)	device="fault-dma-error-queue=1,fault-stuck-engine=9"
-	robust="faults,--dma-queue=1,--stuck-engine=9" ;;
+faults)	device="fault-dma-error-queue=1,fault-stuck-engine=9,fault-stuck-disable=10"
+	robust="faults,quarantine,--dma-queue=1,--stuck-engine=9,--stuck-disable=10" ;;
 storm)	device="fault-intr-storm=16"
 	robust="storm,removal,--storm=16" ;;
 *)	echo "lane-robust: --lane faults|storm first" >&2; exit 2 ;;

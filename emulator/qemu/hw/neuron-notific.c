@@ -630,6 +630,9 @@ static bool neuron_nq_config_ok(NeuronCore *c, unsigned int qi)
  * QUEUE_ENABLE: a newly enabled queue starts empty (HEAD = TAIL = 0, phase
  * 1); a disabled one stops taking records at once, and engines stalled on it
  * are woken so their record is dropped instead of waiting forever.
+ * fault-stuck-disable (fault injection): the chosen queue ignores a write
+ * clearing its bit; it reads back as enabled and keeps writing its ring
+ * until the RESET register or a function reset stops it.
  */
 static void neuron_notific_set_enable(NeuronCore *c, uint32_t val)
 {
@@ -641,6 +644,9 @@ static void neuron_notific_set_enable(NeuronCore *c, uint32_t val)
                       "neuron-tpb: core %u: QUEUE_ENABLE 0x%x names queues "
                       "beyond %u\n", c->index, val, NEURON_NUM_SW_QUEUES - 1);
         val &= NEURON_SW_QUEUE_MASK;
+    }
+    if (c->cfg.stuck_disable_queue >= 0) {
+        val |= c->queue_enable & BIT(c->cfg.stuck_disable_queue);
     }
     on = val & ~c->queue_enable;
     off = c->queue_enable & ~val;

@@ -607,6 +607,14 @@ static bool neuron_check_props(NeuronTPBState *s, Error **errp)
                    NEURON_NOTIFIC_INTR_BITS);
         return false;
     }
+    if (s->fault_stuck_disable < -1 ||
+        s->fault_stuck_disable >=
+            (int32_t)(s->num_cores * NEURON_NUM_SW_QUEUES)) {
+        error_setg(errp, "neuron-tpb: fault-stuck-disable=%d, must be -1 "
+                   "or core*%u+queue", s->fault_stuck_disable,
+                   NEURON_NUM_SW_QUEUES);
+        return false;
+    }
     if (s->fault_stuck_busy < -1 ||
         s->fault_stuck_busy >= (int32_t)s->num_cores) {
         error_setg(errp, "neuron-tpb: fault-stuck-busy=%d, must be -1 "
@@ -710,6 +718,7 @@ static void neuron_core_config(NeuronTPBState *s, NeuronCore *c)
     int32_t dma = s->fault_dma_error_queue;
     int32_t stuck = s->fault_stuck_engine;
     int32_t storm = s->fault_intr_storm;
+    int32_t off = s->fault_stuck_disable;
 
     c->cfg.gen = s->gen;
     c->cfg.dma_error_queue =
@@ -721,6 +730,9 @@ static void neuron_core_config(NeuronTPBState *s, NeuronCore *c)
     c->cfg.intr_storm =
         storm >= 0 && storm / NEURON_NOTIFIC_INTR_BITS == (int32_t)c->index ?
         storm % NEURON_NOTIFIC_INTR_BITS : -1;
+    c->cfg.stuck_disable_queue =
+        off >= 0 && off / NEURON_NUM_SW_QUEUES == (int32_t)c->index ?
+        off % NEURON_NUM_SW_QUEUES : -1;
     c->cfg.insn_delay_ns = s->insn_delay_ns;
     c->cfg.throttle_armed = s->throttle_ctrl & NEURON_THROTTLE_ARMED;
     c->cfg.torn_header_first = s->fault_torn_header_first;
@@ -916,6 +928,8 @@ static Property neuron_tpb_properties[] = {
                        100),
     DEFINE_PROP_INT32("fault-stuck-busy", NeuronTPBState, fault_stuck_busy,
                       -1),
+    DEFINE_PROP_INT32("fault-stuck-disable", NeuronTPBState,
+                      fault_stuck_disable, -1),
     DEFINE_PROP_BOOL("fault-torn-header-first", NeuronTPBState,
                      fault_torn_header_first, false),
     /* NOTIFIC input buffer, docs/device-model.md#wrbuf */

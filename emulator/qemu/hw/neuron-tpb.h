@@ -105,6 +105,9 @@ typedef void NeuronUpcallFn(void *opaque, NeuronCore *c, NeuronUpcall ev,
  * @stuck_engine:    engine of this core that never retires (-1 none)
  * @dma_error_queue: queue of this core whose ring writes fail (-1 none)
  * @intr_storm:      tpb_notific_intr cause stuck asserted (-1 none)
+ * @stuck_disable_queue: queue of this core that ignores a QUEUE_ENABLE
+ *                   write clearing its bit (-1 none): it stays enabled and
+ *                   keeps writing its ring until RESET or a function reset
  * @insn_delay_ns:   virtual-time gap after every instruction (0 none)
  * @throttle_armed:  THROTTLE_CTRL bit 0 (the global register, mirrored)
  * @torn_header_first: negative control: host-ring records are written
@@ -120,6 +123,7 @@ typedef struct NeuronCoreConfig {
     int stuck_engine;
     int dma_error_queue;
     int intr_storm;
+    int stuck_disable_queue;
     uint64_t insn_delay_ns;
     bool throttle_armed;
     bool torn_header_first;
@@ -375,6 +379,7 @@ struct NeuronTPBState {
     uint64_t insn_delay_ns;
     uint32_t reset_latency_us;
     int32_t fault_stuck_busy;           /* core, -1 off */
+    int32_t fault_stuck_disable;        /* core * 10 + queue, -1 off */
     bool fault_torn_header_first;       /* host rings: header word first */
     uint32_t wrbuf_depth;               /* NOTIFIC input buffer records */
     uint32_t wrbuf_drain_ns;            /* ring writer ns per record */

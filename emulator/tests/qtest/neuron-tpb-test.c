@@ -694,6 +694,47 @@ static void test_disabled_queue(void)
     dev_stop(d);
 }
 
+/*
+ * fault-stuck-disable=17: core 1's queue 7 ignores a QUEUE_ENABLE write
+ * clearing its bit (queue 1 beside it goes off), keeps writing its ring and
+ * keeps core 1 busy; the RESET register stops it, and the fault stays armed
+ * for the next enable.
+ */
+static void test_stuck_disable(void)
+{
+    Dev *d = dev_start(",fault-stuck-disable=17");
+    Insn p[2] = { notify(0, 0x77), insn(OP_HALT, 0, 0, 0) };
+    uint64_t ring = host_ring(d, 1, 7, 64, 0);
+    uint8_t r[16];
+
+    host_ring(d, 1, 1, 64, 0);
+    wr(d, CORE(1) + N_ROUTE, 0x01543270);       /* EXPLICIT -> queue 7 */
+    wr(d, CORE(1) + N_QUEUE_ENABLE, 0);
+    g_assert_cmphex(rd(d, CORE(1) + N_QUEUE_ENABLE), ==, 1u << 7);
+    run(d, 1, 1, p, 2);
+    slot(d, ring, 0, r);
+    g_assert_cmphex(r[3], ==, 0x8a);            /* phase | ACT_EXPLICIT */
+    g_assert_cmphex(lduw_le_p(&r[6]), ==, 0x77);
+    g_assert_cmphex(rd(d, CORE(1) + Q(7) + Q_TAIL), ==, 1);
+    g_assert_cmphex(rd(d, CORE(1) + Q(7) + Q_DROP), ==, 0);
+    g_assert_cmphex(rd(d, R_BUSY_CORES), ==, 0x2);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x1);
+    /* the other core and other faults are untouched */
+    host_ring(d, 0, 7, 64, 0);
+    wr(d, CORE(0) + N_QUEUE_ENABLE, 0);
+    g_assert_cmphex(rd(d, CORE(0) + N_QUEUE_ENABLE), ==, 0);
+
+    wr(d, R_RESET, 1);
+    g_assert_cmphex(rd(d, CORE(1) + N_QUEUE_ENABLE), ==, 0);
+    step_us(d, 100);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);
+    g_assert_cmphex(rd(d, R_BUSY_CORES), ==, 0);
+    wr(d, CORE(1) + N_QUEUE_ENABLE, 1u << 7);
+    wr(d, CORE(1) + N_QUEUE_ENABLE, 0);
+    g_assert_cmphex(rd(d, CORE(1) + N_QUEUE_ENABLE), ==, 1u << 7);
+    dev_stop(d);
+}
+
 /* THRESHOLD 2 fires once at 2 unread; a HEAD past TAIL is refused (intr_7). */
 static void test_threshold_bad_head(void)
 {
@@ -1429,6 +1470,7 @@ int main(int argc, char **argv)
     qtest_add_func("/neuron-tpb/queue/ignore-full", test_ignore_full);
     qtest_add_func("/neuron-tpb/queue/full-no-policy", test_full_no_policy);
     qtest_add_func("/neuron-tpb/queue/disabled-drop", test_disabled_queue);
+    qtest_add_func("/neuron-tpb/queue/stuck-disable", test_stuck_disable);
     qtest_add_func("/neuron-tpb/queue/threshold-bad-head",
                    test_threshold_bad_head);
     qtest_add_func("/neuron-tpb/coalesce/register", test_coalesce_register);

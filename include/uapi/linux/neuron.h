@@ -259,7 +259,9 @@ struct neuron_device_info {
  * Allocates the ring, programs the queue descriptor and enables the queue.
  * The queue belongs to the calling file until NEURON_IOC_NQ_DESTROY or the
  * file's release. Errors: -EINVAL (a field out of range), -EBUSY (queue
- * already initialised, by this or another file), -ENOMEM (no ring memory,
+ * already initialised, by this or another file, or its previous ring is
+ * quarantined until the next reset because the device never confirmed
+ * that queue off), -ENOMEM (no ring memory,
  * or the caller's memory cgroup is at its limit), -EPERM (another file owns
  * the core).
  */
@@ -283,7 +285,9 @@ struct neuron_nq_init {
  * @queue:	software NQ index, < queues_per_core
  * @reserved:	must be zero
  *
- * Disables the queue and frees its ring.
+ * Disables the queue and frees its ring; when the device does not confirm
+ * the disable, the ring is quarantined (sysfs rings_quarantined) until the
+ * next reset instead, and the call still succeeds.
  * Errors: -EINVAL (core/queue out of range), -ENOENT (no such queue made by
  * this file), -EBUSY (the ring is still mapped). A still-mapped doorbell
  * page does not block it; afterwards that page is a page of the file's own

@@ -4,13 +4,15 @@
  * (unbind, sysfs remove, hot-unplug from the QEMU monitor) with open files,
  * live mappings and blocked readers; module unload/load loops; multi-thread
  * ioctl fuzzing; mmap abuse; device faults from the model's fault-injection
- * properties (DMA write error, stuck engine, interrupt storm); access
- * control and address exposure to an unprivileged caller.
+ * properties (DMA write error, stuck engine, a queue that ignores its
+ * disable, interrupt storm); access control and address exposure to an
+ * unprivileged caller.
  *
  * Tests are grouped by fixture; the groups run are chosen on the command
  * line (the stock harness of linux-source-6.1 has no filter):
  *
  *   robust_test [GROUP...] [--dma-queue=N] [--stuck-engine=N] [--storm=N]
+ *               [--stuck-disable=N]
  *               [--module=PATH] [--cycles=N] [--calls=N] [--seed=N]
  *               [--race-rounds=N] [--repeat=N]
  *
@@ -20,7 +22,7 @@
  * access, removal, fuzz (what the main VM lane runs). hotplug needs the
  * host side of selftests/vm/lane-monitor.sh --lane hotplug (it prints "NEURON-HOTPLUG:
  * <monitor command> :END" lines that the host sends to the QEMU monitor);
- * reload, faults and storm need the module path or the device properties
+ * reload, faults, quarantine and storm need the module path or the device properties
  * their lanes start the VM with (lane-*.sh).
  *
  * Every test prints the figures docs/robustness.md tabulates as
@@ -62,6 +64,7 @@
 static int opt_dma_queue = -1;		/* fault-dma-error-queue of the VM */
 static int opt_stuck_engine = -1;	/* fault-stuck-engine of the VM */
 static int opt_storm = -1;		/* fault-intr-storm of the VM */
+static int opt_stuck_disable = -1;	/* fault-stuck-disable of the VM */
 static const char *opt_module = "/lib/neuron/nnq.ko";
 static unsigned int opt_cycles = 50;	/* reload */
 static unsigned int opt_calls = 300000;	/* fuzz: ioctls over all threads */
@@ -2860,6 +2863,410 @@ TEST_F_TIMEOUT(faults, stuck_engine, 120)
 		       timed_out, recovered, others);
 }
 
+/* ==== quarantined rings (fault-stuck-disable of the lane's VM) ============== */
+
+/*
+ * docs/decisions.md#quarantine: a ring is freed only after the device
+ * confirmed its queue off, or after bus mastering is off. The lane's
+ * fault-stuck-disable (docs/device-model.md) makes one queue ignore the
+ * disable: it keeps writing its ring until the RESET register or a
+ * function reset stops it. That queue is a trace queue (0), so traced
+ * programs on its core write it; the other core is the second tenant's.
+ */
+ROBUST_FIXTURE(quarantine)
+
+#define QR_TENANT	1000	/* the VM's unprivileged uid and the node's group */
+#define QR_RING		4096	/* bytes: 256 records */
+#define QR_INSNS	8	/* NOPs per program: 16 trace records */
+
+/* "now N" and "total N" of sysfs rings_quarantined, or -1 */
+static long long quarantined_now(void)
+{
+	return sysfs_key("rings_quarantined", "now ");
+}
+
+static long long quarantined_total(void)
+{
+	return sysfs_key("rings_quarantined", "total ");
+}
+
+/* Word 0 (le32) of a record: header byte, debug_hint, program_counter. */
+static uint32_t rec_w0(const void *rec)
+{
+	const uint8_t *b = rec;
+
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	       (uint32_t)b[3] << 24;
+}
+
+/*
+ * The 2 * QR_INSNS trace records of a program of QR_INSNS NOPs: @start and
+ * @end are word 0 of INST_START and INST_END at program_counter 0 (header
+ * byte: phase 1 of the first pass | type, debug_hint); 0 if @recs are
+ * exactly those, else 1 + the first record that differs.
+ */
+static unsigned int trace_mismatch(const uint8_t *recs, uint32_t start, uint32_t end)
+{
+	for (unsigned int i = 0; i < 2 * QR_INSNS; i++) {
+		uint32_t want = (i % 2 ? end : start) + i / 2;
+
+		if (rec_w0(recs + i * 16) != want) {
+			ksft_print_msg("record %u: word 0 %#x, want %#x\n", i,
+				       rec_w0(recs + i * 16), want);
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* Every byte of [@p, @p + @len) zero: no record was written there. */
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* QR_INSNS NOPs with debug_hint @hint, traced, on (@core, @engine), to idle. */
+static int run_traced_nops(int fd, unsigned int core, unsigned int engine, uint16_t hint)
+{
+	struct neuron_emu_insn prog[QR_INSNS];
+
+	for (unsigned int i = 0; i < QR_INSNS; i++)
+		prog[i] = neuron_insn(NEURON_OP_NOP, hint);
+	if (neuron_submit(fd, core, engine, prog, QR_INSNS, NEURON_SUBMIT_F_TRACE))
+		return -errno;
+	return neuron_engine_wait(fd, core, engine, NEURON_WAIT_MS) == NEURON_ENGINE_IDLE ?
+	       0 : -ETIMEDOUT;
+}
+
+/*
+ * Word 0 of the trace records (phase 1 | type << 24 | debug_hint << 20 |
+ * program_counter), docs/hardware.md#rec-types: the owner's ACT engine
+ * (INST_START 0x08, INST_END 0x09) with debug_hint 0xa, the tenant's PE
+ * engine (0x04, 0x05) with debug_hint 0xb.
+ */
+#define QR_A_START	0x88a00000u
+#define QR_A_END	0x89a00000u
+#define QR_B_START	0x84b00000u
+#define QR_B_END	0x85b00000u
+
+/* The queue the lane's fault holds, its core, the tenant's core. */
+static void stuck_queue(struct __test_metadata *_metadata, unsigned int *c,
+			unsigned int *t)
+{
+	ASSERT_LE(0, opt_stuck_disable) TH_LOG("--stuck-disable=N: the VM's fault-stuck-disable");
+	ASSERT_EQ(0, opt_stuck_disable % NEURON_NUM_SW_QUEUES)
+		TH_LOG("the lane makes a core's trace queue (0) ignore its disable");
+	*c = opt_stuck_disable / NEURON_NUM_SW_QUEUES;
+	*t = *c ^ 1;
+}
+
+/* sysfs reset of the function (an FLR), then a fresh file answers */
+static int flr(void)
+{
+	char bdf[32], path[128];
+	int ret = find_pci(bdf, sizeof(bdf)), fd;
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
+	ret = write_str(path, "1");
+	if (ret)
+		return ret;
+	fd = wait_device(30000, 0);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* The tenant's side: uid QR_TENANT, one device ring on core @t, queue 0. */
+struct qr_tenant {
+	int to_tenant[2], from_tenant[2];
+	pid_t pid;
+};
+
+/*
+ * Child: makes its ring, says 'r', waits for 'g', runs its program, checks
+ * that its ring holds exactly its own 16 records (slots 16..255 never
+ * written), says '0' + the failed step (0 = none), waits for 'x'.
+ */
+static int qr_tenant_main(struct qr_tenant *tn, unsigned int t)
+{
+	struct neuron_nq_init init;
+	struct neuron_ring ring = { 0 };
+	struct neuron_nq_info info = { .core = t, .queue = 0 };
+	uint8_t recs[2 * QR_INSNS * 16];
+	gid_t grp = QR_TENANT;
+	char ch, step = 0;
+	int fd;
+
+	if (setgroups(1, &grp) || setresgid(QR_TENANT, QR_TENANT, QR_TENANT) ||
+	    setresuid(QR_TENANT, QR_TENANT, QR_TENANT))
+		return 10;
+	fd = neuron_open();
+	if (fd < 0)
+		return 11;
+	if (neuron_nq_create(fd, t, 0, QR_RING, NEURON_NQ_F_DEVICE_MEM, &init) ||
+	    neuron_ring_map(fd, &init, &ring))
+		return 12;
+	if (write(tn->from_tenant[1], "r", 1) != 1 || read(tn->to_tenant[0], &ch, 1) != 1)
+		return 13;
+	if (run_traced_nops(fd, t, NEURON_ENGINE_PE, 0xb))
+		step = 1;
+	else if (neuron_ring_read(&ring, (union neuron_isa_notification *)recs,
+				  2 * QR_INSNS, NEURON_WAIT_MS))
+		step = 2;
+	else if (trace_mismatch(recs, QR_B_START, QR_B_END))
+		step = 3;
+	else if (!all_zero((const uint8_t *)ring.slots + sizeof(recs),
+			   QR_RING - sizeof(recs)))
+		step = 4;	/* a record this tenant never made */
+	else if (neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &info) || info.tail != 2 * QR_INSNS)
+		step = 5;
+	ch = (char)('0' + step);
+	if (write(tn->from_tenant[1], &ch, 1) != 1 || read(tn->to_tenant[0], &ch, 1) != 1)
+		return 14;
+	neuron_ring_unmap(&ring);
+	close(fd);
+	return step;
+}
+
+static int qr_tenant_start(struct qr_tenant *tn, unsigned int t)
+{
+	char ch;
+
+	if (pipe(tn->to_tenant) || pipe(tn->from_tenant))
+		return -errno;
+	tn->pid = fork();
+	if (tn->pid < 0)
+		return -errno;
+	if (!tn->pid)
+		_exit(qr_tenant_main(tn, t));
+	return read(tn->from_tenant[0], &ch, 1) == 1 && ch == 'r' ? 0 : -EIO;
+}
+
+/* Tells the tenant @cmd; for 'g' returns its step ('0' + n), for 'x' its status. */
+static int qr_tenant_say(struct qr_tenant *tn, char cmd)
+{
+	int status = 0;
+	char ch;
+
+	if (write(tn->to_tenant[1], &cmd, 1) != 1)
+		return -EIO;
+	if (cmd == 'g')
+		return read(tn->from_tenant[0], &ch, 1) == 1 ? ch - '0' : -EIO;
+	if (waitpid(tn->pid, &status, 0) != tn->pid || !WIFEXITED(status))
+		return -EIO;
+	for (int i = 0; i < 2; i++) {
+		close(tn->to_tenant[i]);
+		close(tn->from_tenant[i]);
+	}
+	return WEXITSTATUS(status);
+}
+
+/* /dev/nnq0 made root:QR_TENANT 0660 for a test, and back */
+struct qr_node {
+	struct stat st;
+};
+
+static int qr_node_open_up(struct qr_node *n)
+{
+	if (stat(NEURON_DEV, &n->st))
+		return -errno;
+	if (chown(NEURON_DEV, 0, QR_TENANT) || chmod(NEURON_DEV, 0660))
+		return -errno;
+	return 0;
+}
+
+static void qr_node_restore(struct qr_node *n)
+{
+	if (chown(NEURON_DEV, n->st.st_uid, n->st.st_gid) ||
+	    chmod(NEURON_DEV, n->st.st_mode & 07777))
+		ksft_print_msg("could not restore %s\n", NEURON_DEV);
+}
+
+/*
+ * NQ_DESTROY of a queue the device keeps running: the call succeeds, the
+ * ring is quarantined (sysfs now 1, total + 1), the slot refuses a new
+ * NQ_INIT (-EBUSY) until the next reset, and the ring's device memory is
+ * not handed out: a second tenant (uid 1000, the other core) makes a
+ * device ring of the same size while the device writes 16 more records
+ * into the quarantined ring, and finds exactly its own 16 records in its
+ * ring. The ring part of device memory hands out the lowest free pages
+ * (kernel/neuron_mem.c), so a ring freed under the running queue would be
+ * the tenant's, and the device's 16 records would show up in it. The FLR
+ * that follows frees the quarantine (now 0, total kept).
+ */
+TEST_F_TIMEOUT(quarantine, destroy_keeps_ring_from_tenant, 120)
+{
+	uint8_t recs[2 * QR_INSNS * 16];
+	struct neuron_nq_init init, again;
+	struct neuron_ring ring = { 0 };
+	struct qr_tenant tn;
+	struct qr_node node;
+	long long now0, now1, total0, drops0;
+	unsigned int c, t;
+	int fd, step;
+
+	stuck_queue(_metadata, &c, &t);
+	now0 = quarantined_now();
+	total0 = quarantined_total();
+	ASSERT_EQ(0, now0) TH_LOG("a ring was quarantined before this test");
+	ASSERT_LE(0, total0);
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+
+	ASSERT_EQ(0, neuron_nq_create(fd, c, 0, QR_RING, NEURON_NQ_F_DEVICE_MEM, &init));
+	ASSERT_EQ(0, neuron_ring_map(fd, &init, &ring));
+	ASSERT_EQ(0, run_traced_nops(fd, c, NEURON_ENGINE_ACT, 0xa));
+	ASSERT_EQ(0, neuron_ring_read(&ring, (union neuron_isa_notification *)recs,
+				      2 * QR_INSNS, NEURON_WAIT_MS));
+	EXPECT_EQ(0, trace_mismatch(recs, QR_A_START, QR_A_END));
+	neuron_ring_unmap(&ring);
+
+	EXPECT_EQ(0, neuron_nq_destroy(fd, c, 0));
+	now1 = quarantined_now();
+	EXPECT_EQ(1, now1);
+	EXPECT_EQ(total0 + 1, quarantined_total());
+
+	/*
+	 * the tenant's ring, then the device writes the quarantined one: the
+	 * queue is still on in the device, so its 16 records are taken, not
+	 * dropped (a disabled queue's drop raises intr_1 of its core)
+	 */
+	ASSERT_EQ(0, qr_node_open_up(&node));
+	ASSERT_EQ(0, qr_tenant_start(&tn, t));
+	drops0 = intr_count(c, NEURON_NOTIFIC_INTR_DISABLED_QUEUE);
+	EXPECT_EQ(0, run_traced_nops(fd, c, NEURON_ENGINE_ACT, 0xa));
+	sleep_ms(200);	/* the interrupt's thread, had there been one */
+	EXPECT_EQ(drops0, intr_count(c, NEURON_NOTIFIC_INTR_DISABLED_QUEUE))
+		TH_LOG("the device dropped the records: the queue went off after all");
+	step = qr_tenant_say(&tn, 'g');
+	EXPECT_EQ(0, step) TH_LOG("tenant step %d: 1 run, 2 read, 3 its records, "
+				  "4 a record it never made, 5 NQ_INFO tail", step);
+
+	EXPECT_EQ(0, qr_tenant_say(&tn, 'x'));
+	qr_node_restore(&node);
+	/* after the tenant's ring: a slot made again would take the freed pages */
+	EXPECT_EQ(-EBUSY, neuron_nq_create(fd, c, 0, QR_RING, NEURON_NQ_F_DEVICE_MEM, &again))
+		TH_LOG("the slot of a quarantined ring was made again");
+	close(fd);
+
+	/* the reset frees it: bus mastering off, then the enable path's RESET */
+	ASSERT_EQ(0, flr());
+	EXPECT_EQ(0, quarantined_now());
+	EXPECT_EQ(total0 + 1, quarantined_total());
+	EXPECT_EQ(0, device_works(c, NEURON_NQ_F_DEVICE_MEM));
+	ksft_print_msg("robust: quarantine_destroy quarantined_now=%lld tenant_records=%u "
+		       "tenant_failed_step=%d records_into_quarantine=%u after_flr_now=%lld total=%lld\n",
+		       now1, 2 * QR_INSNS, step, 2 * QR_INSNS, quarantined_now(),
+		       quarantined_total() - total0);
+}
+
+/*
+ * The release of a file whose queue the device keeps running: the ring
+ * is quarantined (now 1, total + 1), the slot refuses NQ_INIT from the
+ * next file; an FLR frees it (now 0) and the slot works again, from
+ * TAIL 0 (the enable path's RESET stopped the old queue).
+ */
+TEST_F_TIMEOUT(quarantine, close_then_flr, 120)
+{
+	uint8_t recs[2 * QR_INSNS * 16];
+	struct neuron_nq_init init;
+	struct neuron_ring ring = { 0 };
+	struct neuron_nq_info info;
+	long long total0, now1;
+	unsigned int c, t;
+	int fd;
+
+	stuck_queue(_metadata, &c, &t);
+	ASSERT_EQ(0, quarantined_now());
+	total0 = quarantined_total();
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	/* a host ring this time */
+	ASSERT_EQ(0, neuron_nq_create(fd, c, 0, QR_RING, 0, &init));
+	ASSERT_EQ(0, neuron_ring_map(fd, &init, &ring));
+	ASSERT_EQ(0, run_traced_nops(fd, c, NEURON_ENGINE_ACT, 0xa));
+	ASSERT_EQ(0, neuron_ring_read(&ring, (union neuron_isa_notification *)recs,
+				      2 * QR_INSNS, NEURON_WAIT_MS));
+	EXPECT_EQ(0, trace_mismatch(recs, QR_A_START, QR_A_END));
+	neuron_ring_unmap(&ring);
+	close(fd);
+	now1 = quarantined_now();
+	EXPECT_EQ(1, now1);
+	EXPECT_EQ(total0 + 1, quarantined_total());
+
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBUSY, neuron_nq_create(fd, c, 0, QR_RING, 0, &init));
+	close(fd);
+
+	ASSERT_EQ(0, flr());
+	EXPECT_EQ(0, quarantined_now());
+	EXPECT_EQ(total0 + 1, quarantined_total());
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	ring = (struct neuron_ring){ 0 };
+	ASSERT_EQ(0, neuron_nq_create(fd, c, 0, QR_RING, 0, &init));
+	info = (struct neuron_nq_info){ .core = c, .queue = 0 };
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &info));
+	EXPECT_EQ(0, info.tail);
+	ASSERT_EQ(0, neuron_ring_map(fd, &init, &ring));
+	ASSERT_EQ(0, run_traced_nops(fd, c, NEURON_ENGINE_ACT, 0xa));
+	ASSERT_EQ(0, neuron_ring_read(&ring, (union neuron_isa_notification *)recs,
+				      2 * QR_INSNS, NEURON_WAIT_MS));
+	EXPECT_EQ(0, trace_mismatch(recs, QR_A_START, QR_A_END));
+	neuron_ring_unmap(&ring);
+	/* the disable path frees a live stuck queue's ring after bus mastering off */
+	ASSERT_EQ(0, flr());
+	EXPECT_EQ(0, quarantined_now());
+	EXPECT_EQ(total0 + 1, quarantined_total());
+	close(fd);
+	ksft_print_msg("robust: quarantine_close quarantined_after_close=%lld now_after_flr=%lld "
+		       "total=%lld\n", now1, quarantined_now(), quarantined_total() - total0);
+}
+
+/*
+ * A quarantined ring at unbind: remove() frees it after bus mastering is
+ * off; nothing in the kernel log (the fixture), bind again: now 0, total
+ * 0 (the counters are the bound device's), the device works.
+ */
+TEST_F_TIMEOUT(quarantine, unbind_with_quarantine, 120)
+{
+	struct neuron_nq_init init;
+	char bdf[32];
+	unsigned int c, t;
+	long long now1;
+	int fd;
+
+	stuck_queue(_metadata, &c, &t);
+	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, neuron_nq_create(fd, c, 0, QR_RING, NEURON_NQ_F_DEVICE_MEM, &init));
+	ASSERT_EQ(0, run_traced_nops(fd, c, NEURON_ENGINE_ACT, 0xa));
+	ASSERT_EQ(0, neuron_nq_destroy(fd, c, 0));
+	now1 = quarantined_now();
+	EXPECT_EQ(1, now1);
+	close(fd);
+	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/unbind", bdf));
+	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/bind", bdf));
+	fd = wait_device(30000, 0);
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(0, quarantined_now());
+	EXPECT_EQ(0, quarantined_total());
+	/* queue 1 of the tenant's core is the lane's fault-dma-error-queue */
+	EXPECT_EQ(0, device_works(c, NEURON_NQ_F_DEVICE_MEM));
+	EXPECT_EQ(0, device_works(c, 0));
+	ksft_print_msg("robust: quarantine_unbind quarantined_now=%lld after_bind_now=%lld total=%lld\n",
+		       now1, quarantined_now(), quarantined_total());
+}
+
 /* ==== interrupt storm ======================================================== */
 
 ROBUST_FIXTURE(storm)
@@ -3006,7 +3413,8 @@ TEST_F_TIMEOUT(storm, rate_limited, 120)
 /* ==== main: choose the groups ================================================ */
 
 static const char *const groups_all[] = {
-	"mmap_abuse", "access", "removal", "fuzz", "hotplug", "reload", "faults", "storm",
+	"mmap_abuse", "access", "removal", "fuzz", "hotplug", "reload", "faults", "quarantine",
+	"storm",
 };
 static const char *const groups_default[] = { "mmap_abuse", "access", "removal", "fuzz" };
 
@@ -3035,6 +3443,8 @@ static bool parse_arg(const char *a, const char **sel, size_t *nsel)
 		opt_dma_queue = (int)v;
 	} else if (opt_num(a, "--stuck-engine", &v)) {
 		opt_stuck_engine = (int)v;
+	} else if (opt_num(a, "--stuck-disable", &v)) {
+		opt_stuck_disable = (int)v;
 	} else if (opt_num(a, "--storm", &v)) {
 		opt_storm = (int)v;
 	} else if (opt_num(a, "--cycles", &v)) {
