@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "libneuron/assembler.hpp"
+#include "number.hpp"
 #include "uapi/linux/neuron.h"
 
 using namespace neuron;
@@ -331,4 +332,36 @@ TEST(Assembler, EveryExampleAssembles) {
     ++n;
   }
   EXPECT_GE(n, 6);
+}
+
+// The one number syntax of programs, flags and sysfs (src/number.hpp):
+// each input with its value worked out by hand, or refused.
+TEST(Assembler, ParseNumberTable) {
+  struct Case {
+    const char* text;
+    std::uint64_t max;
+    std::optional<std::uint64_t> want;
+  };
+  const Case cases[] = {
+      {"0", UINT64_MAX, 0},
+      {"42", UINT64_MAX, 42},
+      {"010", UINT64_MAX, 10},  // no octal
+      {"0x2a", UINT64_MAX, 42},
+      {"0X2A", UINT64_MAX, 42},
+      {"0b101010", UINT64_MAX, 42},
+      {"0B11", UINT64_MAX, 3},
+      {"18446744073709551615", UINT64_MAX, UINT64_MAX},
+      {"18446744073709551616", UINT64_MAX, std::nullopt},  // 2^64
+      {"0xffffffff", 0xffffffff, 0xffffffffu},
+      {"0x100000000", 0xffffffff, std::nullopt},
+      {"", UINT64_MAX, std::nullopt},
+      {"0x", UINT64_MAX, std::nullopt},
+      {"-1", UINT64_MAX, std::nullopt},
+      {"+1", UINT64_MAX, std::nullopt},
+      {" 1", UINT64_MAX, std::nullopt},
+      {"1e3", UINT64_MAX, std::nullopt},
+      {"0b2", UINT64_MAX, std::nullopt},
+      {"12ab", UINT64_MAX, std::nullopt},
+  };
+  for (const auto& c : cases) EXPECT_EQ(detail::parse_number(c.text, c.max), c.want) << '"' << c.text << '"';
 }

@@ -11,22 +11,6 @@
 
 namespace neuron::cli {
 
-std::optional<std::uint64_t> parse_number(std::string_view s, std::uint64_t max) {
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s.remove_prefix(2);
-  } else if (s.size() > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) {
-    base = 2;
-    s.remove_prefix(2);
-  }
-  if (s.empty() || s[0] == '+' || s[0] == '-') return std::nullopt;
-  std::uint64_t v = 0;
-  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || p != s.data() + s.size() || v > max) return std::nullopt;
-  return v;
-}
-
 CLI::Validator number_option(std::uint64_t max) {
   return CLI::Validator(
       [max](std::string& v) -> std::string {

@@ -17,6 +17,7 @@
 
 #include "libneuron/device.hpp"
 #include "libneuron/tenancy.hpp"
+#include "number.hpp"
 
 namespace CLI {
 class App;
@@ -46,12 +47,9 @@ struct GlobalArgs {
 /// Shared by main() (which fills it while parsing) and the commands.
 using Globals = std::shared_ptr<const GlobalArgs>;
 
-/// A number as neuron-nq reads it everywhere, in options and (through the
-/// assembler) in program files (docs/cli-json.md#numbers): decimal digits,
-/// 0x/0X then hex digits, or 0b/0B then binary digits; no sign, no spaces.
-/// A leading 0 is decimal ("010" is ten: there is no octal). nullopt when
-/// empty, malformed or above `max`.
-std::optional<std::uint64_t> parse_number(std::string_view s, std::uint64_t max = UINT64_MAX);
+/// A number in an option, a program file or a sysfs attribute: the
+/// assembler's parser (src/number.hpp, docs/cli-json.md#numbers).
+using neuron::detail::parse_number;
 
 /// A CLI11 transform for an integer option: the value must satisfy
 /// parse_number(v, max) and is rewritten in decimal before CLI11 converts it

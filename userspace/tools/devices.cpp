@@ -4,6 +4,8 @@
 // device node's read-only ioctls.
 #include "devices.hpp"
 
+#include "number.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,18 +27,8 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::optional<std::uint64_t> number(std::string_view s) {
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    s.remove_prefix(2);
-    base = 16;
-  }
-  std::uint64_t v = 0;
-  if (s.empty()) return std::nullopt;
-  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
+/// A sysfs value: decimal or 0x hex (the CLI's one parser).
+std::optional<std::uint64_t> number(std::string_view s) { return detail::parse_number(s); }
 
 std::vector<std::string_view> words(std::string_view line) {
   std::vector<std::string_view> out;
