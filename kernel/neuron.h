@@ -105,6 +105,15 @@
 #define NEURON_MAX_DEVICES	64
 
 /*
+ * Minor numbers (docs/decisions.md#core-nodes): /dev/nnqN is minor N, as
+ * before the core nodes; /dev/nnqN-coreC is minor NEURON_CORE_MINOR_BASE +
+ * N * NEURON_MAX_CORES + C.
+ */
+#define NEURON_CORE_MINOR_BASE	NEURON_MAX_DEVICES
+#define NEURON_MINORS		(NEURON_CORE_MINOR_BASE + \
+				 NEURON_MAX_DEVICES * NEURON_MAX_CORES)
+
+/*
  * Device memory (BAR4) layout, docs/decisions.md#arch-driver: the engines'
  * program areas sit at the top, one 64 KiB area per engine
  * (NEURON_MAX_PROGRAM_INSNS instructions of NEURON_EMU_INSN_BYTES), core c
@@ -262,6 +271,10 @@ struct neuron_vector {
  * @id:		instance number N of /dev/nnqN, also the minor
  * @cdev:	character device (dynamically allocated, own lifetime)
  * @cdevice:	the class device of /dev/nnqN
+ * @core_cdev:	character device of the core nodes /dev/nnqN-coreC, one
+ *		minor per core (as @cdev)
+ * @core_dev:	per core: the class device of /dev/nnqN-coreC, a child of
+ *		@cdevice (neuron_cdev.c), or NULL
  * @regs:	BAR0 mapping (registers); valid only while !@dead
  * @mem:	BAR4 mapping (device memory); valid only while !@dead
  * @regs_phys:	BAR0 bus address, for the doorbell mappings
@@ -359,6 +372,8 @@ struct neuron_device {
 	int id;
 	struct cdev *cdev;
 	struct device *cdevice;
+	struct cdev *core_cdev;
+	struct device *core_dev[NEURON_MAX_CORES];
 	void __iomem *regs;
 	void __iomem *mem;
 	resource_size_t regs_phys;
@@ -433,9 +448,14 @@ struct neuron_device {
 };
 
 /**
- * struct neuron_file - state of one open() of /dev/nnqN
+ * struct neuron_file - state of one open() of /dev/nnqN or /dev/nnqN-coreC
  * @ndev:	device; the file holds a reference on it
  * @filp:	the VFS file, for its address_space when zapping mappings
+ * @node_cores:	bit per core the file may name: every core of the device for
+ *		a file of /dev/nnqN, only its core for one of /dev/nnqN-coreC
+ *		(set at open, never changed; neuron_file_may_core())
+ * @core_node:	opened through a core node: device-wide calls are refused
+ *		(docs/decisions.md#core-nodes)
  * @node:	in &neuron_device.files, under &neuron_device.lock
  * @ev_node:	in &neuron_device.ev_files or ev_watchers once subscribed,
  *		under &neuron_device.ev_lock
@@ -472,6 +492,8 @@ struct neuron_device {
 struct neuron_file {
 	struct neuron_device *ndev;
 	struct file *filp;
+	u64 node_cores;
+	bool core_node;
 	struct list_head node;
 	struct list_head ev_node;
 	bool ev_watch;
@@ -553,6 +575,22 @@ static inline int neuron_enter_file(struct neuron_file *nfile)
 		ret = -EIO;
 	}
 	return ret;
+}
+
+/**
+ * neuron_file_may_core() - whether a file may name a core
+ * @nfile: the caller's file
+ * @core: a core index, as the caller passed it (any value)
+ *
+ * A file of /dev/nnqN may name every core (the command itself checks the
+ * range), one of /dev/nnqN-coreC only its own (docs/decisions.md#core-nodes).
+ *
+ * Return: true if @core is among &neuron_file.node_cores.
+ */
+static inline bool neuron_file_may_core(const struct neuron_file *nfile,
+					u64 core)
+{
+	return core < NEURON_MAX_CORES && (nfile->node_cores & BIT_ULL(core));
 }
 
 /**
@@ -747,6 +785,7 @@ void neuron_genl_event(const struct neuron_event *ev);
 
 /* ---- neuron_sysfs.c ----------------------------------------------------- */
 extern const struct attribute_group *neuron_attr_groups[];
+extern const struct attribute_group *neuron_core_attr_groups[];
 
 /* ---- neuron_device.c ---------------------------------------------------- */
 int neuron_id_alloc(struct neuron_device *ndev);

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/nnqN: file operations and ioctl dispatch
- * (docs/decisions.md#arch-driver, include/uapi/linux/neuron.h).
+ * /dev/nnqN and /dev/nnqN-coreC: file operations and ioctl dispatch
+ * (docs/decisions.md#arch-driver, #core-nodes, include/uapi/linux/neuron.h).
+ *
+ * Both kinds of node have the same file operations and the same struct
+ * neuron_file; a file of a core node differs only in
+ * &neuron_file.node_cores and &neuron_file.core_node, which the dispatcher
+ * checks before any command runs (neuron_ioctl_node_check()), so ownership,
+ * release, reset and removal take one path whatever node a file came from.
  *
  * Every ioctl argument is copied in with copy_struct_from_user() at the
  * caller's size (_IOC_SIZE(cmd): any size from the command's first release
@@ -40,6 +46,28 @@ static dev_t neuron_devt(u32 id)
 	return MKDEV(MAJOR(neuron_devt_base), id);
 }
 
+/* The first core node's number of device @id (see NEURON_CORE_MINOR_BASE). */
+static dev_t neuron_core_devt(u32 id, u32 core)
+{
+	return MKDEV(MAJOR(neuron_devt_base),
+		     NEURON_CORE_MINOR_BASE + id * NEURON_MAX_CORES + core);
+}
+
+/*
+ * The instance number and, for a core node, the core of a minor number;
+ * *@core is U32_MAX for /dev/nnqN.
+ */
+static u32 neuron_minor_decode(unsigned int minor, u32 *core)
+{
+	if (minor < NEURON_CORE_MINOR_BASE) {
+		*core = U32_MAX;
+		return minor;
+	}
+	minor -= NEURON_CORE_MINOR_BASE;
+	*core = minor % NEURON_MAX_CORES;
+	return minor / NEURON_MAX_CORES;
+}
+
 /**
  * neuron_ioctl_device_info() - NEURON_IOC_DEVICE_INFO
  * @nfile: the caller's file
@@ -47,8 +75,9 @@ static dev_t neuron_devt(u32 id)
  *
  * Reports the geometry read at probe (regs.h global page), the ABI
  * limits of include/uapi/linux/neuron.h and the mapping sizes of this
- * kernel (@page_size = PAGE_SIZE, @doorbell_size); docs/decisions.md#arch-driver
- * "device info", #page-size.
+ * kernel (@page_size = PAGE_SIZE, @doorbell_size), and the cores the file
+ * may name (@file_cores: one for a core node's file); docs/decisions.md#arch-driver
+ * "device info", #page-size, #core-nodes.
  *
  * Return: 0, or -ENODEV if the device was removed.
  */
@@ -79,7 +108,8 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS |
 			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP |
 			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE |
-			     NEURON_CAP_PAGE_SIZE;
+			     NEURON_CAP_PAGE_SIZE | NEURON_CAP_CORE_NODES;
+	info->file_cores = nfile->node_cores;
 	/* mapping lengths come from here, never from 4 KiB (neuron_mmap.c) */
 	info->page_size = PAGE_SIZE;
 	info->doorbell_size = neuron_mmap_doorbell_size();
@@ -160,44 +190,68 @@ union neuron_ioctl_arg {
 };
 
 /**
+ * enum neuron_node_rule - what a file of a core node may do with a command
+ *	(docs/decisions.md#core-nodes has the table)
+ * @NEURON_NODE_DEVICE: device-wide: -EPERM. Zero, so a command added
+ *	without a rule is refused on core nodes until someone decides
+ * @NEURON_NODE_FILE: names no core; acts on the file itself: allowed
+ * @NEURON_NODE_CORE: the struct's @core must be the node's core
+ * @NEURON_NODE_MASK: the struct's @cores mask may hold the node's core only
+ * @NEURON_NODE_OWNER: names no core, but on a core node the file must own
+ *	the node's core: it is taken if free (implicit acquisition), -EPERM
+ *	if another file owns it (MEM_ALLOC: a core node's memory is its
+ *	core's owner's)
+ */
+enum neuron_node_rule {
+	NEURON_NODE_DEVICE = 0,
+	NEURON_NODE_FILE,
+	NEURON_NODE_CORE,
+	NEURON_NODE_MASK,
+	NEURON_NODE_OWNER,
+};
+
+/**
  * struct neuron_ioctl_def - what the dispatcher knows of one command
  * @cmd:	the command with the kernel's struct size
  * @size_ver0:	the smallest struct size accepted: the first release's
  * @read_only:	allowed on a file opened without write access
+ * @node:	enum neuron_node_rule: allowed on a core node's file?
  */
 struct neuron_ioctl_def {
 	unsigned int cmd;
 	unsigned int size_ver0;
 	bool read_only;
+	u8 node;
 };
 
-#define NEURON_IOCTL(name, arg, ro) \
+#define NEURON_IOCTL(name, arg, ro, rule) \
 	[_IOC_NR(NEURON_IOC_##name)] = { NEURON_IOC_##name, \
-					 NEURON_##arg##_SIZE_VER0, ro }
+					 NEURON_##arg##_SIZE_VER0, ro, \
+					 NEURON_NODE_##rule }
 
 /* Indexed by command number; the UAPI header documents each. */
 static const struct neuron_ioctl_def neuron_ioctls[] = {
-	NEURON_IOCTL(DEVICE_INFO, DEVICE_INFO, true),
-	NEURON_IOCTL(NQ_INIT, NQ_INIT, false),
-	NEURON_IOCTL(NQ_DESTROY, NQ_ID, false),
-	NEURON_IOCTL(NQ_INFO, NQ_INFO, false),
-	NEURON_IOCTL(SUBMIT, SUBMIT, false),
-	NEURON_IOCTL(ENGINE_STATUS, ENGINE_STATUS, true),
-	NEURON_IOCTL(ENGINE_RESET, ENGINE_ID, false),
-	NEURON_IOCTL(FEATURE_FLAGS, FEATURE_FLAGS, false),
-	NEURON_IOCTL(NQ_EVENTFD, NQ_EVENTFD, false),
-	NEURON_IOCTL(EVT_SEM, EVT_SEM, false),
-	NEURON_IOCTL(THROTTLE, THROTTLE, false),
-	NEURON_IOCTL(CORE_ACQUIRE, CORES, false),
-	NEURON_IOCTL(CORE_RELEASE, CORES, false),
-	NEURON_IOCTL(MEM_ALLOC, MEM_ALLOC, false),
-	NEURON_IOCTL(MEM_FREE, MEM_FREE, false),
-	NEURON_IOCTL(EVENT_SIZE, EVENT_SIZE, false),
-	NEURON_IOCTL(NOTIFY_TRIGGER, NOTIFY_TRIGGER, false),
-	NEURON_IOCTL(NQ_COALESCE, NQ_COALESCE, false),
-	NEURON_IOCTL(TIMESTAMP, TIMESTAMP, true),
-	NEURON_IOCTL(CORE_GRANT, CORE_GRANT, false),
-	NEURON_IOCTL(NQ_HEAD, NQ_HEAD, false),
+	NEURON_IOCTL(DEVICE_INFO, DEVICE_INFO, true, FILE),
+	NEURON_IOCTL(NQ_INIT, NQ_INIT, false, CORE),
+	NEURON_IOCTL(NQ_DESTROY, NQ_ID, false, CORE),
+	NEURON_IOCTL(NQ_INFO, NQ_INFO, false, CORE),
+	NEURON_IOCTL(SUBMIT, SUBMIT, false, CORE),
+	NEURON_IOCTL(ENGINE_STATUS, ENGINE_STATUS, true, CORE),
+	NEURON_IOCTL(ENGINE_RESET, ENGINE_ID, false, CORE),
+	NEURON_IOCTL(FEATURE_FLAGS, FEATURE_FLAGS, false, CORE),
+	NEURON_IOCTL(NQ_EVENTFD, NQ_EVENTFD, false, CORE),
+	NEURON_IOCTL(EVT_SEM, EVT_SEM, false, CORE),
+	NEURON_IOCTL(THROTTLE, THROTTLE, false, DEVICE),
+	NEURON_IOCTL(CORE_ACQUIRE, CORES, false, MASK),
+	NEURON_IOCTL(CORE_RELEASE, CORES, false, MASK),
+	NEURON_IOCTL(MEM_ALLOC, MEM_ALLOC, false, OWNER),
+	NEURON_IOCTL(MEM_FREE, MEM_FREE, false, FILE),
+	NEURON_IOCTL(EVENT_SIZE, EVENT_SIZE, false, FILE),
+	NEURON_IOCTL(NOTIFY_TRIGGER, NOTIFY_TRIGGER, false, CORE),
+	NEURON_IOCTL(NQ_COALESCE, NQ_COALESCE, false, CORE),
+	NEURON_IOCTL(TIMESTAMP, TIMESTAMP, true, CORE),
+	NEURON_IOCTL(CORE_GRANT, CORE_GRANT, false, MASK),
+	NEURON_IOCTL(NQ_HEAD, NQ_HEAD, false, CORE),
 };
 
 /*
@@ -215,6 +269,137 @@ static const struct neuron_ioctl_def *neuron_ioctl_find(unsigned int cmd)
 	if (!def->cmd || _IOC_DIR(cmd) != _IOC_DIR(def->cmd))
 		return NULL;
 	return def;
+}
+
+/*
+ * The @core or @cores field of a command whose rule is NEURON_NODE_CORE or
+ * NEURON_NODE_MASK (one switch, beside the dispatcher's, so a new command
+ * of either rule gets its field named here or is refused below).
+ */
+static bool neuron_ioctl_core_field(unsigned int cmd,
+				    const union neuron_ioctl_arg *karg,
+				    u64 *val)
+{
+	switch (cmd) {
+	case NEURON_IOC_NQ_INIT:
+		*val = karg->nq_init.core;
+		return true;
+	case NEURON_IOC_NQ_DESTROY:
+		*val = karg->nq_id.core;
+		return true;
+	case NEURON_IOC_NQ_INFO:
+		*val = karg->nq_info.core;
+		return true;
+	case NEURON_IOC_SUBMIT:
+		*val = karg->submit.core;
+		return true;
+	case NEURON_IOC_ENGINE_STATUS:
+		*val = karg->engine_status.core;
+		return true;
+	case NEURON_IOC_ENGINE_RESET:
+		*val = karg->engine_id.core;
+		return true;
+	case NEURON_IOC_FEATURE_FLAGS:
+		*val = karg->feature_flags.core;
+		return true;
+	case NEURON_IOC_NQ_EVENTFD:
+		*val = karg->nq_eventfd.core;
+		return true;
+	case NEURON_IOC_EVT_SEM:
+		*val = karg->evt_sem.core;
+		return true;
+	case NEURON_IOC_NOTIFY_TRIGGER:
+		*val = karg->notify_trigger.core;
+		return true;
+	case NEURON_IOC_NQ_COALESCE:
+		*val = karg->nq_coalesce.core;
+		return true;
+	case NEURON_IOC_TIMESTAMP:
+		*val = karg->timestamp.core;
+		return true;
+	case NEURON_IOC_NQ_HEAD:
+		*val = karg->nq_head.core;
+		return true;
+	case NEURON_IOC_CORE_ACQUIRE:
+	case NEURON_IOC_CORE_RELEASE:
+		*val = karg->cores.cores;
+		return true;
+	case NEURON_IOC_CORE_GRANT:
+		*val = karg->core_grant.cores;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * NEURON_NODE_OWNER: the core node's file owns its core, now or already
+ * (neuron_owner_claim(): -EPERM if another file owns it).
+ */
+static int neuron_ioctl_node_claim(struct neuron_file *nfile)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	int ret;
+
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	ret = neuron_owner_claim(nfile, __ffs64(nfile->node_cores));
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
+
+/**
+ * neuron_ioctl_node_check() - may this file's node carry this command?
+ * @nfile: the caller's file
+ * @def: the command's definition (its &neuron_ioctl_def.node rule)
+ * @karg: the kernel's copy of the argument
+ *
+ * A file of /dev/nnqN passes every command to its handler. A file of a
+ * core node /dev/nnqN-coreC may run a command that acts on the file itself
+ * (DEVICE_INFO, MEM_FREE, EVENT_SIZE); MEM_ALLOC once it owns the node's
+ * core (taken here if free); one that names a core or a core mask only
+ * when it names the node's core alone (a mask of 0, a query, too); a
+ * device-wide command (THROTTLE) never (docs/decisions.md#core-nodes).
+ * What follows is the handler's, with the same ownership rules as on
+ * /dev/nnqN.
+ *
+ * Return: 0; -EPERM naming the field at debug level (another core, a
+ * device-wide command, MEM_ALLOC while another file owns the core);
+ * -ENOMEM, -EIO, -ENODEV (taking the core, as neuron_owner_claim() and
+ * neuron_enter_file()).
+ */
+static int neuron_ioctl_node_check(struct neuron_file *nfile,
+				   const struct neuron_ioctl_def *def,
+				   const union neuron_ioctl_arg *karg)
+{
+	struct neuron_device *ndev = nfile->ndev;
+	const char *what;
+	u64 val = 0;
+
+	if (!nfile->core_node || def->node == NEURON_NODE_FILE)
+		return 0;
+	if (def->node == NEURON_NODE_OWNER)
+		return neuron_ioctl_node_claim(nfile);
+	if (def->node == NEURON_NODE_DEVICE) {
+		what = "command (device-wide)";
+	} else if (!neuron_ioctl_core_field(def->cmd, karg, &val)) {
+		what = "command (no core field known)";
+	} else if (def->node == NEURON_NODE_CORE) {
+		if (neuron_file_may_core(nfile, val))
+			return 0;
+		what = "core";
+	} else {
+		if (!(val & ~nfile->node_cores))
+			return 0;
+		what = "cores";
+	}
+	dev_dbg_ratelimited(&ndev->pdev->dev,
+			    "ioctl %u: %s 0x%llx refused on a core node's file (cores 0x%llx; pid %d %s)\n",
+			    _IOC_NR(def->cmd), what, val, nfile->node_cores,
+			    task_pid_nr(current), current->comm);
+	return -EPERM;
 }
 
 /* Carry out one command on the kernel's copy of its argument. */
@@ -307,7 +492,9 @@ static void neuron_ioctl_undo(struct neuron_file *nfile, unsigned int cmd,
  * (docs/decisions.md#tenancy).
  *
  * Return: 0 or the command's error (see each neuron_*_ioctl_* function and
- * the UAPI header); -ENOTTY for an unknown command; -EINVAL for a struct
+ * the UAPI header); -EPERM on a core node's file for a command naming
+ * another core or a device-wide one (neuron_ioctl_node_check()); -ENOTTY
+ * for an unknown command; -EINVAL for a struct
  * smaller than the first release's; -E2BIG for a larger struct with a
  * nonzero byte beyond the kernel's; -EBADF for a command that changes
  * something on a file opened read-only; -EFAULT for a bad pointer;
@@ -340,6 +527,9 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
 			return ret;
 	}
 
+	ret = neuron_ioctl_node_check(nfile, def, &karg);
+	if (ret)
+		return ret;
 	ret = neuron_ioctl_dispatch(nfile, def->cmd, &karg);
 	if (ret || !(_IOC_DIR(cmd) & _IOC_READ))
 		return ret;
@@ -352,26 +542,35 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
 }
 
 /**
- * neuron_open() - open /dev/nnqN
+ * neuron_open() - open /dev/nnqN or /dev/nnqN-coreC
  * @inode: the character device inode
  * @filp: the new file
  *
- * A file opened with CAP_SYS_ADMIN is subscribed to every interrupt-edge
- * event at once (neuron_events.c); others subscribe when they need to.
- * Every file gets its status page, LIVE (neuron_status.c).
+ * A file of /dev/nnqN may name every core; one of the core node
+ * /dev/nnqN-coreC only core C (&neuron_file.node_cores,
+ * docs/decisions.md#core-nodes). A file of /dev/nnqN opened with
+ * CAP_SYS_ADMIN is subscribed to every interrupt-edge event at once
+ * (neuron_events.c); others subscribe when they need to. Every file gets
+ * its status page, LIVE (neuron_status.c).
  *
- * Return: 0; -ENODEV if the device is gone or going; -EIO while it is
- * offline for a reset; -ENOMEM.
+ * Return: 0; -ENODEV if the device is gone or going (or the core node
+ * names no core of it); -EIO while it is offline for a reset; -ENOMEM.
  */
 static int neuron_open(struct inode *inode, struct file *filp)
 {
 	struct neuron_device *ndev;
 	struct neuron_file *nfile;
+	u32 id, core;
 	int ret;
 
-	ndev = neuron_device_get_by_minor(iminor(inode));
+	id = neuron_minor_decode(iminor(inode), &core);
+	ndev = neuron_device_get_by_minor(id);
 	if (!ndev)
 		return -ENODEV;
+	if (core != U32_MAX && core >= ndev->num_cores) {
+		ret = -ENODEV;
+		goto err_put;
+	}
 
 	nfile = kzalloc(sizeof(*nfile), GFP_KERNEL_ACCOUNT);
 	if (!nfile) {
@@ -380,6 +579,9 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	}
 	nfile->ndev = ndev;
 	nfile->filp = filp;
+	nfile->core_node = core != U32_MAX;
+	nfile->node_cores = nfile->core_node ? BIT_ULL(core) :
+			    GENMASK_ULL(ndev->num_cores - 1, 0);
 	mutex_init(&nfile->mem_lock);
 	nfile->mem_blocks = RB_ROOT;
 	neuron_fdinfo_open(nfile);
@@ -480,14 +682,71 @@ static const struct file_operations neuron_fops = {
 	.show_fdinfo = neuron_fdinfo_show,
 };
 
+/* A character device with our file operations; NULL if out of memory. */
+static struct cdev *neuron_cdev_alloc(void)
+{
+	/*
+	 * The cdev has its own lifetime: open files keep it referenced after
+	 * remove() and after struct neuron_device is gone.
+	 */
+	struct cdev *cdev = cdev_alloc();
+
+	if (cdev) {
+		cdev->owner = THIS_MODULE;
+		cdev->ops = &neuron_fops;
+	}
+	return cdev;
+}
+
+/* Remove the core nodes' class devices made so far (and none is left). */
+static void neuron_cdev_destroy_cores(struct neuron_device *ndev)
+{
+	u32 c;
+
+	for (c = 0; c < NEURON_MAX_CORES; c++) {
+		if (!ndev->core_dev[c])
+			continue;
+		device_destroy(&neuron_class, neuron_core_devt(ndev->id, c));
+		ndev->core_dev[c] = NULL;
+	}
+}
+
+/*
+ * Make /dev/nnqN-coreC for every core: class devices that are children of
+ * /dev/nnqN's (their sysfs "device" link names it), each with its core
+ * attribute (neuron_sysfs.c).
+ */
+static int neuron_cdev_create_cores(struct neuron_device *ndev)
+{
+	struct device *dev;
+	u32 c;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		dev = device_create_with_groups(&neuron_class, ndev->cdevice,
+						neuron_core_devt(ndev->id, c),
+						ndev, neuron_core_attr_groups,
+						NEURON_DEV_NAME "%d-core%u",
+						ndev->id, c);
+		if (IS_ERR(dev)) {
+			neuron_cdev_destroy_cores(ndev);
+			return PTR_ERR(dev);
+		}
+		ndev->core_dev[c] = dev;
+	}
+	return 0;
+}
+
 /**
- * neuron_cdev_register() - create /dev/nnq<id>
+ * neuron_cdev_register() - create /dev/nnq<id> and /dev/nnq<id>-core<c>
  * @ndev: a fully initialised device
  *
- * Publishes the instance number (neuron_device.c) so open() finds it.
+ * Publishes the instance number (neuron_device.c) so open() finds it, and
+ * makes the whole device's node and one node per core
+ * (docs/decisions.md#core-nodes), each live once every node exists.
  *
  * Return: 0, -ENOMEM, or the error of cdev_add() or device_create(). On
- * error the number is unpublished again; the caller still frees it.
+ * error the number is not published and no node is left; the caller
+ * still frees the number.
  */
 int neuron_cdev_register(struct neuron_device *ndev)
 {
@@ -495,21 +754,21 @@ int neuron_cdev_register(struct neuron_device *ndev)
 	struct device *cdevice;
 	int ret;
 
-	/*
-	 * The cdev has its own lifetime: open files keep it referenced after
-	 * remove() and after struct neuron_device is gone.
-	 */
-	ndev->cdev = cdev_alloc();
+	ndev->cdev = neuron_cdev_alloc();
 	if (!ndev->cdev)
 		return -ENOMEM;
-	ndev->cdev->owner = THIS_MODULE;
-	ndev->cdev->ops = &neuron_fops;
+	ndev->core_cdev = neuron_cdev_alloc();
+	if (!ndev->core_cdev) {
+		ret = -ENOMEM;
+		goto err_alloc;
+	}
 
 	/*
-	 * The node appears before the cdev is live (an open in between gets
-	 * -ENXIO), so nothing can have opened the device if cdev_add() fails.
+	 * The nodes appear before the cdevs are live (an open in between
+	 * gets -ENXIO) and the cdevs before the number is published (an open
+	 * in between gets -ENODEV), so nothing can have opened the device if
+	 * a step fails.
 	 */
-	neuron_id_publish(ndev);
 	cdevice = device_create_with_groups(&neuron_class,
 					    &ndev->pdev->dev, devt, ndev,
 					    neuron_attr_groups,
@@ -519,41 +778,63 @@ int neuron_cdev_register(struct neuron_device *ndev)
 		goto err_cdev;
 	}
 	ndev->cdevice = cdevice;
+	ret = neuron_cdev_create_cores(ndev);
+	if (ret)
+		goto err_device;
 
 	ret = cdev_add(ndev->cdev, devt, 1);
 	if (ret)
-		goto err_device;
+		goto err_cores;
+	ret = cdev_add(ndev->core_cdev, neuron_core_devt(ndev->id, 0),
+		       ndev->num_cores);
+	if (ret) {
+		cdev_del(ndev->cdev);
+		ndev->cdev = NULL;
+		goto err_cores;
+	}
+	neuron_id_publish(ndev);
 	return 0;
 
+err_cores:
+	neuron_cdev_destroy_cores(ndev);
 err_device:
 	device_destroy(&neuron_class, devt);
 	ndev->cdevice = NULL;
 err_cdev:
-	neuron_id_unpublish(ndev);
-	kobject_put(&ndev->cdev->kobj);
+	kobject_put(&ndev->core_cdev->kobj);
+	ndev->core_cdev = NULL;
+err_alloc:
+	if (ndev->cdev)
+		kobject_put(&ndev->cdev->kobj);
 	ndev->cdev = NULL;
 	return ret;
 }
 
 /**
- * neuron_cdev_unregister() - remove /dev/nnq<id>
+ * neuron_cdev_unregister() - remove /dev/nnq<id> and its core nodes
  * @ndev: device
  *
- * New opens fail with -ENODEV from here on; open files are unaffected
- * (neuron_remove() makes their calls fail). The instance number stays
- * reserved until remove() frees it last.
+ * New opens of any of the nodes fail with -ENODEV from here on; open
+ * files are unaffected (neuron_remove() makes their calls fail). The
+ * instance number stays reserved until remove() frees it last.
  */
 void neuron_cdev_unregister(struct neuron_device *ndev)
 {
 	neuron_id_unpublish(ndev);
+	neuron_cdev_destroy_cores(ndev);
 	device_destroy(&neuron_class, neuron_devt(ndev->id));
 	ndev->cdevice = NULL;	/* no uevent of the disable path after this */
+	cdev_del(ndev->core_cdev);
+	ndev->core_cdev = NULL;
 	cdev_del(ndev->cdev);
 	ndev->cdev = NULL;
 }
 
 /**
  * neuron_cdev_init() - register the character device region and the class
+ *
+ * The region holds NEURON_MINORS numbers: the whole devices' and the core
+ * nodes' (see NEURON_CORE_MINOR_BASE).
  *
  * Called once at module load, before any device is probed.
  *
@@ -563,13 +844,13 @@ int neuron_cdev_init(void)
 {
 	int ret;
 
-	ret = alloc_chrdev_region(&neuron_devt_base, 0, NEURON_MAX_DEVICES,
+	ret = alloc_chrdev_region(&neuron_devt_base, 0, NEURON_MINORS,
 				  NEURON_DEV_NAME);
 	if (ret)
 		return ret;
 	ret = class_register(&neuron_class);
 	if (ret)
-		unregister_chrdev_region(neuron_devt_base, NEURON_MAX_DEVICES);
+		unregister_chrdev_region(neuron_devt_base, NEURON_MINORS);
 	return ret;
 }
 
@@ -579,5 +860,5 @@ int neuron_cdev_init(void)
 void neuron_cdev_exit(void)
 {
 	class_unregister(&neuron_class);
-	unregister_chrdev_region(neuron_devt_base, NEURON_MAX_DEVICES);
+	unregister_chrdev_region(neuron_devt_base, NEURON_MINORS);
 }

@@ -61,8 +61,9 @@
  * neuron_events_open() - prepare a new file for events
  * @nfile: the file being opened; @ndev and @filp set
  *
- * A file opened with CAP_SYS_ADMIN watches every edge and is subscribed at
- * once; any other file is subscribed by neuron_events_subscribe() when it
+ * A file of /dev/nnqN opened with CAP_SYS_ADMIN watches every edge and is
+ * subscribed at once (never one of a core node: docs/decisions.md#core-nodes);
+ * any other file is subscribed by neuron_events_subscribe() when it
  * first acquires a core or calls read() or poll() (docs/decisions.md#tenancy).
  *
  * Return: 0 or -ENOMEM.
@@ -75,7 +76,9 @@ int neuron_events_open(struct neuron_file *nfile)
 	mutex_init(&nfile->ev_read_lock);
 	nfile->ev_size = NEURON_EVENT_SIZE_VER0;
 	INIT_LIST_HEAD(&nfile->ev_node);
-	nfile->ev_watch = file_ns_capable(nfile->filp, &init_user_ns,
+	/* a core node's file sees its own core's edges only, even as root */
+	nfile->ev_watch = !nfile->core_node &&
+			  file_ns_capable(nfile->filp, &init_user_ns,
 					  CAP_SYS_ADMIN);
 	return nfile->ev_watch ? neuron_events_subscribe(nfile) : 0;
 }

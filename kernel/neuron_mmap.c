@@ -84,6 +84,7 @@
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include <uapi/linux/neuron.h>
@@ -337,7 +338,9 @@ static int neuron_mmap_status(struct neuron_file *nfile,
  *
  * Return: 0; -EINVAL (unknown cookie, a queue of another file, wrong
  * length, not MAP_SHARED); -EACCES (PROT_WRITE on a ring or the status
- * page, PROT_EXEC, a ring or doorbell of a file opened read-only);
+ * page, PROT_EXEC, a ring or doorbell of a file opened read-only); -EPERM
+ * (a file of a core node, a ring or doorbell of another core:
+ * docs/decisions.md#core-nodes);
  * -ENODEV (device removed); -EIO (device offline, or the file is stale
  * after a reset). The status page gets neither of the last two.
  */
@@ -374,6 +377,13 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EACCES;
 	if (type == NEURON_COOKIE_RING && (vma->vm_flags & VM_WRITE))
 		return -EACCES;
+	/* a core node's file maps its own core's queues only */
+	if (nfile->core_node && !neuron_file_may_core(nfile, core)) {
+		dev_dbg_ratelimited(&ndev->pdev->dev,
+				    "mmap: offset names core %u, not this core node's (pid %d %s)\n",
+				    core, task_pid_nr(current), current->comm);
+		return -EPERM;
+	}
 	/* a page would show other queues' doorbells (docs/decisions.md#page-size) */
 	if (type == NEURON_COOKIE_DOORBELL && !neuron_mmap_doorbell_size()) {
 		dev_dbg(&ndev->pdev->dev,

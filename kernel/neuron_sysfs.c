@@ -68,6 +68,13 @@
  *
  * The counters count since probe (docs/decisions.md#arch-driver "count every
  * edge").
+ *
+ * A core node's class device, /sys/class/nnq/nnqN-coreC (a child of
+ * nnqN's, so its "device" link names /sys/class/nnq/nnqN), has one
+ * attribute of its own (docs/decisions.md#core-nodes):
+ *
+ *   core          "<c>": the core whose calls a file of /dev/nnqN-coreC
+ *                 may make
  */
 #include <linux/device.h>
 #include <linux/log2.h>
@@ -471,5 +478,29 @@ static const struct attribute_group neuron_attr_group = {
 
 const struct attribute_group *neuron_attr_groups[] = {
 	&neuron_attr_group,
+	NULL,
+};
+
+static ssize_t core_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
+{
+	u32 minor = MINOR(dev->devt) - NEURON_CORE_MINOR_BASE;
+
+	return sysfs_emit(buf, "%u\n", minor % NEURON_MAX_CORES);
+}
+static DEVICE_ATTR_RO(core);
+
+static struct attribute *neuron_core_attrs[] = {
+	&dev_attr_core.attr,
+	NULL,
+};
+
+static const struct attribute_group neuron_core_attr_group = {
+	.attrs = neuron_core_attrs,
+};
+
+/* The attributes of /sys/class/nnq/nnqN-coreC (neuron_cdev.c). */
+const struct attribute_group *neuron_core_attr_groups[] = {
+	&neuron_core_attr_group,
 	NULL,
 };

@@ -530,9 +530,18 @@ void DeviceMemory::reset() noexcept {
 }
 
 std::optional<std::uint32_t> Device::index() const noexcept {
-  std::size_t i = path_.size();
+  // the number before "-coreC" of a core node (docs/decisions.md#core-nodes)
+  constexpr std::string_view core_suffix = "-core";
+  std::size_t end = path_.size();
+  std::size_t i = end;
   while (i > 0 && path_[i - 1] >= '0' && path_[i - 1] <= '9') --i;
-  if (i == path_.size() || path_.size() - i > 9) return std::nullopt;
+  if (i < end && i >= core_suffix.size() &&
+      std::string_view(path_).substr(i - core_suffix.size(), core_suffix.size()) == core_suffix) {
+    end = i - core_suffix.size();
+    i = end;
+    while (i > 0 && path_[i - 1] >= '0' && path_[i - 1] <= '9') --i;
+  }
+  if (i == end || end - i > 9) return std::nullopt;
   return static_cast<std::uint32_t>(std::strtoul(path_.c_str() + i, nullptr, 10));
 }
 

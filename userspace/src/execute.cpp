@@ -127,7 +127,7 @@ std::string range_in(const MemRange& span, const std::vector<DgeRange>& ranges, 
 Result<ProgramClaim> ProgramClaim::make(ExecTarget& t, const Program& p, const Options& opt) {
   auto info = t.info();
   if (!info) return unexpected(std::move(info).error());
-  auto visible = visible_cores(opt.cores, info->num_cores);
+  auto visible = visible_cores(opt.cores, info->num_cores, info->file_cores);
   if (!visible) return unexpected(std::move(visible).error());
   if (auto s = check_program_cores(p, *visible); !s) return unexpected(std::move(s).error());
 

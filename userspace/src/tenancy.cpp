@@ -109,6 +109,28 @@ Result<VisibleCores> visible_cores(const std::optional<CoreList>& given, unsigne
   return VisibleCores{*mask, fmt::format("{}{}{}", list->source, is_env ? "=" : " ", list->text)};
 }
 
+Result<VisibleCores> visible_cores(const std::optional<CoreList>& given, unsigned num_cores,
+                                   std::uint64_t file_cores) {
+  const unsigned n = std::min(num_cores, kMaxCores);
+  const std::uint64_t all = n == kMaxCores ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+  const std::uint64_t node = file_cores & all;
+  if (node == 0 || node == all) return visible_cores(given, num_cores);
+  std::optional<CoreList> list = given;
+  if (!list)
+    if (const char* env = std::getenv(kVisibleCoresEnv)) list = CoreList{env, kVisibleCoresEnv};
+  if (!list) return VisibleCores{node, "the core node"};
+  auto v = visible_cores(list, num_cores);
+  if (!v) return v;
+  if (!(v->mask & node)) {
+    const bool is_env = list->source == kVisibleCoresEnv;
+    return unexpected(errc::invalid_argument,
+                      fmt::format("{}{}'{}': names none of this core node's cores ({})", list->source,
+                                  is_env ? "=" : " ", list->text, core_list_text(node)));
+  }
+  v->mask &= node;
+  return v;
+}
+
 Status check_program_cores(const Program& program, const VisibleCores& visible) {
   for (const auto& e : program.engines) {
     if (e.core < kMaxCores && (visible.mask >> e.core & 1)) continue;

@@ -246,6 +246,27 @@ TEST(Device, IndexFromThePath) {
   auto d = Device::open("/dev/null");
   ASSERT_TRUE(d);
   EXPECT_FALSE(d->index());
+  // a core node's device number is the one before "-coreC"
+  // (docs/decisions.md#core-nodes); /dev/null stands in for the nodes
+  char dir[] = "/tmp/nnq-index-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string base(dir);
+  for (const char* n : {"nnq3", "nnq3-core1", "nnq12-core14", "nnq-core1", "x-core"})
+    ASSERT_EQ(::symlink("/dev/null", (base + "/" + n).c_str()), 0) << n;
+  auto whole = Device::open(base + "/nnq3");
+  auto core = Device::open(base + "/nnq3-core1");
+  auto wide = Device::open(base + "/nnq12-core14");
+  auto none = Device::open(base + "/nnq-core1");
+  auto bare = Device::open(base + "/x-core");
+  ASSERT_TRUE(whole && core && wide && none && bare);
+  EXPECT_EQ(whole->index(), 3u);
+  EXPECT_EQ(core->index(), 3u);
+  EXPECT_EQ(wide->index(), 12u);
+  EXPECT_FALSE(none->index());
+  EXPECT_FALSE(bare->index());
+  for (const char* n : {"nnq3", "nnq3-core1", "nnq12-core14", "nnq-core1", "x-core"})
+    ::unlink((base + "/" + n).c_str());
+  ::rmdir(dir);
   EXPECT_EQ(edge_name(NEURON_EDGE_THROTTLE), "THROTTLE");
   EXPECT_EQ(edge_name(3), "RESET");
   EXPECT_EQ(edge_name(4), "PCI_ERROR");

@@ -157,6 +157,41 @@ TEST(VisibleCores, GivenOverridesTheVariableWhichOverridesAll) {
   }
 }
 
+// docs/decisions.md#core-nodes: on a core node the visible set is the node's
+// core; NEURON_VISIBLE_CORES is narrowed to it and must include it.
+TEST(VisibleCores, ACoreNodeSeesItsCoreOnly) {
+  {
+    EnvVar env(nullptr);
+    auto v = visible_cores(std::nullopt, 4, 0x2);  // /dev/nnqN-core1
+    ASSERT_TRUE(v) << v.error().message();
+    EXPECT_EQ(v->mask, 0x2u);
+    EXPECT_EQ(v->source, "the core node");
+    v = visible_cores(std::nullopt, 4, 0xf);  // /dev/nnqN: every core
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->mask, 0xfu);
+    EXPECT_EQ(v->source, "");
+    v = visible_cores(std::nullopt, 4, 0);  // a driver without core nodes
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->mask, 0xfu);
+    v = visible_cores(CoreList{"0", "--cores"}, 4, 0x2);
+    ASSERT_FALSE(v);
+    EXPECT_EQ(v.error().what, "--cores '0': names none of this core node's cores (1)");
+  }
+  {
+    EnvVar env("1-2");  // a container given the nodes of cores 1 and 2
+    auto v = visible_cores(std::nullopt, 4, 0x2);
+    ASSERT_TRUE(v) << v.error().message();
+    EXPECT_EQ(v->mask, 0x2u);
+    EXPECT_EQ(v->source, "NEURON_VISIBLE_CORES=1-2");
+    v = visible_cores(std::nullopt, 4, 0x1);
+    ASSERT_FALSE(v);
+    EXPECT_EQ(v.error().what, "NEURON_VISIBLE_CORES='1-2': names none of this core node's cores (0)");
+    v = visible_cores(std::nullopt, 4, 0xf);  // the whole device: the variable as ever
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->mask, 0x6u);
+  }
+}
+
 TEST(VisibleCores, ProgramOutsideTheVisibleCoresIsRefused) {
   const auto p = prog("[pe]\nnop\n[core2.act]\nnop\nhalt\n");
   EXPECT_TRUE(check_program_cores(p, {0x5, "--cores 0,2"}));

@@ -68,7 +68,7 @@ int cmd_monitor(const MonitorArgs& a) {
   {  // the monitor's own core counts as used: it must be visible too
     auto info = dev->info();
     if (!info) return fail(info.error());
-    auto visible = visible_cores(a.run.cores, info->num_cores);
+    auto visible = visible_cores(a.run.cores, info->num_cores, info->file_cores);
     if (!visible) return fail(visible.error());
     if (a.core >= kMaxCores || !(visible->mask >> a.core & 1))
       return fail(Error::make(make_error_code(errc::invalid_argument),

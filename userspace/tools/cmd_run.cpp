@@ -380,7 +380,7 @@ int cmd_submit_detached(const RunArgs& a) {
                             fmt::format("{}: this driver has no detached submit (NEURON_CAP_SUBMIT_GRANT); submit "
                                         "without --detach",
                                         a.device)));
-  auto visible = visible_cores(a.cores, info->num_cores);
+  auto visible = visible_cores(a.cores, info->num_cores, info->file_cores);
   if (!visible) return fail(visible.error());
   if (auto s = check_program_cores(*prog, *visible); !s) return fail(s.error());
   // who holds each core: a core nobody holds would become ours and the

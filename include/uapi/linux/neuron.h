@@ -65,7 +65,9 @@
  *   -EPERM   the call names a core another open file owns (and, for a
  *            NEURON_SUBMIT_F_DETACH submit, did not grant to the uid the
  *            file was opened with), or (THROTTLE) the caller lacks
- *            CAP_SYS_ADMIN
+ *            CAP_SYS_ADMIN, or the file was opened through a core node
+ *            /dev/nnqN-coreC and the call names another core or is
+ *            device-wide (docs/decisions.md#core-nodes has the table)
  *
  * Tenancy (docs/decisions.md#tenancy): every core (TPB) belongs to at most
  * one open file at a time. A file acquires cores with
@@ -91,6 +93,16 @@
  * allocated per file (NEURON_IOC_MEM_ALLOC) and a program may only name
  * memory its file allocated, or, detached, its core owner's (SUBMIT:
  * -EACCES). docs/decisions.md#tenancy, #submit-detach.
+ *
+ * Core nodes (NEURON_CAP_CORE_NODES, docs/decisions.md#core-nodes): beside
+ * /dev/nnqN the driver makes /dev/nnqN-coreC for each core C, created and
+ * removed with the device. A file opened through one may name core C only:
+ * every ioctl naming another core, and every device-wide one (THROTTLE),
+ * fails with -EPERM, as does mmap of another core's ring or doorbell;
+ * DEVICE_INFO reports the core in @file_cores. Otherwise such a file is an
+ * ordinary one: the same ownership, release, reset and removal rules.
+ * sysfs: /sys/class/nnq/nnqN-coreC/core holds C, its "device" link the
+ * /dev/nnqN class device.
  */
 #ifndef _UAPI_LINUX_NEURON_H
 #define _UAPI_LINUX_NEURON_H
@@ -134,6 +146,11 @@
  * (docs/decisions.md#mapping-after-reset, #page-size)
  */
 #define NEURON_CAP_PAGE_SIZE	(1ull << 8)
+/*
+ * per-core device nodes /dev/nnqN-coreC, struct neuron_device_info
+ * @file_cores (docs/decisions.md#core-nodes); bit 9 is NEURON_CAP_HANG's
+ */
+#define NEURON_CAP_CORE_NODES	(1ull << 10)
 
 /*
  * The struct sizes of each command's first release: the smallest a caller
@@ -199,7 +216,13 @@
  *			page would show other queues' doorbells; write HEAD
  *			with NEURON_IOC_NQ_HEAD). Was reserved (zero) before
  *			NEURON_CAP_PAGE_SIZE; without the bit it is 4096
- * @reserved:		zero on return; room for later fields
+ * @file_cores:		bit c set: this file may name core c. Every core
+ *			(bits 0..num_cores - 1) for a file of /dev/nnqN, one
+ *			bit for a file of a core node /dev/nnqN-coreC: its
+ *			core; any call naming another core, or a device-wide
+ *			one, gets -EPERM there (docs/decisions.md#core-nodes).
+ *			Was reserved (zero on return) before
+ *			NEURON_CAP_CORE_NODES: 0 means every core
  */
 struct neuron_device_info {
 	__u32 abi_version;
@@ -218,7 +241,7 @@ struct neuron_device_info {
 	__u64 capabilities;
 	__u32 page_size;
 	__u32 doorbell_size;
-	__u64 reserved;
+	__u64 file_cores;
 };
 
 /* NEURON_IOC_NQ_INIT flags */

@@ -668,7 +668,7 @@ static const struct field f_info[] = {
 	FLDS(struct neuron_device_info, mem_size), FLDS(struct neuron_device_info, nq_size_min),
 	FLDS(struct neuron_device_info, nq_size_max),
 	FLD(struct neuron_device_info, max_program_insns),
-	FLD(struct neuron_device_info, timestamp_inc_ps), FLD(struct neuron_device_info, reserved),
+	FLD(struct neuron_device_info, timestamp_inc_ps), FLD(struct neuron_device_info, file_cores),
 };
 static const struct field f_init[] = {
 	FLD(struct neuron_nq_init, core), FLD(struct neuron_nq_init, queue),

@@ -265,6 +265,7 @@ TEST(sized_args_out_and_direction)
 	memset(&g, 0xff, sizeof(g));
 	ASSERT_EQ(0, neuron_ioctl(fd, GROWN(NEURON_IOC_DEVICE_INFO, 96), &g));
 	EXPECT_EQ(1, g.info.abi_version);
+	EXPECT_EQ(0x3ull, g.info.file_cores);	/* /dev/nnq0: both cores */
 	EXPECT_EQ(0xff, g.bytes[80]);	/* not the kernel's to write */
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, GROWN(NEURON_IOC_DEVICE_INFO, 72), &g));
 	close(fd);
@@ -335,16 +336,19 @@ TEST(capabilities)
 	/*
 	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
 	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6;
-	 * STATUS_PAGE: bit 7; PAGE_SIZE: bit 8
+	 * STATUS_PAGE: bit 7; PAGE_SIZE: bit 8; CORE_NODES: bit 10 (bit 9
+	 * is HANG's, not in this driver)
 	 */
-	EXPECT_EQ(0x1ffull, info.capabilities);
+	EXPECT_EQ(0x5ffull, info.capabilities);
+	EXPECT_EQ(1ull << 10, info.capabilities & NEURON_CAP_CORE_NODES);
 	EXPECT_EQ(1ull << 6, info.capabilities & NEURON_CAP_SUBMIT_GRANT);
 	EXPECT_EQ(1ull << 7, info.capabilities & NEURON_CAP_STATUS_PAGE);
 	EXPECT_EQ(1ull << 8, info.capabilities & NEURON_CAP_PAGE_SIZE);
 	/* what was reserved[0] of the second release: x86-64, 4 KiB pages */
 	EXPECT_EQ(4096, info.page_size);
 	EXPECT_EQ(4096, info.doorbell_size);
-	EXPECT_EQ(0, info.reserved);
+	/* what was reserved of the third release: both cores on /dev/nnq0 */
+	EXPECT_EQ(0x3ull, info.file_cores);
 	close(fd);
 }
 

@@ -399,7 +399,8 @@ class Device {
   /// edge. The Device and its streams share one event queue: an event is
   /// read by one of them.
   [[nodiscard]] Result<EventStream> open_event_stream() const;
-  /// N of /dev/nnqN (the NEURON_A_DEVICE of netlink), if the path ends in it.
+  /// N of /dev/nnqN (the NEURON_A_DEVICE of netlink), if the path ends in
+  /// it, or in "nnqN-coreC" (a core node, docs/decisions.md#core-nodes).
   [[nodiscard]] std::optional<std::uint32_t> index() const noexcept;
 
   [[nodiscard]] Result<UniqueFd> dup_fd() const { return fd_.dup(); }

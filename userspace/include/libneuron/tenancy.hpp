@@ -59,6 +59,19 @@ struct VisibleCores {
 /// "NEURON_VISIBLE_CORES='0-9': core 9 does not exist (the device has cores 0-3)".
 Result<VisibleCores> visible_cores(const std::optional<CoreList>& given, unsigned num_cores);
 
+/// visible_cores() for a file that may name only `file_cores` (struct
+/// neuron_device_info file_cores, NEURON_CAP_CORE_NODES;
+/// docs/decisions.md#core-nodes). 0 (a driver without core nodes, where
+/// the word was reserved and zero), or every core of the device: a file of
+/// /dev/nnqN, and this is the two-argument form. Otherwise the file is one of
+/// a core node /dev/nnqN-coreC: with no list the visible set is its core(s),
+/// source "the core node"; a list (`given` or NEURON_VISIBLE_CORES, which may
+/// name the cores of several nodes a container was given) is parsed as above
+/// and narrowed to the node's core, and must include it: errc::invalid_argument
+/// "NEURON_VISIBLE_CORES='0': names none of this core node's cores (1)".
+Result<VisibleCores> visible_cores(const std::optional<CoreList>& given, unsigned num_cores,
+                                   std::uint64_t file_cores);
+
 /// Every core the program uses must be visible; the error names the core,
 /// the program line of its first instruction and the visible set.
 Status check_program_cores(const Program& program, const VisibleCores& visible);
