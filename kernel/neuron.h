@@ -682,6 +682,8 @@ int neuron_nq_ioctl_coalesce(struct neuron_file *nfile,
 			     const struct neuron_nq_coalesce *arg);
 int neuron_nq_ioctl_head(struct neuron_file *nfile,
 			 const struct neuron_nq_head *arg);
+int neuron_nq_ioctl_route(struct neuron_file *nfile,
+			  struct neuron_nq_route *arg);
 void neuron_nq_release_file(struct neuron_file *nfile, bool hw);
 void neuron_nq_teardown_all(struct neuron_device *ndev);
 

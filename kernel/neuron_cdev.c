@@ -108,7 +108,8 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS |
 			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP |
 			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE |
-			     NEURON_CAP_PAGE_SIZE | NEURON_CAP_CORE_NODES;
+			     NEURON_CAP_PAGE_SIZE | NEURON_CAP_ROUTE |
+			     NEURON_CAP_CORE_NODES;
 	info->file_cores = nfile->node_cores;
 	/* mapping lengths come from here, never from 4 KiB (neuron_mmap.c) */
 	info->page_size = PAGE_SIZE;
@@ -187,6 +188,7 @@ union neuron_ioctl_arg {
 	struct neuron_timestamp timestamp;
 	struct neuron_core_grant core_grant;
 	struct neuron_nq_head nq_head;
+	struct neuron_nq_route nq_route;
 };
 
 /**
@@ -252,6 +254,7 @@ static const struct neuron_ioctl_def neuron_ioctls[] = {
 	NEURON_IOCTL(TIMESTAMP, TIMESTAMP, true, CORE),
 	NEURON_IOCTL(CORE_GRANT, CORE_GRANT, false, MASK),
 	NEURON_IOCTL(NQ_HEAD, NQ_HEAD, false, CORE),
+	NEURON_IOCTL(NQ_ROUTE, NQ_ROUTE, false, CORE),
 };
 
 /*
@@ -319,6 +322,9 @@ static bool neuron_ioctl_core_field(unsigned int cmd,
 		return true;
 	case NEURON_IOC_NQ_HEAD:
 		*val = karg->nq_head.core;
+		return true;
+	case NEURON_IOC_NQ_ROUTE:
+		*val = karg->nq_route.core;
 		return true;
 	case NEURON_IOC_CORE_ACQUIRE:
 	case NEURON_IOC_CORE_RELEASE:
@@ -450,6 +456,8 @@ static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
 		return neuron_owner_ioctl_grant(nfile, &karg->core_grant);
 	case NEURON_IOC_NQ_HEAD:
 		return neuron_nq_ioctl_head(nfile, &karg->nq_head);
+	case NEURON_IOC_NQ_ROUTE:
+		return neuron_nq_ioctl_route(nfile, &karg->nq_route);
 	}
 	return -ENOTTY;
 }

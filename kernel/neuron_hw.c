@@ -177,8 +177,9 @@ void neuron_hw_notify_off(struct neuron_device *ndev, u32 core)
  *
  * Clears what one owner's programs leave for the next: every event and
  * semaphore of the EVT_SEM unit, every engine's $S registers and feature
- * flags, and the core's TRACE_ENABLE bits (docs/decisions.md#tenancy "a
- * core changes hands clean"). AXI_EVT_SEM records must be off already
+ * flags, the core's TRACE_ENABLE bits and its ROUTE word, back to
+ * NEURON_ROUTE_DEFAULT (docs/decisions.md#tenancy "a core changes hands
+ * clean", docs/decisions.md#route-programmable). AXI_EVT_SEM records must be off already
  * (neuron_hw_notify_off()), so the clearing writes make none.
  */
 void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core)
@@ -197,5 +198,7 @@ void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core)
 			neuron_wr(ndev, NEURON_ENG_REG(core, e, NEURON_ENG_FEATURE_FLAGS), 0);
 	}
 	neuron_wr(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_TRACE_ENABLE), 0);
+	neuron_wr(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_ROUTE),
+		  NEURON_ROUTE_DEFAULT);
 	neuron_rd(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_TRACE_ENABLE));
 }

@@ -457,8 +457,7 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
 	ret = neuron_nq_check_id(ndev, cmd, c, q);
 	if (ret)
 		return ret;
-	if (arg->reserved1)
-		return neuron_bad_field(ndev, cmd, "reserved1");
+	/* @route was reserved1: an out field now, its input ignored */
 	if (arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
 
@@ -468,6 +467,7 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
 	mutex_lock(&ndev->lock);
 	nq = neuron_nq_find(nfile, c, q);
 	if (nq) {
+		arg->route = neuron_rd(ndev, NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_ROUTE));
 		arg->head = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_HEAD));
 		arg->tail = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_TAIL));
 		arg->phase = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_STATUS)) &
@@ -592,6 +592,98 @@ int neuron_nq_ioctl_head(struct neuron_file *nfile,
 			  arg->head);
 	else
 		ret = -ENOENT;
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
+
+/**
+ * neuron_nq_route_valid() - whether @route is a route word the core can take
+ * @route: the word NEURON_IOC_NQ_ROUTE was asked to program
+ *
+ * Return: true when no bit lies above NEURON_ROUTE_MASK and every class's
+ * 4-bit queue number (NEURON_ROUTE_QUEUE()) is a queue of the NOTIFIC
+ * block, below NEURON_NUM_SW_QUEUES (docs/hardware.md#nq-routing: the
+ * device drops a class routed to queue 10..15).
+ */
+static bool neuron_nq_route_valid(u32 route)
+{
+	u32 cls;
+
+	if (route & ~NEURON_ROUTE_MASK)
+		return false;
+	for (cls = 0; cls < NEURON_CLASS_COUNT; cls++)
+		if (NEURON_ROUTE_QUEUE(route, cls) >= NEURON_NUM_SW_QUEUES)
+			return false;
+	return true;
+}
+
+/**
+ * neuron_nq_ioctl_route() - NEURON_IOC_NQ_ROUTE: read or program a core's
+ *	ROUTE word
+ * @nfile: the caller's file
+ * @arg: in: @core (< num_cores), @op (NEURON_ROUTE_OP_GET or _SET),
+ *	@route (SET: one 4-bit software queue number per enum
+ *	neuron_notific_class, each below 10, bits 31..28 zero; GET: zero),
+ *	@reserved0 and @reserved zero; out: @route, the core's ROUTE word
+ *	read back from the device after the call
+ *
+ * SET needs ownership of the core (a free core becomes the caller's,
+ * docs/decisions.md#tenancy) and no queue of the core: the records a
+ * queue holds keep the class they were routed with, so a consumer
+ * decodes a queue's records with one route for the queue's life
+ * (docs/decisions.md#route-programmable). The register is the state; the
+ * driver keeps no copy. It is NEURON_ROUTE_DEFAULT after a function reset
+ * and neuron_hw_core_scrub() writes the default back when the owner gives
+ * the core up. GET needs no ownership. Serialised with the queue handlers
+ * under &neuron_device.lock.
+ *
+ * Return: 0; -EINVAL (@core, @op or @route out of range, @route nonzero
+ * for GET, reserved nonzero; the debug log names the field); -EPERM (SET:
+ * another file owns the core); -EBUSY (SET: a queue of the core exists);
+ * -ENOMEM (the file's event queue, on an implicit claim); -EIO (stale
+ * file, device offline); -ENODEV (device removed).
+ */
+int neuron_nq_ioctl_route(struct neuron_file *nfile,
+			  struct neuron_nq_route *arg)
+{
+	static const char cmd[] = "NQ_ROUTE";
+	struct neuron_device *ndev = nfile->ndev;
+	u32 c = arg->core, q, reg;
+	int ret;
+
+	if (c >= ndev->num_cores)
+		return neuron_bad_field(ndev, cmd, "core");
+	if (arg->op != NEURON_ROUTE_OP_GET && arg->op != NEURON_ROUTE_OP_SET)
+		return neuron_bad_field(ndev, cmd, "op");
+	if (arg->op == NEURON_ROUTE_OP_GET ? arg->route != 0 :
+	    !neuron_nq_route_valid(arg->route))
+		return neuron_bad_field(ndev, cmd, "route");
+	if (arg->reserved0)
+		return neuron_bad_field(ndev, cmd, "reserved0");
+	if (arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	reg = NEURON_NOTIFIC_REG(c, NEURON_NOTIFIC_ROUTE);
+	if (arg->op == NEURON_ROUTE_OP_SET) {
+		ret = neuron_owner_claim(nfile, c);
+		if (ret)
+			goto out_unlock;
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++) {
+			if (ndev->nq[c][q]) {
+				ret = -EBUSY;
+				goto out_unlock;
+			}
+		}
+		neuron_wr(ndev, reg, arg->route);
+	}
+	/* the read also flushes the posted write */
+	arg->route = neuron_rd(ndev, reg);
+out_unlock:
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
 	return ret;

@@ -11,9 +11,18 @@
 #               CAP_SYS_ADMIN, SW_NQ_OVERFLOW instead of a timeout, and a
 #               timed-out program on a core the caller owned left IDLE
 #
-# Both run as uid 1000 (group 1000), with /dev/nnq0 given to group 1000,
-# mode 0660, as a host gives it to group neuron; the node's owner and mode
-# are put back afterwards. Each program prints its own TAP lines.
+#   cli_vm      neuron-nq (docs/cli-json.md): as uid 1000, `run --route
+#               0x03249867 --json` of a POOL program: every record on the
+#               queue of a hand-written table with the kind it says (DGE
+#               metadata on queue 2 as DGE_METADATA, the NOTIFY hint=1 on
+#               queue 6 as EXPLICIT), the summary's routes, exit 4 (FP_NAN);
+#               as root, `run --throttle` of two THROTTLEs: exit 7,
+#               COMPLETED_THROTTLED, not 4
+#
+# All but `run --throttle` (CAP_SYS_ADMIN) run as uid 1000 (group 1000), with
+# /dev/nnq0 given to group 1000, mode 0660, as a host gives it to group
+# neuron; the node's owner and mode are put back afterwards. Each program
+# prints its own TAP lines; this script prints cli_vm's.
 # Usage: api-guest.sh
 t=/opt/neuron/trace
 export LD_LIBRARY_PATH=$t/lib
@@ -26,6 +35,58 @@ for prog in vm_c_api vm_execute; do
 	echo "# running $prog --uid 1000 $dev"
 	"$t/bin/$prog" --uid 1000 $dev || { echo "# $prog exited with status $?"; st=1; }
 done
+n=0
+tap() { # tap STATUS NAME
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n cli_vm.$2"; else echo "not ok $n cli_vm.$2"; st=1; fi
+}
+mkdir -p /etc
+grep -q '^root:' /etc/passwd 2>/dev/null || echo 'root:x:0:0:root:/tmp:/bin/sh' >>/etc/passwd
+grep -q '^[^:]*:x:1000:' /etc/passwd || echo 'runner:x:1000:1000:runner:/tmp:/bin/sh' >>/etc/passwd
+user=$(awk -F: '$3 == 1000 { print $1; exit }' /etc/passwd)
+cat >/tmp/routed.nq <<'EOF'
+features 0x2
+[core1.pool]
+notify hint=1 ext=0x55
+nop @update=sem.set:5 @value=9
+fp_error FP_NAN
+dge src=0x400000 dst=0x400800 len=64
+halt
+EOF
+chmod 0644 /tmp/routed.nq
+echo "# \$ su $user -c 'neuron-nq run --verbose --route 0x03249867 --json /tmp/routed.nq'"
+su -s /bin/sh "$user" -c "LD_LIBRARY_PATH=$t/lib $t/bin/neuron-nq run --verbose --route 0x03249867 --json /tmp/routed.nq" \
+	>/tmp/routed.json 2>/tmp/routed.err
+rst=$?
+sed 's/^/# /' /tmp/routed.json /tmp/routed.err
+tap $((rst != 4)) routed_run_exits_4
+# queue, kind, records: route 0x03249867 sends trace to 7, EXPLICIT to 6,
+# EVT_SEM to 8, errors to 9, DGE to 2; 5 instructions traced
+bad=0
+while read -r q kind count; do
+	got=$(grep -c "\"queue\":$q,\"record\":{.*\"kind\":\"$kind\"" /tmp/routed.json)
+	[ "$got" = "$count" ] || { echo "# queue $q: $got $kind, want $count"; bad=1; }
+done <<'EOF'
+7 TRACE 10
+6 EXPLICIT 1
+8 EVT_SEM 1
+9 TPB_ERROR 1
+2 DGE_METADATA 1
+EOF
+[ "$(grep -c '"object":"record"' /tmp/routed.json)" = 14 ] || bad=1
+tap $bad routed_run_records_on_their_queues
+grep -q '"routes":{"1":"0x03249867"}' /tmp/routed.json
+tap $? routed_run_summary_route
+printf '[core1.pool]\nthrottle 5\nthrottle 6\nhalt\n' >/tmp/throttle.nq
+echo "# \$ neuron-nq run --throttle --json /tmp/throttle.nq"
+"$t/bin/neuron-nq" run --throttle --json /tmp/throttle.nq >/tmp/throttle.json 2>&1
+tst=$?
+sed 's/^/# /' /tmp/throttle.json
+tap $((tst != 7)) throttle_run_exits_7
+grep -q '"status":"COMPLETED_THROTTLED"' /tmp/throttle.json &&
+	grep -q '"status_code":2001' /tmp/throttle.json && grep -q '"throttle_records":2' /tmp/throttle.json
+tap $? throttle_run_summary_completed_throttled
+
 chown "$owner" $dev
 chmod "$mode" $dev
 exit $st

@@ -343,6 +343,7 @@ int libneuron_queue_get_info(const libneuron_queue* q, struct libneuron_queue_in
     out->flags = i->flags;
     out->threshold = i->threshold;
     out->coalesce_ns = i->coalesce_ns;
+    out->route = q->q.route();
     out->overflow_count = i->overflow_count;
     out->drop_count = i->drop_count;
     return 0;
@@ -418,6 +419,37 @@ int libneuron_record_decode_route(const libneuron_record* rec, int queue, uint32
       return fail(EINVAL, fmt::format("libneuron_record_decode_route: queue {} is not 0..{}", queue,
                                       NEURON_NUM_SW_QUEUES - 1));
     decode_into(rec, neuron::queue_class(static_cast<unsigned>(queue), route), false, out);
+    return 0;
+  });
+}
+
+int libneuron_queue_decode(const libneuron_queue* q, const libneuron_record* rec, libneuron_decoded* out) {
+  return guarded("libneuron_queue_decode", [&]() -> int {
+    if (q == nullptr) return fail(EINVAL, "libneuron_queue_decode: q is NULL");
+    if (rec == nullptr) return fail(EINVAL, "libneuron_queue_decode: rec is NULL");
+    if (out == nullptr) return fail(EINVAL, "libneuron_queue_decode: out is NULL");
+    decode_into(rec, q->q.queue_class(), false, out);
+    return 0;
+  });
+}
+
+int libneuron_core_get_route(libneuron_device* dev, unsigned core, uint32_t* route) {
+  return guarded("libneuron_core_get_route", [&]() -> int {
+    if (dev == nullptr) return fail(EINVAL, "libneuron_core_get_route: dev is NULL");
+    if (route == nullptr) return fail(EINVAL, "libneuron_core_get_route: route is NULL");
+    auto r = dev->dev.route(core);
+    if (!r) return fail("libneuron_core_get_route", r.error());
+    *route = *r;
+    return 0;
+  });
+}
+
+int libneuron_core_set_route(libneuron_device* dev, unsigned core, uint32_t route, uint32_t* out) {
+  return guarded("libneuron_core_set_route", [&]() -> int {
+    if (dev == nullptr) return fail(EINVAL, "libneuron_core_set_route: dev is NULL");
+    auto r = dev->dev.set_route(core, route);
+    if (!r) return fail("libneuron_core_set_route", r.error());
+    if (out) *out = *r;
     return 0;
   });
 }

@@ -417,6 +417,34 @@ Status Device::throttle(bool enable) const {
   return {};
 }
 
+Result<std::uint32_t> Device::route(unsigned core) const {
+  if (!(capabilities() & NEURON_CAP_ROUTE)) return NEURON_ROUTE_DEFAULT;
+  neuron_nq_route a{};
+  a.core = core;
+  a.op = NEURON_ROUTE_OP_GET;
+  if (xioctl(fd(), NEURON_IOC_NQ_ROUTE, &a) < 0)
+    return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_NQ_ROUTE core={} op=GET", core)));
+  return a.route;
+}
+
+Result<std::uint32_t> Device::set_route(unsigned core, std::uint32_t route) const {
+  if (!(capabilities() & NEURON_CAP_ROUTE)) {
+    if (route == NEURON_ROUTE_DEFAULT) return route;
+    return unexpected(errc::not_supported,
+                      fmt::format("NEURON_IOC_NQ_ROUTE core={} op=SET route={:#010x}: the driver has no "
+                                  "NEURON_CAP_ROUTE (an older nnq.ko)",
+                                  core, route));
+  }
+  neuron_nq_route a{};
+  a.core = core;
+  a.op = NEURON_ROUTE_OP_SET;
+  a.route = route;
+  if (xioctl(fd(), NEURON_IOC_NQ_ROUTE, &a) < 0)
+    return unexpected(
+        Error::from_errno(errno, fmt::format("NEURON_IOC_NQ_ROUTE core={} op=SET route={:#010x}", core, route)));
+  return a.route;
+}
+
 Result<Device::NotifyTriggers> Device::notify_trigger(unsigned core, neuron_trigger_source source,
                                                       unsigned index, bool enable) const {
   neuron_notify_trigger a{};
@@ -573,6 +601,15 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   q.coalesce_cap_ = (dev.capabilities() & NEURON_CAP_COALESCE) != 0;
   q.device_index_ = dev.index();
   q.status_ = dev.status_page();  // q.fd_ is a dup() of the same open file
+  if (dev.capabilities() & NEURON_CAP_ROUTE) {
+    // the route the queue's records are routed with: fixed while it lives
+    neuron_nq_info ni{};
+    ni.core = core;
+    ni.queue = queue;
+    if (xioctl(q.fd_.get(), NEURON_IOC_NQ_INFO, &ni) < 0)
+      return unexpected(Error::from_errno(errno, fmt::format("NEURON_IOC_NQ_INFO core={} queue={}", core, queue)));
+    q.route_ = ni.route;
+  }
 
   // Mapping lengths come from the kernel, never from 4 KiB
   // (docs/decisions.md#page-size): the ring rounded up to its page size,
@@ -680,7 +717,8 @@ NotificationQueue::NotificationQueue(NotificationQueue&& o) noexcept
       coalescing_(o.coalescing_),
       coalesce_cap_(std::exchange(o.coalesce_cap_, false)),
       device_index_(o.device_index_),
-      status_(std::move(o.status_)) {
+      status_(std::move(o.status_)),
+      route_(o.route_) {
   o.view_ = RingView();  // inert: the ring and doorbell now belong to *this
   o.checked_ = false;
 }
@@ -708,6 +746,7 @@ NotificationQueue& NotificationQueue::operator=(NotificationQueue&& o) noexcept 
     coalesce_cap_ = std::exchange(o.coalesce_cap_, false);
     device_index_ = o.device_index_;
     status_ = std::move(o.status_);
+    route_ = o.route_;
     o.view_ = RingView();  // inert: the ring and doorbell now belong to *this
     o.checked_ = false;
   }

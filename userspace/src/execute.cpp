@@ -84,6 +84,17 @@ Result<std::uint64_t> DeviceTarget::release_cores(std::uint64_t cores) { return 
 
 Result<std::vector<CoreOwner>> DeviceTarget::core_owners() { return dev_.core_owners(); }
 
+Result<std::uint32_t> DeviceTarget::route(unsigned core) { return dev_.route(core); }
+
+Result<std::uint32_t> DeviceTarget::set_route(unsigned core, std::uint32_t route) {
+  return dev_.set_route(core, route);
+}
+
+std::string ExecTarget::fmt_route_unsupported(unsigned core, std::uint32_t route) {
+  return fmt::format("NEURON_IOC_NQ_ROUTE core={} op=SET route={:#010x}: this target has only the default route",
+                     core, route);
+}
+
 Status DeviceTarget::mem_alloc_fixed(std::uint64_t offset, std::uint64_t size) {
   auto r = dev_.mem_alloc(size, offset);
   if (!r) return unexpected(std::move(r).error());
@@ -335,12 +346,26 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   qo.flags = opt.queue_flags;
   qo.threshold = std::max<std::uint32_t>(opt.threshold, 1);
   qo.eventfd = true;
-  for (unsigned core : cores)
-    for (unsigned q = 0; q < opt.queues; ++q) {
+  // Routing (docs/decisions.md#route-programmable): set before any queue
+  // of the core exists, then read back; records are decoded with it.
+  for (unsigned core : cores) {
+    if (opt.route)
+      if (auto r = target.set_route(core, *opt.route); !r) return fail(std::move(r).error());
+    auto r = target.route(core);
+    if (!r) return fail(std::move(r).error());
+    res.routes[core] = *r;
+  }
+  for (unsigned core : cores) {
+    unsigned n_queues = opt.queues;
+    for (unsigned c = NEURON_CLASS_TRACE; c <= NEURON_CLASS_DMA; ++c)
+      n_queues = std::max(n_queues, NEURON_ROUTE_QUEUE(res.routes[core], c) + 1);
+    n_queues = std::min<unsigned>(n_queues, NEURON_NUM_SW_QUEUES);
+    for (unsigned q = 0; q < n_queues; ++q) {
       auto rq = target.open_queue(core, q, qo);
       if (!rq) return fail(std::move(rq).error());
       queues.push_back(std::move(rq).value());
     }
+  }
   std::vector<ReapQueue*> queue_ptrs;
   for (auto& q : queues) queue_ptrs.push_back(q.get());
   auto events = target.open_events();
@@ -361,7 +386,8 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   // (userspace/README.md#coalescing); else the Reaper adapts it to the rate.
   if (opt.threshold != 1) ro.moderation = Reaper::Moderation::Fixed;
   ro.on_records = [&](unsigned core, unsigned queue, std::span<const Record> recs) {
-    const QueueClass cls = queue_class(queue);
+    const auto rt = res.routes.find(core);
+    const QueueClass cls = queue_class(queue, rt != res.routes.end() ? rt->second : NEURON_ROUTE_DEFAULT);
     for (const Record& r : recs) {
       CollectedRecord c{core, queue, r, decode(r, cls)};
       if (r.sw_overflow() || r.hw_overflow()) res.overflow_seen = true;

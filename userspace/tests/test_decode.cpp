@@ -518,3 +518,35 @@ TEST(Decode, DeviceEncoderGivesTheHandWrittenDgeMetadataBytes) {
   EXPECT_EQ(enc, dev);
   EXPECT_EQ(std::get<DgeMetadata>(decode(dev, QueueClass::Dge)).num_packets, 1u);
 }
+
+// A programmed route (docs/hardware.md#nq-routing, docs/decisions.md#route-programmable):
+// 0x03249867 sends trace to 7, EXPLICIT to 6, EVT_SEM to 8, errors to 9,
+// throttle to 4, DGE to 2, DMA to 3. Each queue's class, hand-written.
+TEST(Decode, QueueClassUnderAProgrammedRoute) {
+  constexpr std::uint32_t route = 0x03249867u;
+  const QueueClass want[10] = {QueueClass::Any,      QueueClass::Any,      QueueClass::Dge, QueueClass::Dma,
+                               QueueClass::Throttle, QueueClass::Any,      QueueClass::Explicit,
+                               QueueClass::Trace,    QueueClass::EvtSem,   QueueClass::Error};
+  for (unsigned q = 0; q < 10; ++q) EXPECT_EQ(queue_class(q, route), want[q]) << "queue " << q;
+  // the lowest class routed to a queue names it: trace and DGE both on 5
+  EXPECT_EQ(queue_class(5, 0x01553215u), QueueClass::Trace);
+  EXPECT_EQ(queue_class(1, 0x01553215u), QueueClass::Explicit);
+}
+
+// The same EXPLICIT-with-debug_hint-1 bytes are DGE metadata on the queue
+// the route gives the DGE class and EXPLICIT anywhere else
+// (docs/decisions.md#dge-metadata-route): POOL EXPLICIT 0x0e, pc 7, hint 1,
+// dma_map 0x0003 (bytes 4..5), num_packets 2 (bytes 6..7).
+TEST(Decode, DgeMetadataUnderAProgrammedRoute) {
+  Record r;
+  r.bytes = {0x07, 0x00, 0x10, 0x0e | NEURON_ISA_HEADER_PHASE, 0x03, 0x00, 0x02, 0x00, 0, 0, 0, 0, 0, 0, 0, 0};
+  constexpr std::uint32_t route = 0x03249867u;
+  const Decoded on_dge = decode(r, queue_class(2, route));
+  ASSERT_TRUE(std::holds_alternative<DgeMetadata>(on_dge));
+  EXPECT_EQ(std::get<DgeMetadata>(on_dge).dma_map, 0x0003);
+  EXPECT_EQ(std::get<DgeMetadata>(on_dge).num_packets, 2u);
+  EXPECT_TRUE(std::holds_alternative<Explicit>(decode(r, queue_class(6, route))));
+  // queue 5 is the DGE queue of the default route only
+  EXPECT_TRUE(std::holds_alternative<Explicit>(decode(r, queue_class(5, route))));
+  EXPECT_TRUE(std::holds_alternative<DgeMetadata>(decode(r, queue_class(5))));
+}

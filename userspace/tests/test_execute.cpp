@@ -50,6 +50,9 @@ class FakeTarget : public ExecTarget {
   /// THROTTLE_CTRL armed: each THROTTLE writes an ERROR record of group
   /// throttle to queue 4 (docs/hardware.md#throttle); unarmed, nothing.
   bool throttle_armed = false;
+  /// Every core's NOTIFIC ROUTE word: put() and push() take a record class
+  /// (enum neuron_notific_class) and write to the queue it names.
+  std::uint32_t route_word = NEURON_ROUTE_DEFAULT;
   std::uint64_t now_ps = 1000;
   std::map<std::pair<unsigned, unsigned>, std::uint32_t> state;
   std::vector<std::pair<unsigned, unsigned>> opened;
@@ -70,6 +73,15 @@ class FakeTarget : public ExecTarget {
     opened.emplace_back(core, queue);
     opts.push_back(o);
     return std::unique_ptr<ReapQueue>(std::move(q));
+  }
+  Result<std::uint32_t> route(unsigned) override { return route_word; }
+  Result<std::uint32_t> set_route(unsigned core, std::uint32_t r) override {
+    if (auto s = own(core); !s) return unexpected(std::move(s).error());
+    for (const auto& entry : queues_)
+      if (entry.first.first == core) return unexpected(Error::from_errno(EBUSY, "NEURON_IOC_NQ_ROUTE"));
+    log.push_back(fmt::format("route {} {:#010x}", core, r));
+    route_word = r;
+    return r;
   }
   Result<std::unique_ptr<EventSource>> open_events() override {
     auto e = std::make_unique<FakeEvents>();
@@ -99,6 +111,10 @@ class FakeTarget : public ExecTarget {
       const auto& in = insns[pc];
       if (trace) push(core, 0, word0(pc, le16toh(in.debug_hint), 0x04 + 4 * engine), 1, 0);
       if (in.opcode == NEURON_OP_NOTIFY) push(core, 1, word0(pc, le16toh(in.debug_hint), 0x06 + 4 * engine), 1, le16toh(in.operand.arg.debug_hint_extended));
+      // DGE metadata (docs/hardware.md#rec-dge-metadata): the engine's
+      // EXPLICIT type, debug_hint 1, dma_map 0x0001, num_packets 1; class DGE
+      if (in.opcode == NEURON_OP_DGE_COPY && (features[core] & NEURON_FEATURE_DGE_PACKET_NOTIF))
+        push(core, NEURON_CLASS_DGE, word0(pc, 1, 0x06 + 4 * engine), 0x0001, 1);
       bool halt = false;
       if (in.opcode == NEURON_OP_THROTTLE && throttle_armed) {
         // interrupt form: le16 {group:3 = 1 throttle, block_id:7 = engine} @0,
@@ -234,7 +250,7 @@ class FakeTarget : public ExecTarget {
   static std::uint32_t word0(std::uint32_t pc, std::uint32_t hint, std::uint32_t type) {
     return pc | ((hint & 0xf) << 20) | (type << 24);
   }
-  void push(unsigned core, unsigned q, std::uint32_t w0, std::uint16_t run, std::uint16_t ext) {
+  void push(unsigned core, unsigned q, std::uint32_t w0, std::uint16_t run, std::uint16_t ext) {  // q: a class
     Record r;
     for (int b = 0; b < 4; ++b) r.bytes[b] = static_cast<std::uint8_t>(w0 >> (8 * b));
     r.bytes[4] = static_cast<std::uint8_t>(run);
@@ -242,10 +258,11 @@ class FakeTarget : public ExecTarget {
     r.bytes[7] = static_cast<std::uint8_t>(ext >> 8);
     put(core, q, r, 0);
   }
-  void put(unsigned core, unsigned q, Record r, std::uint8_t flags) {
+  // `cls`: enum neuron_notific_class (under the default route, the queue)
+  void put(unsigned core, unsigned cls, Record r, std::uint8_t flags) {
     now_ps += 1000;
     for (int b = 0; b < 8; ++b) r.bytes[8 + b] = static_cast<std::uint8_t>(now_ps >> (8 * b));
-    queues_.at({core, q})->push(r, flags);
+    queues_.at({core, NEURON_ROUTE_QUEUE(route_word, cls)})->push(r, flags);
   }
   std::map<std::pair<unsigned, unsigned>, FakeQueue*> queues_;  // owned by the Reaper during execute()
 };
@@ -802,4 +819,60 @@ TEST(Perfetto, SlicesFromStartEndPairs) {
   }
   EXPECT_EQ(x, 4);
   EXPECT_EQ(names, 2);  // PE and ACT tracks
+}
+
+// Routing (issue 28 items 1 and 2, docs/decisions.md#route-programmable):
+// with ExecOptions::route 0x03249867 (trace 7, EXPLICIT 6, EVT_SEM 8, errors
+// 9, throttle 4, DGE 2, DMA 3) execute() programs the route before any
+// queue, makes queues 0..9, and decodes each record with it: a NOTIFY
+// hint=1 on queue 6 is EXPLICIT, the DGE copy's metadata on queue 2 is
+// DGE_METADATA. Under the default route the same records sit on queues 1
+// and 5 and decode the same. Expected (queue, kind) pairs are hand-written.
+TEST(Execute, RecordsDecodedWithTheProgrammedRoute) {
+  const char* text = "features 0x2\n[pool]\nnotify hint=1 ext=9\ndge src=0x1000 dst=0x2000 len=64\nhalt\n";
+  struct Want {
+    unsigned queue;
+    const char* kind;
+  };
+  const auto kinds = [](const ExecResult& r) {
+    std::vector<std::pair<unsigned, std::string>> v;
+    for (const auto& c : r.records) v.emplace_back(c.queue, kind_name(c.decoded));
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  {
+    FakeTarget t;
+    ExecOptions o = fast();
+    o.route = 0x03249867u;
+    auto r = execute(t, prog(text), o);
+    ASSERT_EQ(r.status, ExecStatus::Ok) << (r.error ? r.error->message() : "");
+    EXPECT_EQ(r.routes.at(0), 0x03249867u);
+    EXPECT_NE(std::find(t.log.begin(), t.log.end(), "route 0 0x03249867"), t.log.end());
+    EXPECT_EQ(t.opened.size(), 10u);  // queues 0..9: the route names 9
+    const std::vector<std::pair<unsigned, std::string>> want = {
+        {2, "DGE_METADATA"}, {6, "EXPLICIT"}, {7, "TRACE"}, {7, "TRACE"},
+        {7, "TRACE"},        {7, "TRACE"},    {7, "TRACE"}, {7, "TRACE"}};  // 3 x INST_START/END
+    EXPECT_EQ(kinds(r), want);
+  }
+  {
+    FakeTarget t;
+    auto r = execute(t, prog(text), fast());
+    ASSERT_EQ(r.status, ExecStatus::Ok);
+    EXPECT_EQ(r.routes.at(0), 0x01543210u);
+    EXPECT_EQ(t.opened.size(), 6u);
+    const std::vector<std::pair<unsigned, std::string>> want = {
+        {0, "TRACE"}, {0, "TRACE"}, {0, "TRACE"},    {0, "TRACE"},
+        {0, "TRACE"}, {0, "TRACE"}, {1, "EXPLICIT"}, {5, "DGE_METADATA"}};
+    EXPECT_EQ(kinds(r), want);
+  }
+  {
+    // a route the target refuses fails the run before any queue is made
+    FakeTarget t;
+    t.others = 1;  // another file owns core 0
+    ExecOptions o = fast();
+    o.route = 0x03249867u;
+    auto r = execute(t, prog(text), o);
+    EXPECT_EQ(r.status, ExecStatus::Failure);
+    EXPECT_TRUE(t.opened.empty());
+  }
 }

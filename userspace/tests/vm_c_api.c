@@ -20,7 +20,14 @@
  *    read by this unprivileged owner from its own file;
  *  - the ring then holds exactly 256 records whose debug_hint_extended run
  *    0x4c00..0x4cff, HEAD and TAIL agree and nothing was lost;
- *  - a wait of 20 ms on the empty queue returns 0 records (a timed wait).
+ *  - a wait of 20 ms on the empty queue returns 0 records (a timed wait);
+ *  - route 0x01643250 (trace 0, EXPLICIT 5, EVT_SEM 2, errors 3, throttle 4,
+ *    DGE 6, DMA 1) sends a NOTIFY hint=1 to queue 5, the default route's
+ *    DGE queue: libneuron_queue_decode() says EXPLICIT (kind 1) with
+ *    debug_hint 1, while libneuron_record_decode(rec, 5), which assumes the
+ *    default route, says DGE_METADATA (kind 2); NQ_INFO reports the route;
+ *    a route change with the queue alive is -EBUSY, a queue number 10 is
+ *    -EINVAL; after the release the core has 0x01543210 again.
  * Prints TAP; exits non-zero on a failure.
  */
 #define _GNU_SOURCE
@@ -116,6 +123,47 @@ static void drain_checks(libneuron_queue *q)
 	      "queue_info_head_is_tail_nothing_lost");
 }
 
+#define ROUTE 0x01643250u	/* EXPLICIT -> 5, DGE -> 6, DMA -> 1 */
+#define ROUTE_DEFAULT 0x01543210u
+
+/* A NOTIFY hint=1 on a core whose route sends EXPLICIT records to queue 5. */
+static void route_checks(libneuron_device *dev)
+{
+	struct neuron_emu_insn prog[2];
+	struct libneuron_queue_info qi;
+	struct libneuron_decoded d, guess;
+	struct libneuron_record rec;
+	libneuron_queue *q = NULL;
+	uint32_t got = 0;
+	long n = 0;
+
+	check(libneuron_core_set_route(dev, CORE, ROUTE, &got) == 0 && got == ROUTE, "route_set");
+	got = 0;
+	check(libneuron_core_get_route(dev, CORE, &got) == 0 && got == ROUTE, "route_get");
+	check(libneuron_queue_create(dev, CORE, 5, RING, 0, &q) == 0, "routed_queue_create");
+	if (!q)
+		return;
+	check(libneuron_queue_get_info(q, &qi) == 0 && qi.route == ROUTE, "queue_info_route");
+	check(libneuron_core_set_route(dev, CORE, ROUTE_DEFAULT, NULL) == -EBUSY, "route_busy_with_a_queue");
+	memset(prog, 0, sizeof(prog));
+	prog[0].opcode = NEURON_OP_NOTIFY;
+	prog[0].debug_hint = htole16(1);
+	prog[0].operand.arg.debug_hint_extended = htole16(0x77);
+	prog[1].opcode = NEURON_OP_HALT;
+	check(libneuron_device_submit(dev, CORE, 0, prog, 2, 0) == 0, "routed_submit");
+	n = libneuron_queue_wait(q, &rec, 1, 5000000000LL, NULL);
+	check(n == 1, "routed_record_on_queue_5");
+	if (n == 1) {
+		check(libneuron_queue_decode(q, &rec, &d) == 0 && d.kind == LIBNEURON_KIND_EXPLICIT &&
+		      d.debug_hint == 1 && d.debug_hint_extended == 0x77, "queue_decode_explicit");
+		printf("# queue_decode: %s\n", d.text);
+		check(libneuron_record_decode(&rec, 5, &guess) == 0 &&
+		      guess.kind == LIBNEURON_KIND_DGE_METADATA, "default_route_guess_differs");
+	}
+	libneuron_queue_destroy(q);
+	check(libneuron_core_set_route(dev, CORE, 0x0154321au, NULL) == -EINVAL, "route_queue_10_einval");
+}
+
 int main(int argc, char **argv)
 {
 	static struct neuron_emu_insn prog[PROG + 1];
@@ -180,7 +228,14 @@ int main(int argc, char **argv)
 	drain_checks(q);
 
 	libneuron_queue_destroy(q);
+	route_checks(dev);
 	check(libneuron_core_release(dev, 1u << CORE, &owned) == 0 && owned == 0, "core_release");
+	{
+		uint32_t r = 0;
+
+		check(libneuron_core_get_route(dev, CORE, &r) == 0 && r == ROUTE_DEFAULT,
+		      "route_default_after_release");
+	}
 	libneuron_device_close(dev);
 	printf("# c_api_vm: %d of %d checks failed\n", fails, n);
 	return fails != 0;

@@ -19,6 +19,18 @@
 //   3. timeout_on_a_preowned_core: the caller owns core 1 first (the case
 //      ProgramClaim never reset), the program waits forever, timeout
 //      300 ms: TIMEOUT (5), and the engine is IDLE afterwards.
+//   4. routed_execute: execute() with ExecOptions::route 0x03249867 (trace
+//      7, EXPLICIT 6, EVT_SEM 8, errors 9, throttle 4, DGE 2, DMA 3) and a
+//      POOL program making a trace, EXPLICIT, EVT_SEM, TPB_ERROR and DGE
+//      metadata record: every record on the queue of the hand-written
+//      table, decoded as the kind the table says (DGE metadata as
+//      DGE_METADATA, the NOTIFY as EXPLICIT), and the core's route back to
+//      the default after execute() released the core.
+//   0. throttle_is_its_own_outcome (as root, before --uid: arming throttle
+//      is device-wide and needs CAP_SYS_ADMIN): throttle armed, a program
+//      of two THROTTLEs ends COMPLETED_THROTTLED (2001), not
+//      COMPLETED_WITH_ERR (1004), with 2 throttle records on queue 4 and no
+//      first_error; then disarmed.
 // Prints TAP ("ok N execute_vm.NAME"); exits non-zero on a failure.
 #include <grp.h>
 #include <unistd.h>
@@ -120,11 +132,70 @@ void timeout_on_a_preowned_core(const std::string& path) {
   tap(pe_state(*d) == 0, "timed_out_engine_left_idle");
 }
 
+// Run as root: throttle arming needs CAP_SYS_ADMIN (docs/hardware.md#throttle).
+void throttle_is_its_own_outcome(const std::string& path) {
+  auto d = Device::open(path);
+  if (!d) return tap(false, "throttle_is_its_own_outcome");
+  const bool armed = static_cast<bool>(d->throttle(true));
+  auto p = assemble("[core1.pool]\nthrottle 5\nthrottle 6\nhalt\n", "vm_execute");
+  ExecOptions opt;
+  opt.timeout = 20s;
+  ExecResult r;
+  if (armed && p) r = execute(*d, *p, opt);
+  (void)d->throttle(false);
+  std::printf("# armed %d, status %d (%s), throttle records %llu, first throttle on queue %d, first error %s\n",
+              armed, static_cast<int>(r.status), status_name(r.status),
+              static_cast<unsigned long long>(r.throttle_records),
+              r.first_throttle ? static_cast<int>(r.first_throttle->queue) : -1, r.first_error ? "yes" : "none");
+  tap(armed && static_cast<int>(r.status) == 2001 && r.throttle_records == 2 && r.first_throttle &&
+          r.first_throttle->queue == 4 && !r.first_error,
+      "throttle_is_its_own_outcome");
+}
+
+void routed_execute(const std::string& path) {
+  auto d = Device::open(path);
+  if (!d) return tap(false, "routed_execute");
+  auto p = assemble(
+      "features 0x2\n[core1.pool]\nnotify hint=3 ext=0x55\nnop @update=sem.set:5 @value=9\nfp_error FP_NAN\n"
+      "dge src=0x400000 dst=0x400800 len=64\nhalt\n",
+      "vm_execute");
+  if (!p) return tap(false, "routed_execute");
+  ExecOptions opt;
+  opt.timeout = 20s;
+  opt.route = 0x03249867u;
+  const ExecResult r = execute(*d, *p, opt);
+  // (queue, kind) of every record, hand-written from the route and the program
+  struct Want {
+    unsigned queue;
+    const char* kind;
+    unsigned n;
+  };
+  static const Want wants[] = {{7, "TRACE", 10},  {6, "EXPLICIT", 1},     {8, "EVT_SEM", 1},
+                               {9, "TPB_ERROR", 1}, {2, "DGE_METADATA", 1}};
+  bool ok = r.routes.count(kCore) && r.routes.at(kCore) == 0x03249867u;
+  std::size_t expected = 0;
+  for (const auto& w : wants) {
+    unsigned n = 0;
+    for (const auto& c : r.records)
+      if (c.queue == w.queue && std::strcmp(kind_name(c.decoded), w.kind) == 0) ++n;
+    std::printf("# queue %u: %u %s (want %u)\n", w.queue, n, w.kind, w.n);
+    ok = ok && n == w.n;
+    expected += w.n;
+  }
+  std::printf("# status %d (%s), %zu records (want %zu)\n", static_cast<int>(r.status), status_name(r.status),
+              r.records.size(), expected);
+  // FP_NAN is an error record: COMPLETED_WITH_ERR
+  tap(ok && r.records.size() == expected && static_cast<int>(r.status) == 1004, "routed_execute");
+  auto back = d->route(kCore);
+  tap(back && *back == NEURON_ROUTE_DEFAULT, "route_default_after_release");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::printf("TAP version 13\n");
   if (argc > 2 && std::strcmp(argv[1], "--uid") == 0) {
+    throttle_is_its_own_outcome(argc > 3 ? argv[3] : "/dev/nnq0");
     const auto uid = static_cast<uid_t>(std::strtoul(argv[2], nullptr, 10));
     const gid_t g = uid;
     if (setgroups(1, &g) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid)) {
@@ -139,6 +210,7 @@ int main(int argc, char** argv) {
   own_overflow_edge(path);
   execute_stops_on_overflow(path);
   timeout_on_a_preowned_core(path);
+  routed_execute(path);
   std::printf("# execute_vm: %d of %d checks failed\n", failures, test_no);
   return failures != 0;
 }

@@ -81,6 +81,8 @@ struct RunArgs {
   bool no_trace = false;
   bool stop_on_fatal = false;
   std::string features;  // "" = the program's directive, if any
+  std::string route;     // run --route WORD: the ROUTE word of the program's cores; "" = as they are
+  bool throttle = false; // run --throttle: arm throttle notifications for the run (CAP_SYS_ADMIN)
   std::string perfetto;
   std::optional<CoreList> cores;  // the global --cores, set when the command runs
   // run and monitor in an error storm (tools/storm.hpp)

@@ -97,6 +97,9 @@ int cmd_monitor(const MonitorArgs& a) {
 
   std::vector<std::unique_ptr<ReapQueue>> queues;
   std::uint32_t our_queues = 0;
+  // the core's route as the driver reports it with the queues (NQ_INFO):
+  // records are decoded with it (docs/decisions.md#route-programmable)
+  std::uint32_t route = NEURON_ROUTE_DEFAULT;
   for (unsigned q : a.queues) {
     NotificationQueue::Options o;
     o.size = a.size;
@@ -105,6 +108,7 @@ int cmd_monitor(const MonitorArgs& a) {
     o.eventfd = true;
     auto nq = NotificationQueue::create(*dev, a.core, q, o);
     if (!nq) return fail(nq.error());
+    route = nq->route();
     queues.push_back(make_reap_queue(std::move(nq).value()));
     our_queues |= 1u << q;
   }
@@ -117,7 +121,7 @@ int cmd_monitor(const MonitorArgs& a) {
   Reaper::Options ro;
   ro.on_records = [&](unsigned core, unsigned queue, std::span<const Record> recs) {
     const std::int64_t now = monotonic_ns();
-    const QueueClass cls = queue_class(queue);
+    const QueueClass cls = queue_class(queue, route);
     for (const Record& r : recs) storm.add(core, queue, r, decode(r, cls), now);
     const std::uint64_t one = 1;
     (void)!::write(notify.get(), &one, sizeof one);
@@ -188,7 +192,8 @@ int cmd_monitor(const MonitorArgs& a) {
     std::fflush(stdout);
   };
   const auto add_batches = [&] {
-    for (const auto& sh : storm.take_shown()) merger.add_records(sh.arrival_ns, sh.core, sh.queue, {&sh.rec, 1});
+    for (const auto& sh : storm.take_shown())
+      merger.add_records(sh.arrival_ns, sh.core, sh.queue, queue_class(sh.queue, route), {&sh.rec, 1});
   };
   const std::int64_t interval_ns = static_cast<std::int64_t>(a.run.interval * 1e9);
   std::int64_t next_interval = monotonic_ns() + interval_ns;

@@ -48,6 +48,8 @@ ExecOptions exec_options(const RunArgs& a, bool trace) {
   o.queues = 6;
   o.halt_ends_wait = a.stop_on_fatal;
   o.cores = a.cores;
+  // checked by the option's number_option(UINT32_MAX)
+  if (!a.route.empty()) o.route = static_cast<std::uint32_t>(std::stoul(a.route, nullptr, 0));
   return o;
 }
 
@@ -96,6 +98,7 @@ struct RunTotals {
   std::uint64_t n_edges = 0, lost = 0, wakes = 0, late_records = 0, reaper_events = 0;
   std::vector<EngineStatus> engines;  // of the last run
   std::optional<std::uint32_t> features;
+  std::map<unsigned, std::uint32_t> routes;  // of the last run: each core's ROUTE word
   double elapsed_ms = 0;
 };
 
@@ -118,6 +121,7 @@ void add_run(RunTotals& t, const ExecResult& r) {
   t.reaper_events += r.reaper.events;
   t.engines = r.engines;
   t.features = r.features;
+  t.routes = r.routes;
   t.elapsed_ms += std::chrono::duration<double, std::milli>(r.elapsed).count();
 }
 
@@ -153,6 +157,9 @@ void print_run_summary_json(std::FILE* out, const RunTotals& t, const Program& p
   j["elapsed_ms"] = t.elapsed_ms;
   j["features"] = t.features ? nlohmann::json(*t.features) : nlohmann::json(nullptr);
   j["first_error"] = t.first_error ? nlohmann::json(first_error_text(*t.first_error, prog)) : nlohmann::json(nullptr);
+  nlohmann::json routes = nlohmann::json::object();
+  for (const auto& [core, route] : t.routes) routes[std::to_string(core)] = fmt::format("{:#010x}", route);
+  j["routes"] = routes;
   j["throttle_records"] = t.throttle_records;
   j["first_throttle"] =
       t.first_throttle ? nlohmann::json(first_error_text(*t.first_throttle, prog)) : nlohmann::json(nullptr);
@@ -164,6 +171,8 @@ void print_run_summary_text(std::FILE* out, const RunTotals& t, const Program& p
   fmt::print(out, "\n");
   if (t.runs > 1) fmt::print(out, "runs: {}\n", t.runs);
   print_totals_text(out, st, group_lines);
+  for (const auto& [core, route] : t.routes)
+    if (route != NEURON_ROUTE_DEFAULT) fmt::print(out, "core {} route: {:#010x}\n", core, route);
   if (t.first_error) fmt::print(out, "first error: {}\n", first_error_text(*t.first_error, prog));
   if (t.throttle_records)
     fmt::print(out, "throttled: {} throttle record{} (not errors), first: {}\n", t.throttle_records,
@@ -206,7 +215,7 @@ class RunPrinter {
     std::stable_sort(shown.begin(), shown.end(),
                      [](const Shown& a, const Shown& b) { return a.rec.timestamp_ps() < b.rec.timestamp_ps(); });
     for (const auto& s : shown) {
-      const Decoded d = decode(s.rec, queue_class(s.queue));
+      const Decoded& d = s.decoded;  // execute()'s, with the core's route
       const std::string text = record_sentence(d, prog_, s.core);
       if (json_)
         fmt::print(out_, "{}\n", record_json(s.core, s.queue, d, text).dump());
@@ -263,10 +272,15 @@ int cmd_run(const RunArgs& a) {
   std::optional<std::uint32_t> features = prog->features;
   if (!a.features.empty()) features = parse_u32(a.features);
   printer.header(features);
+  // --throttle: device-wide, so armed for these runs only and disarmed after
+  // (docs/hardware.md#throttle; EPERM without CAP_SYS_ADMIN)
+  if (a.throttle)
+    if (auto st = dev->throttle(true); !st) return fail(st.error());
   for (run_no = 0; run_no < a.repeat; ++run_no) {
     ExecResult r = execute(*dev, *prog, o);
     progress.clear();
     if (r.status == ExecStatus::Failure && r.error) {
+      if (a.throttle) (void)dev->throttle(false);
       printer.pump(true);
       return fail(*r.error);
     }
@@ -278,6 +292,7 @@ int cmd_run(const RunArgs& a) {
     // a stuck or overflowing run makes the next one meaningless
     if (r.status == ExecStatus::Timeout || r.status == ExecStatus::SwNqOverflow) break;
   }
+  if (a.throttle) (void)dev->throttle(false);
   printer.pump(true);
   const auto st = storm.totals();
   if (a.json) print_run_summary_json(stdout, t, *prog, st, a.group_lines);
@@ -461,6 +476,14 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
       ->check(number_option(UINT32_MAX));
   run->add_flag("--stop-on-fatal", ra->stop_on_fatal,
                 "Stop waiting when an engine reports a fatal error (status COMPLETED_WITH_ERR instead of TIMEOUT)");
+  run->add_option("--route", ra->route,
+                  "NOTIFIC ROUTE word for the program's cores, 4 bits per record class (trace, EXPLICIT, "
+                  "EVT_SEM, error, throttle, DGE, DMA from bit 0), e.g. 0x03249867; default: as they are "
+                  "(docs/hardware.md#nq-routing)")
+      ->check(number_option(UINT32_MAX));
+  run->add_flag("--throttle", ra->throttle,
+                "Arm throttle notifications (device-wide, CAP_SYS_ADMIN) for the run: throttle records, "
+                "status COMPLETED_THROTTLED (exit 7) when nothing worse happens");
   add_storm_options(*run, *ra);
   out.push_back({run, [ra, g] {
                    ra->cores = g->core_list();

@@ -13,7 +13,8 @@
 
 namespace neuron::cli {
 
-void Merger::add_records(std::int64_t arrival_ns, unsigned core, unsigned queue, std::span<const Record> recs) {
+void Merger::add_records(std::int64_t arrival_ns, unsigned core, unsigned queue, QueueClass cls,
+                         std::span<const Record> recs) {
   for (const auto& r : recs) {
     const std::int64_t dev_ns = static_cast<std::int64_t>(r.timestamp_ps() / 1000);
     const std::int64_t off = arrival_ns - dev_ns;
@@ -22,6 +23,7 @@ void Merger::add_records(std::int64_t arrival_ns, unsigned core, unsigned queue,
     it.is_record = true;
     it.core = core;
     it.queue = queue;
+    it.cls = cls;
     it.rec = r;
     it.seq = seq_++;
     pending_.push_back(it);
@@ -53,7 +55,7 @@ std::vector<Item> Merger::take(std::int64_t now_ns, bool all) {
 namespace {
 
 void print_record(std::FILE* out, const Item& it, const Program& prog, std::optional<std::int64_t> offset, bool json) {
-  const Decoded d = decode(it.rec, queue_class(it.queue));
+  const Decoded d = decode(it.rec, it.cls);
   const std::string text = record_sentence(d, prog, it.core);
   if (json) {
     auto line = record_json(it.core, it.queue, d, text);

@@ -22,6 +22,7 @@ struct Item {
   bool is_record = false;
   unsigned core = 0, queue = 0;
   Record rec;
+  QueueClass cls = QueueClass::Any;  // the queue's class under its core's route
   NetlinkEvent ev;
 };
 
@@ -51,7 +52,9 @@ class Merger {
 
   /// Records drained from one queue at `arrival_ns` (CLOCK_MONOTONIC); each
   /// tightens the offset estimate.
-  void add_records(std::int64_t arrival_ns, unsigned core, unsigned queue, std::span<const Record> recs);
+  /// `cls`: the queue's class under its core's route (queue_class(queue, route)).
+  void add_records(std::int64_t arrival_ns, unsigned core, unsigned queue, QueueClass cls,
+                   std::span<const Record> recs);
   /// An interrupt edge; its timestamp_ns is already CLOCK_MONOTONIC.
   void add_event(const NetlinkEvent& e);
   /// Items older than the window before `now_ns` (all of them with `all`),

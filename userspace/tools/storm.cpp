@@ -80,7 +80,7 @@ void Storm::add(unsigned core, unsigned queue, const Record& r, const Decoded& d
     ++dropped_;
     return;
   }
-  shown_.push_back(Shown{arrival_ns, core, queue, r});
+  shown_.push_back(Shown{arrival_ns, core, queue, r, d});
 }
 
 std::vector<Shown> Storm::take_shown() {

@@ -67,6 +67,7 @@ struct Shown {
   std::int64_t arrival_ns = 0;  // CLOCK_MONOTONIC when drained
   unsigned core = 0, queue = 0;
   Record rec;
+  Decoded decoded;  // as the drainer decoded it: with its queue's route
 };
 
 class Storm {

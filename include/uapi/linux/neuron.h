@@ -147,8 +147,13 @@
  */
 #define NEURON_CAP_PAGE_SIZE	(1ull << 8)
 /*
+ * NEURON_IOC_NQ_ROUTE; struct neuron_nq_info @route
+ * (docs/decisions.md#route-programmable)
+ */
+#define NEURON_CAP_ROUTE	(1ull << 9)
+/*
  * per-core device nodes /dev/nnqN-coreC, struct neuron_device_info
- * @file_cores (docs/decisions.md#core-nodes); bit 9 is NEURON_CAP_HANG's
+ * @file_cores (docs/decisions.md#core-nodes)
  */
 #define NEURON_CAP_CORE_NODES	(1ull << 10)
 
@@ -176,6 +181,7 @@
 #define NEURON_TIMESTAMP_SIZE_VER0	40
 #define NEURON_CORE_GRANT_SIZE_VER0	32
 #define NEURON_NQ_HEAD_SIZE_VER0	24
+#define NEURON_NQ_ROUTE_SIZE_VER0	24
 
 /* Limits of NEURON_IOC_NQ_INIT.size: a power of two in [MIN, MAX] bytes. */
 #define NEURON_NQ_SIZE_MIN	64		/* 4 records */
@@ -343,7 +349,13 @@ struct neuron_nq_id {
  * @coalesce_ns:	the queue's coalescing time limit in nanoseconds; 0 =
  *			none (NEURON_IOC_NQ_INIT, NEURON_IOC_NQ_COALESCE). Was
  *			reserved (zero) in the first release.
- * @reserved1:		in: must be zero
+ * @route:		out: the core's ROUTE word (one 4-bit queue number
+ *			per enum neuron_notific_class, NEURON_ROUTE_QUEUE()),
+ *			which decides the class of the records this queue
+ *			gets; fixed while the queue lives (NEURON_IOC_NQ_ROUTE
+ *			refuses SET on a core with a queue). In: ignored. Was
+ *			@reserved1 (in: zero, out: zero) before
+ *			NEURON_CAP_ROUTE
  * @reserved:		in: must be zero
  *
  * Errors: -EINVAL, -ENOENT (queue not initialised by this file).
@@ -360,7 +372,7 @@ struct neuron_nq_info {
 	__u64 overflow_count;
 	__u64 drop_count;
 	__u32 coalesce_ns;
-	__u32 reserved1;
+	__u32 route;
 	__u64 reserved;
 };
 
@@ -763,6 +775,50 @@ struct neuron_notify_trigger {
 	__u64 reserved;
 };
 
+/* NEURON_IOC_NQ_ROUTE operations */
+#define NEURON_ROUTE_OP_GET	0	/* read the core's route */
+#define NEURON_ROUTE_OP_SET	1	/* program the core's route */
+/* the bits of a route word that name a class's queue (classes 0..6) */
+#define NEURON_ROUTE_MASK	0x0fffffffu
+
+/**
+ * struct neuron_nq_route - NEURON_IOC_NQ_ROUTE (in/out)
+ * @core:	in: core index, < num_cores
+ * @op:		in: NEURON_ROUTE_OP_GET or NEURON_ROUTE_OP_SET
+ * @route:	in (SET): the new route word: 4 bits per enum
+ *		neuron_notific_class, class c in bits 4c+3..4c
+ *		(NEURON_ROUTE_QUEUE()), each a software queue below
+ *		queues_per_core; bits 31..28 (no class) zero. GET: must be
+ *		zero. Out: the core's route after the call, read back from
+ *		the device
+ * @reserved0:	in: must be zero
+ * @reserved:	in: must be zero
+ *
+ * Which software queue of the core each class of record goes to
+ * (docs/hardware.md#nq-routing). A route is the core's, not an engine's:
+ * all five engines of a core share it (docs/decisions.md#route-programmable).
+ * The core's owner sets it; a free core becomes the caller's
+ * (docs/decisions.md#tenancy). It is NEURON_ROUTE_DEFAULT after the
+ * device's reset and again whenever the core's owner gives the core up
+ * (NEURON_IOC_CORE_RELEASE, close, exit), so every owner starts from the
+ * default. SET is refused while the calling file has a queue on the core:
+ * a queue's records keep the class they were routed with. GET needs no
+ * ownership. Several classes may share a queue; the lowest class routed to
+ * a queue names it for a decoder (libneuron queue_class()).
+ * Errors: -EINVAL (@core, @op, @route: a class's queue at or above
+ * queues_per_core or a bit above NEURON_ROUTE_MASK; @route nonzero for
+ * GET; reserved nonzero), -EPERM (SET: another file owns the core), -EBUSY
+ * (SET: this file has a queue on the core: NEURON_IOC_NQ_DESTROY it
+ * first), -EIO (stale file), -ENODEV (device removed).
+ */
+struct neuron_nq_route {
+	__u32 core;
+	__u32 op;
+	__u32 route;
+	__u32 reserved0;
+	__u64 reserved;
+};
+
 /* NEURON_IOC_MEM_ALLOC flags */
 #define NEURON_MEM_F_FIXED	(1u << 0) /* place at @offset exactly, never elsewhere */
 #define NEURON_MEM_F_ALL	NEURON_MEM_F_FIXED
@@ -1114,5 +1170,6 @@ enum neuron_genl_attr {
 #define NEURON_IOC_TIMESTAMP	_IOWR(NEURON_IOCTL_MAGIC, 0x12, struct neuron_timestamp)
 #define NEURON_IOC_CORE_GRANT	_IOWR(NEURON_IOCTL_MAGIC, 0x13, struct neuron_core_grant)
 #define NEURON_IOC_NQ_HEAD	_IOW(NEURON_IOCTL_MAGIC, 0x14, struct neuron_nq_head)
+#define NEURON_IOC_NQ_ROUTE	_IOWR(NEURON_IOCTL_MAGIC, 0x15, struct neuron_nq_route)
 
 #endif /* _UAPI_LINUX_NEURON_H */

@@ -297,7 +297,7 @@ TEST_F(cq, info_reports)
 	ASSERT_EQ(0, nq_info(self->fd, CORE, QUEUE, &info));
 	EXPECT_EQ(7, info.threshold);
 	EXPECT_EQ(123456, info.coalesce_ns);
-	EXPECT_EQ(0, info.reserved1);
+	EXPECT_EQ(0x01543210, info.route);	/* NEURON_ROUTE_DEFAULT */
 	EXPECT_EQ(0, info.reserved);
 	ASSERT_EQ(0, nq_coalesce(self->fd, CORE, QUEUE, 0, 0));
 	ASSERT_EQ(0, nq_info(self->fd, CORE, QUEUE, &info));

@@ -684,7 +684,7 @@ static const struct field f_nqinfo[] = {
 	FLD(struct neuron_nq_info, phase), FLDS(struct neuron_nq_info, size),
 	FLD(struct neuron_nq_info, flags), FLD(struct neuron_nq_info, threshold),
 	FLD(struct neuron_nq_info, overflow_count), FLD(struct neuron_nq_info, drop_count),
-	FLD(struct neuron_nq_info, coalesce_ns), FLD(struct neuron_nq_info, reserved1),
+	FLD(struct neuron_nq_info, coalesce_ns), FLD(struct neuron_nq_info, route),
 	FLD(struct neuron_nq_info, reserved),
 };
 static const struct field f_ts[] = {
@@ -1775,6 +1775,7 @@ static const struct fz_cmd {
 	{ NEURON_IOC_TIMESTAMP, "TIMESTAMP", { 0 } },
 	{ NEURON_IOC_CORE_GRANT, "CORE_GRANT", { EPERM } },
 	{ NEURON_IOC_NQ_HEAD, "NQ_HEAD", { ENOENT } },
+	{ NEURON_IOC_NQ_ROUTE, "NQ_ROUTE", { EPERM, EBUSY, ENOMEM } },
 };
 
 struct fz_map {
@@ -2069,6 +2070,21 @@ static void fz_plausible(struct fz *z, int ci, void *arg, size_t size)
 			a->reserved = 1;
 		break;
 	}
+	case 21: {	/* NQ_ROUTE: cores 0..2, GET/SET/bad op, good and bad routes */
+		struct neuron_nq_route *a = arg;
+		static const uint32_t routes[] = { 0, 0x01543210, 0x03249867, 0x09999999,
+						   0x0154321a, 0x11543210 };
+
+		a->core = (r >> 8) % 3;
+		a->op = (r >> 16) % 3;
+		a->route = (r >> 24) % 8 ? routes[(r >> 28) % ARRAY_SIZE(routes)] :
+					   (uint32_t)rnd(&z->rng);
+		if (!((r >> 40) % 10))
+			a->reserved0 = 1;
+		if (!((r >> 48) % 10))
+			a->reserved = 1;
+		break;
+	}
 	default:
 		break;
 	}
@@ -2108,6 +2124,7 @@ static bool fz_changed_a_core(unsigned long cmd, const void *u)
 	const struct neuron_evt_sem *sem = u;
 	const struct neuron_cores *co = u;
 	const struct neuron_core_grant *cg = u;
+	const struct neuron_nq_route *nr = u;
 
 	switch (cmd) {
 	case NEURON_IOC_NQ_INIT: case NEURON_IOC_SUBMIT: case NEURON_IOC_ENGINE_RESET:
@@ -2121,6 +2138,8 @@ static bool fz_changed_a_core(unsigned long cmd, const void *u)
 		return !u || co->owned;
 	case NEURON_IOC_CORE_GRANT:
 		return !u || cg->cores || cg->granted;
+	case NEURON_IOC_NQ_ROUTE:
+		return !u || nr->op != NEURON_ROUTE_OP_GET;
 	default:
 		return false;
 	}

@@ -168,8 +168,12 @@ TEST(v0_program_runs)
 	EXPECT_EQ(NOTIFIES, nqi.tail);
 	EXPECT_EQ(NOTIFIES, nqi.head);
 	EXPECT_EQ(4096, nqi.size);
-	/* what became coalesce_ns (bytes 48..51) reads zero to the old caller */
-	EXPECT_EQ(0, nqi.reserved[0]);
+	/*
+	 * what became coalesce_ns (bytes 48..51) reads zero to the old caller;
+	 * what became route (bytes 52..55, little-endian: the upper half of the
+	 * first reserved word) is the core's default route, 0x01543210
+	 */
+	EXPECT_EQ(0x0154321000000000ull, nqi.reserved[0]);
 	EXPECT_EQ(0, nqi.reserved[1]);
 	/*
 	 * the first release's NQ_INIT knew no time limit: today's NQ_INFO
@@ -336,10 +340,10 @@ TEST(capabilities)
 	/*
 	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
 	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6;
-	 * STATUS_PAGE: bit 7; PAGE_SIZE: bit 8; CORE_NODES: bit 10 (bit 9
-	 * is HANG's, not in this driver)
+	 * STATUS_PAGE: bit 7; PAGE_SIZE: bit 8; ROUTE: bit 9; CORE_NODES: bit 10
 	 */
-	EXPECT_EQ(0x5ffull, info.capabilities);
+	EXPECT_EQ(0x7ffull, info.capabilities);
+	EXPECT_EQ(1ull << 9, info.capabilities & NEURON_CAP_ROUTE);
 	EXPECT_EQ(1ull << 10, info.capabilities & NEURON_CAP_CORE_NODES);
 	EXPECT_EQ(1ull << 6, info.capabilities & NEURON_CAP_SUBMIT_GRANT);
 	EXPECT_EQ(1ull << 7, info.capabilities & NEURON_CAP_STATUS_PAGE);

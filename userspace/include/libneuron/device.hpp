@@ -337,6 +337,25 @@ class Device {
   /// (records to NUM4, docs/hardware.md#throttle). The throttle edge is counted
   /// either way.
   [[nodiscard]] Status throttle(bool enable) const;
+  /// NEURON_IOC_NQ_ROUTE GET: the core's ROUTE word, one 4-bit software
+  /// queue number per enum neuron_notific_class (NEURON_ROUTE_QUEUE(),
+  /// docs/hardware.md#nq-routing, docs/decisions.md#route-programmable);
+  /// needs no ownership. From a driver without NEURON_CAP_ROUTE:
+  /// NEURON_ROUTE_DEFAULT, the only route such a driver leaves (no ioctl).
+  /// Errors: the driver's errno (EINVAL: core out of range; EIO, ENODEV),
+  /// what = "NEURON_IOC_NQ_ROUTE core=C op=GET".
+  [[nodiscard]] Result<std::uint32_t> route(unsigned core) const;
+  /// NEURON_IOC_NQ_ROUTE SET: program the core's ROUTE word (each class's
+  /// queue below queues_per_core, bits 31..28 zero); returns the word read
+  /// back. Needs ownership (a free core becomes this file's); refused while
+  /// this file has a queue on the core, so make queues after it. The route
+  /// is NEURON_ROUTE_DEFAULT again once the owner gives the core up.
+  /// Errors: errc::not_supported (no NEURON_CAP_ROUTE and `route` is not
+  /// the default; no ioctl); the driver's errno: EINVAL (core or route; the
+  /// message names the route in hex), EPERM (another file owns the core),
+  /// EBUSY (this file has a queue on the core), EIO, ENODEV; what =
+  /// "NEURON_IOC_NQ_ROUTE core=C op=SET route=0x...".
+  [[nodiscard]] Result<std::uint32_t> set_route(unsigned core, std::uint32_t route) const;
   /// What NEURON_IOC_NOTIFY_TRIGGER reports after the change.
   struct NotifyTriggers {
     std::uint32_t dma_armed = 0;  ///< bit q: DMA queue q writes DMA records
@@ -680,7 +699,19 @@ class NotificationQueue {
   [[nodiscard]] unsigned core() const noexcept { return core_; }
   [[nodiscard]] unsigned queue() const noexcept { return queue_; }
   [[nodiscard]] std::uint32_t size() const noexcept { return size_; }
-  [[nodiscard]] QueueClass queue_class() const noexcept { return neuron::queue_class(queue_); }
+  /// The core's ROUTE word the queue's records were routed with: NQ_INFO's
+  /// `route`, read once at create() (the driver refuses a route change
+  /// while the queue lives, docs/decisions.md#route-programmable);
+  /// NEURON_ROUTE_DEFAULT for over() and from a driver without
+  /// NEURON_CAP_ROUTE.
+  [[nodiscard]] std::uint32_t route() const noexcept { return route_; }
+  /// The class of record this queue gets under route() (the lowest class
+  /// routed to it; QueueClass::Any if none is).
+  [[nodiscard]] QueueClass queue_class() const noexcept { return neuron::queue_class(queue_, route_); }
+  /// decode(r, queue_class()): every kind right, DGE metadata included,
+  /// with no queue or route from the caller
+  /// (docs/decisions.md#dge-metadata-route).
+  [[nodiscard]] Decoded decode(const Record& r) const noexcept { return neuron::decode(r, queue_class()); }
   /// Records known lost to overwrites so far.
   [[nodiscard]] std::uint64_t lost() const noexcept { return lost_; }
 
@@ -752,6 +783,7 @@ class NotificationQueue {
   bool coalesce_cap_ = false;                      // the driver has NEURON_CAP_COALESCE
   std::optional<std::uint32_t> device_index_;      // N of /dev/nnqN
   std::shared_ptr<const StatusPage> status_;       // the open file's status page, if the driver has one
+  std::uint32_t route_ = NEURON_ROUTE_DEFAULT;     // the core's route (NQ_INFO at create)
 };
 
 }  // namespace neuron

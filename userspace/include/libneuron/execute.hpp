@@ -66,9 +66,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "libneuron/program.hpp"
@@ -154,6 +156,15 @@ struct ExecOptions {
   /// Called for each record as it is drained, on the reap thread (keep it
   /// short: the rings wait for it). nullptr: none.
   std::function<void(const CollectedRecord&)> on_record;
+  /// The NOTIFIC ROUTE word (docs/hardware.md#nq-routing) to program on
+  /// every core the program uses before its queues are made
+  /// (Device::set_route(): the file must not have a queue there; a core
+  /// execute() acquires goes back to NEURON_ROUTE_DEFAULT when it releases
+  /// it). nullopt: each core keeps the route it has. Either way the queues
+  /// made are 0..queues-1 and every queue the route sends a class to, and
+  /// each record is decoded with its core's route as read back
+  /// (ExecResult::routes).
+  std::optional<std::uint32_t> route;
   /// Keep every record in ExecResult::records. false: records are only
   /// handed to on_record (and first_error kept), so memory does not grow
   /// with the number of records (`neuron-nq run` in an error storm).
@@ -185,6 +196,9 @@ struct ExecResult {
   /// Throttle records drained (whatever keep_records says). Nonzero, with
   /// nothing worse, makes the status COMPLETED_THROTTLED.
   std::uint64_t throttle_records = 0;
+  /// Each used core's ROUTE word, read back before its queues were made:
+  /// the route its records were decoded with.
+  std::map<unsigned, std::uint32_t> routes;
 };
 
 /// What execute() needs from a device; DeviceTarget is the real one, tests
@@ -213,6 +227,21 @@ class ExecTarget {
   virtual Status mem_alloc_fixed(std::uint64_t offset, std::uint64_t size) = 0;
   /// NEURON_IOC_MEM_FREE.
   virtual Status mem_free(std::uint64_t offset) = 0;
+  /// NEURON_IOC_NQ_ROUTE GET (Device::route()). The default is a target
+  /// whose cores keep NEURON_ROUTE_DEFAULT.
+  virtual Result<std::uint32_t> route(unsigned core) {
+    (void)core;
+    return NEURON_ROUTE_DEFAULT;
+  }
+  /// NEURON_IOC_NQ_ROUTE SET (Device::set_route()): the route read back.
+  /// The default takes only NEURON_ROUTE_DEFAULT (errc::not_supported else).
+  virtual Result<std::uint32_t> set_route(unsigned core, std::uint32_t route) {
+    if (route == NEURON_ROUTE_DEFAULT) return route;
+    return unexpected(errc::not_supported, fmt_route_unsupported(core, route));
+  }
+
+ protected:
+  static std::string fmt_route_unsupported(unsigned core, std::uint32_t route);
 };
 
 /// ExecTarget over a Device: NotificationQueues and an EventStream, with RAII.
@@ -232,6 +261,8 @@ class DeviceTarget final : public ExecTarget {
   Result<std::vector<CoreOwner>> core_owners() override;
   Status mem_alloc_fixed(std::uint64_t offset, std::uint64_t size) override;
   Status mem_free(std::uint64_t offset) override;
+  Result<std::uint32_t> route(unsigned core) override;
+  Result<std::uint32_t> set_route(unsigned core, std::uint32_t route) override;
 
  private:
   const Device& dev_;

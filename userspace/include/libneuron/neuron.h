@@ -369,6 +369,10 @@ struct libneuron_engine_status {
  * @coalesce_ns: coalescing time limit, ns (0 none)
  * @overflow_count: records written over unread ones (lossy queues)
  * @drop_count: records the device dropped for this queue
+ * @route: the core's NOTIFIC ROUTE word the queue's records were routed
+ *	with (docs/hardware.md#nq-routing); was reserved (zero) before 0.2
+ *	met a driver with NEURON_CAP_ROUTE, and is NEURON_ROUTE_DEFAULT from
+ *	a driver without it
  */
 struct libneuron_queue_info {
 	uint32_t core;
@@ -380,7 +384,7 @@ struct libneuron_queue_info {
 	uint32_t flags;
 	uint32_t threshold;
 	uint32_t coalesce_ns;
-	uint32_t reserved;
+	uint32_t route;
 	uint64_t overflow_count;
 	uint64_t drop_count;
 };
@@ -498,6 +502,56 @@ LIBNEURON_API int libneuron_engine_reset(libneuron_device *dev, unsigned core, u
  * reset) or another driver errno.
  */
 LIBNEURON_API int libneuron_queue_get_info(const libneuron_queue *q, struct libneuron_queue_info *out);
+
+/**
+ * libneuron_queue_decode() - decode one record drained from @q with the
+ * queue's number and the route its core had when the queue was made
+ * (docs/decisions.md#dge-metadata-route, #route-programmable): every kind
+ * right, DGE metadata included, with no queue or route from the caller.
+ * @q: the queue @rec was drained from
+ * @rec: the record
+ * @out: filled on success
+ *
+ * No system call: the route is read once, when the queue is made (the
+ * driver refuses a route change while the queue lives).
+ * Return: 0, or -EINVAL (NULL @q, @rec or @out).
+ */
+LIBNEURON_API int libneuron_queue_decode(const libneuron_queue *q, const struct libneuron_record *rec,
+					 struct libneuron_decoded *out);
+
+/**
+ * libneuron_core_get_route() - NEURON_IOC_NQ_ROUTE GET: the core's NOTIFIC
+ * ROUTE word, one 4-bit software queue per enum neuron_notific_class
+ * (NEURON_ROUTE_QUEUE(), docs/hardware.md#nq-routing); needs no ownership.
+ * @dev: the device
+ * @core: core index, < num_cores
+ * @route: receives the word (NEURON_ROUTE_DEFAULT from a driver without
+ *	NEURON_CAP_ROUTE)
+ *
+ * Return: 0, -EINVAL (NULL @dev or @route, @core out of range), -EBADF
+ * (read-only), -EIO/-ENODEV.
+ */
+LIBNEURON_API int libneuron_core_get_route(libneuron_device *dev, unsigned core, uint32_t *route);
+
+/**
+ * libneuron_core_set_route() - NEURON_IOC_NQ_ROUTE SET: program which
+ * software queue each class of the core's records goes to
+ * (docs/decisions.md#route-programmable). The core must be this file's (a
+ * free one becomes it) and carry no queue of it: set the route first, then
+ * make the queues. It is NEURON_ROUTE_DEFAULT again once the core is given up.
+ * @dev: the device
+ * @core: core index, < num_cores
+ * @route: 4 bits per class, each a queue below queues_per_core (10); bits
+ *	31..28 zero
+ * @out: if not NULL, receives the word read back from the device
+ *
+ * Return: 0, -EINVAL (NULL @dev, @core or @route out of range;
+ * libneuron_last_error() names it), -EPERM (another file owns the core),
+ * -EBUSY (this file has a queue on the core), -EOPNOTSUPP (a driver without
+ * NEURON_CAP_ROUTE and @route not the default), -EBADF (read-only),
+ * -EIO/-ENODEV.
+ */
+LIBNEURON_API int libneuron_core_set_route(libneuron_device *dev, unsigned core, uint32_t route, uint32_t *out);
 
 /**
  * libneuron_last_error() - what the last failing call of this thread asked

@@ -108,6 +108,21 @@ static void runtime_call_checks(void)
 	check(libneuron_queue_get_info(NULL, &qi) == -EINVAL &&
 	      strcmp(libneuron_last_error(), "libneuron_queue_get_info: q is NULL") == 0,
 	      "queue_info_null_queue_einval_named");
+	{
+		struct libneuron_record rec = { { 0 } };
+		struct libneuron_decoded dd;
+		uint32_t route = 0;
+
+		check(libneuron_queue_decode(NULL, &rec, &dd) == -EINVAL &&
+		      strcmp(libneuron_last_error(), "libneuron_queue_decode: q is NULL") == 0,
+		      "queue_decode_null_queue_einval_named");
+		check(libneuron_core_get_route(NULL, 0, &route) == -EINVAL &&
+		      strcmp(libneuron_last_error(), "libneuron_core_get_route: dev is NULL") == 0,
+		      "get_route_null_device_einval_named");
+		check(libneuron_core_set_route(NULL, 0, 0x01543210u, NULL) == -EINVAL &&
+		      strcmp(libneuron_last_error(), "libneuron_core_set_route: dev is NULL") == 0,
+		      "set_route_null_device_einval_named");
+	}
 	/* the sizes a C caller compiles in: fixed by hand from the fields */
 	check(sizeof(struct libneuron_device_info) == 88 && sizeof(struct libneuron_event) == 64 &&
 	      sizeof(struct libneuron_engine_status) == 40 && sizeof(struct libneuron_queue_info) == 56,
