@@ -77,7 +77,8 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 	info->capabilities = NEURON_CAP_SIZED_ARGS | NEURON_CAP_TENANCY |
 			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS |
 			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP |
-			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE;
+			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE |
+			     NEURON_CAP_HANG;
 	neuron_exit(ndev);
 	return 0;
 }
@@ -151,6 +152,7 @@ union neuron_ioctl_arg {
 	struct neuron_nq_coalesce nq_coalesce;
 	struct neuron_timestamp timestamp;
 	struct neuron_core_grant core_grant;
+	struct neuron_hang_timeout hang_timeout;
 };
 
 /**
@@ -191,6 +193,7 @@ static const struct neuron_ioctl_def neuron_ioctls[] = {
 	NEURON_IOCTL(NQ_COALESCE, NQ_COALESCE, false),
 	NEURON_IOCTL(TIMESTAMP, TIMESTAMP, true),
 	NEURON_IOCTL(CORE_GRANT, CORE_GRANT, false),
+	NEURON_IOCTL(HANG_TIMEOUT, HANG_TIMEOUT, false),
 };
 
 /*
@@ -256,6 +259,8 @@ static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
 		return neuron_ioctl_timestamp(nfile, &karg->timestamp);
 	case NEURON_IOC_CORE_GRANT:
 		return neuron_owner_ioctl_grant(nfile, &karg->core_grant);
+	case NEURON_IOC_HANG_TIMEOUT:
+		return neuron_hang_ioctl_timeout(nfile, &karg->hang_timeout);
 	}
 	return -ENOTTY;
 }

@@ -13,8 +13,8 @@
  * the engine and ownership code) becomes one struct neuron_event, handed
  * to neuron_events_broadcast(), which
  *  - appends it to the event queue of the files that see it: a ring of
- *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC or ENGINE_STOPPED edge goes
- *    to the owner of its core and to the watchers (files opened with
+ *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC, ENGINE_STOPPED or HANG edge
+ *    goes to the owner of its core and to the watchers (files opened with
  *    CAP_SYS_ADMIN); any other edge to every subscribed file
  *    (docs/decisions.md#tenancy). So the
  *    per-edge cost of the hot NOTIFIC path is one copy plus one per
@@ -171,7 +171,8 @@ static void neuron_events_push(struct neuron_file *nfile,
 static bool neuron_events_per_core(const struct neuron_event *ev)
 {
 	return ev->edge == NEURON_EDGE_NOTIFIC ||
-	       ev->edge == NEURON_EDGE_ENGINE_STOPPED;
+	       ev->edge == NEURON_EDGE_ENGINE_STOPPED ||
+	       ev->edge == NEURON_EDGE_HANG;
 }
 
 /*
@@ -199,7 +200,7 @@ static void neuron_events_deliver(struct neuron_device *ndev,
 		nfile = ndev->ev_owner[ev->core];
 		if (nfile && !nfile->ev_watch)
 			neuron_events_push(nfile, ev);
-		/* ENGINE_STOPPED's bits are engines, not queues */
+		/* ENGINE_STOPPED's and HANG's bits are engines, not queues */
 		if (ev->edge != NEURON_EDGE_NOTIFIC)
 			queues = 0;
 		for_each_set_bit(q, &queues, NEURON_NUM_SW_QUEUES) {

@@ -313,7 +313,7 @@ TEST(event_size)
 	memcpy(&ev, buf, sizeof(ev));
 	EXPECT_EQ(NEURON_EDGE_NOTIFIC, ev.edge);
 	EXPECT_EQ(56, ev.size);
-	EXPECT_EQ(0, ev.reserved);
+	EXPECT_EQ(0, ev.pc);	/* HANG only; reserved before */
 	EXPECT_EQ(0, ev.wrbuf_full);
 	EXPECT_EQ(0, ev.wrbuf_drop);
 	for (int i = 56; i < 64; i++) {
@@ -335,9 +335,10 @@ TEST(capabilities)
 	/*
 	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
 	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6;
-	 * STATUS_PAGE: bit 7
+	 * STATUS_PAGE: bit 7; HANG: bit 8
 	 */
-	EXPECT_EQ(0xffull, info.capabilities);
+	EXPECT_EQ(0x1ffull, info.capabilities);
+	EXPECT_EQ(1ull << 8, info.capabilities & NEURON_CAP_HANG);
 	EXPECT_EQ(1ull << 6, info.capabilities & NEURON_CAP_SUBMIT_GRANT);
 	EXPECT_EQ(1ull << 7, info.capabilities & NEURON_CAP_STATUS_PAGE);
 	EXPECT_EQ(0, info.reserved[0]);
