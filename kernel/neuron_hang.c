@@ -223,8 +223,8 @@ static void neuron_hang_dump(struct neuron_device *ndev, u32 c, u32 e,
 /* KOBJ_CHANGE NNQ_EVENT=hang, docs/decisions.md#uevents */
 static void neuron_hang_uevent(struct neuron_device *ndev, u32 c, u32 e, u32 pc)
 {
-	char core[24], engine[24], pcs[24];
-	char *envp[] = { "NNQ_EVENT=hang", core, engine, pcs, NULL };
+	char evt[] = "NNQ_EVENT=hang", core[24], engine[24], pcs[24];
+	char *envp[5] = { evt, core, engine, pcs, NULL };
 
 	if (!ndev->cdevice)
 		return;
