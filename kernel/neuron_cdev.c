@@ -79,7 +79,7 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 			     NEURON_CAP_EVENT_SIZE | NEURON_CAP_RESET_EVENTS |
 			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP |
 			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE |
-			     NEURON_CAP_PAGE_SIZE;
+			     NEURON_CAP_PAGE_SIZE | NEURON_CAP_HANG;
 	/* mapping lengths come from here, never from 4 KiB (neuron_mmap.c) */
 	info->page_size = PAGE_SIZE;
 	info->doorbell_size = neuron_mmap_doorbell_size();
@@ -157,6 +157,7 @@ union neuron_ioctl_arg {
 	struct neuron_timestamp timestamp;
 	struct neuron_core_grant core_grant;
 	struct neuron_nq_head nq_head;
+	struct neuron_hang_timeout hang_timeout;
 };
 
 /**
@@ -198,6 +199,7 @@ static const struct neuron_ioctl_def neuron_ioctls[] = {
 	NEURON_IOCTL(TIMESTAMP, TIMESTAMP, true),
 	NEURON_IOCTL(CORE_GRANT, CORE_GRANT, false),
 	NEURON_IOCTL(NQ_HEAD, NQ_HEAD, false),
+	NEURON_IOCTL(HANG_TIMEOUT, HANG_TIMEOUT, false),
 };
 
 /*
@@ -265,6 +267,8 @@ static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
 		return neuron_owner_ioctl_grant(nfile, &karg->core_grant);
 	case NEURON_IOC_NQ_HEAD:
 		return neuron_nq_ioctl_head(nfile, &karg->nq_head);
+	case NEURON_IOC_HANG_TIMEOUT:
+		return neuron_hang_ioctl_timeout(nfile, &karg->hang_timeout);
 	}
 	return -ENOTTY;
 }

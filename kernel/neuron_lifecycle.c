@@ -96,6 +96,7 @@ int neuron_dev_enable(struct neuron_device *ndev)
 	down_write(&ndev->rwsem);
 	ndev->offline = 0;
 	up_write(&ndev->rwsem);
+	neuron_hang_start(ndev);
 	neuron_uevent(ndev, "online", 0);
 out:
 	trace_neuron_enable(ndev->id, ret);
@@ -149,6 +150,7 @@ void neuron_dev_disable(struct neuron_device *ndev,
 	u32 queues;
 
 	neuron_dev_fence(ndev, cause);
+	neuron_hang_stop(ndev);
 	neuron_pause(ndev, NEURON_PAUSE_FENCED);
 	if (hw_ok && neuron_hw_gone(ndev))
 		hw_ok = false;

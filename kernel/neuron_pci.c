@@ -190,6 +190,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&ndev->ev_lock);
 	INIT_LIST_HEAD(&ndev->ev_files);
 	INIT_LIST_HEAD(&ndev->ev_watchers);
+	neuron_hang_init(ndev);
 
 	ret = neuron_pci_map(ndev);
 	if (ret)
