@@ -651,6 +651,7 @@ extern const struct dev_pm_ops neuron_pm_ops;
 
 /* ---- neuron_lifecycle.c ------------------------------------------------- */
 int neuron_dev_enable(struct neuron_device *ndev);
+void neuron_dev_removing(struct neuron_device *ndev);
 void neuron_dev_disable(struct neuron_device *ndev,
 			enum neuron_reset_cause cause, bool hw_ok);
 

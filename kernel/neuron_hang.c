@@ -23,8 +23,10 @@
  *    NNQ_EVENT=hang NNQ_CORE=<c> NNQ_ENGINE=<e> NNQ_PC=<pc>;
  *  - under the device's hang_policy "reset", the engine is reset and the
  *    stop reported (NEURON_EDGE_ENGINE_STOPPED, NEURON_STOP_HANG).
- * An engine seen HALTED (a fatal error) gets a devcoredump, once per halt,
- * and nothing else: the fatal error was already reported by its record.
+ * An engine seen HALTED (a fatal error) gets a devcoredump and a KOBJ_CHANGE
+ * uevent NNQ_EVENT=fatal NNQ_CORE NNQ_ENGINE NNQ_PC NNQ_ERROR=<error_id>,
+ * once per halt, and no event: the fatal error was already reported to the
+ * program's owner by its record.
  *
  * A hang is seen between timeout and timeout + two scan periods after the
  * last instruction retired (the stall starts at the first sample that
@@ -220,17 +222,28 @@ static void neuron_hang_dump(struct neuron_device *ndev, u32 c, u32 e,
 	dev_coredumpv(&ndev->pdev->dev, h, h->total_size, GFP_KERNEL);
 }
 
-/* KOBJ_CHANGE NNQ_EVENT=hang, docs/decisions.md#uevents */
-static void neuron_hang_uevent(struct neuron_device *ndev, u32 c, u32 e, u32 pc)
+/*
+ * KOBJ_CHANGE NNQ_EVENT=hang or fatal with the engine's core, number and
+ * pc (docs/decisions.md#uevents); a fatal one adds NNQ_ERROR, the
+ * engine's LAST_ERROR (a TPB error_id).
+ */
+static void neuron_hang_uevent(struct neuron_device *ndev, const char *what,
+			       u32 c, u32 e, u32 pc)
 {
-	char evt[] = "NNQ_EVENT=hang", core[24], engine[24], pcs[24];
-	char *envp[5] = { evt, core, engine, pcs, NULL };
+	char evt[24], core[24], engine[24], pcs[24], err[24];
+	char *envp[6] = { evt, core, engine, pcs, NULL, NULL };
 
 	if (!ndev->cdevice)
 		return;
+	snprintf(evt, sizeof(evt), "NNQ_EVENT=%s", what);
 	snprintf(core, sizeof(core), "NNQ_CORE=%u", c);
 	snprintf(engine, sizeof(engine), "NNQ_ENGINE=%u", e);
 	snprintf(pcs, sizeof(pcs), "NNQ_PC=%u", pc);
+	if (!strcmp(what, "fatal")) {
+		snprintf(err, sizeof(err), "NNQ_ERROR=%u",
+			 neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_LAST_ERROR)));
+		envp[4] = err;
+	}
 	kobject_uevent_env(&ndev->cdevice->kobj, KOBJ_CHANGE, envp);
 }
 
@@ -256,7 +269,7 @@ static void neuron_hang_report(struct neuron_device *ndev, u32 c, u32 e,
 			     c, e, pc, state, neuron_hang_timeout(ndev, c));
 	neuron_hang_dump(ndev, c, e, NEURON_COREDUMP_HANG, pc);
 	neuron_events_broadcast(ndev, &ev);
-	neuron_hang_uevent(ndev, c, e, pc);
+	neuron_hang_uevent(ndev, "hang", c, e, pc);
 	if (ndev->hang_policy == NEURON_HANG_RESET) {
 		state = neuron_hw_engine_reset(ndev, c, e);
 		ndev->eng_owner[c][e] = NULL;
@@ -277,9 +290,12 @@ static void neuron_hang_check(struct neuron_device *ndev, u32 c, u32 e)
 	u32 mark = exec ^ (src << 20);
 
 	if (state == NEURON_ENGINE_HALTED) {
-		if (!ndev->hang_seen[c][e])
-			neuron_hang_dump(ndev, c, e, NEURON_COREDUMP_HALTED,
-					 neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PC)));
+		if (!ndev->hang_seen[c][e]) {
+			u32 pc = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PC));
+
+			neuron_hang_dump(ndev, c, e, NEURON_COREDUMP_HALTED, pc);
+			neuron_hang_uevent(ndev, "fatal", c, e, pc);
+		}
 		ndev->hang_seen[c][e] = true;
 		ndev->hang_since[c][e] = 0;
 		return;

@@ -263,6 +263,7 @@ static void neuron_remove(struct pci_dev *pdev)
 {
 	struct neuron_device *ndev = pci_get_drvdata(pdev);
 
+	neuron_dev_removing(ndev);	/* while the class device exists */
 	neuron_cdev_unregister(ndev);
 	neuron_dev_disable(ndev, NEURON_RESET_REMOVE, true);
 	neuron_mem_fini(ndev);

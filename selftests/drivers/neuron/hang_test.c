@@ -13,6 +13,9 @@
  *   delay_by_timeout	a 1 s DELAY under a 2000 ms timeout is not reported; a
  *			3 s DELAY under a 500 ms one is (RUNNING, pc 0): only
  *			the timeout tells a long DELAY from a hang
+ *   fatal_uevent	FP_ERROR SEQUENCER_FATAL halts PE at pc 1: uevent
+ *			NNQ_EVENT=fatal with core, engine, pc and NNQ_ERROR 10,
+ *			a devcoredump with cause HALTED, no HANG event
  *   tenant		as uid 1000: another owner's core -EPERM, bad values
  *			-EINVAL; on its own core a 500 ms timeout and a WAIT
  *			that hangs: the HANG event reaches the unprivileged
@@ -202,12 +205,13 @@ TEST_F(hang, wait_hang_reset)
 	struct neuron_coredump_queue dq;
 	struct neuron_event ev;
 	long long base, core_base, dumps;
-	char path[256], buf[32];
+	char path[256], buf[32], keys[1024];
 	uint64_t t0;
 	ssize_t n;
 	size_t off;
-	int fd2;
+	int fd2, sock = neuron_uevent_socket();
 
+	ASSERT_LE(0, sock);
 	ASSERT_EQ(0, sysfs_write("hang_policy", "reset"));
 	ASSERT_LT(0, neuron_sysfs_read("hang_policy", buf, sizeof(buf)));
 	EXPECT_STREQ("reset\n", buf);
@@ -242,6 +246,13 @@ TEST_F(hang, wait_hang_reset)
 	EXPECT_EQ(2, ev.pc);
 	EXPECT_EQ(core_base + 1, (long long)ev.count);
 	EXPECT_EQ(64, ev.size);
+	/* the uevent (docs/decisions.md#uevents) */
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=hang", NEURON_WAIT_MS,
+					keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	EXPECT_NE(NULL, strstr(keys, "ACTION=change\n"));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_CORE=0\nNNQ_ENGINE=0\nNNQ_PC=2\n"));
+	close(sock);
 
 	/* policy reset: the stop is reported, the engine is idle */
 	ASSERT_EQ(0, wait_edge(self->fd, NEURON_EDGE_ENGINE_STOPPED, NEURON_WAIT_MS, &ev));
@@ -340,6 +351,47 @@ TEST_F(hang, delay_by_timeout)
 }
 
 /* uid 1000's checks; exit status 0, or the number of the failed one */
+/*
+ * A fatal error halts the engine: FP_ERROR with SEQUENCER_FATAL (0x0a) at
+ * pc 1. Within a scan period (125 ms under the core's 500 ms timeout) a
+ * listener sees NNQ_EVENT=fatal with core 0, engine PE, pc 1 and
+ * NNQ_ERROR=10, and a devcoredump with cause 2 (HALTED) exists; no HANG.
+ */
+TEST_F(hang, fatal_uevent)
+{
+	static uint8_t dump[65536];
+	struct neuron_emu_insn prog[3];
+	struct neuron_coredump_header h;
+	struct neuron_event ev;
+	char keys[1024], path[256];
+	int sock = neuron_uevent_socket();
+	ssize_t n;
+
+	ASSERT_LE(0, sock);
+	ASSERT_EQ(0, hang_timeout(self->fd, 0, 500, NULL));
+	usleep(1000 * 1000);	/* an earlier test's halted engine: dumped */
+	coredumps_free();
+	prog[0] = neuron_insn(NEURON_OP_NOP, 0);
+	prog[1] = neuron_insn(NEURON_OP_FP_ERROR, 0);
+	prog[1].operand.arg.value = 0x0a;	/* SEQUENCER_FATAL */
+	prog[2] = neuron_insn(NEURON_OP_HALT, 0);
+	ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_PE, prog, 3, 0));
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=fatal", NEURON_WAIT_MS,
+					keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	EXPECT_NE(NULL, strstr(keys, "ACTION=change\n"));
+	EXPECT_NE(NULL, strstr(keys,
+			       "NNQ_CORE=0\nNNQ_ENGINE=0\nNNQ_PC=1\nNNQ_ERROR=10\n"));
+	close(sock);
+	n = coredump_read(dump, sizeof(dump), path, sizeof(path));
+	ASSERT_LE(72, n) TH_LOG("no devcoredump: %zd", n);
+	memcpy(&h, dump, sizeof(h));
+	EXPECT_EQ(2, h.cause);		/* NEURON_COREDUMP_HALTED */
+	EXPECT_EQ(NEURON_ENGINE_PE, h.engine);
+	EXPECT_EQ(1, h.pc);
+	EXPECT_EQ(-ETIMEDOUT, wait_edge(self->fd, NEURON_EDGE_HANG, 1000, &ev));
+}
+
 static int tenant(void)
 {
 	struct neuron_hang_timeout t = { .core = 0, .timeout_ms = 500, .reserved = 1 };
