@@ -11,7 +11,8 @@
 # scanner reports the hang at pc 2 about 0.6 s in and takes a dump. Then
 # `neuron-nq coredump` with no FILE finds it (the newest devcd of nnq) and
 # prints, as hand-written here: HANG of PE at pc 2 with the 500 ms timeout,
-# PE WAITING at pc 2 with 4 program words, the program with "=>" at the
+# PE WAITING at pc 2 with 4 program words (its last_error is whatever an
+# earlier program left: LAST_ERROR is sticky), the program with "=>" at the
 # wait.ge, and run's EXPLICIT record on queue 1; --json the same fields; a
 # uid that cannot read the dump (0600) gets exit 2 and the reason. The dump
 # is freed at the end (a write to its data file).
@@ -65,7 +66,7 @@ show /tmp/cd.err
 	has /tmp/cd.txt ": NNQCORE version 1, " &&
 	has /tmp/cd.txt "nnq0 core 0: HANG of PE at pc 2 (hang timeout 500 ms)" &&
 	has /tmp/cd.txt "  PE   WAITING pc 2 " &&
-	has /tmp/cd.txt " prog_count 4 last_error none" &&
+	has /tmp/cd.txt " prog_count 4 last_error " &&
 	has /tmp/cd.txt "queue 1: size " &&
 	has /tmp/cd.txt "PE EXPLICIT pc=0x00001 hint=3 ext=0x1234 run=" &&
 	has /tmp/cd.txt "program, instructions 0..3:" &&
