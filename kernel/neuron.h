@@ -198,6 +198,7 @@ struct neuron_evt_sem;
 struct neuron_throttle;
 struct neuron_cores;
 struct neuron_core_grant;
+struct neuron_hang_timeout;
 struct neuron_mem_alloc;
 struct neuron_mem_free;
 struct neuron_event_size;
@@ -365,6 +366,19 @@ struct neuron_vector {
  * @ev_copies:	events queued for files by those edges
  * @nq_efd:	per [core][queue]: eventfd signalled on the queue's threshold
  *		interrupt (NEURON_IOC_NQ_EVENTFD), holding a reference, or NULL
+ * @hang_work:	the hang scanner (neuron_hang.c): samples every engine
+ *		each quarter of the smallest hang timeout while the device
+ *		is in service; the fields below are under &neuron_device.lock
+ * @hang_policy: enum neuron_hang_policy (sysfs hang_policy)
+ * @hang_timeout_ms: per core: the owner's override, 0 = module default
+ * @hang_timeout_client: per core: &neuron_file.client_id of the owner
+ *		that set the override; it ends when the core changes hands
+ * @hang_exec:	per [core][engine]: EXEC_COUNT at the last progress seen
+ * @hang_since:	per [core][engine]: jiffies of that progress, 0 = the
+ *		engine was not busy at the last sample
+ * @hang_seen:	per [core][engine]: this stall (or halt) was reported
+ * @hangs:	per [core][engine]: hangs reported since probe (sysfs hangs)
+ * @coredumps:	devcoredumps taken since probe (sysfs hangs "coredumps")
  */
 struct neuron_device {
 	struct kref kref;
@@ -445,6 +459,26 @@ struct neuron_device {
 	u64 ev_edges;
 	u64 ev_copies;
 	struct eventfd_ctx *nq_efd[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
+
+	struct delayed_work hang_work;
+	u32 hang_policy;
+	u32 hang_timeout_ms[NEURON_MAX_CORES];
+	u64 hang_timeout_client[NEURON_MAX_CORES];
+	u32 hang_exec[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	unsigned long hang_since[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	bool hang_seen[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	u64 hangs[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	u64 coredumps;
+};
+
+/**
+ * enum neuron_hang_policy - what the hang scanner does to a hung engine
+ * @NEURON_HANG_REPORT: report it only (event, counter, uevent, dump)
+ * @NEURON_HANG_RESET: report it, then reset the engine
+ */
+enum neuron_hang_policy {
+	NEURON_HANG_REPORT = 0,
+	NEURON_HANG_RESET = 1,
 };
 
 /**
@@ -655,6 +689,7 @@ extern const struct dev_pm_ops neuron_pm_ops;
 
 /* ---- neuron_lifecycle.c ------------------------------------------------- */
 int neuron_dev_enable(struct neuron_device *ndev);
+void neuron_dev_removing(struct neuron_device *ndev);
 void neuron_dev_disable(struct neuron_device *ndev,
 			enum neuron_reset_cause cause, bool hw_ok);
 
@@ -707,6 +742,13 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 int neuron_engine_ioctl_feature_flags(struct neuron_file *nfile,
 				      struct neuron_feature_flags *arg);
 void neuron_engine_stop_all(struct neuron_device *ndev, bool hw_ok);
+
+/* ---- neuron_hang.c ------------------------------------------------------ */
+void neuron_hang_init(struct neuron_device *ndev);
+void neuron_hang_start(struct neuron_device *ndev);
+void neuron_hang_stop(struct neuron_device *ndev);
+int neuron_hang_ioctl_timeout(struct neuron_file *nfile,
+			      struct neuron_hang_timeout *arg);
 
 /* ---- neuron_evtsem.c ---------------------------------------------------- */
 int neuron_evtsem_ioctl(struct neuron_file *nfile, struct neuron_evt_sem *arg);

@@ -109,7 +109,7 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP |
 			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE |
 			     NEURON_CAP_PAGE_SIZE | NEURON_CAP_ROUTE |
-			     NEURON_CAP_CORE_NODES;
+			     NEURON_CAP_CORE_NODES | NEURON_CAP_HANG;
 	info->file_cores = nfile->node_cores;
 	/* mapping lengths come from here, never from 4 KiB (neuron_mmap.c) */
 	info->page_size = PAGE_SIZE;
@@ -189,6 +189,7 @@ union neuron_ioctl_arg {
 	struct neuron_core_grant core_grant;
 	struct neuron_nq_head nq_head;
 	struct neuron_nq_route nq_route;
+	struct neuron_hang_timeout hang_timeout;
 };
 
 /**
@@ -255,6 +256,7 @@ static const struct neuron_ioctl_def neuron_ioctls[] = {
 	NEURON_IOCTL(CORE_GRANT, CORE_GRANT, false, MASK),
 	NEURON_IOCTL(NQ_HEAD, NQ_HEAD, false, CORE),
 	NEURON_IOCTL(NQ_ROUTE, NQ_ROUTE, false, CORE),
+	NEURON_IOCTL(HANG_TIMEOUT, HANG_TIMEOUT, false, CORE),
 };
 
 /*
@@ -325,6 +327,9 @@ static bool neuron_ioctl_core_field(unsigned int cmd,
 		return true;
 	case NEURON_IOC_NQ_ROUTE:
 		*val = karg->nq_route.core;
+		return true;
+	case NEURON_IOC_HANG_TIMEOUT:
+		*val = karg->hang_timeout.core;
 		return true;
 	case NEURON_IOC_CORE_ACQUIRE:
 	case NEURON_IOC_CORE_RELEASE:
@@ -458,6 +463,8 @@ static int neuron_ioctl_dispatch(struct neuron_file *nfile, unsigned int cmd,
 		return neuron_nq_ioctl_head(nfile, &karg->nq_head);
 	case NEURON_IOC_NQ_ROUTE:
 		return neuron_nq_ioctl_route(nfile, &karg->nq_route);
+	case NEURON_IOC_HANG_TIMEOUT:
+		return neuron_hang_ioctl_timeout(nfile, &karg->hang_timeout);
 	}
 	return -ENOTTY;
 }

@@ -13,8 +13,8 @@
  * the engine and ownership code) becomes one struct neuron_event, handed
  * to neuron_events_broadcast(), which
  *  - appends it to the event queue of the files that see it: a ring of
- *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC, ENGINE_STOPPED, THROTTLE
- *    or FAULT edge goes to the owner of its core and to the watchers
+ *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC, ENGINE_STOPPED, THROTTLE,
+ *    FAULT or HANG edge goes to the owner of its core and to the watchers
  *    (files opened with CAP_SYS_ADMIN); a RESET or PCI_ERROR edge to every
  *    subscribed file (docs/decisions.md#tenancy). So the
  *    per-edge cost of the hot NOTIFIC path is one copy plus one per
@@ -181,7 +181,8 @@ static bool neuron_events_per_core(const struct neuron_event *ev)
 	return ev->edge == NEURON_EDGE_NOTIFIC ||
 	       ev->edge == NEURON_EDGE_ENGINE_STOPPED ||
 	       ev->edge == NEURON_EDGE_THROTTLE ||
-	       ev->edge == NEURON_EDGE_FAULT;
+	       ev->edge == NEURON_EDGE_FAULT ||
+	       ev->edge == NEURON_EDGE_HANG;
 }
 
 /*

@@ -44,24 +44,41 @@
 /*
  * A KOBJ_CHANGE uevent of /dev/nnqN's class device, so udev rules and
  * fleet agents see state changes without polling
- * (docs/decisions.md#uevents): NNQ_STATE=offline|online|removing and,
- * when the change has one, NNQ_CAUSE=<enum neuron_reset_cause name>.
+ * (docs/decisions.md#uevents): NNQ_EVENT and NNQ_STATE both
+ * offline|online|removing (NNQ_EVENT is the one key every uevent of ours
+ * has, hang and fatal too) and, when the change has one,
+ * NNQ_CAUSE=<enum neuron_reset_cause name>.
  */
 static void neuron_uevent(struct neuron_device *ndev, const char *state,
 			  enum neuron_reset_cause cause)
 {
-	char st[32], ca[32];
-	char *envp[3] = { st, ca, NULL };
+	char ev[32], st[32], ca[32];
+	char *envp[4] = { ev, st, ca, NULL };
 
 	if (!ndev->cdevice)
 		return;
+	snprintf(ev, sizeof(ev), "NNQ_EVENT=%s", state);
 	snprintf(st, sizeof(st), "NNQ_STATE=%s", state);
 	if (neuron_reset_cause_name(cause))
 		snprintf(ca, sizeof(ca), "NNQ_CAUSE=%s",
 			 neuron_reset_cause_name(cause));
 	else
-		envp[1] = NULL;
+		envp[2] = NULL;
 	kobject_uevent_env(&ndev->cdevice->kobj, KOBJ_CHANGE, envp);
+}
+
+/**
+ * neuron_dev_removing() - announce a removal while the class device exists
+ * @ndev: device whose remove() has begun, class device still registered
+ *
+ * Sends the KOBJ_CHANGE uevent NNQ_EVENT=removing NNQ_STATE=removing
+ * NNQ_CAUSE=remove (docs/decisions.md#uevents). remove() unregisters the
+ * class device before the disable path runs, so the disable path's own
+ * uevent finds none and the kernel's remove uevent of nnqN comes last.
+ */
+void neuron_dev_removing(struct neuron_device *ndev)
+{
+	neuron_uevent(ndev, "removing", NEURON_RESET_REMOVE);
 }
 
 /**
@@ -96,6 +113,7 @@ int neuron_dev_enable(struct neuron_device *ndev)
 	down_write(&ndev->rwsem);
 	ndev->offline = 0;
 	up_write(&ndev->rwsem);
+	neuron_hang_start(ndev);
 	neuron_uevent(ndev, "online", 0);
 out:
 	trace_neuron_enable(ndev->id, ret);
@@ -149,6 +167,7 @@ void neuron_dev_disable(struct neuron_device *ndev,
 	u32 queues;
 
 	neuron_dev_fence(ndev, cause);
+	neuron_hang_stop(ndev);
 	neuron_pause(ndev, NEURON_PAUSE_FENCED);
 	if (hw_ok && neuron_hw_gone(ndev))
 		hw_ok = false;

@@ -190,6 +190,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&ndev->ev_lock);
 	INIT_LIST_HEAD(&ndev->ev_files);
 	INIT_LIST_HEAD(&ndev->ev_watchers);
+	neuron_hang_init(ndev);
 
 	ret = neuron_pci_map(ndev);
 	if (ret)
@@ -262,6 +263,7 @@ static void neuron_remove(struct pci_dev *pdev)
 {
 	struct neuron_device *ndev = pci_get_drvdata(pdev);
 
+	neuron_dev_removing(ndev);	/* while the class device exists */
 	neuron_cdev_unregister(ndev);
 	neuron_dev_disable(ndev, NEURON_RESET_REMOVE, true);
 	neuron_mem_fini(ndev);

@@ -54,6 +54,12 @@
  *                 CORE_RELEASE or release; each stop is also a
  *                 NEURON_EDGE_ENGINE_STOPPED event;
  *                 docs/decisions.md#submit-detach)
+ *   hangs         one line per core, "core<c>" then, for each engine PE,
+ *                 ACT, POOL, DVE, SP, the hangs the scanner reported
+ *                 (NEURON_EDGE_HANG); then "coredumps <n>": devcoredumps
+ *                 taken for hangs and halts (docs/decisions.md#hang-detection)
+ *   hang_policy   (0644, written by root) "report" or "reset": what the
+ *                 scanner does to a hung engine besides reporting it
  *   event_fanout  "edges <n>": edges handed to open files' event queues;
  *                 "copies <n>": events queued by them. copies / edges is
  *                 the per-edge fan-out cost (neuron_events.c)
@@ -391,6 +397,57 @@ static ssize_t programs_stopped_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(programs_stopped);
 
+static ssize_t hangs_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	int len = 0;
+	u32 c, e;
+
+	mutex_lock(&ndev->lock);
+	for (c = 0; c < ndev->num_cores; c++) {
+		len += sysfs_emit_at(buf, len, "core%u", c);
+		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+			len += sysfs_emit_at(buf, len, " %llu", ndev->hangs[c][e]);
+		len += sysfs_emit_at(buf, len, "\n");
+	}
+	len += sysfs_emit_at(buf, len, "coredumps %llu\n", ndev->coredumps);
+	mutex_unlock(&ndev->lock);
+	return len;
+}
+static DEVICE_ATTR_RO(hangs);
+
+static const char * const neuron_hang_policies[] = {
+	[NEURON_HANG_REPORT] = "report",
+	[NEURON_HANG_RESET] = "reset",
+};
+
+static ssize_t hang_policy_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%s\n",
+			  neuron_hang_policies[READ_ONCE(ndev->hang_policy)]);
+}
+
+/* "report" or "reset"; the mode (0644, root's) keeps tenants out */
+static ssize_t hang_policy_store(struct device *dev,
+				 struct device_attribute *attr,
+				 const char *buf, size_t count)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	int i = sysfs_match_string(neuron_hang_policies, buf);
+
+	if (i < 0)
+		return i;
+	mutex_lock(&ndev->lock);
+	WRITE_ONCE(ndev->hang_policy, i);
+	mutex_unlock(&ndev->lock);
+	return count;
+}
+static DEVICE_ATTR_RW(hang_policy);
+
 static ssize_t event_fanout_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
@@ -466,6 +523,8 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_reset_counts.attr,
 	&dev_attr_core_owners.attr,
 	&dev_attr_programs_stopped.attr,
+	&dev_attr_hangs.attr,
+	&dev_attr_hang_policy.attr,
 	&dev_attr_event_fanout.attr,
 	&dev_attr_rings_quarantined.attr,
 	&dev_attr_mem_quota.attr,

@@ -110,6 +110,12 @@ if [ $trace -eq 1 ] && [ -x /opt/neuron/metrics-guest.sh ]; then
 	run /opt/neuron/metrics-guest.sh --lane "$lane"
 fi
 
+# neuron-nq coredump on the devcoredump of a real hang (docs/cli-json.md#coredump),
+# with the tools of the --trace payload
+if [ $trace -eq 1 ] && [ -x /opt/neuron/coredump-guest.sh ]; then
+	run /opt/neuron/coredump-guest.sh --lane "$lane"
+fi
+
 # the driver must leave no WARN, BUG or oops behind (dmesg is the kernel log)
 if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|general protection|UBSAN|KASAN' >/tmp/bad; then
 	sed 's/^/# dmesg: /' /tmp/bad

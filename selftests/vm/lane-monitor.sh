@@ -20,7 +20,10 @@
 #             interrupts; then device_del), then race_test "aer" and
 #             "surprise" (a client's close, munmap, ioctl and poll/read
 #             inside each step of a fatal AER recovery and of a surprise
-#             removal, held there by the pause point), on 2 vCPUs
+#             removal, held there by the pause point) and "uevent_aer",
+#             "uevent_removal" (a uevent listener sees offline then online
+#             for the AER recovery, removing then remove then add for the
+#             removal: docs/decisions.md#uevents), on 2 vCPUs
 #   iommu     the guest behind an Intel IOMMU (intel_iommu=on
 #             iommu.strict=1), 2 vCPUs: robust_test "mmap_abuse", "removal",
 #             "hotplug", "reload", "fuzz" and lifecycle_test "pinning"
@@ -56,7 +59,7 @@ hotplug)
 	tests="vm_device_loss robust_test" ;;
 recovery)
 	vm_opts=(--smp 2)
-	append="neuron_lifecycle=aer,suspend,surprise neuron_race=aer,surprise"
+	append="neuron_lifecycle=aer,suspend,surprise neuron_race=aer,surprise,uevent_aer,uevent_removal"
 	tests="lifecycle_test race_test" ;;
 iommu)
 	vm_opts=(--smp 2 --iommu)

@@ -95,4 +95,6 @@ cp "$here/trace-guest.sh" "$dir/"
 # neuron-nq list and metrics on the real driver ride in the same boots
 cp "$here/metrics-guest.sh" "$dir/"
 cp "$here/api-guest.sh" "$dir/"
+# neuron-nq coredump on a real hang's devcoredump
+cp "$here/coredump-guest.sh" "$dir/"
 echo "trace-payload: trace-cmd $(/usr/bin/trace-cmd -h 2>&1 | awk '/version/ { print $3; exit }'), $("$perf" version) ($(du -sh "$t" | cut -f1))" >&2

@@ -217,6 +217,7 @@ long libneuron_device_read_events(libneuron_device* dev, libneuron_event* out, s
       out[i].wrbuf_full = e.wrbuf_full;
       out[i].wrbuf_drop = e.wrbuf_drop;
       out[i].suppressed = e.suppressed;
+      out[i].pc = e.pc;
     }
     return static_cast<long>(*n);
   });

@@ -112,6 +112,7 @@ std::string edge_name(std::uint32_t edge) {
     case NEURON_EDGE_RESET: return "RESET";
     case NEURON_EDGE_PCI_ERROR: return "PCI_ERROR";
     case NEURON_EDGE_ENGINE_STOPPED: return "ENGINE_STOPPED";
+    case NEURON_EDGE_HANG: return "HANG";
     default: return fmt::format("EDGE_{}", edge);
   }
 }
@@ -121,6 +122,7 @@ std::string stop_cause_name(std::uint32_t cause) {
     case NEURON_STOP_ENGINE_RESET: return "ENGINE_RESET";
     case NEURON_STOP_CORE_RELEASE: return "CORE_RELEASE";
     case NEURON_STOP_RELEASE: return "RELEASE";
+    case NEURON_STOP_HANG: return "HANG";
     default: return fmt::format("STOP_{}", cause);
   }
 }

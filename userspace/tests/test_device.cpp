@@ -197,7 +197,7 @@ TEST(Device, ReadEventsAndEventStream) {
   ASSERT_EQ(::write(p[1], "abc", 3), 3);
   auto bad = read_events(p[0], ev, std::chrono::milliseconds(100), "read events pipe");
   ASSERT_FALSE(bad);
-  EXPECT_THAT(bad.error().message(), HasSubstr("3 bytes is not whole events of 56 bytes"));
+  EXPECT_THAT(bad.error().message(), HasSubstr("3 bytes is not whole events of 64 bytes"));
   ::close(p[0]);
   ::close(p[1]);
 }

@@ -139,5 +139,7 @@ void add_engine_commands(CLI::App& app, Commands& out);
 void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g);
 /// top (cmd_top.cpp).
 void add_top_commands(CLI::App& app, Commands& out);
+/// coredump (cmd_coredump.cpp).
+void add_coredump_commands(CLI::App& app, Commands& out);
 
 }  // namespace neuron::cli

@@ -16,6 +16,7 @@
 //   neuron-nq features [--core C] [--set V] [--device D]
 //   neuron-nq monitor  [--core N] [--queue Q]... [--json] [--count N] [--duration S] [--run FILE] ...
 //   neuron-nq stats    [--device D] [--json]
+//   neuron-nq coredump [FILE] [--json]           decode a devcoredump of a hung/halted core
 //   neuron-nq --cores LIST ...   the cores run, submit, trace and monitor may
 //                                use (overrides NEURON_VISIBLE_CORES)
 //   neuron-nq --version | --help | --peak-rss ...
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   nc::add_engine_commands(app, commands);            // reset, features
   nc::add_monitor_commands(app, commands, globals);  // monitor, stats
   nc::add_top_commands(app, commands);               // top
+  nc::add_coredump_commands(app, commands);          // coredump
 
   app.set_version_flag("--version", std::string("neuron-nq ") + NEURON_VERSION + " (JSON schema " +
                                         std::to_string(nc::kJsonSchemaVersion) + ")");

@@ -156,6 +156,13 @@
  * @file_cores (docs/decisions.md#core-nodes)
  */
 #define NEURON_CAP_CORE_NODES	(1ull << 10)
+/*
+ * hang detection: NEURON_IOC_HANG_TIMEOUT, NEURON_EDGE_HANG events,
+ * NEURON_STOP_HANG, struct neuron_event @pc (the event grew from 56 to 64
+ * bytes), devcoredumps in the struct neuron_coredump_header format
+ * (docs/decisions.md#hang-detection)
+ */
+#define NEURON_CAP_HANG		(1ull << 11)
 
 /*
  * The struct sizes of each command's first release: the smallest a caller
@@ -182,6 +189,7 @@
 #define NEURON_CORE_GRANT_SIZE_VER0	32
 #define NEURON_NQ_HEAD_SIZE_VER0	24
 #define NEURON_NQ_ROUTE_SIZE_VER0	24
+#define NEURON_HANG_TIMEOUT_SIZE_VER0	16
 
 /* Limits of NEURON_IOC_NQ_INIT.size: a power of two in [MIN, MAX] bytes. */
 #define NEURON_NQ_SIZE_MIN	64		/* 4 records */
@@ -904,7 +912,8 @@ enum neuron_edge {
 	NEURON_EDGE_FAULT = 2,		/* the device fault vector */
 	NEURON_EDGE_RESET = 3,		/* queues were torn down: enum neuron_reset_cause */
 	NEURON_EDGE_PCI_ERROR = 4,	/* AER reported an error: enum neuron_pci_error */
-	NEURON_EDGE_ENGINE_STOPPED = 5	/* a running program stopped: enum neuron_stop_cause */
+	NEURON_EDGE_ENGINE_STOPPED = 5,	/* a running program stopped: enum neuron_stop_cause */
+	NEURON_EDGE_HANG = 6		/* an engine retired nothing for its core's hang timeout */
 };
 
 /*
@@ -930,7 +939,8 @@ enum neuron_reset_cause {
 enum neuron_stop_cause {
 	NEURON_STOP_ENGINE_RESET = 1,	/* the core's owner reset the engine (ENGINE_RESET) */
 	NEURON_STOP_CORE_RELEASE = 2,	/* the owner gave the core up (CORE_RELEASE) */
-	NEURON_STOP_RELEASE = 3		/* the owner's file was released (close, exit, kill) */
+	NEURON_STOP_RELEASE = 3,	/* the owner's file was released (close, exit, kill) */
+	NEURON_STOP_HANG = 4		/* the hang policy "reset" reset a hung engine */
 };
 
 /* AER channel state (NEURON_EDGE_PCI_ERROR @cause) */
@@ -1007,22 +1017,27 @@ struct neuron_status_page {
  * struct neuron_event - one interrupt edge, from read() and generic netlink
  * @timestamp_ns: CLOCK_MONOTONIC nanoseconds when the handler ran
  * @device:	N of /dev/nnqN
- * @core:	NOTIFIC, ENGINE_STOPPED: the core; THROTTLE: the core that ran
- *		the THROTTLE instruction(s); FAULT: the core whose ring write
- *		failed (DMA_ERROR), or with cause NEURON_FAULT_INTR_STORM the
- *		core whose interrupt causes the driver masked for a while
- *		because they stormed (sysfs intr_storms); 0xffffffff for a
- *		FAULT the device named no core for (seen by CAP_SYS_ADMIN
- *		files and netlink only); otherwise 0
+ * @core:	NOTIFIC, ENGINE_STOPPED, HANG: the core; THROTTLE: the core
+ *		that ran the THROTTLE instruction(s); FAULT: the core whose
+ *		ring write failed (DMA_ERROR), or with cause
+ *		NEURON_FAULT_INTR_STORM the core whose interrupt causes the
+ *		driver masked for a while because they stormed (sysfs
+ *		intr_storms); 0xffffffff for a FAULT the device named no
+ *		core for (seen by CAP_SYS_ADMIN files and netlink only);
+ *		otherwise 0
  * @edge:	enum neuron_edge
  * @cause:	NOTIFIC: tpb_notific_intr bits (enum neuron_notific_intr);
  *		THROTTLE: 1 << @core (its NEURON_REG_THROTTLE_STATUS bit);
  *		FAULT: NEURON_FAULT_* bits;
  *		RESET: enum neuron_reset_cause; PCI_ERROR: enum neuron_pci_error;
- *		ENGINE_STOPPED: enum neuron_stop_cause
+ *		ENGINE_STOPPED: enum neuron_stop_cause; HANG: the engine's
+ *		state when the hang was seen (NEURON_ENGINE_RUNNING, e.g. a
+ *		DELAY, or NEURON_ENGINE_WAITING, e.g. a WAIT_GE nobody
+ *		signals)
  * @queues:	NOTIFIC: bit per queue whose THRESHOLD was reached;
  *		RESET: the number of queues torn down; ENGINE_STOPPED: bit per
- *		engine (enum neuron_engine) whose program was stopped
+ *		engine (enum neuron_engine) whose program was stopped; HANG:
+ *		the bit of the one hung engine (enum neuron_engine)
  * @lost:	events this file dropped just before this one
  * @count:	edges of this (core, edge) since the device was probed,
  *		the suppressed ones included; FAULT: the device's fault edges
@@ -1030,9 +1045,11 @@ struct neuron_status_page {
  *		RESET: records the consumers had not read (TAIL - HEAD summed
  *		over the torn-down queues), lost with their rings;
  *		ENGINE_STOPPED: programs stopped on this core since probe,
- *		these included (the sum of sysfs programs_stopped's line)
+ *		these included (the sum of sysfs programs_stopped's line);
+ *		HANG: hangs seen on this core since probe, this one included
+ *		(the sum of sysfs hangs' line)
  * @size:	bytes of this event the kernel filled: the smaller of
- *		sizeof(struct neuron_event) (56 here) and the file's event
+ *		sizeof(struct neuron_event) (64 here) and the file's event
  *		size; absent from the NEURON_EVENT_SIZE_VER0 bytes a file gets
  *		until it sets a larger size with NEURON_IOC_EVENT_SIZE
  * @suppressed: THROTTLE, FAULT: edges of this core and kind that the
@@ -1047,6 +1064,11 @@ struct neuron_status_page {
  * @wrbuf_drop:	NOTIFIC: bit N per notify_error_wr_buffer_drop_N edge
  *		latched (the input buffer dropped a record of queue N; cause
  *		bit NEURON_NOTIFIC_INTR_HW_OVERFLOW)
+ * @pc:		HANG: the hung engine's PC, the index of the instruction it
+ *		is stuck on (a WAIT_GE, a DELAY); zero for every other edge.
+ *		Not in the 56-byte layout before NEURON_CAP_HANG: a file gets
+ *		it once it sets an event size of at least 64 bytes
+ * @reserved:	zero
  */
 struct neuron_event {
 	__u64 timestamp_ns;
@@ -1061,6 +1083,8 @@ struct neuron_event {
 	__u32 suppressed;
 	__u32 wrbuf_full;
 	__u32 wrbuf_drop;
+	__u32 pc;
+	__u32 reserved;
 };
 
 #define NEURON_EVENT_SIZE_VER0	40	/* struct neuron_event up to @count */
@@ -1080,6 +1104,140 @@ struct neuron_event {
 struct neuron_event_size {
 	__u32 size;
 	__u32 kernel_size;
+	__u64 reserved;
+};
+
+/* NEURON_IOC_HANG_TIMEOUT limits, milliseconds (docs/decisions.md#hang-detection) */
+#define NEURON_HANG_TIMEOUT_MIN_MS	100
+#define NEURON_HANG_TIMEOUT_MAX_MS	600000
+
+/**
+ * struct neuron_hang_timeout - NEURON_IOC_HANG_TIMEOUT (in/out)
+ * @core:	in: core index, below num_cores
+ * @timeout_ms:	in: the core's new hang timeout in milliseconds,
+ *		NEURON_HANG_TIMEOUT_MIN_MS..NEURON_HANG_TIMEOUT_MAX_MS, or 0 to
+ *		change nothing (a query). out: the core's timeout now: the one
+ *		its owner set, or the module parameter hang_timeout_ms
+ * @is_default:	out: 1 when @timeout_ms is the module's default (no owner
+ *		override), else 0
+ * @reserved:	in: must be zero
+ *
+ * An engine RUNNING or WAITING that retires no instruction for its core's
+ * hang timeout is hung: the driver reports it once per stall
+ * (NEURON_EDGE_HANG to the core's owner and the watchers, sysfs hangs, a
+ * uevent NNQ_EVENT=hang, a devcoredump) and, under the device's
+ * hang_policy "reset", resets the engine (NEURON_EDGE_ENGINE_STOPPED,
+ * cause NEURON_STOP_HANG). A WAIT nobody signals and a long DELAY are
+ * told apart only by this timeout. Setting needs ownership of the core (a
+ * free core becomes the caller's); the override ends when the owner gives
+ * the core up. docs/decisions.md#hang-detection. Errors: -EINVAL (@core
+ * or @timeout_ms out of range, reserved nonzero), -EPERM (another file
+ * owns the core), -EIO (stale file), -ENODEV (device removed).
+ */
+struct neuron_hang_timeout {
+	__u32 core;
+	__u32 timeout_ms;
+	__u32 is_default;
+	__u32 reserved;
+};
+
+/* Why a devcoredump was taken (struct neuron_coredump_header @cause) */
+enum neuron_coredump_cause {
+	NEURON_COREDUMP_HANG = 1,	/* NEURON_EDGE_HANG */
+	NEURON_COREDUMP_HALTED = 2	/* the scanner found the engine HALTED */
+};
+
+#define NEURON_COREDUMP_MAGIC	"NNQCORE"	/* 8 bytes with its NUL */
+#define NEURON_COREDUMP_VERSION	1
+#define NEURON_COREDUMP_RECORDS	16	/* last records per queue, at most */
+#define NEURON_COREDUMP_INSNS	8	/* instructions each side of @pc */
+
+/**
+ * struct neuron_coredump_header - start of a devcoredump of one core
+ * @magic:	NEURON_COREDUMP_MAGIC, NUL included
+ * @version:	NEURON_COREDUMP_VERSION; a reader refuses a larger one
+ * @header_size: bytes of this header; the engines follow it
+ * @total_size:	bytes of the whole dump
+ * @device:	N of /dev/nnqN
+ * @core:	the core dumped
+ * @engine:	the engine that hung or halted (enum neuron_engine)
+ * @cause:	enum neuron_coredump_cause
+ * @pc:		that engine's PC when it was seen hung or halted
+ * @timestamp_ns: CLOCK_MONOTONIC ns of the capture
+ * @timeout_ms:	the core's hang timeout then
+ * @num_engines: struct neuron_coredump_engine that follow the header, one
+ *		per engine of the core, in enum neuron_engine order
+ * @num_queues:	struct neuron_coredump_queue that follow the engines, each
+ *		followed by its @rec_count records
+ * @insn_first:	index in the program of the first instruction that follows
+ *		the queues
+ * @insn_count:	instructions (32 bytes each, struct neuron_emu_insn) that
+ *		follow the queues: at most NEURON_COREDUMP_INSNS each side of
+ *		@pc, clipped to the program
+ * @reserved:	zero
+ *
+ * Taken with dev_coredumpv() on the PCI device, read from
+ * /sys/class/devcoredump/devcd<M>/data and freed by writing to it (or by
+ * the kernel after five minutes). Little-endian, no padding between the
+ * parts. docs/decisions.md#coredump.
+ */
+struct neuron_coredump_header {
+	char magic[8];
+	__u32 version;
+	__u32 header_size;
+	__u32 total_size;
+	__u32 device;
+	__u32 core;
+	__u32 engine;
+	__u32 cause;
+	__u32 pc;
+	__u64 timestamp_ns;
+	__u32 timeout_ms;
+	__u32 num_engines;
+	__u32 num_queues;
+	__u32 insn_first;
+	__u32 insn_count;
+	__u32 reserved;
+};
+
+/**
+ * struct neuron_coredump_engine - one engine's registers in a devcoredump
+ * @state:	enum neuron_engine_state
+ * @pc:		index of the next instruction
+ * @exec_count:	instructions retired since probe
+ * @soft_reset_counter: programs started
+ * @last_error:	error_id of the last fatal error, 0xff if none
+ * @prog_count:	PROG_COUNT: instructions of the program loaded
+ */
+struct neuron_coredump_engine {
+	__u32 state;
+	__u32 pc;
+	__u32 exec_count;
+	__u32 soft_reset_counter;
+	__u32 last_error;
+	__u32 prog_count;
+};
+
+/**
+ * struct neuron_coredump_queue - one queue of the owner on the dumped core
+ * @queue:	queue index within the core
+ * @flags:	NEURON_NQ_F_* it was made with (NEURON_NQ_F_DEVICE_MEM: the
+ *		records were read from device memory, else from the host ring)
+ * @size:	ring bytes
+ * @head:	HEAD register (records consumed, free-running)
+ * @tail:	TAIL register (records written, free-running)
+ * @rec_count:	records that follow, 16 bytes each: the last ones before
+ *		@tail, at most NEURON_COREDUMP_RECORDS and the ring's entries,
+ *		oldest first, whether or not the consumer read them
+ * @reserved:	zero
+ */
+struct neuron_coredump_queue {
+	__u32 queue;
+	__u32 flags;
+	__u32 size;
+	__u32 head;
+	__u32 tail;
+	__u32 rec_count;
 	__u64 reserved;
 };
 
@@ -1171,5 +1329,6 @@ enum neuron_genl_attr {
 #define NEURON_IOC_CORE_GRANT	_IOWR(NEURON_IOCTL_MAGIC, 0x13, struct neuron_core_grant)
 #define NEURON_IOC_NQ_HEAD	_IOW(NEURON_IOCTL_MAGIC, 0x14, struct neuron_nq_head)
 #define NEURON_IOC_NQ_ROUTE	_IOWR(NEURON_IOCTL_MAGIC, 0x15, struct neuron_nq_route)
+#define NEURON_IOC_HANG_TIMEOUT	_IOWR(NEURON_IOCTL_MAGIC, 0x16, struct neuron_hang_timeout)
 
 #endif /* _UAPI_LINUX_NEURON_H */

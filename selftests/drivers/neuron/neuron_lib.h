@@ -17,9 +17,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
 #include <linux/neuron.h>
 #include <neuron/emu_isa.h>
 #include <neuron/notification.h>
@@ -318,6 +320,65 @@ static inline void neuron_host_monitor(const char *cmd)
 {
 	printf("NEURON-HOTPLUG: %s :END\n", cmd);
 	fflush(stdout);
+}
+
+/*
+ * A NETLINK_KOBJECT_UEVENT socket bound to the kernel's uevent group
+ * (docs/decisions.md#uevents), or -errno.
+ */
+static inline int neuron_uevent_socket(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+			  NETLINK_KOBJECT_UEVENT);
+
+	if (sock < 0)
+		return -errno;
+	if (bind(sock, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(sock);
+		return -errno;
+	}
+	return sock;
+}
+
+/*
+ * The next uevent of /dev/nnq0's class device (DEVNAME=nnq0) within @ms
+ * whose keys hold @want (e.g. "NNQ_STATE=offline", "ACTION=remove"), with
+ * every key of it into @keys ("\n" after each); uevents before it are
+ * skipped, so a caller sees a sequence in order by waiting for each in
+ * turn. 0 or -ETIMEDOUT.
+ */
+static inline int neuron_wait_uevent(int sock, const char *want,
+				     unsigned int ms, char *keys, size_t len)
+{
+	uint64_t deadline = neuron_now_ms() + ms;
+	char buf[4096];
+
+	while (neuron_now_ms() < deadline) {
+		struct pollfd p = { .fd = sock, .events = POLLIN };
+		ssize_t n;
+		int ours = 0, match = 0;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = recv(sock, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		keys[0] = 0;
+		/* "ACTION@DEVPATH\0KEY=VALUE\0..." */
+		for (char *k = buf; k < buf + n; k += strlen(k) + 1) {
+			if (!strcmp(k, "DEVNAME=nnq0"))
+				ours = 1;
+			if (!strcmp(k, want))
+				match = 1;
+			strncat(keys, k, len - strlen(keys) - 2);
+			strcat(keys, "\n");
+		}
+		if (ours && match)
+			return 0;
+	}
+	return -ETIMEDOUT;
 }
 
 /* Binds eventfd @efd to the queue's threshold interrupt (-1 unbinds). */

@@ -9,7 +9,8 @@
  * DMA-API debugging behind the IOMMU, and the module's unload afterwards
  * finds every ring and block of device memory returned.
  *
- *   race_test [flr] [unbind] [uevent] [aer] [surprise]
+ *   race_test [flr] [unbind] [uevent] [aer] [surprise] [uevent_aer]
+ *             [uevent_removal]
  *             [close] [munmap] [ioctl] [poll]
  *
  * Without arguments: the groups and actions of the kernel command line
@@ -26,9 +27,12 @@
  *   surprise  the device vanishes (reads all ones, qom-set) and is then
  *             unplugged (device_del): remove() runs steps 1-11; the device
  *             is plugged back (device_add) and probed after each window
+ *   uevent_aer, uevent_removal
+ *             what a NETLINK_KOBJECT_UEVENT listener sees, in order, of a
+ *             fatal AER recovery and of a surprise removal
  *
- * aer and surprise need the host side of selftests/vm/lane-monitor.sh or
- * lane-debug.sh: the test prints "NEURON-HOTPLUG: <monitor command> :END"
+ * aer, surprise and the uevent_ groups need the host side of
+ * selftests/vm/lane-monitor.sh or lane-debug.sh: the test prints "NEURON-HOTPLUG: <monitor command> :END"
  * and the host sends the command to the QEMU monitor. Every trigger costs
  * seconds under TCG, so one window of these groups holds one client
  * process per action, each on its own core: with the emulated device's
@@ -614,70 +618,103 @@ TEST_F_TIMEOUT(surprise, every_step_every_action, 1800)
 
 /* ---- uevents: what a listener sees of a reset (docs/decisions.md#uevents) */
 
-/*
- * The next uevent of /dev/nnq0's class device within @ms whose keys hold
- * @want (e.g. "NNQ_STATE=offline"), with every key into @keys ("\n"
- * separated); 0 or -ETIMEDOUT.
- */
-static int wait_uevent(int sock, const char *want, unsigned int ms,
-		       char *keys, size_t len)
-{
-	uint64_t deadline = neuron_now_ms() + ms;
-	char buf[4096];
-
-	while (neuron_now_ms() < deadline) {
-		struct pollfd p = { .fd = sock, .events = POLLIN };
-		ssize_t n;
-		bool ours = false, match = false;
-
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		n = recv(sock, buf, sizeof(buf) - 1, 0);
-		if (n <= 0)
-			continue;
-		buf[n] = 0;
-		keys[0] = 0;
-		/* "ACTION@DEVPATH\0KEY=VALUE\0..." */
-		for (char *k = buf; k < buf + n; k += strlen(k) + 1) {
-			if (!strcmp(k, "DEVNAME=nnq0"))
-				ours = true;
-			if (!strcmp(k, want))
-				match = true;
-			strncat(keys, k, len - strlen(keys) - 2);
-			strcat(keys, "\n");
-		}
-		if (ours && match)
-			return 0;
-	}
-	return -ETIMEDOUT;
-}
-
 FIXTURE(uevent) {};
 FIXTURE_SETUP(uevent) {}
 FIXTURE_TEARDOWN(uevent) {}
 
 TEST_F_TIMEOUT(uevent, flr_offline_then_online, 120)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
 	char bdf[32], path[128], keys[1024];
-	int sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
-			  NETLINK_KOBJECT_UEVENT);
+	int sock = neuron_uevent_socket();
 
 	ASSERT_LE(0, sock);
-	ASSERT_EQ(0, bind(sock, (struct sockaddr *)&sa, sizeof(sa)));
 	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
 	ASSERT_EQ(0, write_str(path, "1"));
-	ASSERT_EQ(0, wait_uevent(sock, "NNQ_STATE=offline", RACE_GUARD_MS,
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_STATE=offline", RACE_GUARD_MS,
 				 keys, sizeof(keys)));
 	ksft_print_msg("uevent: %s", keys);
 	EXPECT_NE(NULL, strstr(keys, "ACTION=change\n"));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_EVENT=offline\n"));
 	EXPECT_NE(NULL, strstr(keys, "NNQ_CAUSE=flr\n"));
-	ASSERT_EQ(0, wait_uevent(sock, "NNQ_STATE=online", RACE_GUARD_MS,
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_STATE=online", RACE_GUARD_MS,
 				 keys, sizeof(keys)));
 	ksft_print_msg("uevent: %s", keys);
+	EXPECT_NE(NULL, strstr(keys, "NNQ_EVENT=online\n"));
 	EXPECT_EQ(NULL, strstr(keys, "NNQ_CAUSE="));
 	close(sock);
+	EXPECT_EQ(0, device_works(0, 0));
+}
+
+/*
+ * The uevents of a fatal AER recovery (group uevent_aer, with the host's
+ * monitor relay): a MALF_TLP injected from the QEMU monitor takes the
+ * device offline with NNQ_CAUSE=pci_error, slot_reset() brings it back
+ * online, in that order.
+ */
+FIXTURE(uevent_aer) {};
+FIXTURE_SETUP(uevent_aer) {}
+FIXTURE_TEARDOWN(uevent_aer) {}
+
+TEST_F_TIMEOUT(uevent_aer, offline_then_online, 300)
+{
+	char bdf[32], keys[1024];
+	int sock = neuron_uevent_socket();
+
+	ASSERT_LE(0, sock);
+	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+	ASSERT_EQ(0, enable_serr(bdf));
+	neuron_host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=offline",
+					RACE_MONITOR_MS, keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	EXPECT_NE(NULL, strstr(keys, "ACTION=change\n"));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_STATE=offline\n"));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_CAUSE=pci_error\n"));
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=online",
+					RACE_MONITOR_MS, keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	EXPECT_NE(NULL, strstr(keys, "NNQ_STATE=online\n"));
+	EXPECT_EQ(NULL, strstr(keys, "NNQ_CAUSE="));
+	close(sock);
+	EXPECT_EQ(0, device_works(0, 0));
+}
+
+/*
+ * The uevents of a surprise removal (group uevent_removal, with the host's
+ * monitor relay): the device vanishes and is unplugged; a listener sees
+ * NNQ_EVENT=removing (NNQ_CAUSE=remove), then the kernel's own remove
+ * uevent of nnq0; after device_add, its add uevent.
+ */
+FIXTURE(uevent_removal) {};
+FIXTURE_SETUP(uevent_removal) {}
+FIXTURE_TEARDOWN(uevent_removal) {}
+
+TEST_F_TIMEOUT(uevent_removal, removing_remove_add, 300)
+{
+	char keys[1024];
+	int sock = neuron_uevent_socket(), fd;
+
+	ASSERT_LE(0, sock);
+	neuron_host_monitor("qom-set /machine/peripheral/neuron0 vanished true");
+	neuron_host_monitor("device_del neuron0");
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=removing",
+					RACE_MONITOR_MS, keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	EXPECT_NE(NULL, strstr(keys, "ACTION=change\n"));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_STATE=removing\n"));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_CAUSE=remove\n"));
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "ACTION=remove",
+					RACE_MONITOR_MS, keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	neuron_host_monitor("device_add neuron-tpb,id=neuron0,bus=rp1");
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "ACTION=add",
+					RACE_MONITOR_MS, keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	close(sock);
+	fd = wait_device(RACE_MONITOR_MS, 0);
+	ASSERT_LE(0, fd);
+	close(fd);
 	EXPECT_EQ(0, device_works(0, 0));
 }
 
@@ -731,7 +768,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nsel; i++) {
 		if (strcmp(sel[i], "flr") && strcmp(sel[i], "unbind") &&
 		    strcmp(sel[i], "uevent") && strcmp(sel[i], "aer") &&
-		    strcmp(sel[i], "surprise")) {
+		    strcmp(sel[i], "surprise") && strcmp(sel[i], "uevent_aer") &&
+		    strcmp(sel[i], "uevent_removal")) {
 			fprintf(stderr, "race_test: unknown word %s\n", sel[i]);
 			return 2;
 		}

@@ -1938,7 +1938,7 @@ TEST_F(ten, grant_ioctls)
 		EXPECT_EQ(NEURON_STOP_ENGINE_RESET, ev[0].cause);
 		EXPECT_EQ(1u << NEURON_ENGINE_PE, ev[0].queues);
 		EXPECT_EQ(stopped_sum(before) + 1, ev[0].count);
-		EXPECT_EQ(56, ev[0].size);
+		EXPECT_EQ(64, ev[0].size);
 	}
 	ASSERT_EQ(0, neuron_engine_status(fd, 0, NEURON_ENGINE_PE, &st));
 	EXPECT_EQ(NEURON_ENGINE_IDLE, st.state);

@@ -275,29 +275,37 @@ TEST(sized_args_out_and_direction)
 	close(fd);
 }
 
+/*
+ * Event sizes (docs/decisions.md#uapi-growth): this kernel fills 64 bytes
+ * (struct neuron_event up to @reserved, @pc appended by NEURON_CAP_HANG).
+ * A reader asking for 72 gets 72-byte records, size 64 and zeros after; a
+ * reader of the 56-byte layout of NEURON_CAP_PAGE_SIZE's release still gets
+ * 56-byte records saying size 56, nothing of @pc.
+ */
 TEST(event_size)
 {
-	struct neuron_event_size es = { .size = 64 };
+	struct neuron_event_size es = { .size = 72 };
 	struct neuron_emu_insn prog[NOTIFIES + 1];
 	struct neuron_nq_init init;
 	struct neuron_ring ring = { 0 };
 	union neuron_isa_notification recs[NOTIFIES];
-	__u8 buf[64 * 2];
+	__u8 buf[72 * 2];
 	struct neuron_event ev;
 	int fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	ssize_t n;
 
 	ASSERT_LE(0, fd);
+	EXPECT_EQ(64, sizeof(struct neuron_event));
 	es.size = 39;
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
 	es.size = 4097;
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
-	es.size = 64;
+	es.size = 72;
 	es.reserved = 1;
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
 	es.reserved = 0;
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
-	EXPECT_EQ(56, es.kernel_size);
+	EXPECT_EQ(64, es.kernel_size);
 
 	init = (struct neuron_nq_init){ .core = CORE, .queue = QUEUE, .size = 4096,
 					.threshold = 1 };
@@ -307,27 +315,80 @@ TEST(event_size)
 	ASSERT_EQ(0, neuron_submit(fd, CORE, NEURON_ENGINE_PE, prog, NOTIFIES + 1, 0));
 	ASSERT_EQ(0, neuron_ring_read(&ring, recs, NOTIFIES, NEURON_WAIT_MS));
 
-	/* a buffer smaller than one 64-byte event: -EINVAL */
+	/* a buffer smaller than one 72-byte event: -EINVAL */
 	ASSERT_EQ(0, wait_readable(fd));
-	EXPECT_EQ(-1, read(fd, buf, 63));
+	EXPECT_EQ(-1, read(fd, buf, 71));
 	EXPECT_EQ(EINVAL, errno);
 	memset(buf, 0xee, sizeof(buf));
 	n = read(fd, buf, sizeof(buf));
 	ASSERT_LT(0, n);
-	EXPECT_EQ(0, n % 64);
+	EXPECT_EQ(0, n % 72);
 	memcpy(&ev, buf, sizeof(ev));
 	EXPECT_EQ(NEURON_EDGE_NOTIFIC, ev.edge);
-	EXPECT_EQ(56, ev.size);
+	EXPECT_EQ(64, ev.size);
 	EXPECT_EQ(0, ev.suppressed);
 	EXPECT_EQ(0, ev.wrbuf_full);
 	EXPECT_EQ(0, ev.wrbuf_drop);
-	for (int i = 56; i < 64; i++) {
+	EXPECT_EQ(0, ev.pc);	/* HANG only */
+	EXPECT_EQ(0, ev.reserved);
+	for (int i = 64; i < 72; i++) {
 		EXPECT_EQ(0, buf[i]) TH_LOG("byte %d of the event", i);
+	}
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+
+	/* a reader built against the 56-byte header */
+	es.size = 56;
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_EVENT_SIZE, &es));
+	EXPECT_EQ(64, es.kernel_size);
+	ASSERT_EQ(0, neuron_submit(fd, CORE, NEURON_ENGINE_PE, prog, NOTIFIES + 1, 0));
+	ASSERT_EQ(0, neuron_ring_read(&ring, recs, NOTIFIES, NEURON_WAIT_MS));
+	ASSERT_EQ(0, wait_readable(fd));
+	memset(buf, 0xee, sizeof(buf));
+	n = read(fd, buf, 56);
+	ASSERT_EQ(56, n);
+	memcpy(&ev, buf, 56);
+	EXPECT_EQ(NEURON_EDGE_NOTIFIC, ev.edge);
+	EXPECT_EQ(56, ev.size);
+	for (int i = 56; i < 64; i++) {
+		EXPECT_EQ(0xee, buf[i]) TH_LOG("byte %d past a 56-byte event", i);
 	}
 
 	neuron_ring_unmap(&ring);
 	EXPECT_EQ(0, neuron_nq_destroy(fd, CORE, QUEUE));
 	close(fd);
+}
+
+/*
+ * Command numbers never move (docs/decisions.md#uapi-growth,
+ * #ioctl-magic): type 0xBA, numbers 0x00.. in release order, each used
+ * once: NQ_HEAD 0x14, NQ_ROUTE 0x15, HANG_TIMEOUT 0x16.
+ */
+TEST(ioctl_numbers)
+{
+	static const struct { unsigned long cmd; unsigned int nr; } cmds[] = {
+		{ NEURON_IOC_DEVICE_INFO, 0x00 },	{ NEURON_IOC_NQ_INIT, 0x01 },
+		{ NEURON_IOC_NQ_DESTROY, 0x02 },	{ NEURON_IOC_NQ_INFO, 0x03 },
+		{ NEURON_IOC_SUBMIT, 0x04 },		{ NEURON_IOC_ENGINE_STATUS, 0x05 },
+		{ NEURON_IOC_ENGINE_RESET, 0x06 },	{ NEURON_IOC_FEATURE_FLAGS, 0x07 },
+		{ NEURON_IOC_NQ_EVENTFD, 0x08 },	{ NEURON_IOC_EVT_SEM, 0x09 },
+		{ NEURON_IOC_THROTTLE, 0x0a },		{ NEURON_IOC_CORE_ACQUIRE, 0x0b },
+		{ NEURON_IOC_CORE_RELEASE, 0x0c },	{ NEURON_IOC_MEM_ALLOC, 0x0d },
+		{ NEURON_IOC_MEM_FREE, 0x0e },		{ NEURON_IOC_EVENT_SIZE, 0x0f },
+		{ NEURON_IOC_NOTIFY_TRIGGER, 0x10 },	{ NEURON_IOC_NQ_COALESCE, 0x11 },
+		{ NEURON_IOC_TIMESTAMP, 0x12 },		{ NEURON_IOC_CORE_GRANT, 0x13 },
+		{ NEURON_IOC_NQ_HEAD, 0x14 },		{ NEURON_IOC_NQ_ROUTE, 0x15 },
+		{ NEURON_IOC_HANG_TIMEOUT, 0x16 },
+	};
+
+	for (unsigned int i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		EXPECT_EQ(0xBA, _IOC_TYPE(cmds[i].cmd)) TH_LOG("command %u", i);
+		EXPECT_EQ(cmds[i].nr, _IOC_NR(cmds[i].cmd)) TH_LOG("command %u", i);
+		EXPECT_EQ(i, _IOC_NR(cmds[i].cmd)) TH_LOG("command %u", i);
+	}
+	EXPECT_EQ(16, sizeof(struct neuron_hang_timeout));
+	EXPECT_EQ(16, NEURON_HANG_TIMEOUT_SIZE_VER0);
+	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(NEURON_IOC_HANG_TIMEOUT));
 }
 
 TEST(capabilities)
@@ -340,11 +401,13 @@ TEST(capabilities)
 	/*
 	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
 	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6;
-	 * STATUS_PAGE: bit 7; PAGE_SIZE: bit 8; ROUTE: bit 9; CORE_NODES: bit 10
+	 * STATUS_PAGE: bit 7; PAGE_SIZE: bit 8; ROUTE: bit 9; CORE_NODES: bit 10;
+	 * HANG: bit 11
 	 */
-	EXPECT_EQ(0x7ffull, info.capabilities);
+	EXPECT_EQ(0xfffull, info.capabilities);
 	EXPECT_EQ(1ull << 9, info.capabilities & NEURON_CAP_ROUTE);
 	EXPECT_EQ(1ull << 10, info.capabilities & NEURON_CAP_CORE_NODES);
+	EXPECT_EQ(1ull << 11, info.capabilities & NEURON_CAP_HANG);
 	EXPECT_EQ(1ull << 6, info.capabilities & NEURON_CAP_SUBMIT_GRANT);
 	EXPECT_EQ(1ull << 7, info.capabilities & NEURON_CAP_STATUS_PAGE);
 	EXPECT_EQ(1ull << 8, info.capabilities & NEURON_CAP_PAGE_SIZE);

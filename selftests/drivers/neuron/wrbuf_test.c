@@ -116,7 +116,7 @@ FIXTURE_SETUP(wrbuf)
 	self->fd = neuron_open_flags(O_RDWR | O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_EVENT_SIZE, &es));
-	ASSERT_EQ(56, es.kernel_size);
+	ASSERT_EQ(64, es.kernel_size);
 	for (int i = 0; i < FLOOD_RECORDS; i++)
 		self->prog[i] = neuron_insn(NEURON_OP_NOTIFY, (uint16_t)(i & 0xff));
 	self->prog[FLOOD_RECORDS] = neuron_insn(NEURON_OP_HALT, 0);

@@ -315,6 +315,9 @@ struct libneuron_device_info {
  * @suppressed: THROTTLE or FAULT edges of this core and kind the driver's
  *	rate limit kept from this file since the last one reported
  *	(docs/decisions.md#event-ratelimit); 0 for other edges
+ * @pc: HANG: the hung engine's pc, the instruction it is stuck on
+ *	(docs/decisions.md#hang-detection); 0 for other edges. Was a reserved
+ *	zero word: the struct keeps its 64 bytes
  * @reserved: zero
  */
 struct libneuron_event {
@@ -329,7 +332,7 @@ struct libneuron_event {
 	uint32_t wrbuf_full;
 	uint32_t wrbuf_drop;
 	uint32_t suppressed;
-	uint32_t reserved0;
+	uint32_t pc;
 	uint64_t reserved[1];
 };
 

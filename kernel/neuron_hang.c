@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hang detection and crash dumps (docs/decisions.md#hang-detection,
+ * #coredump; include/uapi/linux/neuron.h NEURON_IOC_HANG_TIMEOUT,
+ * NEURON_EDGE_HANG, struct neuron_coredump_header).
+ *
+ * A delayed work item per device, the scanner, runs while the device is in
+ * service (neuron_hang_start() at the end of the enable path,
+ * neuron_hang_stop() after the disable path's fence). Each run samples
+ * STATUS, EXEC_COUNT and SOFT_RESET_COUNTER of every engine under the
+ * device's read lock and &neuron_device.lock, like any ioctl, then
+ * re-arms itself a quarter of the smallest hang timeout later. An engine
+ * RUNNING or WAITING whose two counters have not moved since a sample at
+ * least its core's timeout ago is hung: one report per stall (the stall
+ * ends when a counter moves or the engine leaves RUNNING/WAITING):
+ *  - a devcoredump of the core (neuron_hang_dump()), taken first so it
+ *    exists when the event is read;
+ *  - one NEURON_EDGE_HANG event: @core, @cause the state seen (RUNNING or
+ *    WAITING), @queues the engine's bit, @pc, @count the core's hangs since
+ *    probe; delivered like ENGINE_STOPPED (the core's owner, the watchers,
+ *    generic netlink);
+ *  - sysfs hangs (per core and engine) and a KOBJ_CHANGE uevent
+ *    NNQ_EVENT=hang NNQ_CORE=<c> NNQ_ENGINE=<e> NNQ_PC=<pc>;
+ *  - under the device's hang_policy "reset", the engine is reset and the
+ *    stop reported (NEURON_EDGE_ENGINE_STOPPED, NEURON_STOP_HANG).
+ * An engine seen HALTED (a fatal error) gets a devcoredump and a KOBJ_CHANGE
+ * uevent NNQ_EVENT=fatal NNQ_CORE NNQ_ENGINE NNQ_PC NNQ_ERROR=<error_id>,
+ * once per halt, and no event: the fatal error was already reported to the
+ * program's owner by its record.
+ *
+ * A hang is seen between timeout and timeout + two scan periods after the
+ * last instruction retired (the stall starts at the first sample that
+ * finds it, at most one period late, and is judged at the next sample at
+ * or after the timeout): 500 to 750 ms for a 500 ms timeout.
+ */
+#include <linux/devcoredump.h>
+#include <linux/jiffies.h>
+#include <linux/kobject.h>
+#include <linux/ktime.h>
+#include <linux/moduleparam.h>
+#include <linux/vmalloc.h>
+
+#include <uapi/linux/neuron.h>
+
+#include "neuron.h"
+
+static unsigned int neuron_hang_default_ms = 10000;
+
+static int neuron_hang_param_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int ms;
+	int ret;
+
+	ret = kstrtouint(val, 0, &ms);
+	if (ret)
+		return ret;
+	if (ms < NEURON_HANG_TIMEOUT_MIN_MS || ms > NEURON_HANG_TIMEOUT_MAX_MS)
+		return -EINVAL;
+	WRITE_ONCE(*(unsigned int *)kp->arg, ms);
+	return 0;
+}
+
+static const struct kernel_param_ops neuron_hang_param_ops = {
+	.set = neuron_hang_param_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(hang_timeout_ms, &neuron_hang_param_ops,
+		&neuron_hang_default_ms, 0600);
+MODULE_PARM_DESC(hang_timeout_ms,
+		 "ms an engine may run or wait without retiring an instruction before it is reported hung (100..600000, default 10000; a core's owner may override it, NEURON_IOC_HANG_TIMEOUT)");
+
+/* Whether core @c carries an override of its current owner. */
+static bool neuron_hang_overridden(struct neuron_device *ndev, u32 c)
+{
+	struct neuron_file *owner = ndev->owner[c];
+
+	return ndev->hang_timeout_ms[c] && owner &&
+	       owner->client_id == ndev->hang_timeout_client[c];
+}
+
+/* The hang timeout of core @c in ms; &neuron_device.lock held. */
+static u32 neuron_hang_timeout(struct neuron_device *ndev, u32 c)
+{
+	if (neuron_hang_overridden(ndev, c))
+		return ndev->hang_timeout_ms[c];
+	return READ_ONCE(neuron_hang_default_ms);
+}
+
+/* A quarter of the smallest timeout, in jiffies. */
+static unsigned long neuron_hang_period(struct neuron_device *ndev)
+{
+	u32 c, ms = READ_ONCE(neuron_hang_default_ms);
+
+	for (c = 0; c < ndev->num_cores; c++)
+		ms = min(ms, neuron_hang_timeout(ndev, c));
+	return max(msecs_to_jiffies(ms / 4), 1UL);
+}
+
+/* Copy the last records before TAIL of one queue; returns the count. */
+static u32 neuron_hang_dump_queue(struct neuron_device *ndev,
+				  struct neuron_nq *nq,
+				  struct neuron_coredump_queue *dq)
+{
+	u32 c = nq->core, q = nq->queue, i, idx;
+	u32 entries = nq->size / NEURON_ISA_NOTIFICATION_NBYTES;
+	u8 *rec = (u8 *)(dq + 1);
+	u32 n;
+
+	dq->queue = q;
+	dq->flags = nq->flags;
+	dq->size = nq->size;
+	dq->head = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_HEAD));
+	dq->tail = neuron_rd(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_TAIL));
+	n = min3(entries, (u32)NEURON_COREDUMP_RECORDS, dq->tail);
+	for (i = 0; i < n; i++, rec += NEURON_ISA_NOTIFICATION_NBYTES) {
+		idx = (dq->tail - n + i) % entries;
+		if (nq->flags & NEURON_NQ_F_DEVICE_MEM)
+			memcpy_fromio(rec, ndev->mem + nq->mem_off +
+				      idx * NEURON_ISA_NOTIFICATION_NBYTES,
+				      NEURON_ISA_NOTIFICATION_NBYTES);
+		else if (nq->ring)
+			memcpy(rec, page_address(nq->ring->pages) +
+			       idx * NEURON_ISA_NOTIFICATION_NBYTES,
+			       NEURON_ISA_NOTIFICATION_NBYTES);
+	}
+	dq->rec_count = n;
+	return n;
+}
+
+/*
+ * Capture core @c for a hang or halt of engine @e and hand it to
+ * devcoredump (docs/decisions.md#coredump): the header, every engine's
+ * registers, the queues on the core of the file the engine's program
+ * belongs to with their last records (host rings read from their pages,
+ * device rings from BAR4), and the program's instructions around @pc.
+ */
+static void neuron_hang_dump(struct neuron_device *ndev, u32 c, u32 e,
+			     u32 cause, u32 pc)
+{
+	struct neuron_file *owner = ndev->eng_owner[c][e] ?: ndev->owner[c];
+	struct neuron_coredump_header *h;
+	struct neuron_coredump_engine *de;
+	u32 q, i, nqs = 0, recs = 0, first, last, count;
+	u64 base;
+	size_t size;
+	u8 *p;
+
+	for (q = 0; owner && q < NEURON_NUM_SW_QUEUES; q++) {
+		struct neuron_nq *nq = ndev->nq[c][q];
+
+		if (nq && nq->owner == owner) {
+			nqs++;
+			recs += min_t(u32, NEURON_COREDUMP_RECORDS,
+				      nq->size / NEURON_ISA_NOTIFICATION_NBYTES);
+		}
+	}
+	count = min_t(u32, NEURON_MAX_PROGRAM_INSNS,
+		      neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PROG_COUNT)));
+	base = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PROG_BASE_LO)) |
+	       (u64)neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PROG_BASE_HI)) << 32;
+	first = pc > NEURON_COREDUMP_INSNS ? pc - NEURON_COREDUMP_INSNS : 0;
+	last = min(count, pc + NEURON_COREDUMP_INSNS + 1);
+	if (last <= first || base > ndev->mem_size ||
+	    (u64)last * NEURON_EMU_INSN_BYTES > ndev->mem_size - base)
+		last = first;
+
+	size = sizeof(*h) + NEURON_ENGINES_PER_CORE * sizeof(*de) +
+	       nqs * sizeof(struct neuron_coredump_queue) +
+	       recs * NEURON_ISA_NOTIFICATION_NBYTES +
+	       (last - first) * NEURON_EMU_INSN_BYTES;
+	h = vzalloc(size);
+	if (!h)
+		return;
+	memcpy(h->magic, NEURON_COREDUMP_MAGIC, sizeof(h->magic));
+	h->version = NEURON_COREDUMP_VERSION;
+	h->header_size = sizeof(*h);
+	h->device = ndev->id;
+	h->core = c;
+	h->engine = e;
+	h->cause = cause;
+	h->pc = pc;
+	h->timestamp_ns = ktime_get_ns();
+	h->timeout_ms = neuron_hang_timeout(ndev, c);
+	h->num_engines = NEURON_ENGINES_PER_CORE;
+	h->insn_first = first;
+	h->insn_count = last - first;
+
+	de = (struct neuron_coredump_engine *)(h + 1);
+	for (i = 0; i < NEURON_ENGINES_PER_CORE; i++, de++) {
+		de->state = neuron_rd(ndev, NEURON_ENG_REG(c, i, NEURON_ENG_STATUS));
+		de->pc = neuron_rd(ndev, NEURON_ENG_REG(c, i, NEURON_ENG_PC));
+		de->exec_count =
+			neuron_rd(ndev, NEURON_ENG_REG(c, i, NEURON_ENG_EXEC_COUNT));
+		de->soft_reset_counter =
+			neuron_rd(ndev, NEURON_ENG_REG(c, i, NEURON_ENG_SOFT_RESET_COUNTER));
+		de->last_error =
+			neuron_rd(ndev, NEURON_ENG_REG(c, i, NEURON_ENG_LAST_ERROR));
+		de->prog_count =
+			neuron_rd(ndev, NEURON_ENG_REG(c, i, NEURON_ENG_PROG_COUNT));
+	}
+
+	p = (u8 *)de;
+	for (q = 0; owner && q < NEURON_NUM_SW_QUEUES; q++) {
+		struct neuron_nq *nq = ndev->nq[c][q];
+		struct neuron_coredump_queue *dq = (void *)p;
+
+		if (!nq || nq->owner != owner)
+			continue;
+		p += sizeof(*dq) +
+		     neuron_hang_dump_queue(ndev, nq, dq) *
+		     NEURON_ISA_NOTIFICATION_NBYTES;
+		h->num_queues++;
+	}
+	if (last > first)
+		memcpy_fromio(p, ndev->mem + base + (u64)first * NEURON_EMU_INSN_BYTES,
+			      (last - first) * NEURON_EMU_INSN_BYTES);
+	p += (last - first) * NEURON_EMU_INSN_BYTES;
+	h->total_size = p - (u8 *)h;
+	ndev->coredumps++;
+	/* devcoredump owns (and vfree()s) the buffer from here on */
+	dev_coredumpv(&ndev->pdev->dev, h, h->total_size, GFP_KERNEL);
+}
+
+/*
+ * KOBJ_CHANGE NNQ_EVENT=hang or fatal with the engine's core, number and
+ * pc (docs/decisions.md#uevents); a fatal one adds NNQ_ERROR, the
+ * engine's LAST_ERROR (a TPB error_id).
+ */
+static void neuron_hang_uevent(struct neuron_device *ndev, const char *what,
+			       u32 c, u32 e, u32 pc)
+{
+	char evt[24], core[24], engine[24], pcs[24], err[24];
+	char *envp[6] = { evt, core, engine, pcs, NULL, NULL };
+
+	if (!ndev->cdevice)
+		return;
+	snprintf(evt, sizeof(evt), "NNQ_EVENT=%s", what);
+	snprintf(core, sizeof(core), "NNQ_CORE=%u", c);
+	snprintf(engine, sizeof(engine), "NNQ_ENGINE=%u", e);
+	snprintf(pcs, sizeof(pcs), "NNQ_PC=%u", pc);
+	if (!strcmp(what, "fatal")) {
+		snprintf(err, sizeof(err), "NNQ_ERROR=%u",
+			 neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_LAST_ERROR)));
+		envp[4] = err;
+	}
+	kobject_uevent_env(&ndev->cdevice->kobj, KOBJ_CHANGE, envp);
+}
+
+static void neuron_hang_report(struct neuron_device *ndev, u32 c, u32 e,
+			       u32 state)
+{
+	u32 pc = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PC));
+	struct neuron_event ev = {
+		.edge = NEURON_EDGE_HANG,
+		.core = c,
+		.cause = state,
+		.queues = BIT(e),
+		.pc = pc,
+	};
+	u32 i;
+
+	ndev->hang_seen[c][e] = true;
+	ndev->hangs[c][e]++;
+	for (i = 0; i < NEURON_ENGINES_PER_CORE; i++)
+		ev.count += ndev->hangs[c][i];
+	dev_warn_ratelimited(&ndev->pdev->dev,
+			     "core %u engine %u hung at pc %u (state %u, nothing retired for %u ms)\n",
+			     c, e, pc, state, neuron_hang_timeout(ndev, c));
+	neuron_hang_dump(ndev, c, e, NEURON_COREDUMP_HANG, pc);
+	neuron_events_broadcast(ndev, &ev);
+	neuron_hang_uevent(ndev, "hang", c, e, pc);
+	if (ndev->hang_policy == NEURON_HANG_RESET) {
+		state = neuron_hw_engine_reset(ndev, c, e);
+		ndev->eng_owner[c][e] = NULL;
+		if (neuron_engine_state_busy(state))
+			neuron_events_engines_stopped(ndev, c, BIT(e),
+						      NEURON_STOP_HANG);
+	}
+}
+
+/* One engine's sample; &neuron_device.lock held, device in service. */
+static void neuron_hang_check(struct neuron_device *ndev, u32 c, u32 e)
+{
+	u32 state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
+	u32 exec = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_EXEC_COUNT));
+	u32 src = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_SOFT_RESET_COUNTER));
+	unsigned long now = jiffies;
+	/* progress: an instruction retired or another program started */
+	u32 mark = exec ^ (src << 20);
+
+	if (state == NEURON_ENGINE_HALTED) {
+		if (!ndev->hang_seen[c][e]) {
+			u32 pc = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PC));
+
+			neuron_hang_dump(ndev, c, e, NEURON_COREDUMP_HALTED, pc);
+			neuron_hang_uevent(ndev, "fatal", c, e, pc);
+		}
+		ndev->hang_seen[c][e] = true;
+		ndev->hang_since[c][e] = 0;
+		return;
+	}
+	if (!neuron_engine_state_busy(state)) {
+		ndev->hang_seen[c][e] = false;
+		ndev->hang_since[c][e] = 0;
+		return;
+	}
+	if (!ndev->hang_since[c][e] || mark != ndev->hang_exec[c][e]) {
+		ndev->hang_exec[c][e] = mark;
+		ndev->hang_since[c][e] = now ?: 1;
+		ndev->hang_seen[c][e] = false;
+		return;
+	}
+	if (ndev->hang_seen[c][e] ||
+	    time_before(now, ndev->hang_since[c][e] +
+			msecs_to_jiffies(neuron_hang_timeout(ndev, c))))
+		return;
+	neuron_hang_report(ndev, c, e, state);
+}
+
+static void neuron_hang_work(struct work_struct *work)
+{
+	struct neuron_device *ndev = container_of(to_delayed_work(work),
+						  struct neuron_device,
+						  hang_work);
+	unsigned long period;
+	u32 c, e;
+
+	/* offline or dead: neuron_hang_start() arms it again */
+	if (neuron_enter(ndev))
+		return;
+	mutex_lock(&ndev->lock);
+	for (c = 0; c < ndev->num_cores; c++)
+		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+			neuron_hang_check(ndev, c, e);
+	period = neuron_hang_period(ndev);
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	schedule_delayed_work(&ndev->hang_work, period);
+}
+
+/**
+ * neuron_hang_init() - prepare the hang scanner of a new device
+ * @ndev: device being probed
+ */
+void neuron_hang_init(struct neuron_device *ndev)
+{
+	INIT_DELAYED_WORK(&ndev->hang_work, neuron_hang_work);
+}
+
+/**
+ * neuron_hang_start() - start scanning a device that entered service
+ * @ndev: device, @offline just cleared by the enable path
+ *
+ * Forgets every stall seen before (the disable path reset the engines).
+ */
+void neuron_hang_start(struct neuron_device *ndev)
+{
+	mutex_lock(&ndev->lock);
+	memset(ndev->hang_since, 0, sizeof(ndev->hang_since));
+	memset(ndev->hang_seen, 0, sizeof(ndev->hang_seen));
+	mutex_unlock(&ndev->lock);
+	schedule_delayed_work(&ndev->hang_work, 0);
+}
+
+/**
+ * neuron_hang_stop() - stop scanning
+ * @ndev: device, fenced (offline or dead) by the disable path, no lock held
+ *
+ * The scanner finds the device out of service and does not re-arm; a run
+ * under way is waited for.
+ */
+void neuron_hang_stop(struct neuron_device *ndev)
+{
+	cancel_delayed_work_sync(&ndev->hang_work);
+}
+
+/**
+ * neuron_hang_ioctl_timeout() - NEURON_IOC_HANG_TIMEOUT
+ * @nfile: the caller's file
+ * @arg: in: @core (< num_cores), @timeout_ms (NEURON_HANG_TIMEOUT_MIN_MS..
+ *	NEURON_HANG_TIMEOUT_MAX_MS, or 0 to only query), @reserved zero
+ *	(@is_default is out only); out: @timeout_ms, the core's timeout now,
+ *	@is_default (1: the module parameter hang_timeout_ms applies)
+ *
+ * Setting needs ownership of the core (docs/decisions.md#tenancy; a free
+ * core becomes the caller's); the override lasts while the caller owns the
+ * core. The scanner runs at once, so its period follows the new timeout.
+ * docs/decisions.md#hang-detection.
+ *
+ * Return: 0; -EINVAL (core or timeout_ms out of range, reserved nonzero);
+ * -EPERM (another file owns the core); -ENOMEM; -EIO (stale file, device
+ * offline); -ENODEV (device removed).
+ */
+int neuron_hang_ioctl_timeout(struct neuron_file *nfile,
+			      struct neuron_hang_timeout *arg)
+{
+	static const char cmd[] = "HANG_TIMEOUT";
+	struct neuron_device *ndev = nfile->ndev;
+	u32 c = arg->core;
+	int ret;
+
+	if (c >= ndev->num_cores)
+		return neuron_bad_field(ndev, cmd, "core");
+	if (arg->timeout_ms && (arg->timeout_ms < NEURON_HANG_TIMEOUT_MIN_MS ||
+				arg->timeout_ms > NEURON_HANG_TIMEOUT_MAX_MS))
+		return neuron_bad_field(ndev, cmd, "timeout_ms");
+	if (arg->reserved)
+		return neuron_bad_field(ndev, cmd, "reserved");
+
+	ret = neuron_enter_file(nfile);
+	if (ret)
+		return ret;
+	mutex_lock(&ndev->lock);
+	if (arg->timeout_ms) {
+		ret = neuron_owner_claim(nfile, c);
+		if (ret)
+			goto out_unlock;
+		ndev->hang_timeout_ms[c] = arg->timeout_ms;
+		ndev->hang_timeout_client[c] = nfile->client_id;
+		mod_delayed_work(system_wq, &ndev->hang_work, 0);
+	}
+	arg->is_default = !neuron_hang_overridden(ndev, c);
+	arg->timeout_ms = neuron_hang_timeout(ndev, c);
+out_unlock:
+	mutex_unlock(&ndev->lock);
+	neuron_exit(ndev);
+	return ret;
+}
