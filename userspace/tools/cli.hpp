@@ -139,5 +139,7 @@ void add_engine_commands(CLI::App& app, Commands& out);
 void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g);
 /// top (cmd_top.cpp).
 void add_top_commands(CLI::App& app, Commands& out);
+/// cdi generate (cmd_cdi.cpp).
+void add_cdi_commands(CLI::App& app, Commands& out);
 
 }  // namespace neuron::cli

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   nc::add_engine_commands(app, commands);            // reset, features
   nc::add_monitor_commands(app, commands, globals);  // monitor, stats
   nc::add_top_commands(app, commands);               // top
+  nc::add_cdi_commands(app, commands);               // cdi generate
 
   app.set_version_flag("--version", std::string("neuron-nq ") + NEURON_VERSION + " (JSON schema " +
                                         std::to_string(nc::kJsonSchemaVersion) + ")");
