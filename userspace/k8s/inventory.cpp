@@ -297,7 +297,7 @@ std::string cdi_name(const std::string& prefix, Kind kind, const std::string& id
 std::string cdi_spec(const std::string& prefix, Kind kind, const std::vector<Device>& devices,
                      const std::string& dev_root) {
   nlohmann::ordered_json spec;
-  spec["cdiVersion"] = "0.6.0";
+  spec["cdiVersion"] = "0.5.0";
   spec["kind"] = resource_name(prefix, kind);
   auto list = nlohmann::ordered_json::array();
   auto node = [&](const std::string& id) {

@@ -102,7 +102,7 @@ std::string cdi_name(const std::string& prefix, Kind kind, const std::string& id
 /// The extended resource name: "<prefix>/core" or "<prefix>/device".
 std::string resource_name(const std::string& prefix, Kind kind);
 
-/// The CDI spec (JSON text, cdiVersion 0.6.0) of one kind: every device or
+/// The CDI spec (JSON text, cdiVersion 0.5.0: the first with hostPath, and what podman 4.3 reads) of one kind: every device or
 /// core node in `devices` with its containerEdits.deviceNodes (path, type
 /// "c", permissions "rw"). docs/k8s.md#cdi.
 std::string cdi_spec(const std::string& prefix, Kind kind, const std::vector<Device>& devices,

@@ -467,6 +467,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 60.0))->capture_default_str();
   bool no_uevents = false;
   app.add_flag("--no-uevents", no_uevents, "do not listen to the driver's uevents");
+  app.set_version_flag("--version", std::string("neuron-device-plugin ") + NEURON_VERSION);
   CLI11_PARSE(app, argc, argv);
   o.uevents = !no_uevents;
   return neuron::k8s::run(o);

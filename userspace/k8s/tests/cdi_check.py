@@ -77,9 +77,9 @@ def node(name):
 
 
 expect = {
-    "neuron.example-core.json": {"cdiVersion": "0.6.0", "kind": "neuron.example/core", "devices": [
+    "neuron.example-core.json": {"cdiVersion": "0.5.0", "kind": "neuron.example/core", "devices": [
         node("nnq0-core0"), node("nnq0-core1"), node("nnq3-core0"), node("nnq3-core1"), node("nnq3-core2")]},
-    "neuron.example-device.json": {"cdiVersion": "0.6.0", "kind": "neuron.example/device", "devices": [
+    "neuron.example-device.json": {"cdiVersion": "0.5.0", "kind": "neuron.example/device", "devices": [
         node("nnq0"), node("nnq3")]},
 }
 for fname, want in expect.items():
