@@ -39,6 +39,7 @@ struct MetricsArgs {
   // the kubelet's PodResources socket (docs/k8s.md#pod-metrics); "" = none
   std::string pod_resources = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::string resource_prefix = "neuron.example";
+  std::string helper = kPodResourcesHelper;  // hidden, for tests: the built neuron-pod-resources
 };
 
 unsigned cores_of(unsigned index, const void* ctx) {
@@ -91,7 +92,6 @@ int cmd_metrics(const MetricsArgs& a) {
   std::uint64_t write_failures = 0;
   // pod labels: no socket is no kubelet (quiet); a failing List is said
   // once per run of failures, and the series go out unlabelled
-  PodResourcesClient pod_client(a.pod_resources);
   bool pods_failed = false;
   for (std::uint64_t n = 0; !g_stop && (a.count == 0 || n < a.count); ++n) {
     if (n) sleep_for(a.interval);
@@ -105,7 +105,7 @@ int cmd_metrics(const MetricsArgs& a) {
       struct stat sb {};
       if (!a.pod_resources.empty() && ::stat(a.pod_resources.c_str(), &sb) == 0) {
         std::string err;
-        if (auto l = pod_client.list(err)) {
+        if (auto l = list_pod_resources(a.helper, a.pod_resources, err)) {
           pods = pod_labels(*l, a.resource_prefix, cores_of, &devs);
           if (pods_failed) fmt::print(stderr, "neuron-nq: metrics: pod labels again from {}\n", a.pod_resources);
           pods_failed = false;
@@ -182,6 +182,7 @@ void add_metrics_commands(CLI::App& app, Commands& out) {
   m->add_option("--resource-prefix", a->resource_prefix, "Vendor domain of the device plugin's resources")
       ->capture_default_str();
   m->add_option("--root", a->root, "Read sysfs, /dev and /proc under this directory (tests)")->group("");
+  m->add_option("--pod-resources-helper", a->helper, "The neuron-pod-resources program (tests)")->group("");
   out.push_back({m, [a] { return cmd_metrics(*a); }});
 }
 

@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: MIT
 //
-// The kubelet's PodResources v1 List (podresources.hpp). The gRPC part is
-// built only with NEURON_BUILD_K8S (NEURON_HAVE_GRPC).
+// The kubelet's PodResources v1 List through the neuron-pod-resources
+// helper, and the mapping of its answer to cores (podresources.hpp).
 #include "podresources.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
-#include <chrono>
+#include <cstring>
 #include <string_view>
 
-#ifdef NEURON_HAVE_GRPC
-#include <grpcpp/grpcpp.h>
+#include "libneuron/device.hpp"
 
-#include "podresources_v1.grpc.pb.h"
-#endif
+using neuron::UniqueFd;
+
+extern char** environ;
 
 namespace neuron::cli {
 namespace {
@@ -50,45 +56,69 @@ PodLabels pod_labels(const std::vector<ContainerDevices>& list, const std::strin
   return out;
 }
 
-#ifdef NEURON_HAVE_GRPC
-struct PodResourcesClient::Impl {
-  std::unique_ptr<v1::PodResourcesLister::Stub> stub;
-};
-
-PodResourcesClient::PodResourcesClient(std::string socket) : socket_(std::move(socket)) {}
-PodResourcesClient::~PodResourcesClient() = default;
-
-std::optional<std::vector<ContainerDevices>> PodResourcesClient::list(std::string& error) {
-  if (!impl_) {
-    impl_ = std::make_unique<Impl>();
-    impl_->stub = v1::PodResourcesLister::NewStub(
-        grpc::CreateChannel("unix://" + socket_, grpc::InsecureChannelCredentials()));
-  }
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  v1::ListPodResourcesRequest q;
-  v1::ListPodResourcesResponse r;
-  const auto st = impl_->stub->List(&ctx, q, &r);
-  if (!st.ok()) {
-    error = "List on " + socket_ + ": " + st.error_message();
-    return std::nullopt;
-  }
+std::vector<ContainerDevices> parse_helper_output(const std::string& text) {
   std::vector<ContainerDevices> out;
-  for (const auto& p : r.pod_resources())
-    for (const auto& c : p.containers())
-      for (const auto& d : c.devices())
-        out.push_back({{p.name(), p.namespace_(), c.name()}, d.resource_name(),
-                       std::vector<std::string>(d.device_ids().begin(), d.device_ids().end())});
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    const std::string_view line(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    std::vector<std::string> f;
+    std::size_t a = 0;
+    for (;;) {
+      const std::size_t t = line.find('\t', a);
+      f.emplace_back(line.substr(a, t == std::string_view::npos ? std::string_view::npos : t - a));
+      if (t == std::string_view::npos) break;
+      a = t + 1;
+    }
+    if (f.size() != 5) continue;
+    out.push_back({{f[0], f[1], f[2]}, f[3], {f[4]}});
+  }
   return out;
 }
-#else
-struct PodResourcesClient::Impl {};
-PodResourcesClient::PodResourcesClient(std::string socket) : socket_(std::move(socket)) {}
-PodResourcesClient::~PodResourcesClient() = default;
-std::optional<std::vector<ContainerDevices>> PodResourcesClient::list(std::string& error) {
-  error = "neuron-nq was built without gRPC (NEURON_BUILD_K8S=OFF): no pod labels";
-  return std::nullopt;
+
+std::optional<std::vector<ContainerDevices>> list_pod_resources(const std::string& helper, const std::string& socket,
+                                                                std::string& error) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    error = std::string("pipe: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  UniqueFd rd(fds[0]), wr(fds[1]);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, wr.get(), 1);
+  posix_spawn_file_actions_adddup2(&fa, wr.get(), 2);
+  std::string arg0 = helper, arg1 = socket;
+  char* argv[] = {arg0.data(), arg1.data(), nullptr};
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, helper.c_str(), &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  wr.reset();
+  if (rc != 0) {
+    error = "run " + helper + ": " + std::strerror(rc);
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(rd.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > (16u << 20)) break;  // a kubelet answer is far smaller
+  }
+  rd.reset();
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    error = text.empty() ? helper + " failed" : text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+    return std::nullopt;
+  }
+  return parse_helper_output(text);
 }
-#endif
 
 }  // namespace neuron::cli

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,22 +35,19 @@ struct ContainerDevices {
 PodLabels pod_labels(const std::vector<ContainerDevices>& list, const std::string& prefix,
                      unsigned (*cores_of)(unsigned, const void*), const void* ctx);
 
-/// A PodResources client on one socket. list() returns the containers'
-/// devices, or nullopt with `error` set ("connect: ...", "List: ..."):
-/// a 2 s deadline per call. Without gRPC support in this build, always
-/// nullopt ("built without gRPC").
-class PodResourcesClient {
- public:
-  explicit PodResourcesClient(std::string socket);
-  ~PodResourcesClient();
-  PodResourcesClient(const PodResourcesClient&) = delete;
-  PodResourcesClient& operator=(const PodResourcesClient&) = delete;
-  std::optional<std::vector<ContainerDevices>> list(std::string& error);
+/// The helper neuron-pod-resources (the neuron-device-plugin package) as
+/// installed; neuron-nq does not link gRPC itself.
+inline constexpr const char* kPodResourcesHelper = NEURON_POD_RESOURCES_HELPER;
 
- private:
-  struct Impl;
-  std::string socket_;
-  std::unique_ptr<Impl> impl_;
-};
+/// Parse the helper's output: "pod\tnamespace\tcontainer\tresource\tid"
+/// lines, grouped into one entry per line. Malformed lines are skipped.
+std::vector<ContainerDevices> parse_helper_output(const std::string& text);
+
+/// PodResources v1 List on `socket` through `helper` (run with the socket as
+/// its one argument, its stdout and stderr read back; the helper has a 2 s
+/// deadline). The containers' devices, or nullopt with `error` set to the
+/// helper's message or why it could not run.
+std::optional<std::vector<ContainerDevices>> list_pod_resources(const std::string& helper, const std::string& socket,
+                                                                std::string& error);
 
 }  // namespace neuron::cli

@@ -8,7 +8,8 @@
 # nnq0 and nnq1, two cores each). Checks hand-written sample lines, that
 # Debian's promtool accepts the file, and that a dead kubelet (socket left,
 # nobody serving) costs the labels only. Prints the labelled file.
-# Usage (from the top directory): pod_metrics.py NEURON_NQ PROTO_DIR WORKDIR
+# Usage (from the top directory): pod_metrics.py NEURON_NQ HELPER PROTO_DIR WORKDIR
+# (HELPER: the built neuron-pod-resources, which neuron-nq runs for List)
 import os
 import shutil
 import socket
@@ -18,7 +19,7 @@ from concurrent import futures
 
 import grpc
 
-nq, proto_dir, work = sys.argv[1:4]
+nq, helper, proto_dir, work = sys.argv[1:5]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 subprocess.run(["protoc", "-I", proto_dir, "--python_out=" + work, "podresources_v1.proto"], check=True)
@@ -68,7 +69,8 @@ server.start()
 
 def metrics(out):
     return subprocess.run([nq, "metrics", "--count", "1", "--prometheus", out, "--root",
-                           "userspace/tests/data/cli/root", "--pod-resources", sock],
+                           "userspace/tests/data/cli/root", "--pod-resources", sock,
+                           "--pod-resources-helper", helper],
                           capture_output=True, text=True)
 
 
