@@ -22,7 +22,7 @@ make -s module
 # its own build directory: the tests' and benchmarks' options stay on in
 # build/userspace (make userspace, make check)
 cmake -S userspace -B "$build/demo-userspace" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	-DNEURON_BUILD_TESTS=OFF -DNEURON_BUILD_BENCH=OFF >/dev/null
+	-DNEURON_BUILD_TESTS=OFF -DNEURON_BUILD_BENCH=OFF -DNEURON_BUILD_K8S=OFF >/dev/null
 cmake --build "$build/demo-userspace" -j2 --target neuron-nq
 wait "$qemu_job" || { cat "$build/demo-qemu.log" >&2; exit 1; }
 wait "$kernel_job" || { cat "$build/demo-kernel.log" >&2; exit 1; }

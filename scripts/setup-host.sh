@@ -52,6 +52,11 @@ CHECK_PKGS=(
 	# libneuron.so's ABI against the committed dump: abidw, abidiff
 	# (userspace/tests/check-abi.sh, userspace/README.md#versions)
 	abigail-tools
+	# the Kubernetes device plugin (userspace/k8s, docs/k8s.md): gRPC C++ and
+	# protobuf with their code generators; the fake kubelet and PodResources
+	# server of its tests are Python (Debian's grpcio and protobuf)
+	libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+	python3-grpcio python3-protobuf
 )
 
 STAMP_PKGS=("${DEMO_PKGS[@]}")

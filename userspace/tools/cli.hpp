@@ -141,5 +141,7 @@ void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g);
 void add_top_commands(CLI::App& app, Commands& out);
 /// coredump (cmd_coredump.cpp).
 void add_coredump_commands(CLI::App& app, Commands& out);
+/// cdi generate (cmd_cdi.cpp).
+void add_cdi_commands(CLI::App& app, Commands& out);
 
 }  // namespace neuron::cli

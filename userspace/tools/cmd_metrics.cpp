@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 
+#include <sys/stat.h>
+
 #include "cli.hpp"
 #include "devices.hpp"
 #include "output.hpp"
@@ -34,7 +36,17 @@ struct MetricsArgs {
   bool json = false;
   std::string prometheus;
   std::string root;  // hidden, for tests: sysfs, /dev and /proc under this directory
+  // the kubelet's PodResources socket (docs/k8s.md#pod-metrics); "" = none
+  std::string pod_resources = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::string resource_prefix = "neuron.example";
+  std::string helper = kPodResourcesHelper;  // hidden, for tests: the built neuron-pod-resources
 };
+
+unsigned cores_of(unsigned index, const void* ctx) {
+  for (const auto& d : *static_cast<const std::vector<DeviceSample>*>(ctx))
+    if (d.index == index) return static_cast<unsigned>(d.cores.size());
+  return 0;
+}
 
 std::int64_t realtime_ns() {
   timespec ts{};
@@ -78,6 +90,9 @@ int cmd_metrics(const MetricsArgs& a) {
   // status says whether the last report's write failed (2).
   bool write_failed = false;
   std::uint64_t write_failures = 0;
+  // pod labels: no socket is no kubelet (quiet); a failing List is said
+  // once per run of failures, and the series go out unlabelled
+  bool pods_failed = false;
   for (std::uint64_t n = 0; !g_stop && (a.count == 0 || n < a.count); ++n) {
     if (n) sleep_for(a.interval);
     if (g_stop) break;
@@ -86,7 +101,20 @@ int cmd_metrics(const MetricsArgs& a) {
     none = devs.empty();
     if (none) fmt::print(stderr, "neuron-nq: no {} devices (is nnq.ko loaded and the device present?)\n", src.sysfs_class);
     if (!a.prometheus.empty()) {
-      auto st = write_file_atomic(a.prometheus, prometheus_text(devs));
+      std::optional<PodLabels> pods;
+      struct stat sb {};
+      if (!a.pod_resources.empty() && ::stat(a.pod_resources.c_str(), &sb) == 0) {
+        std::string err;
+        if (auto l = list_pod_resources(a.helper, a.pod_resources, err)) {
+          pods = pod_labels(*l, a.resource_prefix, cores_of, &devs);
+          if (pods_failed) fmt::print(stderr, "neuron-nq: metrics: pod labels again from {}\n", a.pod_resources);
+          pods_failed = false;
+        } else if (!pods_failed) {
+          fmt::print(stderr, "neuron-nq: metrics: report {}: no pod labels: {}\n", n, err);
+          pods_failed = true;
+        }
+      }
+      auto st = write_file_atomic(a.prometheus, prometheus_text(devs, pods ? &*pods : nullptr));
       if (!st) {
         ++write_failures;
         if (!write_failed)
@@ -147,7 +175,14 @@ void add_metrics_commands(CLI::App& app, Commands& out) {
   m->add_flag("--json", a->json, "One JSON document per report, one per line (docs/cli-json.md#metrics)");
   m->add_option("--prometheus,-p", a->prometheus,
                 "Write each report to FILE in the Prometheus text format (FILE.tmp, then rename)");
+  m->add_option("--pod-resources", a->pod_resources,
+                "The kubelet's PodResources socket: pod, namespace, container labels on per-core "
+                "Prometheus series (\"\" or no socket: none)")
+      ->capture_default_str();
+  m->add_option("--resource-prefix", a->resource_prefix, "Vendor domain of the device plugin's resources")
+      ->capture_default_str();
   m->add_option("--root", a->root, "Read sysfs, /dev and /proc under this directory (tests)")->group("");
+  m->add_option("--pod-resources-helper", a->helper, "The neuron-pod-resources program (tests)")->group("");
   out.push_back({m, [a] { return cmd_metrics(*a); }});
 }
 

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   nc::add_monitor_commands(app, commands, globals);  // monitor, stats
   nc::add_top_commands(app, commands);               // top
   nc::add_coredump_commands(app, commands);          // coredump
+  nc::add_cdi_commands(app, commands);               // cdi generate
 
   app.set_version_flag("--version", std::string("neuron-nq ") + NEURON_VERSION + " (JSON schema " +
                                         std::to_string(nc::kJsonSchemaVersion) + ")");

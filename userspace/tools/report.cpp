@@ -323,7 +323,15 @@ std::string prom_label(std::string_view v) {
   return s;
 }
 
-std::string prometheus_text(const std::vector<DeviceSample>& devs) {
+std::string prometheus_text(const std::vector<DeviceSample>& devs, const PodLabels* pods) {
+  // the pod, namespace and container labels of a core, or ""
+  const auto pod = [pods](unsigned dev, unsigned core) -> std::string {
+    if (!pods) return {};
+    auto it = pods->find({dev, core});
+    if (it == pods->end()) return {};
+    return fmt::format(",pod=\"{}\",namespace=\"{}\",container=\"{}\"", prom_label(it->second.pod),
+                       prom_label(it->second.ns), prom_label(it->second.container));
+  };
   // Each family once, its HELP and TYPE first, then every sample of it.
   struct Family {
     const char* name;
@@ -391,7 +399,7 @@ std::string prometheus_text(const std::vector<DeviceSample>& devs) {
       line(fam("neuron_event_fanout_copies_total", "counter", "Events queued to open files (one per file per edge)."),
            "neuron_event_fanout_copies_total", dl, *d.fanout_copies);
     for (const auto& c : d.cores) {
-      const std::string cl = fmt::format("{},core=\"{}\"", dl, c.core);
+      const std::string cl = fmt::format("{},core=\"{}\"{}", dl, c.core, pod(d.index, c.core));
       if (c.owner) {
         line(fam("neuron_core_owned", "gauge", "1 when an open file owns the core, 0 when it is free."),
              "neuron_core_owned", cl, c.owner->is_free() ? 0 : 1);
@@ -424,7 +432,8 @@ std::string prometheus_text(const std::vector<DeviceSample>& devs) {
       }
     }
     for (const auto& e : d.engines) {
-      const std::string el = fmt::format("{},core=\"{}\",engine=\"{}\"", dl, e.core, engine_name(e.engine));
+      const std::string el =
+          fmt::format("{},core=\"{}\"{},engine=\"{}\"", dl, e.core, pod(d.index, e.core), engine_name(e.engine));
       for (auto st : kStates)
         line(fam("neuron_engine_state", "gauge", "1 for the engine's current state, 0 for the others."),
              "neuron_engine_state", fmt::format("{},state=\"{}\"", el, engine_state_name(st)), e.state == st ? 1 : 0);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "devices.hpp"
+#include "podresources.hpp"
 #include "libneuron/result.hpp"
 
 namespace neuron::cli {
@@ -47,7 +48,10 @@ std::string metrics_text(const ReportHeader& h, const std::vector<DeviceSample>&
 
 /// The Prometheus text exposition (version 0.0.4) of one report, for
 /// node_exporter's textfile collector (docs/metrics.md#names).
-std::string prometheus_text(const std::vector<DeviceSample>& devs);
+/// With `pods`, every per-core and per-engine series of a core some
+/// container holds also has pod, namespace and container labels
+/// (docs/k8s.md#pod-metrics).
+std::string prometheus_text(const std::vector<DeviceSample>& devs, const PodLabels* pods = nullptr);
 
 /// A Prometheus label value escaped: backslash, double quote, newline.
 std::string prom_label(std::string_view v);

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+//
+// What the Kubernetes side (neuron-device-plugin, neuron-nq cdi) knows about
+// the node's Neuron devices, read from sysfs and /dev under configurable
+// roots so tests use a fake tree (docs/k8s.md#inventory):
+//
+//   <sys>/class/nnq/nnqN/                 a device; device/numa_node its NUMA node,
+//                                         state (when present) "online" or not
+//   <sys>/class/nnq/nnqN-coreC/core       a core node's core number C
+//   <dev>/nnqN, <dev>/nnqN-coreC          the device nodes
+//
+// No gRPC here: the allocation policy and the ID checks are plain functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace neuron::k8s {
+
+/// Filesystem roots; every path the plugin and `neuron-nq cdi` read is under one.
+struct Roots {
+  std::string dev = "/dev";
+  std::string sys = "/sys";
+  std::string proc = "/proc";
+};
+
+/// One core node, /dev/nnqN-coreC.
+struct Core {
+  unsigned core = 0;  ///< C, from the node's sysfs `core` attribute
+  std::string id;     ///< "nnqN-coreC": the device-plugin ID and CDI device name
+  bool healthy = false;
+};
+
+/// One device, /dev/nnqN, with its core nodes in core order.
+struct Device {
+  unsigned index = 0;   ///< N
+  std::string id;       ///< "nnqN"
+  int numa_node = -1;   ///< -1: unknown (no topology is advertised)
+  bool healthy = false;
+  std::string why;      ///< why not healthy: "removed", "state offline", ...
+  std::vector<Core> cores;
+};
+
+/// Read the devices and core nodes present now, ordered by N then C, with
+/// their health: a device is healthy when its sysfs directory and node
+/// exist and its `state` attribute (if the driver has one) reads "online";
+/// a core when its device is healthy and its own node and sysfs directory
+/// exist. Entries that are neither nnqN nor nnqN-coreC are skipped.
+std::vector<Device> scan(const Roots& roots);
+
+/// Merge a fresh scan into what was seen before: a device or core that has
+/// gone stays listed, Unhealthy ("removed"), so the kubelet sees it fail
+/// rather than vanish. Returns the merged list (sorted).
+std::vector<Device> merge_seen(const std::vector<Device>& before, std::vector<Device> now);
+
+/// The two resources: cores and whole devices.
+enum class Kind { core, device };
+
+/// One allocatable unit of a resource, for the allocation policy.
+struct Unit {
+  std::string id;
+  unsigned device = 0;  ///< N of its device
+  unsigned pos = 0;     ///< C for a core, N for a device (contiguity)
+  int numa_node = -1;
+};
+
+/// Every unit of `kind` in `devices`, keyed by ID.
+std::map<std::string, Unit> units(const std::vector<Device>& devices, Kind kind);
+
+/// A request the plugin refuses (gRPC INVALID_ARGUMENT), with the reason.
+struct Refusal {
+  std::string message;
+};
+
+/// Check a list of IDs from the kubelet: each known, none twice, at most as
+/// many as exist. `field` names the request field in the message.
+std::optional<Refusal> check_ids(const std::map<std::string, Unit>& known,
+                                 const std::vector<std::string>& ids, const std::string& field);
+
+/// GetPreferredAllocation for one container (docs/k8s.md#preferred-allocation):
+/// `size` units from `available`, always including `must_include`; units on
+/// one device first (the device that already holds must_include, then the
+/// one with the fewest available that fits, then the lowest N), else on one
+/// NUMA node, else anywhere; within a device a contiguous run of positions
+/// where one exists. Refuses unknown or repeated IDs, must_include not in
+/// available, size < 1, size < |must_include| or size > |available|.
+/// Returns the IDs, sorted by device then position, or the refusal.
+struct Preferred {
+  std::vector<std::string> ids;
+  std::optional<Refusal> refused;
+};
+Preferred preferred_allocation(const std::map<std::string, Unit>& known,
+                               const std::vector<std::string>& available,
+                               const std::vector<std::string>& must_include, int size);
+
+/// The CDI device name of a unit: "<prefix>/core=nnq0-core1", "<prefix>/device=nnq0".
+std::string cdi_name(const std::string& prefix, Kind kind, const std::string& id);
+
+/// The extended resource name: "<prefix>/core" or "<prefix>/device".
+std::string resource_name(const std::string& prefix, Kind kind);
+
+/// The CDI spec (JSON text, cdiVersion 0.5.0: the first with hostPath, and what podman 4.3 reads) of one kind: every device or
+/// core node in `devices` with its containerEdits.deviceNodes (path, type
+/// "c", permissions "rw"). docs/k8s.md#cdi.
+std::string cdi_spec(const std::string& prefix, Kind kind, const std::vector<Device>& devices,
+                     const std::string& dev_root = "/dev");
+
+}  // namespace neuron::k8s
