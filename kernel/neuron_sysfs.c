@@ -417,6 +417,26 @@ static ssize_t hangs_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(hangs);
 
+/*
+ * state: "online", "offline" (a reset or recovery is under way) or
+ * "removing", as the last NNQ_EVENT uevent said, for a reader that starts
+ * after the event (docs/decisions.md#uevents). A snapshot: the flags may
+ * change as soon as it is read.
+ */
+static ssize_t state_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	const char *state = "online";
+
+	if (READ_ONCE(ndev->dead))
+		state = "removing";
+	else if (READ_ONCE(ndev->offline))
+		state = "offline";
+	return sysfs_emit(buf, "%s\n", state);
+}
+static DEVICE_ATTR_RO(state);
+
 static const char * const neuron_hang_policies[] = {
 	[NEURON_HANG_REPORT] = "report",
 	[NEURON_HANG_RESET] = "reset",
@@ -524,6 +544,7 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_core_owners.attr,
 	&dev_attr_programs_stopped.attr,
 	&dev_attr_hangs.attr,
+	&dev_attr_state.attr,
 	&dev_attr_hang_policy.attr,
 	&dev_attr_event_fanout.attr,
 	&dev_attr_rings_quarantined.attr,

@@ -295,6 +295,13 @@ static void one_window(struct __test_metadata *_metadata, const char *bdf,
 	close(go[1]);
 	EXPECT_EQ(0, wait_paused(step, RACE_GUARD_MS))
 		TH_LOG("%s: never paused", where);
+	if (!unbind) {
+		/* every step of an FLR lies between the offline and online uevents */
+		char state[32] = "";
+
+		EXPECT_LT(0, neuron_sysfs_read("state", state, sizeof(state)));
+		EXPECT_STREQ("offline\n", state) TH_LOG("%s: sysfs state", where);
+	}
 	act(_metadata, &c, a, unbind ? -ENODEV : -EIO, where);
 	ASSERT_EQ(0, set_pause(0));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -306,6 +313,12 @@ static void one_window(struct __test_metadata *_metadata, const char *bdf,
 	ASSERT_LE(0, fd) TH_LOG("%s: no device afterwards", where);
 	close(fd);
 	EXPECT_EQ(0, device_works(0, 0)) TH_LOG("%s: device afterwards", where);
+	{
+		char state[32] = "";
+
+		EXPECT_LT(0, neuron_sysfs_read("state", state, sizeof(state)));
+		EXPECT_STREQ("online\n", state) TH_LOG("%s: sysfs state afterwards", where);
+	}
 	/* what the client held came back: its memory and its core */
 	fd = neuron_open();
 	ASSERT_LE(0, fd);
