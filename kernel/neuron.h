@@ -120,7 +120,7 @@
  * engine e at prog_base + (c * 5 + e) * 64 KiB with prog_base = mem_size -
  * cores * 5 * 64 KiB. Device-memory rings come from [mem_size / 2, prog_base).
  */
-#define NEURON_PROG_AREA_SIZE	SZ_64K
+#define NEURON_PROG_AREA_SIZE	NEURON_PROG_AREA_BYTES	/* UAPI: programs name their own bytes */
 
 #define NEURON_MAX_VECTORS	NEURON_MSIX_VECTORS(NEURON_MAX_CORES)
 #define NEURON_FAULT_BITS	32

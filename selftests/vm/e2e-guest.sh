@@ -271,6 +271,34 @@ run_example dge-structural.nq 3 'status: TIMEOUT (5)' --timeout 1000
 grep -q 'structurally invalid on POOL at pc 0x0' /tmp/run.out
 result $? "e2e.run.dge-structural_names_the_bad_byte"
 $nq reset --engine pool | comment
+
+# ---- the index path with index tables the programs bring themselves
+# (`data`, docs/program-syntax.md#data; docs/decisions.md#dge-index-path):
+# the tables are read from the program area, so an overflow is reported only
+# if the device read the program's own table {0, 5}
+run_case() { # run_case NAME FILE EXPECTED_EXIT PATTERN [ARGS...]
+	name=$1
+	shift
+	f=$1 want=$2 pat=$3
+	shift 3
+	echo "# \$ neuron-nq run $f $*"
+	$nq run "$ex/$f" "$@" >/tmp/run.out 2>&1
+	st=$?
+	comment /tmp/run.out
+	[ $st -eq "$want" ] && grep -q -- "$pat" /tmp/run.out
+	result $? "e2e.run.$name"
+}
+run_case dge-index_gather_in_bounds_copies dge-index.nq 4 'DGE_METADATA pc=0x00002'
+grep -q 'DGE OOB on POOL at pc 0x3 (.*): src index > bound in \$S\[10\]; descriptor skipped, no bytes moved, engine continued (SEQUENCER_NONFATAL)' /tmp/run.out
+result $? "e2e.run.dge-index_gather_oob_reported_engine_continues"
+grep -q 'DGE OOB on POOL at pc 0x4 (.*): dst index > bound in \$S\[11\]; descriptor skipped, no bytes moved, engine continued (SEQUENCER_NONFATAL)' /tmp/run.out
+result $? "e2e.run.dge-index_scatter_oob_reported_engine_continues"
+run_case dge-index_feature_clear_is_fatal dge-index.nq 4 'DGE OOB on POOL at pc 0x3 (.*): src index > bound in \$S\[10\]; descriptor skipped, no bytes moved, engine halted' --features 0 --stop-on-fatal
+$nq reset --engine pool | comment
+run_case dge-index-err_idx_bound_is_err_is_fatal dge-index-err.nq 4 'DGE OOB on POOL at pc 0x1 (.*): src index > bound in \$S\[10\]; descriptor skipped, no bytes moved, engine halted' --stop-on-fatal
+$nq reset --engine pool | comment
+run_case dge-index-quiet_silent_index_is_invalid dge-index-quiet.nq 4 'DGE descriptor structurally invalid on POOL at pc 0x1 (.*): the src is indexed (indirect) with its OOB notification disabled and idx_bound_is_err clear' --stop-on-fatal
+$nq reset --engine pool | comment
 $nq run $ex/hello.nq --no-trace >/tmp/run.out 2>&1
 st=$?
 comment /tmp/run.out

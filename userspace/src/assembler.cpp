@@ -128,6 +128,8 @@ class Assembler {
         if (line.front() == '[') section(line);
         else if (line.rfind("features", 0) == 0 && (line.size() == 8 || std::isspace(static_cast<unsigned char>(line[8]))))
           features(line);
+        else if (line.rfind("data", 0) == 0 && (line.size() == 4 || std::isspace(static_cast<unsigned char>(line[4]))))
+          data(line);
         else instruction(line);
       }
       if (nl == std::string_view::npos) break;
@@ -138,6 +140,7 @@ class Assembler {
         error_at(e.lines[NEURON_MAX_PROGRAM_INSNS], fmt::format("{} on core {} has {} instructions, at most {} fit one submission",
                                                  engine_name(e.engine), e.core, e.insns.size(), NEURON_MAX_PROGRAM_INSNS));
     }
+    resolve_data();
     // A section with no instructions (e.g. its body commented out) submits nothing.
     std::erase_if(prog_.engines, [](const EngineProgram& e) { return e.insns.empty(); });
     if (errors_.empty() && prog_.engines.empty())
@@ -182,7 +185,7 @@ class Assembler {
     for (auto& p : prog_.engines)
       if (p.core == core && p.engine == static_cast<unsigned>(e)) cur_ = &p;
     if (!cur_) {
-      prog_.engines.push_back(EngineProgram{core, static_cast<unsigned>(e), {}, {}});
+      prog_.engines.push_back(EngineProgram{core, static_cast<unsigned>(e), {}, {}, {}, {}});
       cur_ = &prog_.engines.back();
     }
   }
@@ -329,6 +332,7 @@ class Assembler {
 
     neuron_emu_insn in{};
     in.opcode = op->opcode;
+    insn_refs_.clear();
     std::vector<std::string_view> pos;
     std::vector<std::pair<std::string_view, std::string_view>> kv;
     bool ok = true;
@@ -419,7 +423,16 @@ class Assembler {
         d.backend = NEURON_DGE_BACKEND_POOL;
         bool have_src = false, have_dst = false, have_len = false;
         for (auto [k, v] : kv) {
-          if (k == "src" || k == "dst" || k == "len") {
+          if ((k == "src" || k == "dst" || k == "idx") && !v.empty() && v.front() == '@') {
+            // a data block of this engine's image (docs/program-syntax.md#data)
+            if (k == "dst")
+              return error(fmt::format("dge dst={}: a destination cannot be a program's data (the driver lets a "
+                                       "program write only device memory its file allocated); use src=@NAME or idx=@NAME",
+                                       v));
+            insn_refs_.push_back({cur_->core, cur_->engine, static_cast<std::uint32_t>(cur_->insns.size()),
+                                k == "src" ? DataField::Source : DataField::IndexTable, std::string(v.substr(1)), line_});
+            if (k == "src") have_src = true;
+          } else if (k == "src" || k == "dst" || k == "len") {
             auto n = number(k, v, UINT32_MAX);
             if (!n) return;
             (k == "src" ? d.src : k == "dst" ? d.dst : d.length) = htole32(static_cast<std::uint32_t>(*n));
@@ -474,7 +487,105 @@ class Assembler {
     }
     cur_->insns.push_back(in);
     cur_->lines.push_back(line_);
+    pending_.insert(pending_.end(), insn_refs_.begin(), insn_refs_.end());
   }
+
+  static bool is_name(std::string_view n) {
+    if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
+    return std::all_of(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  }
+
+  std::string section_name(unsigned core, unsigned engine) const {
+    return core == 0 ? fmt::format("[{}]", kEngineNames[engine]) : fmt::format("[core{}.{}]", core, kEngineNames[engine]);
+  }
+
+  // `data NAME u32 V, V ...` / `data NAME bytes V V ...` (docs/program-syntax.md#data).
+  void data(std::string_view line) {
+    static constexpr const char* kUsage = "data NAME u32 V, V, ... or data NAME bytes V V ...";
+    std::vector<std::string_view> toks;
+    for (auto w : split_ws(line))
+      for (auto t : split(w, ','))
+        if (!t.empty()) toks.push_back(t);
+    if (!cur_) return error("'data' is outside a section; its bytes belong to one engine's program, start one with [pe], [act], [pool], [dve] or [sp]");
+    if (toks.size() < 4) return error(fmt::format("'data' needs a name, a kind and at least one value: {}", kUsage));
+    const auto name = toks[1], kind = toks[2];
+    if (!is_name(name))
+      return error(fmt::format("data name '{}' is not a name (a letter or '_', then letters, digits or '_')", name));
+    for (const auto& b : cur_->data)
+      if (b.name == name)
+        return error(fmt::format("data '{}' given twice in {} (first on line {})", name,
+                                 section_name(cur_->core, cur_->engine), b.line));
+    if (kind != "u32" && kind != "bytes") return error(fmt::format("data kind '{}': use u32 or bytes ({})", kind, kUsage));
+    DataBlock b{std::string(name), kind == "u32", {}, line_};
+    for (std::size_t i = 3; i < toks.size(); ++i) {
+      const auto v = parse_number(toks[i]);
+      if (!v) return error(fmt::format("data {} value '{}' is not a number (decimal, 0x hex or 0b binary)", name, toks[i]));
+      if (b.u32) {
+        if (*v > UINT32_MAX)
+          return error(fmt::format("data {} value {} out of range for u32 (0..0xffffffff)", name, toks[i]));
+        for (unsigned k = 0; k < 4; ++k) b.bytes.push_back(static_cast<std::uint8_t>(*v >> (8 * k)));  // little-endian
+      } else {
+        if (*v > 0xff) return error(fmt::format("data {} value {} out of range for a byte (0..0xff)", name, toks[i]));
+        b.bytes.push_back(static_cast<std::uint8_t>(*v));
+      }
+    }
+    cur_->data.push_back(std::move(b));
+  }
+
+  // Each `src=@NAME` / `idx=@NAME` to its block; each image inside its program area.
+  void resolve_data() {
+    for (const auto& r : pending_) {
+      EngineProgram* e = nullptr;
+      for (auto& p : prog_.engines)
+        if (p.core == r.core && p.engine == r.engine) e = &p;
+      if (!e || r.pc >= e->insns.size()) continue;  // its instruction was refused: an error is reported already
+      const auto it = std::find_if(e->data.begin(), e->data.end(), [&](const DataBlock& b) { return b.name == r.name; });
+      if (it == e->data.end()) {
+        std::string known;
+        for (const auto& b : e->data) known += (known.empty() ? "" : ", ") + b.name;
+        error_at(r.line, fmt::format("unknown data '{}' in {} ({})", r.name, section_name(r.core, r.engine),
+                                     known.empty() ? "it has no data directive" : "its data: " + known));
+        continue;
+      }
+      e->refs.push_back({r.pc, r.field, static_cast<std::uint32_t>(it - e->data.begin())});
+    }
+    for (auto& e : prog_.engines) {
+      if (e.data.empty()) continue;
+      if (e.insns.empty()) {
+        error_at(e.data.front().line, fmt::format("{} has data but no instructions", section_name(e.core, e.engine)));
+        continue;
+      }
+      if (e.insns.back().opcode != NEURON_OP_HALT)
+        error_at(e.lines.back(), fmt::format("{} brings data: its last instruction must be halt, so the engine stops "
+                                             "before the data that follows it",
+                                             section_name(e.core, e.engine)));
+      if (image_slots(e) > NEURON_MAX_PROGRAM_INSNS) {
+        error_at(e.data.back().line,
+                 fmt::format("data too big: {} needs {} bytes ({} instructions and {} bytes of data), its program area "
+                             "holds {} ({} slots of 32 bytes)",
+                             section_name(e.core, e.engine), image_slots(e) * NEURON_EMU_INSN_BYTES, e.insns.size(),
+                             data_offset(e, e.data.size()) - e.insns.size() * NEURON_EMU_INSN_BYTES,
+                             NEURON_MAX_PROGRAM_INSNS * NEURON_EMU_INSN_BYTES, NEURON_MAX_PROGRAM_INSNS));
+        continue;
+      }
+      // until submitted, a field holds its block's offset in the image
+      for (const auto& r : e.refs) {
+        const std::uint32_t off = htole32(data_offset(e, r.block));
+        if (r.field == DataField::Source) e.insns[r.pc].operand.dge.src = off;
+        else e.insns[r.pc].reserved0 = off;
+      }
+    }
+  }
+
+  struct PendingRef {
+    unsigned core, engine;
+    std::uint32_t pc;
+    DataField field;
+    std::string name;
+    unsigned line;
+  };
+  std::vector<PendingRef> pending_;    // every accepted instruction's
+  std::vector<PendingRef> insn_refs_;  // the instruction being read
 
   std::string_view text_;
   Program prog_;
@@ -516,6 +627,41 @@ std::size_t Program::instruction_count() const {
   std::size_t n = 0;
   for (const auto& e : engines) n += e.insns.size();
   return n;
+}
+
+std::uint32_t data_offset(const EngineProgram& e, std::size_t block) {
+  std::size_t off = e.insns.size() * NEURON_EMU_INSN_BYTES;
+  for (std::size_t i = 0; i < block && i < e.data.size(); ++i) off += (e.data[i].bytes.size() + 3) & ~std::size_t{3};
+  return static_cast<std::uint32_t>(off);
+}
+
+std::size_t image_slots(const EngineProgram& e) {
+  return (data_offset(e, e.data.size()) + NEURON_EMU_INSN_BYTES - 1) / NEURON_EMU_INSN_BYTES;
+}
+
+std::uint64_t program_area_offset(const neuron_device_info& info, unsigned core, unsigned engine) {
+  const std::uint64_t areas = std::uint64_t{info.num_cores} * info.engines_per_core;
+  return info.mem_size - areas * NEURON_PROG_AREA_BYTES +
+         (std::uint64_t{core} * info.engines_per_core + engine) * NEURON_PROG_AREA_BYTES;
+}
+
+Result<std::vector<neuron_emu_insn>> program_image(const EngineProgram& e, std::uint64_t base) {
+  std::vector<neuron_emu_insn> img = e.insns;
+  if (e.data.empty()) return img;
+  for (const auto& r : e.refs) {
+    const std::uint64_t at = base + data_offset(e, r.block);
+    if (r.pc >= img.size() || r.block >= e.data.size() || at > UINT32_MAX)
+      return unexpected(errc::invalid_argument,
+                        fmt::format("line {}: data at BAR4 offset 0x{:x} does not fit a DGE_COPY's 32-bit address",
+                                    r.pc < e.lines.size() ? e.lines[r.pc] : 0u, at));
+    if (r.field == DataField::Source) img[r.pc].operand.dge.src = htole32(static_cast<std::uint32_t>(at));
+    else img[r.pc].reserved0 = htole32(static_cast<std::uint32_t>(at));
+  }
+  img.resize(image_slots(e), neuron_emu_insn{});
+  auto* bytes = reinterpret_cast<std::uint8_t*>(img.data());
+  for (std::size_t i = 0; i < e.data.size(); ++i)
+    std::memcpy(bytes + data_offset(e, i), e.data[i].bytes.data(), e.data[i].bytes.size());
+  return img;
 }
 
 Result<Program> assemble(std::string_view text, std::string_view name) { return Assembler(text, name).run(); }
@@ -589,7 +735,30 @@ std::string disassemble(const Program& p) {
   for (const auto& e : p.engines) {
     s += e.core == 0 ? fmt::format("[{}]\n", kEngineNames[e.engine])
                      : fmt::format("[core{}.{}]\n", e.core, kEngineNames[e.engine]);
-    for (const auto& in : e.insns) s += disassemble(in) + "\n";
+    for (std::uint32_t pc = 0; pc < e.insns.size(); ++pc) {
+      std::string line = disassemble(e.insns[pc]);
+      // a field naming a data block prints its name (docs/program-syntax.md#data)
+      for (const auto& r : e.refs) {
+        if (r.pc != pc || r.block >= e.data.size()) continue;
+        const auto& in = e.insns[pc];
+        const std::string num = r.field == DataField::Source ? fmt::format(" src=0x{:x}", le32toh(in.operand.dge.src))
+                                                             : fmt::format(" idx=0x{:x}", le32toh(in.reserved0));
+        const std::string ref = fmt::format(" {}=@{}", r.field == DataField::Source ? "src" : "idx", e.data[r.block].name);
+        if (const auto at = line.find(num); at != std::string::npos) line.replace(at, num.size(), ref);
+        else line += ref;
+      }
+      s += line + "\n";
+    }
+    for (const auto& b : e.data) {
+      s += fmt::format("data {} {}", b.name, b.u32 ? "u32" : "bytes");
+      if (b.u32)
+        for (std::size_t i = 0; i + 3 < b.bytes.size(); i += 4)
+          s += fmt::format("{} {}", i ? "," : "",
+                           b.bytes[i] | b.bytes[i + 1] << 8 | b.bytes[i + 2] << 16 | std::uint32_t{b.bytes[i + 3]} << 24);
+      else
+        for (auto v : b.bytes) s += fmt::format(" 0x{:02x}", v);
+      s += "\n";
+    }
   }
   return s;
 }

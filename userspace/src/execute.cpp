@@ -159,8 +159,19 @@ Result<ProgramClaim> ProgramClaim::make(ExecTarget& t, const Program& p, const O
   }
 
   if (!opt.allocate_memory) return c;
-  const auto ranges = dge_ranges(p);
-  const auto spans = program_memory(p);
+  // A source or index table inside the engine's own image (the image SUBMIT
+  // loads at its program area, include/uapi/linux/neuron.h) is the
+  // program's own bytes: nothing to allocate (docs/program-syntax.md#data).
+  auto ranges = dge_ranges(p);
+  std::erase_if(ranges, [&](const DgeRange& r) {
+    const auto* e = p.find(r.core, r.engine);
+    const std::uint64_t base = program_area_offset(*info, r.core, r.engine);
+    return !r.dst && e && r.range.offset >= base &&
+           r.range.end() <= base + image_slots(*e) * NEURON_EMU_INSN_BYTES;
+  });
+  std::vector<MemRange> wanted;
+  for (const auto& r : ranges) wanted.push_back(r.range);
+  const auto spans = merge_ranges(std::move(wanted), NEURON_MEM_ALIGN);
   for (const auto& r : ranges)
     if (r.range.end() > info->mem_alloc_limit)
       return unexpected(errc::invalid_argument,
@@ -453,11 +464,38 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
     return fail(std::move(waiter).error());
   }
 
-  StartedEngines started(target);  // destroyed before the reaper and its queues
+  // Each engine's image: its instructions, data references resolved to
+  // where SUBMIT loads it, then its data (docs/program-syntax.md#data).
+  std::vector<std::vector<Instruction>> images;
   for (const auto& p : plans) {
+    const auto* e = program.find(p.key.core, p.key.engine);
+    if (e->data.empty()) {
+      images.push_back(p.insns);
+      continue;
+    }
+    auto info = target.info();
+    if (!info) {
+      (*reaper)->stop();
+      return fail(std::move(info).error());
+    }
+    EngineProgram ep = *e;
+    ep.insns = p.insns;
+    auto img = program_image(ep, program_area_offset(*info, p.key.core, p.key.engine));
+    if (!img) {
+      (*reaper)->stop();
+      Error err = std::move(img).error();
+      err.what = program.name + ":" + err.what.substr(5);  // "line N: ..." -> "file:N: ..."
+      return fail(std::move(err));
+    }
+    images.push_back(std::move(img).value());
+  }
+
+  StartedEngines started(target);  // destroyed before the reaper and its queues
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const auto& p = plans[i];
     // a refused submit started nothing of ours (the engine may be running
     // the caller's own program: EBUSY), so only accepted ones are added
-    if (auto s = target.submit(p.key.core, p.key.engine, p.insns, opt.trace ? NEURON_SUBMIT_F_TRACE : 0u); !s) {
+    if (auto s = target.submit(p.key.core, p.key.engine, images[i], opt.trace ? NEURON_SUBMIT_F_TRACE : 0u); !s) {
       (*reaper)->stop();
       return fail(std::move(s).error());
     }

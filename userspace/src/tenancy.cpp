@@ -158,9 +158,14 @@ std::vector<DgeRange> dge_ranges(const Program& program) {
       const std::uint32_t length = le32toh(in.operand.dge.length);
       const std::uint64_t len = std::max<std::uint64_t>(length, 1);
       const unsigned line = pc < e.lines.size() ? e.lines[pc] : 0;
-      out.push_back({{le32toh(in.operand.dge.src), len}, e.core, e.engine, pc, line, false});
+      // a field naming the program's own data is inside its image, not tenant memory
+      const auto names_data = [&](DataField f) {
+        return std::any_of(e.refs.begin(), e.refs.end(), [&](const DataRef& r) { return r.pc == pc && r.field == f; });
+      };
+      if (!names_data(DataField::Source))
+        out.push_back({{le32toh(in.operand.dge.src), len}, e.core, e.engine, pc, line, false});
       out.push_back({{le32toh(in.operand.dge.dst), len}, e.core, e.engine, pc, line, true});
-      if (in.operand.dge.indirect & NEURON_ISA_INDIRECT_MODE_MASK) {
+      if ((in.operand.dge.indirect & NEURON_ISA_INDIRECT_MODE_MASK) && !names_data(DataField::IndexTable)) {
         // the index table: one u32 per element (include/uapi/linux/neuron_isa.h)
         const unsigned shift = (in.flags & NEURON_DGE_F_ELEM_MASK) >> NEURON_DGE_F_ELEM_SHIFT;
         const std::uint64_t n = std::max<std::uint64_t>(length >> shift, 1);

@@ -364,4 +364,114 @@ TEST(Assembler, ParseNumberTable) {
       {"12ab", UINT64_MAX, std::nullopt},
   };
   for (const auto& c : cases) EXPECT_EQ(detail::parse_number(c.text, c.max), c.want) << '"' << c.text << '"';
+
+// `data` (docs/program-syntax.md#data): the blocks follow the instructions
+// in the engine's image, each on a 4-byte boundary; a reference holds the
+// block's offset in the image until program_image() adds where SUBMIT loads
+// it. 4 instructions = 0x80 bytes: `swap` at 0x80 (8 bytes), `consts` at
+// 0x88 (3 bytes, padded to 0x8c): 5 slots of 32 bytes.
+TEST(Assembler, DataDirectiveLayoutAndReferences) {
+  auto p = assemble(R"(
+[pool]
+reg 10 1
+dge src=0x1000 dst=0x2000 len=8 indirect=1 elem=4 idx=@swap bc_src=10
+dge src=@consts dst=0x3000 len=3
+halt
+data swap u32 1, 0
+data consts bytes 0x11 0x22 0x33
+)");
+  ASSERT_TRUE(p) << p.error().message();
+  const auto& e = p->engines[0];
+  ASSERT_EQ(e.data.size(), 2u);
+  EXPECT_EQ(e.data[0].bytes, (std::vector<std::uint8_t>{1, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(e.data[1].bytes, (std::vector<std::uint8_t>{0x11, 0x22, 0x33}));
+  EXPECT_EQ(e.data[0].line, 7u);
+  EXPECT_EQ(data_offset(e, 0), 0x80u);
+  EXPECT_EQ(data_offset(e, 1), 0x88u);
+  EXPECT_EQ(data_offset(e, 2), 0x8bu + 1);
+  EXPECT_EQ(image_slots(e), 5u);
+  ASSERT_EQ(e.refs.size(), 2u);
+  EXPECT_EQ(e.refs[0].pc, 1u);
+  EXPECT_EQ(e.refs[0].field, DataField::IndexTable);
+  EXPECT_EQ(e.refs[0].block, 0u);
+  EXPECT_EQ(e.refs[1].pc, 2u);
+  EXPECT_EQ(e.refs[1].field, DataField::Source);
+  EXPECT_EQ(e.refs[1].block, 1u);
+  const auto b1 = raw(e.insns[1]);
+  EXPECT_EQ((std::array<std::uint8_t, 4>{b1[4], b1[5], b1[6], b1[7]}), (std::array<std::uint8_t, 4>{0x80, 0, 0, 0}));
+  const auto b2 = raw(e.insns[2]);
+  EXPECT_EQ((std::array<std::uint8_t, 4>{b2[16], b2[17], b2[18], b2[19]}), (std::array<std::uint8_t, 4>{0x88, 0, 0, 0}));
+
+  // loaded at 0x7fb0000: idx 0x7fb0080, src 0x7fb0088, the data in slot 4
+  auto img = program_image(e, 0x7fb0000);
+  ASSERT_TRUE(img) << img.error().message();
+  ASSERT_EQ(img->size(), 5u);
+  const auto i1 = raw((*img)[1]), i2 = raw((*img)[2]), i4 = raw((*img)[4]);
+  EXPECT_EQ((std::array<std::uint8_t, 4>{i1[4], i1[5], i1[6], i1[7]}), (std::array<std::uint8_t, 4>{0x80, 0x00, 0xfb, 0x07}));
+  EXPECT_EQ((std::array<std::uint8_t, 4>{i2[16], i2[17], i2[18], i2[19]}),
+            (std::array<std::uint8_t, 4>{0x88, 0x00, 0xfb, 0x07}));
+  EXPECT_EQ(i4, (std::array<std::uint8_t, 32>{1, 0, 0, 0, 0, 0, 0, 0, 0x11, 0x22, 0x33}));
+  EXPECT_EQ(raw((*img)[3]), raw(e.insns[3]));  // the halt, unchanged
+  // an address past 32 bits cannot be written into the field
+  auto far = program_image(e, 0xffffff90);
+  ASSERT_FALSE(far);
+  EXPECT_THAT(far.error().what, HasSubstr("line 4: data at BAR4 offset 0x100000010"));
+
+  // the listing names the blocks and assembles back to the same bytes
+  const std::string text = disassemble(*p);
+  EXPECT_THAT(text, HasSubstr("idx=@swap"));
+  EXPECT_THAT(text, HasSubstr("dge src=@consts dst=0x3000 len=3"));
+  EXPECT_THAT(text, HasSubstr("data swap u32 1, 0\ndata consts bytes 0x11 0x22 0x33\n"));
+  auto q = assemble(text);
+  ASSERT_TRUE(q) << q.error().message() << "\n" << text;
+  const auto& f = q->engines[0];
+  ASSERT_EQ(f.insns.size(), e.insns.size());
+  for (std::size_t k = 0; k < e.insns.size(); ++k) EXPECT_EQ(raw(e.insns[k]), raw(f.insns[k])) << k;
+  ASSERT_EQ(f.data.size(), 2u);
+  EXPECT_EQ(f.data[1].bytes, e.data[1].bytes);
+  EXPECT_EQ(f.refs.size(), 2u);
+}
+
+// Where SUBMIT loads each engine's program (include/uapi/linux/neuron.h):
+// 2 cores of 5 engines, 256 MiB: 0x10000000 - 10 * 0x10000 = 0xff60000,
+// core 1 POOL = area 7: 0xffd0000.
+TEST(Assembler, ProgramAreaOffset) {
+  neuron_device_info info{};
+  info.mem_size = 0x10000000;
+  info.num_cores = 2;
+  info.engines_per_core = 5;
+  EXPECT_EQ(program_area_offset(info, 0, 0), 0xff60000u);
+  EXPECT_EQ(program_area_offset(info, 1, 2), 0xffd0000u);
+  EXPECT_EQ(program_area_offset(info, 1, 4), 0xfff0000u);
+}
+
+TEST(Assembler, DataDirectiveErrorsNameTheLine) {
+  EXPECT_THAT(err("[pool]\ndge src=@nope dst=0 len=4\nhalt\n"),
+              HasSubstr("prog.nq:2: unknown data 'nope' in [pool] (it has no data directive)"));
+  EXPECT_THAT(err("[pe]\nhalt\ndata t u32 1\n[pool]\ndge src=0 dst=0 len=4 idx=@t indirect=1\nhalt\n"),
+              HasSubstr("prog.nq:5: unknown data 't' in [pool]"));
+  EXPECT_THAT(err("[pool]\nhalt\ndata t u32 1, 0x100000000\n"),
+              HasSubstr("prog.nq:3: data t value 0x100000000 out of range for u32 (0..0xffffffff)"));
+  EXPECT_THAT(err("[pool]\nhalt\ndata t bytes 1 256\n"), HasSubstr("prog.nq:3: data t value 256 out of range for a byte"));
+  EXPECT_THAT(err("[pool]\nhalt\ndata t u32 one\n"), HasSubstr("prog.nq:3: data t value 'one' is not a number"));
+  EXPECT_THAT(err("[pool]\nhalt\ndata t f32 1\n"), HasSubstr("prog.nq:3: data kind 'f32': use u32 or bytes"));
+  EXPECT_THAT(err("[pool]\nhalt\ndata 9t u32 1\n"), HasSubstr("prog.nq:3: data name '9t' is not a name"));
+  EXPECT_THAT(err("[pool]\nhalt\ndata t u32\n"), HasSubstr("prog.nq:3: 'data' needs a name, a kind and at least one value"));
+  EXPECT_THAT(err("[pool]\nhalt\ndata t u32 1\ndata t u32 2\n"), HasSubstr("prog.nq:4: data 't' given twice in [pool] (first on line 3)"));
+  EXPECT_THAT(err("data t u32 1\n[pool]\nhalt\n"), HasSubstr("prog.nq:1: 'data' is outside a section"));
+  EXPECT_THAT(err("[pool]\ndge src=0 dst=@t len=4\nhalt\ndata t u32 1\n"),
+              HasSubstr("prog.nq:2: dge dst=@t: a destination cannot be a program's data"));
+  EXPECT_THAT(err("[pool]\nnop\ndata t u32 1\n"),
+              HasSubstr("prog.nq:2: [pool] brings data: its last instruction must be halt"));
+  // 1 instruction (32 bytes) + 65505 bytes > 64 KiB
+  std::string big = "[pool]\nhalt\ndata big bytes";
+  for (int k = 0; k < 65505; ++k) big += " 0";
+  EXPECT_THAT(err(big + "\n"), HasSubstr("prog.nq:3: data too big: [pool] needs 65568 bytes (1 instructions and 65508 "
+                                         "bytes of data), its program area holds 65536 (2048 slots of 32 bytes)"));
+  // exactly full: 32 + 65504 bytes
+  std::string full = "[pool]\nhalt\ndata big bytes";
+  for (int k = 0; k < 65504; ++k) full += " 0";
+  auto p = assemble(full + "\n");
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_EQ(image_slots(p->engines[0]), 2048u);
 }

@@ -36,6 +36,9 @@ class FakeTarget : public ExecTarget {
   // allocations.
   unsigned num_cores = 4;
   std::uint64_t mem_alloc_limit = 0x100000;
+  /// program areas: 64 KiB per engine at the top, core 0 PE at
+  /// 0x400000 - 4 * 5 * 0x10000 = 0x2c0000 (include/uapi/linux/neuron.h)
+  std::uint64_t mem_size = 0x400000;
   bool no_tenancy = false;     // a driver without NEURON_CAP_TENANCY: CORE_ACQUIRE is ENOTTY
   std::uint64_t owned = 0;     // cores this file owns
   std::uint64_t others = 0;    // cores another open file owns
@@ -99,7 +102,11 @@ class FakeTarget : public ExecTarget {
     for (std::uint32_t pc = 0; pc < insns.size(); ++pc) {
       const auto& d = insns[pc].operand.dge;
       const std::uint64_t len = std::max<std::uint32_t>(d.length, 1);
-      if (insns[pc].opcode == NEURON_OP_DGE_COPY && (!allocated(d.src, len) || !allocated(d.dst, len)))
+      // a source may lie in the submitted program itself (the driver's check)
+      const std::uint64_t area = 0x2c0000 + (core * 5 + engine) * 0x10000, end = area + insns.size() * 32;
+      const bool src_in_program = d.src >= area && d.src + len <= end;
+      if (insns[pc].opcode == NEURON_OP_DGE_COPY &&
+          ((!allocated(d.src, len) && !src_in_program) || !allocated(d.dst, len)))
         return unexpected(Error::from_errno(EACCES, fmt::format("NEURON_IOC_SUBMIT core={} engine={} (pc {})", core,
                                                                 engine, pc)));
     }
@@ -179,6 +186,7 @@ class FakeTarget : public ExecTarget {
     DeviceInfo i{};
     i.num_cores = num_cores;
     i.engines_per_core = 5;
+    i.mem_size = mem_size;
     i.mem_alloc_limit = no_tenancy ? 0 : mem_alloc_limit;
     i.capabilities = no_tenancy ? 0 : NEURON_CAP_TENANCY;
     return i;
@@ -875,4 +883,30 @@ TEST(Execute, RecordsDecodedWithTheProgrammedRoute) {
     EXPECT_EQ(r.status, ExecStatus::Failure);
     EXPECT_TRUE(t.opened.empty());
   }
+
+// A program's own data (docs/program-syntax.md#data): nothing is allocated
+// for it, and SUBMIT gets the image with each reference resolved to where
+// the driver loads that engine's program: core 0 POOL (engine 2) at
+// 0x2c0000 + 2 * 0x10000 = 0x2e0000, the block after 2 instructions at
+// +0x40. A literal source inside the image is the program's own too.
+TEST(Execute, DataIsSubmittedInTheImageWithItsAddressResolved) {
+  FakeTarget t;
+  auto r = execute(t, prog("[pool]\ndge src=@c dst=0x1000 len=4\nhalt\ndata c u32 0xdeadbeef\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Ok) << (r.error ? r.error->message() : std::string());
+  ASSERT_EQ(t.submitted.size(), 1u);
+  ASSERT_EQ(t.submitted[0].size(), 3u);  // 2 instructions, 1 slot of data
+  std::array<std::uint8_t, 4> src{};
+  std::memcpy(src.data(), &t.submitted[0][0].operand.dge.src, 4);
+  EXPECT_EQ(src, (std::array<std::uint8_t, 4>{0x40, 0x00, 0x2e, 0x00}));
+  std::array<std::uint8_t, 32> slot{};
+  std::memcpy(slot.data(), &t.submitted[0][2], 32);
+  EXPECT_EQ(slot, (std::array<std::uint8_t, 32>{0xef, 0xbe, 0xad, 0xde}));
+  EXPECT_EQ(std::count_if(t.log.begin(), t.log.end(), [](const std::string& l) { return l.rfind("alloc", 0) == 0; }), 1);
+  EXPECT_NE(t.first("alloc 0x1000+0x1000"), t.log.size());
+
+  FakeTarget u;
+  r = execute(u, prog("[pool]\ndge src=0x2e0040 dst=0x1000 len=4\nhalt\ndata c u32 7\n"), fast());
+  EXPECT_EQ(r.status, ExecStatus::Ok) << (r.error ? r.error->message() : std::string());
+  ASSERT_EQ(u.submitted.size(), 1u);
+  EXPECT_EQ(u.submitted[0].size(), 3u);
 }

@@ -165,7 +165,7 @@ int cmd_monitor(const MonitorArgs& a) {
       }
     }
     for (const auto& e : prog.engines)
-      if (auto s = dev->submit(e.core, e.engine, e.insns, a.run.no_trace ? 0u : NEURON_SUBMIT_F_TRACE); !s) return s;
+      if (auto s = submit_engine(*dev, prog, e, a.run.no_trace ? 0u : NEURON_SUBMIT_F_TRACE); !s) return s;
     ++submitted;
     return {};
   };

@@ -30,7 +30,12 @@ int cmd_asm(const std::string& file) {
   // a parse error: the assembler's "FILE:LINE: ..." lines; else why the file
   // did not open or read ("open x.nq: No such file or directory")
   if (!prog) return print_program_error(prog.error());
-  fmt::print("# {}: {} instructions on {} engine(s)\n{}", file, prog->instruction_count(), prog->engines.size(),
+  // a program's own data (docs/program-syntax.md#data): its bytes, in the header
+  std::size_t data_bytes = 0;
+  for (const auto& e : prog->engines)
+    for (const auto& b : e.data) data_bytes += b.bytes.size();
+  fmt::print("# {}: {} instructions{} on {} engine(s)\n{}", file, prog->instruction_count(),
+             data_bytes ? fmt::format(", {} bytes of data", data_bytes) : std::string(), prog->engines.size(),
              disassemble(*prog));
   return kExitOk;
 }
@@ -416,7 +421,7 @@ int cmd_submit_detached(const RunArgs& a) {
   const std::uint32_t flags = NEURON_SUBMIT_F_DETACH | (a.no_trace ? 0u : NEURON_SUBMIT_F_TRACE);
   std::string started;
   for (const auto& e : prog->engines) {
-    if (auto s = dev->submit(e.core, e.engine, e.insns, flags); !s) {
+    if (auto s = submit_engine(*dev, *prog, e, flags); !s) {
       Error err = std::move(s).error();
       if (err.code == std::errc::operation_not_permitted)
         err.what += fmt::format(" (core {} is not granted to this user, uid {}: its owner runs `neuron-nq monitor "

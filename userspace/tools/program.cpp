@@ -35,6 +35,15 @@ Status check_cores_early(const Program& prog, const std::optional<CoreList>& cor
   return check_program_cores(prog, *visible);
 }
 
+Status submit_engine(const Device& dev, const Program& prog, const EngineProgram& e, std::uint32_t flags) {
+  if (e.data.empty()) return dev.submit(e.core, e.engine, e.insns, flags);
+  auto info = dev.info();
+  if (!info) return unexpected(std::move(info).error());
+  auto img = program_image(e, program_area_offset(*info, e.core, e.engine));
+  if (!img) return unexpected(img.error().code, prog.name + ":" + img.error().what.substr(5));  // "line N: ..."
+  return dev.submit(e.core, e.engine, *img, flags);
+}
+
 Result<StartedProgram> start_program(const Device& dev, const Program& prog, bool trace,
                                      const std::optional<CoreList>& cores) {
   StartedProgram started{std::make_unique<DeviceTarget>(dev), {}};
@@ -45,7 +54,7 @@ Result<StartedProgram> start_program(const Device& dev, const Program& prog, boo
     for (unsigned core : prog.cores())
       if (auto s = dev.set_feature_flags(core, *prog.features); !s) return unexpected(std::move(s).error());
   for (const auto& e : prog.engines)
-    if (auto s = dev.submit(e.core, e.engine, e.insns, trace ? NEURON_SUBMIT_F_TRACE : 0u); !s)
+    if (auto s = submit_engine(dev, prog, e, trace ? NEURON_SUBMIT_F_TRACE : 0u); !s)
       return unexpected(std::move(s).error());
   return started;
 }

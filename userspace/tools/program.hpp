@@ -35,6 +35,13 @@ Result<Program> load_program(const std::string& file, const std::string& feature
 /// the list (visible_cores(), check_program_cores()).
 Status check_cores_early(const Program& prog, const std::optional<CoreList>& cores);
 
+/// Submit one engine's program: its image (program_image(): the
+/// instructions with `src=@NAME`/`idx=@NAME` resolved to where SUBMIT loads
+/// it, then its data; docs/program-syntax.md#data) with `flags`
+/// (NEURON_SUBMIT_F_*). Errors: DEVICE_INFO's, program_image()'s (naming
+/// the file and line), SUBMIT's.
+Status submit_engine(const Device& dev, const Program& prog, const EngineProgram& e, std::uint32_t flags);
+
 /// A started program and what it holds: its cores and device memory
 /// (ProgramClaim) until destroyed, when engines of it still running are
 /// reset (the driver stops them when the file closes anyway).

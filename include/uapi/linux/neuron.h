@@ -195,6 +195,15 @@
 #define NEURON_NQ_SIZE_MIN	64		/* 4 records */
 #define NEURON_NQ_SIZE_MAX	(1u << 20)	/* 65536 records */
 #define NEURON_MAX_PROGRAM_INSNS 2048		/* per NEURON_IOC_SUBMIT */
+/*
+ * Each engine's program area in device memory, bytes (room for
+ * NEURON_MAX_PROGRAM_INSNS instructions): NEURON_IOC_SUBMIT loads the
+ * program of engine e of core c at BAR4 offset mem_size - num_cores *
+ * engines_per_core * NEURON_PROG_AREA_BYTES + (c * engines_per_core + e) *
+ * NEURON_PROG_AREA_BYTES (struct neuron_device_info), so a program can
+ * name its own bytes (docs/program-syntax.md#data).
+ */
+#define NEURON_PROG_AREA_BYTES	0x10000
 /* Largest interrupt-coalescing time limit of a queue (coalesce_ns): 10 ms. */
 #define NEURON_NQ_COALESCE_NS_MAX 10000000u
 
@@ -486,12 +495,14 @@ struct neuron_timestamp {
  * @insns:		user pointer to @count struct neuron_emu_insn (32 bytes each)
  * @reserved:		must be zero
  *
- * Copies the program to the engine's area of device memory and starts it;
+ * Copies the program to the engine's area of device memory
+ * (NEURON_PROG_AREA_BYTES) and starts it;
  * returns once it is started, not finished (records tell that).
  * Every DGE_COPY must read and write only device memory this file
- * allocated (NEURON_IOC_MEM_ALLOC), except that its source may lie inside
- * the submitted program itself (the caller's own bytes: how a program
- * brings constants into device memory); otherwise nothing runs.
+ * allocated (NEURON_IOC_MEM_ALLOC), except that its source and its index
+ * table may lie inside the submitted program itself, [area, area + @count *
+ * 32) (the caller's own bytes: how a program brings constants into device
+ * memory); otherwise nothing runs.
  *
  * NEURON_SUBMIT_F_DETACH: the program belongs to the core's owner. A file
  * that does not own the core may submit it when the owner granted the

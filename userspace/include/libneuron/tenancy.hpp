@@ -95,7 +95,10 @@ struct DgeRange {
   bool dst = false;   ///< destination (else source)
 };
 
-/// Every DGE_COPY's source and destination range, in program order.
+/// Every DGE_COPY's source and destination range (and index table), in
+/// program order; a source or index table naming the program's own data
+/// (`src=@NAME`, `idx=@NAME`, EngineProgram::refs) is not listed: it lies in
+/// the engine's image, which needs no allocation (docs/program-syntax.md#data).
 std::vector<DgeRange> dge_ranges(const Program& program);
 
 /// Each range widened to `align` (a power of two: offset rounded down, end
