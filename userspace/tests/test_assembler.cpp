@@ -364,6 +364,7 @@ TEST(Assembler, ParseNumberTable) {
       {"12ab", UINT64_MAX, std::nullopt},
   };
   for (const auto& c : cases) EXPECT_EQ(detail::parse_number(c.text, c.max), c.want) << '"' << c.text << '"';
+}
 
 // `data` (docs/program-syntax.md#data): the blocks follow the instructions
 // in the engine's image, each on a 4-byte boundary; a reference holds the

@@ -883,6 +883,7 @@ TEST(Execute, RecordsDecodedWithTheProgrammedRoute) {
     EXPECT_EQ(r.status, ExecStatus::Failure);
     EXPECT_TRUE(t.opened.empty());
   }
+}
 
 // A program's own data (docs/program-syntax.md#data): nothing is allocated
 // for it, and SUBMIT gets the image with each reference resolved to where

@@ -133,21 +133,6 @@ out:
 	EXPECT_EQ(0x1234, (r).ext);					\
 } while (0)
 
-static int read_text(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return (int)n;
-}
-
 /* ---- nodes ---------------------------------------------------------------- */
 
 TEST(nodes_exist_with_sysfs)
@@ -172,15 +157,15 @@ TEST(nodes_exist_with_sysfs)
 	EXPECT_EQ(65u, minor(c1.st_rdev));
 
 	/* sysfs: the core, and the whole device it belongs to */
-	ASSERT_LT(0, read_text(CORE1_SYSFS "/core", buf, sizeof(buf)));
+	ASSERT_LT(0, neuron_read_text(CORE1_SYSFS "/core", buf, sizeof(buf)));
 	EXPECT_STREQ("1\n", buf);
-	ASSERT_LT(0, read_text("/sys/class/nnq/nnq0-core0/core", buf, sizeof(buf)));
+	ASSERT_LT(0, neuron_read_text("/sys/class/nnq/nnq0-core0/core", buf, sizeof(buf)));
 	EXPECT_STREQ("0\n", buf);
 	n = readlink(CORE1_SYSFS "/device", buf, sizeof(buf) - 1);
 	ASSERT_LT(0, n);
 	buf[n] = '\0';
 	EXPECT_STREQ("nnq0", strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf);
-	ASSERT_LT(0, read_text(CORE1_SYSFS "/dev", buf, sizeof(buf)));
+	ASSERT_LT(0, neuron_read_text(CORE1_SYSFS "/dev", buf, sizeof(buf)));
 	snprintf(want, sizeof(want), "%u:65\n", major(c1.st_rdev));
 	EXPECT_STREQ(want, buf);
 

@@ -73,28 +73,6 @@ static int hang_timeout(int fd, uint32_t core, uint32_t ms,
 	return ret;
 }
 
-/* Next event of @edge (others skipped) within @ms; 0 or -ETIMEDOUT. */
-static int wait_edge(int fd, uint32_t edge, unsigned int ms,
-		     struct neuron_event *out)
-{
-	uint64_t deadline = neuron_now_ms() + ms;
-
-	while (neuron_now_ms() < deadline) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		struct neuron_event ev;
-
-		if (poll(&p, 1, 50) <= 0)
-			continue;
-		if (read(fd, &ev, sizeof(ev)) != sizeof(ev))
-			return -errno;
-		if (ev.edge == edge) {
-			*out = ev;
-			return 0;
-		}
-	}
-	return -ETIMEDOUT;
-}
-
 /* Field @engine of line "core<c> ..." of sysfs hangs, or "coredumps N". */
 static long long hangs_of(int core, int engine)
 {
@@ -237,7 +215,7 @@ TEST_F(hang, wait_hang_reset)
 	wait_prog(prog);
 	t0 = neuron_now_ms();
 	ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_PE, prog, 4, 0));
-	ASSERT_EQ(0, wait_edge(self->fd, NEURON_EDGE_HANG, NEURON_WAIT_MS, &ev));
+	ASSERT_EQ(0, neuron_wait_edge(self->fd, NEURON_EDGE_HANG, NEURON_WAIT_MS, &ev));
 	ksft_print_msg("hang: WAIT_GE reported %llu ms after SUBMIT (timeout 500 ms, scan period 125 ms)\n",
 		       (unsigned long long)(neuron_now_ms() - t0));
 	EXPECT_EQ(0, ev.core);
@@ -255,7 +233,7 @@ TEST_F(hang, wait_hang_reset)
 	close(sock);
 
 	/* policy reset: the stop is reported, the engine is idle */
-	ASSERT_EQ(0, wait_edge(self->fd, NEURON_EDGE_ENGINE_STOPPED, NEURON_WAIT_MS, &ev));
+	ASSERT_EQ(0, neuron_wait_edge(self->fd, NEURON_EDGE_ENGINE_STOPPED, NEURON_WAIT_MS, &ev));
 	EXPECT_EQ(STOP_HANG, ev.cause);
 	EXPECT_EQ(1u << NEURON_ENGINE_PE, ev.queues);
 	ASSERT_EQ(0, neuron_engine_status(self->fd, 0, NEURON_ENGINE_PE, &st));
@@ -329,7 +307,7 @@ TEST_F(hang, delay_by_timeout)
 	ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_ACT, prog, 2, 0));
 	ASSERT_EQ(ST_IDLE, neuron_engine_wait(self->fd, 0, NEURON_ENGINE_ACT,
 					      NEURON_WAIT_MS));
-	EXPECT_EQ(-ETIMEDOUT, wait_edge(self->fd, NEURON_EDGE_HANG, 2500, &ev));
+	EXPECT_EQ(-ETIMEDOUT, neuron_wait_edge(self->fd, NEURON_EDGE_HANG, 2500, &ev));
 	EXPECT_EQ(base, hangs_of(0, NEURON_ENGINE_ACT));
 
 	/* 3 s of DELAY under a 500 ms timeout: reported, RUNNING at pc 0 */
@@ -337,7 +315,7 @@ TEST_F(hang, delay_by_timeout)
 	ASSERT_EQ(0, hang_timeout(self->fd, 0, 500, NULL));
 	t0 = neuron_now_ms();
 	ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_ACT, prog, 2, 0));
-	ASSERT_EQ(0, wait_edge(self->fd, NEURON_EDGE_HANG, NEURON_WAIT_MS, &ev));
+	ASSERT_EQ(0, neuron_wait_edge(self->fd, NEURON_EDGE_HANG, NEURON_WAIT_MS, &ev));
 	ksft_print_msg("hang: DELAY reported %llu ms after SUBMIT (timeout 500 ms)\n",
 		       (unsigned long long)(neuron_now_ms() - t0));
 	EXPECT_EQ(0, ev.core);
@@ -389,7 +367,7 @@ TEST_F(hang, fatal_uevent)
 	EXPECT_EQ(2, h.cause);		/* NEURON_COREDUMP_HALTED */
 	EXPECT_EQ(NEURON_ENGINE_PE, h.engine);
 	EXPECT_EQ(1, h.pc);
-	EXPECT_EQ(-ETIMEDOUT, wait_edge(self->fd, NEURON_EDGE_HANG, 1000, &ev));
+	EXPECT_EQ(-ETIMEDOUT, neuron_wait_edge(self->fd, NEURON_EDGE_HANG, 1000, &ev));
 }
 
 static int tenant(void)
@@ -423,7 +401,7 @@ static int tenant(void)
 	wait_prog(prog);
 	if (neuron_submit(fd, 1, NEURON_ENGINE_ACT, prog, 4, 0))
 		return 9;
-	if (wait_edge(fd, NEURON_EDGE_HANG, NEURON_WAIT_MS, &ev))
+	if (neuron_wait_edge(fd, NEURON_EDGE_HANG, NEURON_WAIT_MS, &ev))
 		return 10;
 	if (ev.core != 1 || ev.queues != 1u << NEURON_ENGINE_ACT || ev.pc != 2 ||
 	    ev.cause != ST_WAITING)

@@ -47,28 +47,6 @@ static unsigned int opt_rounds = 2000;	/* pinning; the IOMMU lane runs 10,000 */
 
 /* ---- helpers -------------------------------------------------------------- */
 
-/* The next event of @edge on @fd within @ms, into @out; 0 or -ETIMEDOUT. */
-static int wait_event_edge(int fd, uint32_t edge, unsigned int ms,
-			   struct neuron_event *out)
-{
-	uint64_t deadline = neuron_now_ms() + ms;
-
-	while (neuron_now_ms() < deadline) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		struct neuron_event ev;
-
-		if (poll(&p, 1, 100) <= 0)
-			continue;
-		if (read(fd, &ev, sizeof(ev)) != sizeof(ev))
-			return -errno;
-		if (ev.edge == edge) {
-			*out = ev;
-			return 0;
-		}
-	}
-	return -ETIMEDOUT;
-}
-
 /*
  * A file with a host ring on (0, 1), where EXPLICIT records go by default,
  * mapped, and a program of LC_PROG_LEN NOTIFYs on PE that fills the ring
@@ -327,7 +305,7 @@ TEST_F_TIMEOUT(flr, sysfs_reset_live, 300)
 {
 	long long flr0 = neuron_reset_count("flr"), lost0 = neuron_reset_count("records_lost");
 	struct live_queue lq;
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 	char path[128], bdf[32];
 	uint64_t t0;
 	int kmsg = kmsg_open();
@@ -337,7 +315,7 @@ TEST_F_TIMEOUT(flr, sysfs_reset_live, 300)
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
 	t0 = neuron_now_ms();
 	ASSERT_EQ(0, write_str(path, "1"));
-	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
+	ASSERT_EQ(0, neuron_wait_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
 	ksft_print_msg("lifecycle: flr reset_ms=%llu queues=%u unread=%llu\n",
 		       (unsigned long long)(neuron_now_ms() - t0), ev.queues,
 		       (unsigned long long)ev.count);
@@ -555,12 +533,12 @@ FIXTURE_TEARDOWN(aer) {}
 TEST_F_TIMEOUT(aer, correctable, 120)
 {
 	struct live_queue lq;
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 	struct neuron_nq_info info = { .core = 0, .queue = 1 };
 
 	ASSERT_EQ(0, live_queue_start(&lq));
 	neuron_host_monitor("pcie_aer_inject_error -c neuron0 RCVR");
-	EXPECT_EQ(-ETIMEDOUT, wait_event_edge(lq.fd, NEURON_EDGE_RESET, 5000, &ev));
+	EXPECT_EQ(-ETIMEDOUT, neuron_wait_edge(lq.fd, NEURON_EDGE_RESET, 5000, &ev));
 	EXPECT_EQ(0, neuron_ioctl(lq.fd, NEURON_IOC_NQ_INFO, &info));
 	EXPECT_EQ(LC_RING_RECORDS, info.tail - info.head);
 	live_queue_close(&lq);
@@ -571,12 +549,12 @@ TEST_F_TIMEOUT(aer, correctable, 120)
 TEST_F_TIMEOUT(aer, nonfatal, 120)
 {
 	struct live_queue lq;
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 	struct neuron_nq_info info = { .core = 0, .queue = 1 };
 
 	ASSERT_EQ(0, live_queue_start(&lq));
 	neuron_host_monitor("pcie_aer_inject_error neuron0 POISON_TLP");
-	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_PCI_ERROR, LC_GUARD_MS, &ev));
+	ASSERT_EQ(0, neuron_wait_edge(lq.fd, NEURON_EDGE_PCI_ERROR, LC_GUARD_MS, &ev));
 	EXPECT_EQ(NEURON_PCI_ERROR_NONFATAL, ev.cause);
 	EXPECT_EQ(0, neuron_ioctl(lq.fd, NEURON_IOC_NQ_INFO, &info));
 	EXPECT_EQ(LC_RING_RECORDS, info.tail - info.head);
@@ -589,14 +567,14 @@ TEST_F_TIMEOUT(aer, fatal, 180)
 {
 	long long pe0 = neuron_reset_count("pci_error");
 	struct live_queue lq;
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 	int fd;
 
 	ASSERT_EQ(0, live_queue_start(&lq));
 	neuron_host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
-	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_PCI_ERROR, LC_GUARD_MS, &ev));
+	ASSERT_EQ(0, neuron_wait_edge(lq.fd, NEURON_EDGE_PCI_ERROR, LC_GUARD_MS, &ev));
 	EXPECT_EQ(NEURON_PCI_ERROR_FATAL, ev.cause);
-	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
+	ASSERT_EQ(0, neuron_wait_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
 	EXPECT_EQ(NEURON_RESET_PCI_ERROR, ev.cause);
 	EXPECT_EQ(1u, ev.queues);
 	/* a frozen link is not read: the unread count is unknown, 0 */
@@ -623,7 +601,7 @@ TEST_F_TIMEOUT(suspend, pm_test_devices, 180)
 	char states[128];
 	const char *state;
 	struct live_queue lq;
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 
 	ASSERT_LE(0, read_str("/sys/power/state", states, sizeof(states)));
 	/* s2idle ("freeze") needs no firmware support; else the ACPI S3 path */
@@ -631,7 +609,7 @@ TEST_F_TIMEOUT(suspend, pm_test_devices, 180)
 	ASSERT_EQ(0, write_str("/sys/power/pm_test", "devices")) TH_LOG("no PM_DEBUG?");
 	ASSERT_EQ(0, live_queue_start(&lq));
 	ASSERT_EQ(0, write_str("/sys/power/state", state)) TH_LOG("state %s", state);
-	ASSERT_EQ(0, wait_event_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
+	ASSERT_EQ(0, neuron_wait_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
 	ksft_print_msg("lifecycle: suspend state=%s pm_test=devices unread=%llu\n",
 		       state, (unsigned long long)ev.count);
 	EXPECT_EQ(NEURON_RESET_SUSPEND, ev.cause);
@@ -655,7 +633,7 @@ struct blocked_call {
 static void *blocked_thread(void *arg)
 {
 	struct blocked_call *b = arg;
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 
 	if (b->poll) {
 		struct pollfd p = { .fd = b->fd, .events = 0 };

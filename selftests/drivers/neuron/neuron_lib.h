@@ -278,14 +278,12 @@ static inline unsigned int neuron_rec_phase(const union neuron_isa_notification 
 	return !!(r->bytes[NEURON_ISA_HEADER_OFFSET] & NEURON_ISA_HEADER_PHASE);
 }
 
-/* Reads a sysfs attribute of /dev/nnq0 into buf; returns bytes or -errno. */
-static inline int neuron_sysfs_read(const char *attr, char *buf, size_t len)
+/* Reads the text file @path into buf (NUL-terminated); bytes or -errno. */
+static inline int neuron_read_text(const char *path, char *buf, size_t len)
 {
-	char path[256];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/sys/class/nnq/nnq0/%s", attr);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -295,6 +293,40 @@ static inline int neuron_sysfs_read(const char *attr, char *buf, size_t len)
 		return -errno;
 	buf[n] = '\0';
 	return (int)n;
+}
+
+/* Reads a sysfs attribute of /dev/nnq0 into buf; returns bytes or -errno. */
+static inline int neuron_sysfs_read(const char *attr, char *buf, size_t len)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/class/nnq/nnq0/%s", attr);
+	return neuron_read_text(path, buf, len);
+}
+
+/*
+ * The next event of @edge on the event stream @fd within @ms (others are
+ * skipped), into @out; 0, -ETIMEDOUT, or -errno of a short read.
+ */
+static inline int neuron_wait_edge(int fd, uint32_t edge, unsigned int ms,
+				   struct neuron_event *out)
+{
+	uint64_t deadline = neuron_now_ms() + ms;
+
+	while (neuron_now_ms() < deadline) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct neuron_event ev;
+
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		if (read(fd, &ev, sizeof(ev)) != sizeof(ev))
+			return -errno;
+		if (ev.edge == edge) {
+			*out = ev;
+			return 0;
+		}
+	}
+	return -ETIMEDOUT;
 }
 
 /* The counter "NAME N" of /sys/class/nnq/nnq0/reset_counts, or -1. */
