@@ -75,9 +75,11 @@ result $? "e2e.bench_exit_status"
 [ -s /tmp/e2e.json ] && print_json e2e /tmp/e2e.json
 
 # ---- one Reaper over every queue of 4 devices x 8 cores x 10 queues
-ndev=$(ls -d /sys/class/nnq/nnq* 2>/dev/null | wc -l)
-echo "# scale: $ndev devices in /sys/class/nnq"
-[ "$ndev" -eq 4 ] && [ -c /dev/nnq0 ] && [ -c /dev/nnq1 ] && [ -c /dev/nnq2 ] && [ -c /dev/nnq3 ]
+# the class holds each device and each of its core nodes (nnqN-coreC)
+ndev=$(ls -d /sys/class/nnq/nnq* 2>/dev/null | grep -cv -- '-core')
+ncore=$(ls -d /sys/class/nnq/nnq*-core* 2>/dev/null | wc -l)
+echo "# scale: $ndev devices and $ncore core nodes in /sys/class/nnq"
+[ "$ndev" -eq 4 ] && [ "$ncore" -eq 32 ] && [ -c /dev/nnq0 ] && [ -c /dev/nnq1 ] && [ -c /dev/nnq2 ] && [ -c /dev/nnq3 ]
 result $? "e2e.scale.probe_4_devices"
 set -- --devices 4 --cores 8 --expect-queues 320 --json /tmp/scale.json
 [ -n "$idle" ] && set -- "$@" --idle-s "$idle"
@@ -382,6 +384,7 @@ $nq stats | comment
 # not a timing, so it is asserted: 0 over the 4 devices x 8 cores.
 cores=0 masks0=0 masks=0 storms=0
 for d in /sys/class/nnq/nnq*; do
+	case $d in *-core*) continue ;; esac	# a core node: no counters of its own
 	while read -r _ m0 rest; do
 		cores=$((cores + 1))
 		masks0=$((masks0 + m0))
