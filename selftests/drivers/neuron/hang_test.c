@@ -181,7 +181,7 @@ TEST_F(hang, wait_hang_reset)
 	struct neuron_coredump_header h;
 	struct neuron_coredump_engine eng[5];
 	struct neuron_coredump_queue dq;
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 	long long base, core_base, dumps;
 	char path[256], buf[32], keys[1024];
 	uint64_t t0;
@@ -292,7 +292,7 @@ TEST_F(hang, wait_hang_reset)
 TEST_F(hang, delay_by_timeout)
 {
 	struct neuron_emu_insn prog[2];
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 	long long base;
 	uint64_t t0;
 
@@ -340,7 +340,7 @@ TEST_F(hang, fatal_uevent)
 	static uint8_t dump[65536];
 	struct neuron_emu_insn prog[3];
 	struct neuron_coredump_header h;
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 	char keys[1024], path[256];
 	int sock = neuron_uevent_socket();
 	ssize_t n;
@@ -374,7 +374,7 @@ static int tenant(void)
 {
 	struct neuron_hang_timeout t = { .core = 0, .timeout_ms = 500, .reserved = 1 };
 	struct neuron_emu_insn prog[4];
-	struct neuron_event ev;
+	struct neuron_event ev = { 0 };
 	struct neuron_engine_id id = { .core = 1, .engine = NEURON_ENGINE_ACT };
 	gid_t grp = TENANT_GID;
 	int fd;

@@ -1776,6 +1776,7 @@ static const struct fz_cmd {
 	{ NEURON_IOC_CORE_GRANT, "CORE_GRANT", { EPERM } },
 	{ NEURON_IOC_NQ_HEAD, "NQ_HEAD", { ENOENT } },
 	{ NEURON_IOC_NQ_ROUTE, "NQ_ROUTE", { EPERM, EBUSY, ENOMEM } },
+	{ NEURON_IOC_HANG_TIMEOUT, "HANG_TIMEOUT", { EPERM, ENOMEM } },
 };
 
 struct fz_map {
@@ -2085,6 +2086,17 @@ static void fz_plausible(struct fz *z, int ci, void *arg, size_t size)
 			a->reserved = 1;
 		break;
 	}
+	case 22: {	/* HANG_TIMEOUT: cores 0..2, a query, in range and out of it */
+		struct neuron_hang_timeout *a = arg;
+		static const uint32_t ms[] = { 0, 99, 100, 500, 600000, 600001 };
+
+		a->core = (r >> 8) % 3;
+		a->timeout_ms = (r >> 16) % 8 ? ms[(r >> 20) % ARRAY_SIZE(ms)] :
+					       (uint32_t)rnd(&z->rng);
+		if (!((r >> 48) % 10))
+			a->reserved = 1;
+		break;
+	}
 	default:
 		break;
 	}
@@ -2125,6 +2137,7 @@ static bool fz_changed_a_core(unsigned long cmd, const void *u)
 	const struct neuron_cores *co = u;
 	const struct neuron_core_grant *cg = u;
 	const struct neuron_nq_route *nr = u;
+	const struct neuron_hang_timeout *ht = u;
 
 	switch (cmd) {
 	case NEURON_IOC_NQ_INIT: case NEURON_IOC_SUBMIT: case NEURON_IOC_ENGINE_RESET:
@@ -2140,6 +2153,8 @@ static bool fz_changed_a_core(unsigned long cmd, const void *u)
 		return !u || cg->cores || cg->granted;
 	case NEURON_IOC_NQ_ROUTE:
 		return !u || nr->op != NEURON_ROUTE_OP_GET;
+	case NEURON_IOC_HANG_TIMEOUT:
+		return !u || ht->timeout_ms;
 	default:
 		return false;
 	}
