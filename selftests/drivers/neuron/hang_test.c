@@ -128,6 +128,20 @@ static void coredumps_free(void)
 	globfree(&g);
 }
 
+/*
+ * The kernel keeps devcoredumps only with CONFIG_DEV_COREDUMP, which a
+ * driver selects (WANT_DEV_COREDUMP) and a config cannot set: Debian's
+ * kernels have it, the debug lane's kernel does not (dev_coredumpv() is
+ * then a stub that frees the dump), so there the dump checks are skipped.
+ */
+static bool have_devcoredump(void)
+{
+	if (!access("/sys/class/devcoredump", F_OK))
+		return true;
+	ksft_print_msg("hang: no /sys/class/devcoredump (CONFIG_DEV_COREDUMP off): dump checks skipped\n");
+	return false;
+}
+
 /* Reads the one devcoredump into @buf; bytes, or -errno. */
 static ssize_t coredump_read(uint8_t *buf, size_t len, char *path, size_t plen)
 {
@@ -243,6 +257,8 @@ TEST_F(hang, wait_hang_reset)
 	EXPECT_EQ(dumps + 1, hangs_of(-1, 0));
 
 	/* the devcoredump: header, 5 engines, queue 3, program words 0..3 */
+	if (!have_devcoredump())
+		return;
 	n = coredump_read(dump, sizeof(dump), path, sizeof(path));
 	ASSERT_LT(0, n) TH_LOG("no devcoredump: %zd", n);
 	ksft_print_msg("hang: %s holds %zd bytes\n", path, n);
@@ -361,12 +377,14 @@ TEST_F(hang, fatal_uevent)
 	EXPECT_NE(NULL, strstr(keys,
 			       "NNQ_CORE=0\nNNQ_ENGINE=0\nNNQ_PC=1\nNNQ_ERROR=10\n"));
 	close(sock);
-	n = coredump_read(dump, sizeof(dump), path, sizeof(path));
-	ASSERT_LE(72, n) TH_LOG("no devcoredump: %zd", n);
-	memcpy(&h, dump, sizeof(h));
-	EXPECT_EQ(2, h.cause);		/* NEURON_COREDUMP_HALTED */
-	EXPECT_EQ(NEURON_ENGINE_PE, h.engine);
-	EXPECT_EQ(1, h.pc);
+	if (have_devcoredump()) {
+		n = coredump_read(dump, sizeof(dump), path, sizeof(path));
+		ASSERT_LE(72, n) TH_LOG("no devcoredump: %zd", n);
+		memcpy(&h, dump, sizeof(h));
+		EXPECT_EQ(2, h.cause);		/* NEURON_COREDUMP_HALTED */
+		EXPECT_EQ(NEURON_ENGINE_PE, h.engine);
+		EXPECT_EQ(1, h.pc);
+	}
 	EXPECT_EQ(-ETIMEDOUT, neuron_wait_edge(self->fd, NEURON_EDGE_HANG, 1000, &ev));
 }
 
