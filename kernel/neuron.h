@@ -702,6 +702,7 @@ void neuron_cdev_unregister(struct neuron_device *ndev);
 /* ---- neuron_irq.c ------------------------------------------------------- */
 int neuron_irq_init(struct neuron_device *ndev);
 void neuron_irq_fini(struct neuron_device *ndev);
+void neuron_irq_ratelimit_forget(struct neuron_device *ndev, u32 core);
 int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
 			      const struct neuron_throttle *arg);
 

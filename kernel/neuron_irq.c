@@ -139,6 +139,30 @@ static bool neuron_irq_ratelimit(struct neuron_device *ndev,
 	return true;
 }
 
+/**
+ * neuron_irq_ratelimit_forget() - drop the suppressed counts of one core
+ * @ndev: device
+ * @core: core index, < NEURON_MAX_CORES, whose edges now go to another file
+ *	(or to none)
+ *
+ * The count of suppressed edges rides on the next event of the same core
+ * and kind (neuron_irq_ratelimit()); once the core changes hands, the edges
+ * the previous owner's program made are not the next owner's to hear of
+ * (docs/decisions.md#event-ratelimit). sysfs events_suppressed keeps them.
+ * The interval and its budget stay: giving a core back and taking it again
+ * does not buy a tenant more events.
+ */
+void neuron_irq_ratelimit_forget(struct neuron_device *ndev, u32 core)
+{
+	unsigned long flags;
+	u32 k;
+
+	spin_lock_irqsave(&ndev->irq_lock, flags);
+	for (k = 0; k < NEURON_EVLIMIT_KINDS; k++)
+		ndev->evlimit[core][k].pending = 0;
+	spin_unlock_irqrestore(&ndev->irq_lock, flags);
+}
+
 /* INTR_MASK of @core: every cause but those masked for a storm. */
 static void neuron_irq_write_mask(struct neuron_device *ndev, u32 core)
 {

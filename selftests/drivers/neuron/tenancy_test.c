@@ -58,7 +58,9 @@
  *			events and records; B's THROTTLE events carry core
  *			1 and are rate limited (event_ratelimit "4 600000":
  *			4 of 10 reported, 6 suppressed, the count on the next
- *			one); B cannot change the limit
+ *			one); B cannot change the limit; the 2 edges core 1's
+ *			previous owner O left suppressed are not counted on
+ *			B's events
  *
  * Every group runs by default; name some to run only those: as arguments,
  * or (with none) "neuron_tenancy=GROUP,..." on the kernel command line
@@ -2729,6 +2731,50 @@ static int flood_a(void *arg)
 	return 0;
 }
 
+/* One THROTTLE program on @core, run to its end, its edge handled. */
+static int throttle_once(int fd, __u32 core, unsigned long long edges)
+{
+	struct neuron_emu_insn one[2] = { neuron_insn(NEURON_OP_THROTTLE, 0),
+					  neuron_insn(NEURON_OP_HALT, 0) };
+
+	one[0].operand.arg.value = 3;			/* the level */
+	if (neuron_submit(fd, core, NEURON_ENGINE_PE, one, 2, 0) ||
+	    neuron_engine_wait(fd, core, NEURON_ENGINE_PE, NEURON_WAIT_MS) != NEURON_ENGINE_IDLE)
+		return -EIO;
+	return throttle_edges_reach(edges);
+}
+
+#define PREV_SINGLE	6	/* O's THROTTLE programs: 4 reported, 2 suppressed */
+
+/*
+ * O, core 1's previous owner: 6 THROTTLEs under the limit of 4 leave 2
+ * suppressed edges whose count no event has carried yet; then O closes.
+ * That count is O's: B, the next owner, must not hear of it.
+ */
+static int flood_prev(void *arg)
+{
+	unsigned long long e0 = 0, s0 = 0, s1 = 0;
+	struct ev_tally t = { 0 };
+	int fd = neuron_open_flags(O_RDWR | O_CLOEXEC | O_NONBLOCK), i;
+
+	(void)arg;
+	chk(0, cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 1u << 1, NULL), "O: CORE_ACQUIRE core 1");
+	chk(0, sysfs_line_u64("edge_counts", "throttle ", &e0), "O: sysfs edge_counts throttle");
+	chk(0, sysfs_line_u64("events_suppressed", "core1 throttle ", &s0),
+	    "O: sysfs events_suppressed core1");
+	for (i = 0; i < PREV_SINGLE; i++)
+		if (throttle_once(fd, 1, e0 + i + 1))
+			break;
+	chk(PREV_SINGLE, i, "O: THROTTLE programs, each edge handled");
+	usleep(100 * 1000);
+	ev_take(fd, &t);
+	sysfs_line_u64("events_suppressed", "core1 throttle ", &s1);
+	chk(FLOOD_BURST, t.throttle, "O: THROTTLE events reported of 6 (burst 4)");
+	chk(2, s1 - s0, "O: sysfs events_suppressed core1 throttle (6 - 4)");
+	close(fd);
+	return 0;
+}
+
 /* B, the attacker: core 1, THROTTLE one at a time, then floods of them. */
 static int flood_b(void *arg)
 {
@@ -2765,7 +2811,7 @@ static int flood_b(void *arg)
 	chk(FLOOD_BURST, t.throttle, "B: THROTTLE events reported of 10 (burst 4)");
 	chk(0, t.bad, "B: THROTTLE events not (core 1, cause 0x2)");
 	chk(0, t.thr[0].suppressed + t.thr[1].suppressed + t.thr[2].suppressed +
-	    t.thr[3].suppressed, "B: suppressed on the first 4 events");
+	    t.thr[3].suppressed, "B: suppressed on the first 4 events (none of O's 2)");
 	chk(3, t.thr[3].count - t.thr[0].count, "B: the 4 events' counts are consecutive");
 	chk(6, s1 - s0, "B: sysfs events_suppressed core1 throttle (10 - 4)");
 	chk(0, t.notific + t.other, "B: other events");
@@ -2829,6 +2875,11 @@ TEST_F_TIMEOUT(ten, throttle_flood, 300)
 	EXPECT_EQ(-EINVAL, ratelimit_write("4 3600001"));
 	EXPECT_EQ(-EINVAL, ratelimit_write("4"));
 	ASSERT_EQ(0, ratelimit_write(FLOOD_LIMIT));
+	/* core 1's previous owner leaves 2 suppressed edges behind */
+	a = spawn(TENANT_O, flood_prev, NULL);
+	ASSERT_LT(0, a);
+	EXPECT_EQ(0, reap(a));
+	ASSERT_EQ(0, ratelimit_write(FLOOD_LIMIT));	/* B's budget is whole */
 	a = spawn(TENANT_A, flood_a, NULL);
 	ASSERT_LT(0, a);
 	wait_flag(&sh->a_ready, 2 * NEURON_WAIT_MS);
@@ -2845,7 +2896,7 @@ TEST_F_TIMEOUT(ten, throttle_flood, 300)
 	ksft_print_msg("tenancy: throttle_flood flood_programs=%llu throttle_edges=%llu events_to_B=%llu\n",
 		       (unsigned long long)sh->stream_batches, (unsigned long long)sh->attacks,
 		       (unsigned long long)sh->stream_records);
-	assert_checks(_metadata, 30);
+	assert_checks(_metadata, 37);
 }
 
 static char *cmdline_groups(void)
