@@ -122,9 +122,6 @@ int neuron_events_subscribe(struct neuron_file *nfile)
  * @ndev: device
  * @core: core index
  * @nfile: the core's new owner, subscribed; NULL when the core is freed
- *
- * The count of the core's suppressed THROTTLE and FAULT edges is dropped
- * with the old route (neuron_irq_ratelimit_forget()).
  */
 void neuron_events_set_owner(struct neuron_device *ndev, u32 core,
 			     struct neuron_file *nfile)
@@ -132,7 +129,6 @@ void neuron_events_set_owner(struct neuron_device *ndev, u32 core,
 	spin_lock(&ndev->ev_lock);
 	ndev->ev_owner[core] = nfile;
 	spin_unlock(&ndev->ev_lock);
-	neuron_irq_ratelimit_forget(ndev, core);
 }
 
 /**

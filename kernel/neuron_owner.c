@@ -94,6 +94,8 @@ static void neuron_owner_drop(struct neuron_file *nfile, u32 c, u32 cause,
 	ndev->grant_cores &= ~BIT_ULL(c);
 	ndev->owner[c] = NULL;
 	neuron_events_set_owner(ndev, c, NULL);
+	/* the edges this owner's programs made are not the next owner's */
+	neuron_irq_ratelimit_forget(ndev, c);
 	nfile->cores &= ~BIT_ULL(c);
 }
 
@@ -391,5 +393,6 @@ void neuron_owner_forget_all(struct neuron_device *ndev)
 			ndev->owner[c]->cores = 0;
 		ndev->owner[c] = NULL;
 		neuron_events_set_owner(ndev, c, NULL);
+		neuron_irq_ratelimit_forget(ndev, c);
 	}
 }
