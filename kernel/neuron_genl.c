@@ -397,7 +397,7 @@ static struct genl_family neuron_genl_family __ro_after_init = {
 /* Attribute space of one NEURON_CMD_EVENT message. */
 static size_t neuron_genl_event_size(void)
 {
-	return 9 * nla_total_size(sizeof(u32)) +	/* device .. suppressed */
+	return 10 * nla_total_size(sizeof(u32)) +	/* device .. pc */
 	       2 * nla_total_size_64bit(sizeof(u64));	/* count, timestamp */
 }
 
@@ -409,7 +409,8 @@ static size_t neuron_genl_event_size(void)
  * handled edge; does nothing when nobody listens. A message that cannot be
  * allocated is not sent (the edge is still counted and queued to files).
  * Attributes: NEURON_A_DEVICE, _CORE, _EDGE, _CAUSE, _QUEUES, _WRBUF_FULL,
- * _WRBUF_DROP, _SUPPRESSED, _COUNT, _TIMESTAMP (UAPI "NEURON_CMD_EVENT").
+ * _WRBUF_DROP, _SUPPRESSED, _PC, _COUNT, _TIMESTAMP (UAPI
+ * "NEURON_CMD_EVENT").
  */
 void neuron_genl_event(const struct neuron_event *ev)
 {
@@ -433,6 +434,7 @@ void neuron_genl_event(const struct neuron_event *ev)
 	    nla_put_u32(skb, NEURON_A_WRBUF_FULL, ev->wrbuf_full) ||
 	    nla_put_u32(skb, NEURON_A_WRBUF_DROP, ev->wrbuf_drop) ||
 	    nla_put_u32(skb, NEURON_A_SUPPRESSED, ev->suppressed) ||
+	    nla_put_u32(skb, NEURON_A_PC, ev->pc) ||
 	    neuron_genl_put_u64(skb, NEURON_A_COUNT, ev->count) ||
 	    neuron_genl_put_u64(skb, NEURON_A_TIMESTAMP, ev->timestamp_ns))
 		goto err;

@@ -28,7 +28,7 @@ constexpr const char* kAttrNames[] = {
     "NEURON_A_DROP_COUNT",    "NEURON_A_THRESHOLD_COUNT", "NEURON_A_EDGE",      "NEURON_A_CAUSE",
     "NEURON_A_QUEUES",        "NEURON_A_COUNT",        "NEURON_A_TIMESTAMP",    "NEURON_A_INTR_COUNTS",
     "NEURON_A_THROTTLE_COUNT", "NEURON_A_FAULT_COUNT", "NEURON_A_WRBUF_FULL", "NEURON_A_WRBUF_DROP",
-    "NEURON_A_SUPPRESSED",
+    "NEURON_A_SUPPRESSED",    "NEURON_A_PC",
 };
 static_assert(sizeof(kAttrNames) / sizeof(kAttrNames[0]) == NEURON_A_MAX + 1, "a name per attribute");
 
@@ -41,7 +41,7 @@ mnl_attr_data_type attr_type(unsigned type) noexcept {
     case NEURON_A_DEVICE: case NEURON_A_NUM_CORES: case NEURON_A_GEN: case NEURON_A_CORE: case NEURON_A_QUEUE:
     case NEURON_A_HEAD: case NEURON_A_TAIL: case NEURON_A_SIZE: case NEURON_A_FLAGS: case NEURON_A_EDGE:
     case NEURON_A_CAUSE: case NEURON_A_QUEUES: case NEURON_A_WRBUF_FULL: case NEURON_A_WRBUF_DROP:
-    case NEURON_A_SUPPRESSED:
+    case NEURON_A_SUPPRESSED: case NEURON_A_PC:
       return MNL_TYPE_U32;
     case NEURON_A_MEM_SIZE: case NEURON_A_OVERFLOW_COUNT: case NEURON_A_DROP_COUNT: case NEURON_A_THRESHOLD_COUNT:
     case NEURON_A_COUNT: case NEURON_A_TIMESTAMP: case NEURON_A_THROTTLE_COUNT: case NEURON_A_FAULT_COUNT:
@@ -165,6 +165,8 @@ Result<NetlinkEvent> parse_event_message(std::span<const std::uint8_t> msg) {
   e.queues = u32_or(*tb, NEURON_A_QUEUES);
   e.wrbuf_full = u32_or(*tb, NEURON_A_WRBUF_FULL);  // absent from older drivers: 0
   e.wrbuf_drop = u32_or(*tb, NEURON_A_WRBUF_DROP);
+  e.suppressed = u32_or(*tb, NEURON_A_SUPPRESSED);
+  e.pc = u32_or(*tb, NEURON_A_PC);
   e.count = u64_or(*tb, NEURON_A_COUNT);
   e.timestamp_ns = u64_or(*tb, NEURON_A_TIMESTAMP);
   return e;

@@ -185,13 +185,22 @@ TEST(Cli, RecordAndEdgeJsonMatchGolden) {
   const std::string out = capture([&](std::FILE* f) {
     std::fprintf(f, "%s\n", record_json(0, 0, d, to_text(d)).dump().c_str());
     std::fprintf(f, "%s\n",
-                 edge_json(0, 0, NEURON_EDGE_NOTIFIC, 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW, 0x2, 7, 123456789)
+                 edge_json({0, 0, NEURON_EDGE_NOTIFIC, 1u << NEURON_NOTIFIC_INTR_SW_OVERFLOW, 0x2, 7, 123456789})
                      .dump()
                      .c_str());
     // the owner's release stopped programs on PE and ACT of core 1 (the 3rd and 4th there)
     std::fprintf(f, "%s\n",
-                 edge_json(0, 1, NEURON_EDGE_ENGINE_STOPPED, NEURON_STOP_RELEASE,
-                           (1u << NEURON_ENGINE_PE) | (1u << NEURON_ENGINE_ACT), 4, 987654321)
+                 edge_json({0, 1, NEURON_EDGE_ENGINE_STOPPED, NEURON_STOP_RELEASE,
+                            (1u << NEURON_ENGINE_PE) | (1u << NEURON_ENGINE_ACT), 4, 987654321})
+                     .dump()
+                     .c_str());
+    // core 1's 11th THROTTLE edge, after 6 the rate limit kept back
+    std::fprintf(f, "%s\n",
+                 edge_json({0, 1, NEURON_EDGE_THROTTLE, 0x2, 0, 11, 5, 6, 0}).dump().c_str());
+    // core 2's PE hung WAITING at instruction 17 (its first hang)
+    std::fprintf(f, "%s\n",
+                 edge_json({std::nullopt, 2, NEURON_EDGE_HANG, NEURON_ENGINE_WAITING, 1u << NEURON_ENGINE_PE, 1, 6, 0,
+                            17})
                      .dump()
                      .c_str());
   });
@@ -215,12 +224,31 @@ TEST(Cli, EdgeTextLines) {
   stopped.ev.cause = NEURON_STOP_RELEASE;
   stopped.ev.queues = (1u << NEURON_ENGINE_PE) | (1u << NEURON_ENGINE_SP);
   stopped.ev.count = 4;
+  Item hang;
+  hang.t_ns = 3'000'000'000;
+  hang.ev.core = 2;
+  hang.ev.edge = NEURON_EDGE_HANG;
+  hang.ev.cause = NEURON_ENGINE_WAITING;
+  hang.ev.queues = 1u << NEURON_ENGINE_PE;
+  hang.ev.count = 1;
+  hang.ev.pc = 17;
+  Item throttle;
+  throttle.t_ns = 4'000'000'000;
+  throttle.ev.core = 1;
+  throttle.ev.edge = NEURON_EDGE_THROTTLE;
+  throttle.ev.cause = 0x2;
+  throttle.ev.count = 11;
+  throttle.ev.suppressed = 6;
   const Program none;
   const std::string out = capture([&](std::FILE* f) {
     print_item(notific, none, std::nullopt, false, f);
     print_item(stopped, none, std::nullopt, false, f);
+    print_item(hang, none, std::nullopt, false, f);
+    print_item(throttle, none, std::nullopt, false, f);
   });
   EXPECT_EQ(out,
             "       1.500000000  edge  c0     NOTIFIC SW_OVERFLOW queues 0x2 (edge #7 of this core and vector)\n"
-            "       2.000000001  edge  c1     ENGINE_STOPPED RELEASE engines PE,SP (program #4 stopped on this core)\n");
+            "       2.000000001  edge  c1     ENGINE_STOPPED RELEASE engines PE,SP (program #4 stopped on this core)\n"
+            "       3.000000000  edge  c2     HANG engines PE WAITING at pc 17 (hang #1 on this core)\n"
+            "       4.000000000  edge  c1     THROTTLE cause 0x2 (6 before it suppressed) (edge #11 of this core and vector)\n");
 }

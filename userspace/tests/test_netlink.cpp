@@ -157,6 +157,31 @@ TEST(Netlink, EventInputBufferEdgesParse) {
   EXPECT_EQ(old->wrbuf_drop, 0u);
 }
 
+// A HANG edge carries the engine's pc, a THROTTLE edge the count the rate
+// limit kept back (docs/decisions.md#hang-detection, #event-ratelimit);
+// both read 0 from a driver that does not send them.
+TEST(Netlink, EventPcAndSuppressedParse) {
+  Msg m(kFamily, NEURON_CMD_EVENT);
+  m.u32(NEURON_A_DEVICE, 0)
+      .u32(NEURON_A_CORE, 3)
+      .u32(NEURON_A_EDGE, NEURON_EDGE_HANG)
+      .u32(NEURON_A_CAUSE, NEURON_ENGINE_WAITING)
+      .u32(NEURON_A_QUEUES, 0x1)
+      .u32(NEURON_A_SUPPRESSED, 6)
+      .u32(NEURON_A_PC, 0x1234)
+      .u64(NEURON_A_COUNT, 2)
+      .u64(NEURON_A_TIMESTAMP, 5);
+  auto e = parse_event_message(m.bytes());
+  ASSERT_TRUE(e) << e.error().message();
+  EXPECT_EQ(e->edge, 6u);  // NEURON_EDGE_HANG
+  EXPECT_EQ(e->pc, 0x1234u);
+  EXPECT_EQ(e->suppressed, 6u);
+  auto old = parse_event_message(good_event().bytes());
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->pc, 0u);
+  EXPECT_EQ(old->suppressed, 0u);
+}
+
 TEST(Netlink, UnknownNewerAttributesAreSkipped) {
   auto m = good_event();
   m.u32(200, 1).attr(NEURON_A_MAX + 1, {1, 2, 3});

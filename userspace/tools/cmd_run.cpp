@@ -291,7 +291,7 @@ int cmd_run(const RunArgs& a) {
     }
     if (a.verbose && a.json)
       for (const auto& e : r.events)
-        fmt::print("{}\n", edge_json(std::nullopt, e.core, e.edge, e.cause, e.queues, e.count, e.timestamp_ns).dump());
+        fmt::print("{}\n", edge_json(edge_fields(e)).dump());
     add_run(t, r);
     printer.pump(false);
     // a stuck or overflowing run makes the next one meaningless

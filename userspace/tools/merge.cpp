@@ -73,18 +73,26 @@ void print_edge(std::FILE* out, const Item& it, bool json) {
   const auto& e = it.ev;
   const std::string causes = e.edge == NEURON_EDGE_NOTIFIC ? notific_cause_names(e.cause) : "";
   if (json) {
-    auto line = edge_json(e.device, e.core, e.edge, e.cause, e.queues, e.count, static_cast<std::uint64_t>(it.t_ns));
+    auto f = edge_fields(e);
+    f.time_ns = static_cast<std::uint64_t>(it.t_ns);
+    auto line = edge_json(f);
     line["clock"] = "monotonic";
     fmt::print(out, "{}\n", line.dump());
   } else if (e.edge == NEURON_EDGE_ENGINE_STOPPED) {
     // a program the driver stopped (docs/decisions.md#submit-detach)
     fmt::print(out, "{:>18}  edge  c{}     ENGINE_STOPPED {} engines {} (program #{} stopped on this core)\n",
                ns_text(it.t_ns), e.core, stop_cause_name(e.cause), engine_mask_names(e.queues), e.count);
+  } else if (e.edge == NEURON_EDGE_HANG) {
+    // an engine that retired nothing for its core's hang timeout
+    // (docs/decisions.md#hang-detection): cause is the state it was seen in
+    fmt::print(out, "{:>18}  edge  c{}     HANG engines {} {} at pc {} (hang #{} on this core)\n", ns_text(it.t_ns),
+               e.core, engine_mask_names(e.queues), engine_state_name(e.cause), e.pc, e.count);
   } else {
     std::string what = edge_name(e.edge);
     if (e.edge == NEURON_EDGE_NOTIFIC) what += " " + causes;
     else what += fmt::format(" cause 0x{:x}", e.cause);
     if (e.queues) what += fmt::format(" queues 0x{:x}", e.queues);
+    if (e.suppressed) what += fmt::format(" ({} before it suppressed)", e.suppressed);
     fmt::print(out, "{:>18}  edge  c{}     {} (edge #{} of this core and vector)\n", ns_text(it.t_ns), e.core, what,
                e.count);
   }

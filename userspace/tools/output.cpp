@@ -80,27 +80,36 @@ std::string engine_mask_names(std::uint32_t mask) {
   return s;
 }
 
-nlohmann::json edge_json(std::optional<std::uint32_t> device, std::uint32_t core, std::uint32_t edge,
-                         std::uint32_t cause, std::uint32_t queues, std::uint64_t count, std::uint64_t time_ns) {
+nlohmann::json edge_json(const EdgeFields& f) {
   std::string causes;
-  if (edge == NEURON_EDGE_NOTIFIC) causes = notific_cause_names(cause);
-  else if (edge == NEURON_EDGE_ENGINE_STOPPED) causes = stop_cause_name(cause);
+  if (f.edge == NEURON_EDGE_NOTIFIC) causes = notific_cause_names(f.cause);
+  else if (f.edge == NEURON_EDGE_ENGINE_STOPPED) causes = stop_cause_name(f.cause);
   nlohmann::json j = {{"schema", kJsonSchemaVersion},
                       {"object", "edge"},
-                      {"time_ns", time_ns},
-                      {"core", core},
-                      {"edge", edge_name(edge)},
-                      {"cause", cause},
+                      {"time_ns", f.time_ns},
+                      {"core", f.core},
+                      {"edge", edge_name(f.edge)},
+                      {"cause", f.cause},
                       {"causes", causes},
-                      {"queues", queues},
-                      {"count", count}};
-  if (device) j["device"] = *device;
-  if (edge == NEURON_EDGE_ENGINE_STOPPED) {
+                      {"queues", f.queues},
+                      {"count", f.count}};
+  if (f.device) j["device"] = *f.device;
+  if (f.edge == NEURON_EDGE_ENGINE_STOPPED || f.edge == NEURON_EDGE_HANG) {
     j["engines"] = nlohmann::json::array();
     for (unsigned e = 0; e < 32; ++e)
-      if (queues >> e & 1) j["engines"].push_back(engine_name(e));
+      if (f.queues >> e & 1) j["engines"].push_back(engine_name(e));
   }
+  if (f.edge == NEURON_EDGE_THROTTLE || f.edge == NEURON_EDGE_FAULT) j["suppressed"] = f.suppressed;
+  if (f.edge == NEURON_EDGE_HANG) j["pc"] = f.pc;
   return j;
+}
+
+EdgeFields edge_fields(const Event& e) {
+  return {std::nullopt, e.core, e.edge, e.cause, e.queues, e.count, e.timestamp_ns, e.suppressed, e.pc};
+}
+
+EdgeFields edge_fields(const NetlinkEvent& e) {
+  return {e.device, e.core, e.edge, e.cause, e.queues, e.count, e.timestamp_ns, e.suppressed, e.pc};
 }
 
 nlohmann::json record_json(unsigned core, unsigned queue, const Decoded& d, const std::string& text) {

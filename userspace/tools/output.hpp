@@ -75,9 +75,20 @@ std::string engine_mask_names(std::uint32_t mask);
 /// "core", "edge" (NOTIFIC, THROTTLE, ..., ENGINE_STOPPED), "cause",
 /// "causes" (NOTIFIC: the cause bits' names; ENGINE_STOPPED: the stop
 /// cause's name; else ""), "queues", "count"}; an ENGINE_STOPPED edge adds
-/// "engines" (the names of the engines in `queues`).
-nlohmann::json edge_json(std::optional<std::uint32_t> device, std::uint32_t core, std::uint32_t edge,
-                         std::uint32_t cause, std::uint32_t queues, std::uint64_t count, std::uint64_t time_ns);
+/// "engines" (the names of the engines in `queues`), a THROTTLE or FAULT edge
+/// "suppressed" (edges the rate limit kept back before it), a HANG edge "pc"
+/// and "engines".
+struct EdgeFields {
+  std::optional<std::uint32_t> device;
+  std::uint32_t core = 0, edge = 0, cause = 0, queues = 0;
+  std::uint64_t count = 0, time_ns = 0;
+  std::uint32_t suppressed = 0, pc = 0;
+};
+nlohmann::json edge_json(const EdgeFields& e);
+/// The fields of an event read from the device file (device left out).
+EdgeFields edge_fields(const Event& e);
+/// The fields of an event multicast on netlink.
+EdgeFields edge_fields(const NetlinkEvent& e);
 
 /// A record as one JSON object (docs/cli-json.md#record): {"schema",
 /// "object": "record", "core", "queue", "record" (to_json: every field, the

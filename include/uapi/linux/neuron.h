@@ -1313,6 +1313,7 @@ enum neuron_genl_attr {
 	NEURON_A_WRBUF_FULL,		/* u32: bit per wr_buffer_full_N edge */
 	NEURON_A_WRBUF_DROP,		/* u32: bit per wr_buffer_drop_N edge */
 	NEURON_A_SUPPRESSED,		/* u32: struct neuron_event @suppressed */
+	NEURON_A_PC,			/* u32: struct neuron_event @pc (HANG) */
 	__NEURON_A_MAX
 };
 

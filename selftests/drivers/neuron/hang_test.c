@@ -9,7 +9,8 @@
  *			engine PE, pc 2, WAITING), hangs +1, the engine reset
  *			(ENGINE_STOPPED cause HANG, state IDLE), a devcoredump
  *			with our header, engines and program words; the
- *			override ends with the owner's file
+ *			netlink event carries NEURON_A_PC 2; the override
+ *			ends with the owner's file
  *   delay_by_timeout	a 1 s DELAY under a 2000 ms timeout is not reported; a
  *			3 s DELAY under a 500 ms one is (RUNNING, pc 0): only
  *			the timeout tells a long DELAY from a hang
@@ -40,6 +41,7 @@
 
 #include "kselftest_harness.h"
 #include "neuron_lib.h"
+#include "genl_lib.h"
 
 #define SEM		201	/* nobody signals it */
 #define TENANT_UID	1000
@@ -186,6 +188,50 @@ FIXTURE_TEARDOWN(hang)
 	coredumps_free();
 }
 
+/* NEURON_A_PC of the next NEURON_CMD_EVENT of a HANG edge on @nl; -errno. */
+static long long nl_hang_pc(struct nlc *nl)
+{
+	static char buf[NL_BUF];
+	struct pollfd p = { .fd = nl->fd, .events = POLLIN };
+	uint64_t deadline = neuron_now_ms() + NEURON_WAIT_MS;
+
+	while (neuron_now_ms() < deadline) {
+		struct nlmsghdr *h;
+		ssize_t n;
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		n = recv(nl->fd, buf, sizeof(buf), 0);
+		if (n < 0)
+			return -errno;
+		for (h = (void *)buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			const struct genlmsghdr *g = NLMSG_DATA(h);
+			const struct nlattr *a = (const void *)((const char *)g + GENL_HDRLEN);
+			int len = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+			long long pc = -ENOENT;
+			uint32_t edge = UINT32_MAX;
+
+			if (h->nlmsg_type != nl->family || g->cmd != NEURON_CMD_EVENT)
+				continue;
+			for (; len >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= len;
+			     len -= NLA_ALIGN(a->nla_len),
+			     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len))) {
+				if (a->nla_type == NEURON_A_EDGE)
+					memcpy(&edge, NLA_DATA(a), 4);
+				if (a->nla_type == NEURON_A_PC) {
+					uint32_t v;
+
+					memcpy(&v, NLA_DATA(a), 4);
+					pc = v;
+				}
+			}
+			if (edge == NEURON_EDGE_HANG)
+				return pc;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
 TEST_F(hang, wait_hang_reset)
 {
 	static uint8_t dump[65536];
@@ -202,8 +248,12 @@ TEST_F(hang, wait_hang_reset)
 	ssize_t n;
 	size_t off;
 	int fd2, sock = neuron_uevent_socket();
+	struct nlc nl;
 
 	ASSERT_LE(0, sock);
+	ASSERT_EQ(0, nlc_open(&nl));
+	ASSERT_EQ(0, setsockopt(nl.fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP,
+				&nl.events_grp, sizeof(nl.events_grp)));
 	ASSERT_EQ(0, sysfs_write("hang_policy", "reset"));
 	ASSERT_LT(0, neuron_sysfs_read("hang_policy", buf, sizeof(buf)));
 	EXPECT_STREQ("reset\n", buf);
@@ -238,6 +288,9 @@ TEST_F(hang, wait_hang_reset)
 	EXPECT_EQ(2, ev.pc);
 	EXPECT_EQ(core_base + 1, (long long)ev.count);
 	EXPECT_EQ(64, ev.size);
+	/* netlink's copy carries the pc too */
+	EXPECT_EQ(2, nl_hang_pc(&nl));
+	close(nl.fd);
 	/* the uevent (docs/decisions.md#uevents) */
 	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=hang", NEURON_WAIT_MS,
 					keys, sizeof(keys)));

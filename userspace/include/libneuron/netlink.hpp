@@ -49,6 +49,8 @@ struct NetlinkEvent {
   std::uint32_t queues = 0;  ///< NOTIFIC: bit per queue whose THRESHOLD was reached
   std::uint32_t wrbuf_full = 0;  ///< NOTIFIC: bit N per wr_buffer_full_N edge (docs/device-model.md#wrbuf)
   std::uint32_t wrbuf_drop = 0;  ///< NOTIFIC: bit N per wr_buffer_drop_N edge
+  std::uint32_t suppressed = 0;  ///< THROTTLE, FAULT: edges the rate limit kept back before this one
+  std::uint32_t pc = 0;          ///< HANG: the hung engine's program counter
   std::uint64_t count = 0;   ///< edges of this (core, edge) since probe
   std::uint64_t timestamp_ns = 0;  ///< CLOCK_MONOTONIC
 };
