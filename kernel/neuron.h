@@ -296,6 +296,8 @@ struct neuron_vector {
  * @offline:	set by the disable path for a reset, suspend or PCI error,
  *		cleared when the device is enabled again; meanwhile calls
  *		return -EIO
+ * @failed:	PCI error recovery gave up (neuron_dev_failed()): sysfs
+ *		state "failed" until removal; cleared by the enable path
  * @enabled:	vectors requested and bus mastering on (neuron_lifecycle.c)
  * @reset_gen:	resets so far; a file opened before the latest one is stale
  * @nq_seq:	serial number of the last queue made
@@ -406,6 +408,7 @@ struct neuron_device {
 	struct rw_semaphore rwsem;	/* guards dead, offline */
 	u32 dead;
 	u32 offline;
+	u32 failed;
 	bool enabled;
 	u32 reset_gen;
 	u64 nq_seq;
@@ -690,6 +693,7 @@ extern const struct dev_pm_ops neuron_pm_ops;
 /* ---- neuron_lifecycle.c ------------------------------------------------- */
 int neuron_dev_enable(struct neuron_device *ndev);
 void neuron_dev_removing(struct neuron_device *ndev);
+void neuron_dev_failed(struct neuron_device *ndev);
 void neuron_dev_disable(struct neuron_device *ndev,
 			enum neuron_reset_cause cause, bool hw_ok);
 

@@ -45,7 +45,7 @@
  * A KOBJ_CHANGE uevent of /dev/nnqN's class device, so udev rules and
  * fleet agents see state changes without polling
  * (docs/decisions.md#uevents): NNQ_EVENT and NNQ_STATE both
- * offline|online|removing (NNQ_EVENT is the one key every uevent of ours
+ * offline|online|failed|removing (NNQ_EVENT is the one key every uevent of ours
  * has, hang and fatal too) and, when the change has one,
  * NNQ_CAUSE=<enum neuron_reset_cause name>.
  */
@@ -82,6 +82,23 @@ void neuron_dev_removing(struct neuron_device *ndev)
 }
 
 /**
+ * neuron_dev_failed() - announce that PCI error recovery gave up
+ * @ndev: device, offline (the disable path ran) and staying so
+ *
+ * Called when AER recovery ends in PCI_ERS_RESULT_DISCONNECT (a permanent
+ * failure, or a link reset after which the device did not come back). The
+ * last uevent said offline and no online will follow, so a listener would
+ * wait for ever: this sends the KOBJ_CHANGE uevent NNQ_EVENT=failed
+ * NNQ_STATE=failed NNQ_CAUSE=pci_error, and sysfs state reads "failed"
+ * until the device is removed (docs/decisions.md#uevents).
+ */
+void neuron_dev_failed(struct neuron_device *ndev)
+{
+	WRITE_ONCE(ndev->failed, 1);
+	neuron_uevent(ndev, "failed", NEURON_RESET_PCI_ERROR);
+}
+
+/**
  * neuron_dev_enable() - bring a reset (or newly probed) device into service
  * @ndev: device, BAR0 mapped, geometry and instance number known
  *
@@ -112,6 +129,7 @@ int neuron_dev_enable(struct neuron_device *ndev)
 
 	down_write(&ndev->rwsem);
 	ndev->offline = 0;
+	WRITE_ONCE(ndev->failed, 0);
 	up_write(&ndev->rwsem);
 	neuron_hang_start(ndev);
 	neuron_uevent(ndev, "online", 0);

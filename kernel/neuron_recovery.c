@@ -60,6 +60,7 @@ static pci_ers_result_t neuron_error_detected(struct pci_dev *pdev,
 	default:
 		neuron_report_pci_error(ndev, NEURON_PCI_ERROR_PERMANENT);
 		neuron_dev_disable(ndev, NEURON_RESET_PCI_ERROR, false);
+		neuron_dev_failed(ndev);
 		return PCI_ERS_RESULT_DISCONNECT;
 	}
 }
@@ -102,6 +103,7 @@ static pci_ers_result_t neuron_slot_reset(struct pci_dev *pdev)
 	pci_save_state(pdev);
 	if (neuron_dev_enable(ndev)) {
 		dev_err(&pdev->dev, "did not recover after the link reset\n");
+		neuron_dev_failed(ndev);
 		return PCI_ERS_RESULT_DISCONNECT;
 	}
 	dev_info(&pdev->dev, "recovered after the link reset\n");

@@ -418,8 +418,9 @@ static ssize_t hangs_show(struct device *dev, struct device_attribute *attr,
 static DEVICE_ATTR_RO(hangs);
 
 /*
- * state: "online", "offline" (a reset or recovery is under way) or
- * "removing", as the last NNQ_EVENT uevent said, for a reader that starts
+ * state: "online", "offline" (a reset or recovery is under way), "failed"
+ * (PCI error recovery gave up; offline until removal) or "removing", as the
+ * last NNQ_EVENT uevent said, for a reader that starts
  * after the event (docs/decisions.md#uevents). A snapshot: the flags may
  * change as soon as it is read.
  */
@@ -431,6 +432,8 @@ static ssize_t state_show(struct device *dev, struct device_attribute *attr,
 
 	if (READ_ONCE(ndev->dead))
 		state = "removing";
+	else if (READ_ONCE(ndev->failed))
+		state = "failed";
 	else if (READ_ONCE(ndev->offline))
 		state = "offline";
 	return sysfs_emit(buf, "%s\n", state);

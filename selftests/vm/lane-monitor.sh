@@ -59,7 +59,7 @@ hotplug)
 	tests="vm_device_loss robust_test" ;;
 recovery)
 	vm_opts=(--smp 2)
-	append="neuron_lifecycle=aer,suspend,surprise neuron_race=aer,surprise,uevent_aer,uevent_removal"
+	append="neuron_lifecycle=aer,suspend,surprise neuron_race=aer,surprise,uevent_aer,uevent_removal,uevent_aer_failed"
 	tests="lifecycle_test race_test" ;;
 iommu)
 	vm_opts=(--smp 2 --iommu)

@@ -230,6 +230,12 @@ static void neuron_power_on(NeuronTPBState *s)
  */
 static void neuron_reset_begin(NeuronTPBState *s)
 {
+    if (s->fault_never_ready) {
+        /* the function does not come back: DEV_STATUS stays 0 */
+        timer_del(s->reset_timer);
+        s->ready = false;
+        return;
+    }
     if (!s->reset_latency_us) {
         timer_del(s->reset_timer);
         s->ready = true;
@@ -905,6 +911,21 @@ static void neuron_set_vanished(Object *obj, bool value, Error **errp)
 }
 
 /*
+ * "fault-never-ready", settable at run time (qom-set): from the next reset
+ * on, the function never reports READY (a device that does not come back
+ * from a link reset or FLR). Clearing it lets the next reset complete.
+ */
+static bool neuron_get_never_ready(Object *obj, Error **errp)
+{
+    return NEURON_TPB(obj)->fault_never_ready;
+}
+
+static void neuron_set_never_ready(Object *obj, bool value, Error **errp)
+{
+    NEURON_TPB(obj)->fault_never_ready = value;
+}
+
+/*
  * Engine progress lives in timers and parked records; migrating it is not
  * worth it for a test device, so refuse migration outright.
  */
@@ -961,6 +982,12 @@ static void neuron_tpb_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "vanished",
         "the function fell off the bus: BARs and config space read "
         "all-ones, no DMA, no MSI-X (settable at run time)");
+    object_class_property_add_bool(klass, "fault-never-ready",
+                                   neuron_get_never_ready,
+                                   neuron_set_never_ready);
+    object_class_property_set_description(klass, "fault-never-ready",
+        "from the next reset on, DEV_STATUS never reports READY: the "
+        "function does not come back (settable at run time)");
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
 }
 

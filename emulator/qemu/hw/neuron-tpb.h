@@ -384,6 +384,7 @@ struct NeuronTPBState {
     uint32_t wrbuf_depth;               /* NOTIFIC input buffer records */
     uint32_t wrbuf_drain_ns;            /* ring writer ns per record */
     bool vanished;                      /* run-time QOM property */
+    bool fault_never_ready;             /* run-time QOM property */
 
     uint32_t gen;                       /* enum neuron_gen */
     NeuronCore *cores;

@@ -10,7 +10,7 @@
  * finds every ring and block of device memory returned.
  *
  *   race_test [flr] [unbind] [uevent] [aer] [surprise] [uevent_aer]
- *             [uevent_removal]
+ *             [uevent_removal] [uevent_aer_failed]
  *             [close] [munmap] [ioctl] [poll]
  *
  * Without arguments: the groups and actions of the kernel command line
@@ -30,6 +30,10 @@
  *   uevent_aer, uevent_removal
  *             what a NETLINK_KOBJECT_UEVENT listener sees, in order, of a
  *             fatal AER recovery and of a surprise removal
+ *   uevent_aer_failed
+ *             a fatal AER recovery the device does not come back from (it
+ *             is set never to be READY after a reset): offline,
+ *             then failed, never online; sysfs state "failed"
  *
  * aer, surprise and the uevent_ groups need the host side of
  * selftests/vm/lane-monitor.sh or lane-debug.sh: the test prints "NEURON-HOTPLUG: <monitor command> :END"
@@ -731,6 +735,61 @@ TEST_F_TIMEOUT(uevent_removal, removing_remove_add, 300)
 	EXPECT_EQ(0, device_works(0, 0));
 }
 
+/*
+ * A fatal AER recovery that gives up (group uevent_aer_failed, with the
+ * host's monitor relay): the device is told never to be READY after a
+ * reset (fault-never-ready, docs/device-model.md), then a fatal error is
+ * injected; the link reset leaves it not ready, so slot_reset() times out
+ * waiting for READY and returns PCI_ERS_RESULT_DISCONNECT. A listener sees offline
+ * (pci_error), then failed (pci_error), and no online; sysfs state says
+ * "failed" (docs/decisions.md#uevents). The device comes back by removal
+ * and a new plug.
+ */
+FIXTURE(uevent_aer_failed) {};
+FIXTURE_SETUP(uevent_aer_failed) {}
+FIXTURE_TEARDOWN(uevent_aer_failed) {}
+
+TEST_F_TIMEOUT(uevent_aer_failed, offline_then_failed, 300)
+{
+	char bdf[32], keys[1024], state[32];
+	int sock = neuron_uevent_socket(), fd;
+
+	ASSERT_LE(0, sock);
+	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+	ASSERT_EQ(0, enable_serr(bdf));
+	/* the relay sends them in this order: the link reset finds it set */
+	neuron_host_monitor("qom-set /machine/peripheral/neuron0 fault-never-ready true");
+	neuron_host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=offline",
+					RACE_MONITOR_MS, keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	EXPECT_NE(NULL, strstr(keys, "NNQ_CAUSE=pci_error\n"));
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=failed",
+					RACE_MONITOR_MS, keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	EXPECT_NE(NULL, strstr(keys, "NNQ_STATE=failed\n"));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_CAUSE=pci_error\n"));
+	EXPECT_LT(0, neuron_sysfs_read("state", state, sizeof(state)));
+	EXPECT_STREQ("failed\n", state);
+	fd = neuron_open();
+	EXPECT_GT(0, fd);	/* offline until removal */
+	if (fd >= 0)
+		close(fd);
+
+	/* back: unplugged and plugged again */
+	neuron_host_monitor("device_del neuron0");
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "ACTION=remove",
+					RACE_MONITOR_MS, keys, sizeof(keys)));
+	neuron_host_monitor("device_add neuron-tpb,id=neuron0,bus=rp1");
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "ACTION=add",
+					RACE_MONITOR_MS, keys, sizeof(keys)));
+	close(sock);
+	fd = wait_device(RACE_MONITOR_MS, 0);
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(0, device_works(0, 0));
+}
+
 /* the last "neuron_race=WORD,..." of /proc/cmdline, or NULL */
 static char *cmdline_words(void)
 {
@@ -782,7 +841,8 @@ int main(int argc, char **argv)
 		if (strcmp(sel[i], "flr") && strcmp(sel[i], "unbind") &&
 		    strcmp(sel[i], "uevent") && strcmp(sel[i], "aer") &&
 		    strcmp(sel[i], "surprise") && strcmp(sel[i], "uevent_aer") &&
-		    strcmp(sel[i], "uevent_removal")) {
+		    strcmp(sel[i], "uevent_removal") &&
+		    strcmp(sel[i], "uevent_aer_failed")) {
 			fprintf(stderr, "race_test: unknown word %s\n", sel[i]);
 			return 2;
 		}
