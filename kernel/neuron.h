@@ -85,6 +85,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/ratelimit.h>
 #include <linux/rbtree.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
@@ -153,6 +154,79 @@ struct neuron_evlimit {
 	u32 used;
 	u32 pending;
 };
+
+/**
+ * enum neuron_hw_error_cause - what went wrong, in the hardware error log
+ * @NEURON_HWE_INTR_STORM: "intr-storm": a NOTIFIC cause asserted again at
+ *	once after every clear (neuron_irq.c), or the device's own
+ *	NEURON_FAULT_INTR_STORM
+ * @NEURON_HWE_DMA_ERROR: "dma-error": a ring write to host memory failed
+ *	(NEURON_FAULT_DMA_ERROR)
+ * @NEURON_HWE_DEVICE_FAULT: "device-fault": a FAULT_STATUS bit with no
+ *	name in the UAPI
+ * @NEURON_HWE_HANG: "hang": an engine retired nothing for its core's hang
+ *	timeout (neuron_hang.c)
+ * @NEURON_HWE_ENGINE_HALTED: "engine-halted": an engine HALTED by a fatal
+ *	error
+ * @NEURON_HWE_QUEUE_STUCK: "queue-stuck": a queue did not confirm its
+ *	disable; its ring is quarantined until the next reset
+ * @NEURON_HWE_QUIESCE_TIMEOUT: "quiesce-timeout": the device did not
+ *	report QUIESCED in the disable path
+ * @NEURON_HWE_NOT_READY: "not-ready": the device did not report READY
+ *	after a reset
+ * @NEURON_HWE_PCI_NONFATAL: "pci-nonfatal": AER non-fatal error
+ * @NEURON_HWE_PCI_FATAL: "pci-fatal": AER fatal error (frozen link)
+ * @NEURON_HWE_PCI_PERMANENT: "pci-permanent": the PCI core gave the
+ *	device up (permanent failure)
+ * @NEURON_HWE_RECOVERY_FAILED: "recovery-failed": the enable path failed
+ *	after a link reset, a function reset or a resume
+ * @NEURON_HWE_DEVICE_GONE: "device-gone": the function reads all ones
+ *	when the disable path begins (surprise removal)
+ * @NEURON_HWE_CAUSES: number of causes
+ *
+ * docs/decisions.md#hw-error-log has the same table; the names are the
+ * log's and never change meaning.
+ */
+enum neuron_hw_error_cause {
+	NEURON_HWE_INTR_STORM,
+	NEURON_HWE_DMA_ERROR,
+	NEURON_HWE_DEVICE_FAULT,
+	NEURON_HWE_HANG,
+	NEURON_HWE_ENGINE_HALTED,
+	NEURON_HWE_QUEUE_STUCK,
+	NEURON_HWE_QUIESCE_TIMEOUT,
+	NEURON_HWE_NOT_READY,
+	NEURON_HWE_PCI_NONFATAL,
+	NEURON_HWE_PCI_FATAL,
+	NEURON_HWE_PCI_PERMANENT,
+	NEURON_HWE_RECOVERY_FAILED,
+	NEURON_HWE_DEVICE_GONE,
+	NEURON_HWE_CAUSES
+};
+
+/**
+ * enum neuron_hw_error_action - what whoever runs the node does next
+ * @NEURON_HWA_NONE: "none": the driver coped; the error is counted and,
+ *	where a file can hear of it, reported as an event
+ * @NEURON_HWA_CHECK_PROGRAM: "check-program": a program stopped making
+ *	progress or hit a fatal error; its owner reads the devcoredump and
+ *	resets the engine (ENGINE_RESET, or its release)
+ * @NEURON_HWA_RESET_DEVICE: "reset-device": the device holds something
+ *	back until its next function reset (sysfs reset)
+ * @NEURON_HWA_REPLACE_DEVICE: "replace-device": the device is offline or
+ *	gone until it is removed
+ *
+ * The last two are logged at KERN_ERR, the others at KERN_WARNING.
+ */
+enum neuron_hw_error_action {
+	NEURON_HWA_NONE,
+	NEURON_HWA_CHECK_PROGRAM,
+	NEURON_HWA_RESET_DEVICE,
+	NEURON_HWA_REPLACE_DEVICE,
+};
+
+/* core= or engine= of a hardware error that concerns no core or engine */
+#define NEURON_HW_ERROR_NA	U32_MAX
 
 /*
  * mmap cookie types, see neuron_mmap.c and neuron_mmap_layout.h; the
@@ -381,6 +455,8 @@ struct neuron_vector {
  * @hang_seen:	per [core][engine]: this stall (or halt) was reported
  * @hangs:	per [core][engine]: hangs reported since probe (sysfs hangs)
  * @coredumps:	devcoredumps taken since probe (sysfs hangs "coredumps")
+ * @hw_error_rs: per enum neuron_hw_error_cause: the rate limit of its log
+ *		line (neuron_hw_error())
  */
 struct neuron_device {
 	struct kref kref;
@@ -472,6 +548,8 @@ struct neuron_device {
 	bool hang_seen[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 	u64 hangs[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 	u64 coredumps;
+
+	struct ratelimit_state hw_error_rs[NEURON_HWE_CAUSES];
 };
 
 /**
@@ -901,6 +979,12 @@ int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue);
 u32 neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine);
 void neuron_hw_notify_off(struct neuron_device *ndev, u32 core);
 void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core);
+void neuron_hw_error_init(struct neuron_device *ndev);
+__printf(6, 7)
+void neuron_hw_error(struct neuron_device *ndev, u32 core, u32 engine,
+		     enum neuron_hw_error_cause cause,
+		     enum neuron_hw_error_action action, const char *fmt, ...);
+extern const char *const neuron_engine_names[NEURON_ENGINES_PER_CORE];
 
 /* ---- neuron_fdinfo.c ---------------------------------------------------- */
 struct seq_file;

@@ -31,10 +31,6 @@
 
 #include "neuron.h"
 
-static const char *const neuron_engine_names[NEURON_ENGINES_PER_CORE] = {
-	"pe", "act", "pool", "dve", "sp",
-};
-
 static atomic64_t neuron_client_ids = ATOMIC64_INIT(0);
 
 /**

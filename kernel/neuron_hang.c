@@ -251,6 +251,8 @@ static void neuron_hang_report(struct neuron_device *ndev, u32 c, u32 e,
 			       u32 state)
 {
 	u32 pc = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PC));
+	/* one read: the log line says what this report then does */
+	bool reset = READ_ONCE(ndev->hang_policy) == NEURON_HANG_RESET;
 	struct neuron_event ev = {
 		.edge = NEURON_EDGE_HANG,
 		.core = c,
@@ -264,13 +266,17 @@ static void neuron_hang_report(struct neuron_device *ndev, u32 c, u32 e,
 	ndev->hangs[c][e]++;
 	for (i = 0; i < NEURON_ENGINES_PER_CORE; i++)
 		ev.count += ndev->hangs[c][i];
-	dev_warn_ratelimited(&ndev->pdev->dev,
-			     "core %u engine %u hung at pc %u (state %u, nothing retired for %u ms)\n",
-			     c, e, pc, state, neuron_hang_timeout(ndev, c));
+	neuron_hw_error(ndev, c, e, NEURON_HWE_HANG,
+			reset ? NEURON_HWA_NONE : NEURON_HWA_CHECK_PROGRAM,
+			"%s at pc %u, nothing retired for %u ms; %s",
+			state == NEURON_ENGINE_WAITING ? "waiting" : "running",
+			pc, neuron_hang_timeout(ndev, c),
+			reset ? "engine reset (hang_policy reset)" :
+				"left to its owner (hang_policy report)");
 	neuron_hang_dump(ndev, c, e, NEURON_COREDUMP_HANG, pc);
 	neuron_events_broadcast(ndev, &ev);
 	neuron_hang_uevent(ndev, "hang", c, e, pc);
-	if (ndev->hang_policy == NEURON_HANG_RESET) {
+	if (reset) {
 		state = neuron_hw_engine_reset(ndev, c, e);
 		ndev->eng_owner[c][e] = NULL;
 		if (neuron_engine_state_busy(state))
@@ -292,7 +298,12 @@ static void neuron_hang_check(struct neuron_device *ndev, u32 c, u32 e)
 	if (state == NEURON_ENGINE_HALTED) {
 		if (!ndev->hang_seen[c][e]) {
 			u32 pc = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PC));
+			u32 err = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_LAST_ERROR));
 
+			neuron_hw_error(ndev, c, e, NEURON_HWE_ENGINE_HALTED,
+					NEURON_HWA_CHECK_PROGRAM,
+					"fatal error %u at pc %u; halted until the engine is reset",
+					err, pc);
 			neuron_hang_dump(ndev, c, e, NEURON_COREDUMP_HALTED, pc);
 			neuron_hang_uevent(ndev, "fatal", c, e, pc);
 		}

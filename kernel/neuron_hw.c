@@ -8,10 +8,16 @@
  * the device sets itself, with a bounded timeout, and treat a read of all
  * ones as a device that is gone (surprise removal, a frozen link).
  * Register access only; nothing here knows about queues, files or events.
+ *
+ * Also the one log line of every hardware error the driver sees,
+ * neuron_hw_error() (docs/decisions.md#hw-error-log): node agents match it
+ * (userspace/tools/node-problem-detector/neuron-monitor.json), so its shape
+ * is fixed here once rather than at each site.
  */
 #include <linux/bitops.h>
 #include <linux/delay.h>
 #include <linux/iopoll.h>
+#include <linux/ratelimit.h>
 
 #include "neuron.h"
 
@@ -19,6 +25,104 @@
 #define NEURON_HW_TIMEOUT_MS	500u
 #define NEURON_HW_TIMEOUT_US	(NEURON_HW_TIMEOUT_MS * 1000u)
 #define NEURON_HW_POLL_US	10
+
+/* enum neuron_engine order; the hardware error log's and fdinfo's names */
+const char *const neuron_engine_names[NEURON_ENGINES_PER_CORE] = {
+	"pe", "act", "pool", "dve", "sp",
+};
+
+/*
+ * The hardware error log's words. @suppressed names the cause in the
+ * kernel's "<name>: N callbacks suppressed" line of its rate limit.
+ */
+static const struct {
+	const char *name;
+	const char *suppressed;
+} neuron_hw_error_causes[NEURON_HWE_CAUSES] = {
+	[NEURON_HWE_INTR_STORM] = { "intr-storm", NEURON_DEV_NAME " intr-storm" },
+	[NEURON_HWE_DMA_ERROR] = { "dma-error", NEURON_DEV_NAME " dma-error" },
+	[NEURON_HWE_DEVICE_FAULT] = { "device-fault", NEURON_DEV_NAME " device-fault" },
+	[NEURON_HWE_HANG] = { "hang", NEURON_DEV_NAME " hang" },
+	[NEURON_HWE_ENGINE_HALTED] = { "engine-halted", NEURON_DEV_NAME " engine-halted" },
+	[NEURON_HWE_QUEUE_STUCK] = { "queue-stuck", NEURON_DEV_NAME " queue-stuck" },
+	[NEURON_HWE_QUIESCE_TIMEOUT] = { "quiesce-timeout", NEURON_DEV_NAME " quiesce-timeout" },
+	[NEURON_HWE_NOT_READY] = { "not-ready", NEURON_DEV_NAME " not-ready" },
+	[NEURON_HWE_PCI_NONFATAL] = { "pci-nonfatal", NEURON_DEV_NAME " pci-nonfatal" },
+	[NEURON_HWE_PCI_FATAL] = { "pci-fatal", NEURON_DEV_NAME " pci-fatal" },
+	[NEURON_HWE_PCI_PERMANENT] = { "pci-permanent", NEURON_DEV_NAME " pci-permanent" },
+	[NEURON_HWE_RECOVERY_FAILED] = { "recovery-failed", NEURON_DEV_NAME " recovery-failed" },
+	[NEURON_HWE_DEVICE_GONE] = { "device-gone", NEURON_DEV_NAME " device-gone" },
+};
+
+static const char *const neuron_hw_error_actions[] = {
+	[NEURON_HWA_NONE] = "none",
+	[NEURON_HWA_CHECK_PROGRAM] = "check-program",
+	[NEURON_HWA_RESET_DEVICE] = "reset-device",
+	[NEURON_HWA_REPLACE_DEVICE] = "replace-device",
+};
+
+/**
+ * neuron_hw_error_init() - start the hardware error log's rate limits
+ * @ndev: device being probed, before anything can log for it
+ *
+ * One rate limit per cause and device, with the defaults of the
+ * dev_*_ratelimited() macros: a storm on one device, or of one cause,
+ * keeps no other error out of the log.
+ */
+void neuron_hw_error_init(struct neuron_device *ndev)
+{
+	u32 i;
+
+	for (i = 0; i < NEURON_HWE_CAUSES; i++)
+		ratelimit_state_init(&ndev->hw_error_rs[i],
+				     DEFAULT_RATELIMIT_INTERVAL,
+				     DEFAULT_RATELIMIT_BURST);
+}
+
+/**
+ * neuron_hw_error() - log one hardware error, in the one documented shape
+ * @ndev: device
+ * @core: the core it concerns, or NEURON_HW_ERROR_NA
+ * @engine: the engine it concerns (enum neuron_engine), or NEURON_HW_ERROR_NA
+ * @cause: enum neuron_hw_error_cause
+ * @action: enum neuron_hw_error_action
+ * @fmt: printf format of the free text that ends the line, no newline
+ *
+ * Prints, with dev_printk()'s prefix (driver name and PCI address):
+ *
+ *   nnq<N>: hw-error core=<c|-> engine=<name|-> cause=<cause> action=<action>: <text>
+ *
+ * at KERN_ERR for reset-device and replace-device, else KERN_WARNING; at
+ * most DEFAULT_RATELIMIT_BURST lines of one device and cause per
+ * DEFAULT_RATELIMIT_INTERVAL (docs/decisions.md#hw-error-log). Any
+ * context but hard interrupt (the interrupt handlers are threaded).
+ */
+void neuron_hw_error(struct neuron_device *ndev, u32 core, u32 engine,
+		     enum neuron_hw_error_cause cause,
+		     enum neuron_hw_error_action action, const char *fmt, ...)
+{
+	const char *level = action >= NEURON_HWA_RESET_DEVICE ? KERN_ERR :
+								 KERN_WARNING;
+	struct va_format vaf;
+	char cs[12] = "-";
+	va_list args;
+
+	if (!___ratelimit(&ndev->hw_error_rs[cause],
+			  neuron_hw_error_causes[cause].suppressed))
+		return;
+	if (core != NEURON_HW_ERROR_NA)
+		snprintf(cs, sizeof(cs), "%u", core);
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	dev_printk(level, &ndev->pdev->dev,
+		   NEURON_DEV_NAME "%d: hw-error core=%s engine=%s cause=%s action=%s: %pV\n",
+		   ndev->id, cs,
+		   engine < NEURON_ENGINES_PER_CORE ? neuron_engine_names[engine] : "-",
+		   neuron_hw_error_causes[cause].name,
+		   neuron_hw_error_actions[action], &vaf);
+	va_end(args);
+}
 
 /**
  * neuron_hw_gone() - whether the function no longer answers MMIO reads
@@ -56,8 +160,10 @@ int neuron_hw_reset(struct neuron_device *ndev)
 	if (status == U32_MAX)
 		return -ENODEV;
 	if (ret)
-		dev_err(&ndev->pdev->dev, "not ready %u ms after reset (DEV_STATUS %#x)\n",
-			NEURON_HW_TIMEOUT_MS, status);
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				NEURON_HWE_NOT_READY, NEURON_HWA_REPLACE_DEVICE,
+				"not ready %u ms after reset (DEV_STATUS %#x)",
+				NEURON_HW_TIMEOUT_MS, status);
 	return ret;
 }
 
@@ -88,12 +194,17 @@ int neuron_hw_wait_quiesced(struct neuron_device *ndev)
 	if (!ret)
 		return 0;
 	busy = neuron_rd(ndev, NEURON_REG_BUSY_CORES);
+	/* the device is reset or removed next: nothing for anyone to do */
 	for_each_set_bit(c, &busy, NEURON_MAX_CORES)
-		dev_err(&ndev->pdev->dev, "core %d did not quiesce in %u ms (DEV_STATUS %#x)\n",
-			c, NEURON_HW_TIMEOUT_MS, status);
+		neuron_hw_error(ndev, c, NEURON_HW_ERROR_NA,
+				NEURON_HWE_QUIESCE_TIMEOUT, NEURON_HWA_NONE,
+				"did not quiesce in %u ms (DEV_STATUS %#x)",
+				NEURON_HW_TIMEOUT_MS, status);
 	if (!busy)
-		dev_err(&ndev->pdev->dev, "device did not quiesce in %u ms (DEV_STATUS %#x, no core busy)\n",
-			NEURON_HW_TIMEOUT_MS, status);
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				NEURON_HWE_QUIESCE_TIMEOUT, NEURON_HWA_NONE,
+				"did not quiesce in %u ms (DEV_STATUS %#x, no core busy)",
+				NEURON_HW_TIMEOUT_MS, status);
 	return ret;
 }
 
@@ -107,7 +218,8 @@ int neuron_hw_wait_quiesced(struct neuron_device *ndev)
  * bit reads 0 (the device stopped writing the ring), for at most half a
  * second. Other queues of the core are untouched.
  *
- * Return: 0, -ENODEV (all ones) or -ETIMEDOUT (logged).
+ * Return: 0, -ENODEV (all ones) or -ETIMEDOUT (the caller logs what it
+ * does about it: neuron_nq.c quarantines the ring).
  */
 int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue)
 {
@@ -121,9 +233,6 @@ int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue)
 				 NEURON_HW_POLL_US, NEURON_HW_TIMEOUT_US);
 	if (val == U32_MAX)
 		return -ENODEV;
-	if (ret)
-		dev_err(&ndev->pdev->dev, "core %u queue %u still enabled %u ms after disable\n",
-			core, queue, NEURON_HW_TIMEOUT_MS);
 	return ret;
 }
 

@@ -225,9 +225,10 @@ unlock:
 	if (causes) {
 		trace_neuron_storm_mask(ndev->id, core, causes,
 					NEURON_IRQ_STORM_HOLDOFF_MS);
-		dev_warn_ratelimited(&ndev->pdev->dev,
-				     "core %u: interrupt storm (causes %#x): masked for %u ms\n",
-				     core, causes, NEURON_IRQ_STORM_HOLDOFF_MS);
+		neuron_hw_error(ndev, core, NEURON_HW_ERROR_NA,
+				NEURON_HWE_INTR_STORM, NEURON_HWA_NONE,
+				"interrupt causes %#x asserted again after every clear: masked for %u ms",
+				causes, NEURON_IRQ_STORM_HOLDOFF_MS);
 		if (report)
 			neuron_events_broadcast(ndev, &ev);
 	}
@@ -440,6 +441,26 @@ static irqreturn_t neuron_irq_throttle(int irq, void *data)
 }
 
 /*
+ * One hardware error line of @cause per core named in @cores (none named:
+ * core "-"). The driver copes with every fault: a failed ring write is a
+ * dropped record, counted and reported to the core's owner.
+ */
+static void neuron_irq_log_fault(struct neuron_device *ndev,
+				 enum neuron_hw_error_cause cause,
+				 unsigned long status, unsigned long cores)
+{
+	unsigned int c;
+
+	if (!cores)
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				cause, NEURON_HWA_NONE,
+				"device fault %#lx, no core named", status);
+	for_each_set_bit(c, &cores, ndev->num_cores)
+		neuron_hw_error(ndev, c, NEURON_HW_ERROR_NA, cause,
+				NEURON_HWA_NONE, "device fault %#lx", status);
+}
+
+/*
  * Fault vector: FAULT_STATUS says what failed, FAULT_CORES which cores'
  * ring writes did (docs/device-model.md "Interrupts"). FAULT_STATUS is
  * cleared first, so a fault latched after it raises a new edge; its core
@@ -478,8 +499,12 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 	ev.count = ++ndev->fault_edges;
 	spin_unlock(&ndev->irq_lock);
 
-	dev_warn_ratelimited(&ndev->pdev->dev, "device fault %#lx cores %#lx\n",
-			     status, cores);
+	if (status & NEURON_FAULT_DMA_ERROR)
+		neuron_irq_log_fault(ndev, NEURON_HWE_DMA_ERROR, status, cores);
+	if (status & NEURON_FAULT_INTR_STORM)
+		neuron_irq_log_fault(ndev, NEURON_HWE_INTR_STORM, status, cores);
+	if (status & ~(NEURON_FAULT_DMA_ERROR | NEURON_FAULT_INTR_STORM))
+		neuron_irq_log_fault(ndev, NEURON_HWE_DEVICE_FAULT, status, cores);
 	if (!cores) {
 		ev.core = U32_MAX;	/* no core named: the watchers only */
 		trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause,

@@ -187,8 +187,13 @@ void neuron_dev_disable(struct neuron_device *ndev,
 	neuron_dev_fence(ndev, cause);
 	neuron_hang_stop(ndev);
 	neuron_pause(ndev, NEURON_PAUSE_FENCED);
-	if (hw_ok && neuron_hw_gone(ndev))
+	if (hw_ok && neuron_hw_gone(ndev)) {
 		hw_ok = false;
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				NEURON_HWE_DEVICE_GONE, NEURON_HWA_REPLACE_DEVICE,
+				"reads all ones at %s: torn down without touching the device",
+				neuron_reset_cause_name(cause));
+	}
 	trace_neuron_disable_begin(ndev->id, cause, hw_ok);
 
 	/*

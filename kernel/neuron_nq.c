@@ -203,11 +203,11 @@ static void neuron_nq_hw_enable(struct neuron_nq *nq)
 static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 {
 	struct neuron_device *ndev = nq->ndev;
-	bool confirmed = true;
+	int off = 0;
 
 	lockdep_assert_held(&ndev->lock);
 	if (hw)
-		confirmed = !neuron_hw_queue_off(ndev, nq->core, nq->queue);
+		off = neuron_hw_queue_off(ndev, nq->core, nq->queue);
 	trace_neuron_nq_destroy(ndev->id, nq->core, nq->queue, hw);
 	neuron_events_unbind_nq(ndev, nq->core, nq->queue);
 	ndev->nq[nq->core][nq->queue] = NULL;
@@ -215,17 +215,22 @@ static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 	if (nq->owner)
 		neuron_mmap_zap_queue(nq->owner, nq->core, nq->queue,
 				      nq->alloc_size);
-	if (!confirmed) {
+	if (off) {
 		/*
 		 * The device never said the queue is off: it may still write
 		 * the ring. Keep the ring until bus mastering is off
 		 * (neuron_nq_teardown_all()); docs/decisions.md#quarantine.
+		 * A device that is gone is logged by its removal instead.
 		 */
 		nq->owner = NULL;
 		list_add_tail(&nq->quarantine, &ndev->quarantine);
 		ndev->quarantined_total++;
-		dev_warn(&ndev->pdev->dev, "core %u queue %u: ring quarantined until the next reset (the queue did not confirm its disable)\n",
-			 nq->core, nq->queue);
+		if (off == -ETIMEDOUT)
+			neuron_hw_error(ndev, nq->core, NEURON_HW_ERROR_NA,
+					NEURON_HWE_QUEUE_STUCK,
+					NEURON_HWA_RESET_DEVICE,
+					"queue %u did not confirm its disable: ring quarantined until the next reset",
+					nq->queue);
 		return;
 	}
 	neuron_nq_free_ring(nq);

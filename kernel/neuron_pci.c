@@ -183,6 +183,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_LIST_HEAD(&ndev->files);
 	INIT_LIST_HEAD(&ndev->quarantine);
 	spin_lock_init(&ndev->irq_lock);
+	neuron_hw_error_init(ndev);
 	ndev->evlimit_burst = NEURON_EVLIMIT_BURST_DEFAULT;
 	ndev->evlimit_interval_ms = NEURON_EVLIMIT_INTERVAL_MS_DEFAULT;
 	spin_lock_init(&ndev->ts_lock);

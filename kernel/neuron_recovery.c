@@ -48,16 +48,28 @@ static pci_ers_result_t neuron_error_detected(struct pci_dev *pdev,
 {
 	struct neuron_device *ndev = pci_get_drvdata(pdev);
 
-	dev_warn(&pdev->dev, "PCI error detected (channel state %d)\n", state);
+	/* a failed recovery after this logs recovery-failed itself */
 	switch (state) {
 	case pci_channel_io_normal:
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				NEURON_HWE_PCI_NONFATAL, NEURON_HWA_NONE,
+				"PCI error detected (channel state %d): nothing torn down",
+				state);
 		neuron_report_pci_error(ndev, NEURON_PCI_ERROR_NONFATAL);
 		return PCI_ERS_RESULT_CAN_RECOVER;
 	case pci_channel_io_frozen:
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				NEURON_HWE_PCI_FATAL, NEURON_HWA_NONE,
+				"PCI error detected (channel state %d): queues torn down, the link is reset",
+				state);
 		neuron_report_pci_error(ndev, NEURON_PCI_ERROR_FATAL);
 		neuron_dev_disable(ndev, NEURON_RESET_PCI_ERROR, false);
 		return PCI_ERS_RESULT_NEED_RESET;
 	default:
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				NEURON_HWE_PCI_PERMANENT, NEURON_HWA_REPLACE_DEVICE,
+				"PCI error detected (channel state %d): offline until removed",
+				state);
 		neuron_report_pci_error(ndev, NEURON_PCI_ERROR_PERMANENT);
 		neuron_dev_disable(ndev, NEURON_RESET_PCI_ERROR, false);
 		neuron_dev_failed(ndev);
@@ -102,7 +114,9 @@ static pci_ers_result_t neuron_slot_reset(struct pci_dev *pdev)
 	pci_restore_state(pdev);
 	pci_save_state(pdev);
 	if (neuron_dev_enable(ndev)) {
-		dev_err(&pdev->dev, "did not recover after the link reset\n");
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				NEURON_HWE_RECOVERY_FAILED, NEURON_HWA_REPLACE_DEVICE,
+				"did not recover after the link reset: offline until removed");
 		neuron_dev_failed(ndev);
 		return PCI_ERS_RESULT_DISCONNECT;
 	}
@@ -142,8 +156,12 @@ static void neuron_reset_prepare(struct pci_dev *pdev)
  */
 static void neuron_reset_done(struct pci_dev *pdev)
 {
-	if (neuron_dev_enable(pci_get_drvdata(pdev)))
-		dev_err(&pdev->dev, "did not come back after the function reset\n");
+	struct neuron_device *ndev = pci_get_drvdata(pdev);
+
+	if (neuron_dev_enable(ndev))
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				NEURON_HWE_RECOVERY_FAILED, NEURON_HWA_REPLACE_DEVICE,
+				"did not come back after the function reset: offline until removed");
 }
 
 const struct pci_error_handlers neuron_err_handlers = {
@@ -179,7 +197,15 @@ static int neuron_suspend(struct device *dev)
  */
 static int neuron_resume(struct device *dev)
 {
-	return neuron_dev_enable(dev_get_drvdata(dev));
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	int ret = neuron_dev_enable(ndev);
+
+	if (ret)
+		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
+				NEURON_HWE_RECOVERY_FAILED, NEURON_HWA_REPLACE_DEVICE,
+				"did not come back after resume (%d): offline until removed",
+				ret);
+	return ret;
 }
 
 DEFINE_SIMPLE_DEV_PM_OPS(neuron_pm_ops, neuron_suspend, neuron_resume);

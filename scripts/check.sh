@@ -18,6 +18,8 @@
 #      packages (lintian, autopkgtest, DKMS from the .debs), 6.12 (with
 #      DKMS's module), the debug kernel
 #   3. static analysis (W=1, sparse, checkpatch) as TAP
+#   4. the node-problem-detector rules against the hardware error lines the
+#      lanes' kernels logged (selftests/npd/check-npd-rules.sh, TAP)
 # Exits non-zero if any test failed or a stage could not run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -370,5 +372,18 @@ count_lane static "static analysis" "$build/static.log"
 count_lane dkms "DKMS from the packages" "$build/vm/dkms.log"
 count_lane 6.12 "VM 6.12" "$build/vm/lane-6.12.log"
 count_lane debug "VM debug kernel" "$build/vm/lane-debug.log"
+
+# 11. the node-problem-detector rules neuron-tools ships, against the
+#     hardware error lines the lanes' kernels logged (each guest-tests.sh
+#     copies them from /dev/kmsg into its console log): every line in the
+#     documented format and matched by exactly one rule, every rule and
+#     cause seen or listed as out of the lanes' reach
+#     (selftests/npd/check-npd-rules.sh, docs/decisions.md#npd-rules)
+stage_begin
+selftests/npd/check-npd-rules.sh "$build"/vm/{tests,torn-control,sunda,devtest-B,e2e}.log \
+	"$build"/vm/lane-{hotplug,faults,storm,recovery,iommu,iommu-removal,6.12,debug}.log \
+	>"$build/npd.log" 2>&1
+st=$?
+count_tap "npd rules ($(elapsed))" "$build/npd.log" $st
 
 finish

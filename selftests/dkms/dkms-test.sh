@@ -8,7 +8,8 @@
 #      what it must (neuron-dkms: dkms.conf and every kernel/ source file
 #      under /usr/src/neuron-<version>, the udev rule; libneuron0: SONAME
 #      libneuron.so.0 and a shlibs file; libneuron-dev: headers, neuron.pc,
-#      the CMake package; neuron-tools: neuron-nq, man page, completion)
+#      the CMake package; neuron-tools: neuron-nq, man page, completion,
+#      node-problem-detector rules)
 #   2. Debian's autopkgtest (null virt server, on this host) runs
 #      debian/tests/: apt installs neuron-dkms from the .deb, whose postinst
 #      creates the system group "neuron" and lets DKMS build and install
@@ -209,10 +210,11 @@ done
 result $st deb.libneuron-dev.headers_pkgconfig_cmake
 dpkg-deb -c "$(deb_of neuron-tools)" | awk '{print $6}' | sed 's|^\./||' >"$logs/neuron-tools.list"
 st=0
-for f in usr/bin/neuron-nq usr/share/man/man1/neuron-nq.1.gz usr/share/bash-completion/completions/neuron-nq; do
+for f in usr/bin/neuron-nq usr/share/man/man1/neuron-nq.1.gz usr/share/bash-completion/completions/neuron-nq \
+	usr/share/neuron/node-problem-detector/neuron-monitor.json; do
 	grep -qx "$f" "$logs/neuron-tools.list" || { say "# neuron-tools lacks $f"; st=1; }
 done
-result $st deb.neuron-tools.binary_manpage_completion
+result $st deb.neuron-tools.binary_manpage_completion_npd
 # the packaged binaries for the VM: neuron-nq and libneuron.so.0 as dpkg
 # unpacks them
 root=$logs/root
