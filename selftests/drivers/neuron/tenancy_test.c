@@ -2799,10 +2799,7 @@ static int flood_b(void *arg)
 
 	/* 10 THROTTLEs, each edge handled before the next: 4 reported, 6 not */
 	for (i = 0; i < FLOOD_SINGLE; i++)
-		if (neuron_submit(fd, 1, NEURON_ENGINE_PE, one, 2, 0) ||
-		    neuron_engine_wait(fd, 1, NEURON_ENGINE_PE, NEURON_WAIT_MS) !=
-		    NEURON_ENGINE_IDLE ||
-		    throttle_edges_reach(e0 + i + 1))
+		if (throttle_once(fd, 1, e0 + i + 1))
 			break;
 	chk(FLOOD_SINGLE, i, "B: THROTTLE programs, each edge handled");
 	usleep(100 * 1000);
@@ -2819,9 +2816,7 @@ static int flood_b(void *arg)
 	/* root starts a new interval: the next event carries the 6 */
 	step_set(0);
 	chk(1, step_wait(1), "B: root rewrote event_ratelimit");
-	if (neuron_submit(fd, 1, NEURON_ENGINE_PE, one, 2, 0) ||
-	    neuron_engine_wait(fd, 1, NEURON_ENGINE_PE, NEURON_WAIT_MS) != NEURON_ENGINE_IDLE ||
-	    throttle_edges_reach(e0 + FLOOD_SINGLE + 1))
+	if (throttle_once(fd, 1, e0 + FLOOD_SINGLE + 1))
 		chk(0, -1, "B: the 11th THROTTLE");
 	usleep(100 * 1000);
 	ev_take(fd, &t2);
