@@ -502,6 +502,8 @@ struct neuron_device {
 	struct neuron_file *eng_owner[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 	u64 programs_stopped[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 	u32 exec_base[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	/* AXI_DROPPED when the core's owner took it (neuron_owner.c) */
+	u32 axi_dropped_base[NEURON_MAX_CORES];
 
 	int nvec;
 	struct neuron_vector vec[NEURON_MAX_VECTORS];
@@ -979,6 +981,7 @@ int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue);
 u32 neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine);
 void neuron_hw_notify_off(struct neuron_device *ndev, u32 core);
 void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core);
+u32 neuron_hw_axi_dropped(struct neuron_device *ndev, u32 core);
 void neuron_hw_error_init(struct neuron_device *ndev);
 __printf(6, 7)
 void neuron_hw_error(struct neuron_device *ndev, u32 core, u32 engine,

@@ -109,7 +109,8 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 			     NEURON_CAP_COALESCE | NEURON_CAP_TIMESTAMP |
 			     NEURON_CAP_SUBMIT_GRANT | NEURON_CAP_STATUS_PAGE |
 			     NEURON_CAP_PAGE_SIZE | NEURON_CAP_ROUTE |
-			     NEURON_CAP_CORE_NODES | NEURON_CAP_HANG;
+			     NEURON_CAP_CORE_NODES | NEURON_CAP_HANG |
+			     NEURON_CAP_AXI_DROPPED;
 	info->file_cores = nfile->node_cores;
 	/* mapping lengths come from here, never from 4 KiB (neuron_mmap.c) */
 	info->page_size = PAGE_SIZE;

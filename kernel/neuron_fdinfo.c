@@ -16,6 +16,9 @@
  *   nnq-insns-c<C>-<ENGINE>:	instructions an engine of a core the file
  *			owns retired since the file took the core (the
  *			engine's EXEC_COUNT less its value then)
+ *   nnq-axi-dropped-c<C>:	AXI_EVT_SEM records a core the file owns
+ *			lost since the file took it (AXI_DROPPED less its
+ *			value then; docs/decisions.md#axi-dropped)
  *   nnq-queue-c<C>-q<Q>-records:	records the device wrote to a queue of
  *			the file (its TAIL)
  *   nnq-queue-c<C>-q<Q>-overflow:	records overwritten unread (ignore-full)
@@ -103,6 +106,9 @@ void neuron_fdinfo_show(struct seq_file *m, struct file *filp)
 					   neuron_engine_names[e],
 					   insns - ndev->exec_base[c][e]);
 			}
+			seq_printf(m, "nnq-axi-dropped-c%u:\t%u\n", c,
+				   neuron_hw_axi_dropped(ndev, c) -
+				   ndev->axi_dropped_base[c]);
 		}
 		neuron_fdinfo_queues(m, nfile);
 	}

@@ -280,6 +280,20 @@ void neuron_hw_notify_off(struct neuron_device *ndev, u32 core)
 }
 
 /**
+ * neuron_hw_axi_dropped() - a core's AXI_DROPPED counter
+ * @ndev: device, live
+ * @core: core index, < num_cores
+ *
+ * Return: the AXI_EVT_SEM records the core's EVT_SEM unit lost since the
+ * function's last reset, a free-running u32 (docs/device-model.md#axi-evt-sem).
+ */
+u32 neuron_hw_axi_dropped(struct neuron_device *ndev, u32 core)
+{
+	return neuron_rd(ndev, NEURON_CORE_BASE(core) + NEURON_EVT_SEM_BASE +
+			 NEURON_EVT_SEM_AXI_DROPPED);
+}
+
+/**
  * neuron_hw_core_scrub() - put a core's program state back to its reset values
  * @ndev: device, live
  * @core: core index; no program runs on it (its engines were reset)

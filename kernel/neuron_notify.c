@@ -24,8 +24,10 @@
  * @nfile: the caller's file
  * @arg: in: @core (< num_cores), @source (enum neuron_trigger_source),
  *	@index (DMA queue 0..15, or 0 for AXI_EVT_SEM), @enable (0 or 1),
- *	@reserved zero; out: @dma_armed (bit per armed DMA queue) and
- *	@axi_armed (0/1), read back from the device after the change
+ *	@reserved and @reserved1 zero; out: @dma_armed (bit per armed DMA
+ *	queue) and @axi_armed (0/1), read back from the device after the
+ *	change, and @axi_dropped (AXI_EVT_SEM records lost since the caller
+ *	took the core, docs/decisions.md#axi-dropped)
  *
  * Needs ownership of the core; a free core becomes the caller's
  * (docs/decisions.md#tenancy). Serialised with the other handlers of the
@@ -33,7 +35,7 @@
  * M2S_TRIGGER loses no other queue's bit.
  *
  * Return: 0; -EINVAL (core, source, index or enable out of range, reserved
- * nonzero); -EPERM (another file owns the core); -ENOMEM (the file's event
+ * or reserved1 nonzero); -EPERM (another file owns the core); -ENOMEM (the file's event
  * queue, on an implicit claim); -EIO (stale file, device offline); -ENODEV
  * (device removed).
  */
@@ -63,6 +65,8 @@ int neuron_notify_ioctl_trigger(struct neuron_file *nfile,
 		return neuron_bad_field(ndev, cmd, "enable");
 	if (arg->reserved)
 		return neuron_bad_field(ndev, cmd, "reserved");
+	if (arg->reserved1)
+		return neuron_bad_field(ndev, cmd, "reserved1");
 
 	ret = neuron_enter_file(nfile);
 	if (ret)
@@ -89,6 +93,9 @@ int neuron_notify_ioctl_trigger(struct neuron_file *nfile,
 	arg->axi_armed = neuron_rd(ndev, NEURON_CORE_REG(c, NEURON_EVT_SEM_BASE +
 						NEURON_EVT_SEM_AXI_NOTIFY)) &
 			 NEURON_EVT_SEM_AXI_NOTIFY_ON;
+	/* u32 arithmetic: the register wraps like the base */
+	arg->axi_dropped = neuron_hw_axi_dropped(ndev, c) -
+			   ndev->axi_dropped_base[c];
 out_unlock:
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);

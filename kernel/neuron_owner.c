@@ -53,6 +53,8 @@ static int neuron_owner_take(struct neuron_file *nfile, u32 c)
 	for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
 		ndev->exec_base[c][e] =
 			neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_EXEC_COUNT));
+	/* and the AXI_EVT_SEM records lost (NOTIFY_TRIGGER @axi_dropped) */
+	ndev->axi_dropped_base[c] = neuron_hw_axi_dropped(ndev, c);
 	neuron_events_set_owner(ndev, c, nfile);
 	nfile->cores |= BIT_ULL(c);
 	return 0;

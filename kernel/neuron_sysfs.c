@@ -7,6 +7,9 @@
  *                 QUEUE_ENABLE register as the hardware has it
  *                 (docs/hardware.md#notific), so a test can prove a released
  *                 file left no queue enabled
+ *   axi_dropped   one line per core, "core<c> <n>": the core's AXI_DROPPED
+ *                 register, AXI_EVT_SEM records its EVT_SEM unit lost
+ *                 since the function's last reset (docs/decisions.md#axi-dropped)
  *   intr_counts   one line per core, "core<c>" then the edges counted for
  *                 each tpb_notific_intr_0..8 cause; then "throttle <n>",
  *                 "spurious <n>"
@@ -108,6 +111,23 @@ static ssize_t queue_enable_show(struct device *dev,
 	return len;
 }
 static DEVICE_ATTR_RO(queue_enable);
+
+static ssize_t axi_dropped_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	int len = 0;
+	u32 c;
+
+	if (neuron_enter(ndev))
+		return -ENODEV;
+	for (c = 0; c < ndev->num_cores; c++)
+		len += sysfs_emit_at(buf, len, "core%u %u\n", c,
+				     neuron_hw_axi_dropped(ndev, c));
+	neuron_exit(ndev);
+	return len;
+}
+static DEVICE_ATTR_RO(axi_dropped);
 
 static ssize_t intr_counts_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
@@ -534,6 +554,7 @@ static DEVICE_ATTR_ADMIN_RW(mem_quota);
 
 static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
+	&dev_attr_axi_dropped.attr,
 	&dev_attr_intr_counts.attr,
 	&dev_attr_threshold_counts.attr,
 	&dev_attr_wrbuf_counts.attr,

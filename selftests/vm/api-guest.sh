@@ -9,7 +9,9 @@
 #               event, queue info, a read-only open
 #   vm_execute  execute(): the caller's own NOTIFIC overflow edge without
 #               CAP_SYS_ADMIN, SW_NQ_OVERFLOW instead of a timeout, and a
-#               timed-out program on a core the caller owned left IDLE
+#               timed-out program on a core the caller owned left IDLE; the
+#               AXI_EVT_SEM records lost by a full queue, counted by the
+#               library and by `neuron-nq stats` ($NEURON_NQ)
 #
 #   cli_vm      neuron-nq (docs/cli-json.md): as uid 1000, `run --route
 #               0x03249867 --json` of a POOL program: every record on the
@@ -26,6 +28,7 @@
 # Usage: api-guest.sh
 t=/opt/neuron/trace
 export LD_LIBRARY_PATH=$t/lib
+export NEURON_NQ=$t/bin/neuron-nq
 dev=/dev/nnq0
 mode=$(stat -c %a $dev)
 owner=$(stat -c %u:%g $dev)

@@ -301,6 +301,19 @@ run_case dge-index-err_idx_bound_is_err_is_fatal dge-index-err.nq 4 'DGE OOB on 
 $nq reset --engine pool | comment
 run_case dge-index-quiet_silent_index_is_invalid dge-index-quiet.nq 4 'DGE descriptor structurally invalid on POOL at pc 0x1 (.*): the src is indexed (indirect) with its OOB notification disabled and idx_bound_is_err clear' --stop-on-fatal
 $nq reset --engine pool | comment
+# ---- completion notifications (docs/device-model.md#dma-engines,
+# #axi-evt-sem): the host's --sem-set wakes POOL, whose 262145-byte copy
+# splits over DMA engines 0 and 1 (4097 packets: 2049 + 2048)
+run_case dma-axi-evt-sem_records dma-axi-evt-sem.nq 0 'status: OK (0)' --dma-queues 0-1 --axi-evt-sem --sem-set 3=1 --verbose
+missing=
+for pat in 'DMA engine 0 queue 0: 2049 descriptors completed' 'DMA engine 1 queue 0: 2048 descriptors completed' \
+	'AXI_EVT_SEM semaphore 3 SEM_SET -> 1' '(dma_map=0x0003)' 'core 0 notifications: DMA queues 0x0003, AXI_EVT_SEM on' \
+	'core 0 AXI_EVT_SEM records lost (AXI_DROPPED): 0'; do
+	grep -qF -- "$pat" /tmp/run.out || { echo "# missing: $pat"; missing=1; }
+done
+[ -z "$missing" ]
+result $? "e2e.run.dma-axi-evt-sem_shows_dma_and_axi_evt_sem_records"
+run_case dma-axi-evt-sem_waits_without_the_host dma-axi-evt-sem.nq 3 'status: TIMEOUT (5)' --timeout 500
 $nq run $ex/hello.nq --no-trace >/tmp/run.out 2>&1
 st=$?
 comment /tmp/run.out

@@ -458,7 +458,9 @@ Result<Device::NotifyTriggers> Device::notify_trigger(unsigned core, neuron_trig
     return unexpected(Error::from_errno(
         errno, fmt::format("NEURON_IOC_NOTIFY_TRIGGER core={} source={} index={} enable={}", core,
                            source == NEURON_TRIGGER_AXI_EVT_SEM ? "AXI_EVT_SEM" : "DMA_QUEUE", index, a.enable)));
-  return NotifyTriggers{a.dma_armed, a.axi_armed != 0};
+  NotifyTriggers t{a.dma_armed, a.axi_armed != 0, std::nullopt};
+  if (caps_ & NEURON_CAP_AXI_DROPPED) t.axi_dropped = a.axi_dropped;
+  return t;
 }
 
 Result<std::uint64_t> Device::acquire_cores(std::uint64_t cores) const {

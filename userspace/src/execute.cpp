@@ -90,6 +90,30 @@ Result<std::uint32_t> DeviceTarget::set_route(unsigned core, std::uint32_t route
   return dev_.set_route(core, route);
 }
 
+Result<Device::NotifyTriggers> DeviceTarget::notify_trigger(unsigned core, neuron_trigger_source source,
+                                                            unsigned index, bool enable) {
+  return dev_.notify_trigger(core, source, index, enable);
+}
+
+Result<std::uint32_t> DeviceTarget::evt_sem(unsigned core, unsigned index, neuron_evt_sem_op op, std::uint32_t value) {
+  return dev_.evt_sem(core, index, op, value);
+}
+
+Result<Device::NotifyTriggers> ExecTarget::notify_trigger(unsigned core, neuron_trigger_source source,
+                                                          unsigned index, bool enable) {
+  return unexpected(errc::not_supported,
+                    fmt::format("NEURON_IOC_NOTIFY_TRIGGER core={} source={} index={} enable={}: this target has no "
+                                "completion notifications",
+                                core, static_cast<unsigned>(source), index, enable ? 1 : 0));
+}
+
+Result<std::uint32_t> ExecTarget::evt_sem(unsigned core, unsigned index, neuron_evt_sem_op op, std::uint32_t value) {
+  return unexpected(errc::not_supported,
+                    fmt::format("NEURON_IOC_EVT_SEM core={} index={} op={} value={}: this target has no host EVT_SEM "
+                                "path",
+                                core, index, static_cast<unsigned>(op), value));
+}
+
 std::string ExecTarget::fmt_route_unsupported(unsigned core, std::uint32_t route) {
   return fmt::format("NEURON_IOC_NQ_ROUTE core={} op=SET route={:#010x}: this target has only the default route",
                      core, route);
@@ -290,6 +314,69 @@ class StartedEngines {
   std::vector<EngineKey> started_;
 };
 
+/// The completion notifications execute() armed on the program's cores
+/// (ExecOptions::dma_queues, axi_evt_sem). disarm() at the end reads the
+/// AXI_EVT_SEM records lost; the destructor disarms what an early return
+/// left armed (a core the claim releases the driver disarms as well).
+/// Declared after ProgramClaim, so destroyed before it releases the cores.
+class ArmedNotifications {
+ public:
+  explicit ArmedNotifications(ExecTarget& t) : t_(t) {}
+  ArmedNotifications(const ArmedNotifications&) = delete;
+  ArmedNotifications& operator=(const ArmedNotifications&) = delete;
+  ~ArmedNotifications() {
+    try {
+      (void)disarm(nullptr);
+    } catch (...) {  // an allocation failure: the claim's release disarms a core it acquired
+    }
+  }
+
+  /// Arm DMA queues `dma` (bit q) and, with `axi`, AXI_EVT_SEM records on
+  /// `core`; what the device reports afterwards goes to `seen`.
+  Status arm(unsigned core, std::uint16_t dma, bool axi, std::map<unsigned, Device::NotifyTriggers>& seen) {
+    for (unsigned q = 0; q < NEURON_DMA_ENGINES; ++q) {
+      if (!(dma & (1u << q))) continue;
+      auto r = t_.notify_trigger(core, NEURON_TRIGGER_DMA_QUEUE, q, true);
+      if (!r) return unexpected(std::move(r).error());
+      armed_.push_back({core, NEURON_TRIGGER_DMA_QUEUE, q});
+      seen[core] = *r;
+    }
+    if (axi) {
+      auto r = t_.notify_trigger(core, NEURON_TRIGGER_AXI_EVT_SEM, 0, true);
+      if (!r) return unexpected(std::move(r).error());
+      armed_.push_back({core, NEURON_TRIGGER_AXI_EVT_SEM, 0});
+      seen[core] = *r;
+    }
+    return {};
+  }
+
+  /// Disarm everything armed. Returns the AXI_EVT_SEM records lost on the
+  /// cores where they were armed, summed; nullopt if none was, or if the
+  /// driver does not count them (or a disarm failed: the device went).
+  std::optional<std::uint64_t> disarm(std::map<unsigned, Device::NotifyTriggers>* seen) {
+    std::optional<std::uint64_t> lost;
+    bool counted = true;
+    for (const auto& a : armed_) {
+      auto r = t_.notify_trigger(a.core, a.source, a.index, false);
+      if (a.source != NEURON_TRIGGER_AXI_EVT_SEM) continue;
+      if (r && r->axi_dropped) lost = lost.value_or(0) + *r->axi_dropped;
+      else counted = false;
+      if (r && seen) (*seen)[a.core].axi_dropped = r->axi_dropped;
+    }
+    armed_.clear();
+    return counted ? lost : std::nullopt;
+  }
+
+ private:
+  struct Armed {
+    unsigned core;
+    neuron_trigger_source source;
+    unsigned index;
+  };
+  ExecTarget& t_;
+  std::vector<Armed> armed_;
+};
+
 }  // namespace
 
 ExecResult execute(const Device& dev, const Program& program, const ExecOptions& opt) {
@@ -388,6 +475,20 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
       if (auto s = target.set_feature_flags(core, features); !s) return fail(std::move(s).error());
     res.features = features;
   }
+  // Completion notifications (docs/device-model.md#dma-engines, #axi-evt-sem)
+  // and the host writes, on the program's own cores only: a host write to
+  // a free core would take it.
+  for (const auto& w : opt.sem_writes)
+    if (!cores.count(w.core))
+      return fail(Error::make(errc::invalid_argument,
+                              fmt::format("host EVT_SEM write to core {} index {}: core {} is not one of the program's "
+                                          "cores ({})",
+                                          w.core, w.index, w.core, fmt::join(cores, ","))));
+  ArmedNotifications notifications(target);
+  if (opt.dma_queues || opt.axi_evt_sem)
+    for (unsigned core : cores)
+      if (auto s = notifications.arm(core, opt.dma_queues, opt.axi_evt_sem, res.triggers); !s)
+        return fail(std::move(s).error());
 
   // Written on the reaper thread, read here after Reaper::stop() (a join).
   std::atomic<std::uint64_t> n_records{0}, n_events{0};
@@ -501,6 +602,12 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
     }
     started.add(p.key);
   }
+  for (const auto& w : opt.sem_writes) {
+    if (auto v = target.evt_sem(w.core, w.index, w.op, w.value); !v) {
+      (*reaper)->stop();
+      return fail(std::move(v).error());
+    }
+  }
 
   // Sleep on the waiter's eventfd (comp_efd) until completion or the deadline.
   // start + timeout saturates: a timeout past the clock's range is no limit
@@ -520,6 +627,9 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
                                 n_events.load(std::memory_order_relaxed), n_done.load(std::memory_order_relaxed),
                                 n_engines});
   }
+  // before the final drain: no record is made after it, and AXI_DROPPED is read
+  if (opt.axi_evt_sem) res.axi_dropped = notifications.disarm(&res.triggers);
+  else (void)notifications.disarm(nullptr);
   (*reaper)->stop();  // final drain, join: the results above are now ours to read
   res.completed = ws == WaitStatus::Completed && remaining.empty();
   if (overflow) res.overflow_seen = true;
@@ -532,6 +642,7 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
     res.device_lost += q->overflow_count().value_or(0) + q->drop_count().value_or(0);
   }
   if (res.device_lost) res.overflow_seen = true;
+  if (res.axi_dropped.value_or(0)) res.overflow_seen = true;
   if (auto f = (*reaper)->failure()) return fail(*f);
   if (ws == WaitStatus::DeviceGone)  // userspace/README.md#device-loss
     return fail(Error::make(errc::device_gone, "execute: the device was removed or reset while the program ran"));

@@ -38,6 +38,7 @@
 #include <optional>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -132,6 +133,11 @@ class FakeInterrupt {
   [[nodiscard]] std::uint64_t count_edges() const { return count_edges_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t time_edges() const { return time_edges_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t edges() const { return count_edges() + time_edges(); }
+  /// Whether the next record may fire (no edge since the last HEAD write).
+  [[nodiscard]] bool armed() const {
+    std::lock_guard lk(mu_);
+    return armed_;
+  }
 
  private:
   using clock = std::chrono::steady_clock;
@@ -474,7 +480,9 @@ class LossyFake {
   void push(const Record& r) {
     std::lock_guard lk(mu_);
     write_record(r);
+    const std::uint64_t before = irq_.edges();
     irq_.on_record(tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed));
+    if (irq_.edges() != before) last_edge_tail_ = tail_.load(std::memory_order_relaxed);
   }
 
   /// NQ_INFO: TAIL as a register read sees it, never inside a record write
@@ -496,6 +504,15 @@ class LossyFake {
   std::uint64_t bad_heads() const { return bad_head_.load(std::memory_order_relaxed); }
   std::uint32_t head() const { return head_.load(std::memory_order_acquire); }
   std::uint32_t tail() const { return tail_.load(std::memory_order_acquire); }
+  /// For a failure message: HEAD, TAIL, the interrupt's state and the last
+  /// HEAD write and edge, each with the TAIL it saw.
+  std::string describe() {
+    std::lock_guard lk(mu_);
+    return "HEAD " + std::to_string(head_.load()) + ", TAIL " + std::to_string(tail_.load()) + ", interrupt " +
+           (irq_.armed() ? "armed" : "disarmed") + ", " + std::to_string(irq_.edges()) + " edges, " +
+           std::to_string(heads_) + " HEAD writes (last " + std::to_string(last_head_) + " at TAIL " +
+           std::to_string(last_head_tail_) + "), last edge at TAIL " + std::to_string(last_edge_tail_);
+  }
 
  private:
   void write_record(const Record& r) {
@@ -532,6 +549,9 @@ class LossyFake {
       return;
     }
     f->head_.store(v, std::memory_order_release);
+    ++f->heads_;
+    f->last_head_ = v;
+    f->last_head_tail_ = t;
     f->irq_.on_head(t - v);
   }
 
@@ -541,6 +561,8 @@ class LossyFake {
   std::uint32_t threshold_;
   std::atomic<std::uint32_t> tail_{0}, head_{0};
   std::atomic<std::uint64_t> overflow_{0}, bad_head_{0};
+  std::uint64_t heads_ = 0;  // these three: mu_
+  std::uint32_t last_head_ = 0, last_head_tail_ = 0, last_edge_tail_ = 0;
   std::mutex mu_;      // a record and its TAIL move vs HEAD writes (and the interrupt's unread count)
   FakeInterrupt irq_;  // last: its timer thread ends before the rest goes
 };

@@ -233,6 +233,40 @@ class FakeTarget : public ExecTarget {
     log.push_back(fmt::format("free 0x{:x}", offset));
     return {};
   }
+  /// Per core: M2S_TRIGGER bits, AXI_NOTIFY, and AXI_DROPPED since the claim
+  /// (docs/device-model.md#dma-engines, #axi-evt-sem).
+  std::map<unsigned, std::uint32_t> dma_armed;
+  std::map<unsigned, bool> axi_armed;
+  std::map<unsigned, std::uint32_t> axi_dropped;
+  Result<Device::NotifyTriggers> notify_trigger(unsigned core, neuron_trigger_source source, unsigned index,
+                                                bool enable) override {
+    if (auto s = own(core); !s) return unexpected(std::move(s).error());
+    if (source == NEURON_TRIGGER_DMA_QUEUE) {
+      dma_armed[core] = enable ? dma_armed[core] | 1u << index : dma_armed[core] & ~(1u << index);
+      log.push_back(fmt::format("trigger {} dma {} {}", core, index, enable ? "on" : "off"));
+    } else {
+      axi_armed[core] = enable;
+      log.push_back(fmt::format("trigger {} axi {}", core, enable ? "on" : "off"));
+    }
+    return Device::NotifyTriggers{dma_armed[core], axi_armed[core], axi_dropped[core]};
+  }
+  /// A host SET: with AXI_NOTIFY on, one AXI_EVT_SEM record, class EVT_SEM:
+  /// {id @0, update_mode SEM_SET 1 @1, block_id 0xff @2, header 0x1b @3,
+  /// value @4..7} (docs/hardware.md#rec-evt-sem).
+  Result<std::uint32_t> evt_sem(unsigned core, unsigned index, neuron_evt_sem_op op, std::uint32_t value) override {
+    if (auto s = own(core); !s) return unexpected(std::move(s).error());
+    log.push_back(fmt::format("sem {}.{} op {} value {}", core, index, static_cast<unsigned>(op), value));
+    if (axi_armed[core] && op == NEURON_SEM_SET) {
+      Record r;
+      r.bytes[0] = static_cast<std::uint8_t>(index);
+      r.bytes[1] = 1;
+      r.bytes[2] = 0xff;
+      r.bytes[3] = 0x1b;
+      for (int b = 0; b < 4; ++b) r.bytes[4 + b] = static_cast<std::uint8_t>(value >> (8 * b));
+      put(core, NEURON_CLASS_EVT_SEM, r, 0);
+    }
+    return value;
+  }
   /// Index of the first log entry starting with `prefix`, or log.size().
   std::size_t first(std::string_view prefix) const {
     for (std::size_t i = 0; i < log.size(); ++i)
@@ -836,6 +870,63 @@ TEST(Perfetto, SlicesFromStartEndPairs) {
 // hint=1 on queue 6 is EXPLICIT, the DGE copy's metadata on queue 2 is
 // DGE_METADATA. Under the default route the same records sit on queues 1
 // and 5 and decode the same. Expected (queue, kind) pairs are hand-written.
+TEST(Execute, CompletionNotificationsAreArmedBeforeSubmitAndDisarmedAtTheEnd) {
+  FakeTarget t;
+  ExecOptions o = fast();
+  o.dma_queues = 0x0003;
+  o.axi_evt_sem = true;
+  o.sem_writes = {{0, 7, NEURON_SEM_SET, 41}};
+  auto r = execute(t, prog("[pe]\nnotify hint=1\nhalt\n"), o);
+  EXPECT_EQ(r.status, ExecStatus::Ok);
+  const std::vector<std::string> want = {"trigger 0 dma 0 on", "trigger 0 dma 1 on", "trigger 0 axi on",
+                                         "submit 0.0",         "sem 0.7 op 1 value 41", "trigger 0 dma 0 off",
+                                         "trigger 0 dma 1 off", "trigger 0 axi off"};
+  std::vector<std::string> got;
+  for (const auto& l : t.log)
+    if (l.rfind("trigger", 0) == 0 || l.rfind("submit", 0) == 0 || l.rfind("sem", 0) == 0) got.push_back(l);
+  EXPECT_EQ(got, want);
+  ASSERT_TRUE(r.axi_dropped);
+  EXPECT_EQ(*r.axi_dropped, 0u);
+  EXPECT_EQ(r.triggers.at(0).dma_armed, 0x0003u);  // what the program ran with
+  EXPECT_TRUE(r.triggers.at(0).axi_armed);
+  // the host write's record: AXI_EVT_SEM, queue 2, index 7, value 41
+  int axi = 0;
+  for (const auto& c : r.records)
+    if (const auto* e = std::get_if<EvtSem>(&c.decoded); e && e->axi) {
+      ++axi;
+      EXPECT_EQ(c.queue, 2u);
+      EXPECT_EQ(e->id, 7u);
+      EXPECT_EQ(e->value, 41u);
+    }
+  EXPECT_EQ(axi, 1);
+}
+
+TEST(Execute, AxiEvtSemRecordsTheDeviceLostAreSwNqOverflow) {
+  FakeTarget t;
+  t.axi_dropped[0] = 3;
+  ExecOptions o = fast();
+  o.axi_evt_sem = true;
+  auto r = execute(t, prog("[pe]\nnotify hint=1\nhalt\n"), o);
+  ASSERT_TRUE(r.axi_dropped);
+  EXPECT_EQ(*r.axi_dropped, 3u);
+  EXPECT_TRUE(r.completed);
+  EXPECT_EQ(r.status, ExecStatus::SwNqOverflow);
+}
+
+TEST(Execute, AHostWriteToACoreNotTheProgramsIsRefusedBeforeAnyIoctl) {
+  FakeTarget t;
+  ExecOptions o = fast();
+  o.sem_writes = {{2, 7, NEURON_SEM_SET, 1}};
+  auto r = execute(t, prog("[pe]\nnotify hint=1\nhalt\n"), o);
+  EXPECT_EQ(r.status, ExecStatus::Failure);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, errc::invalid_argument);
+  EXPECT_THAT(r.error->message(), ::testing::HasSubstr("host EVT_SEM write to core 2 index 7: core 2 is not one of the "
+                                            "program's cores (0)"));
+  EXPECT_EQ(t.first("submit"), t.log.size());
+  EXPECT_EQ(t.first("sem"), t.log.size());
+}
+
 TEST(Execute, RecordsDecodedWithTheProgrammedRoute) {
   const char* text = "features 0x2\n[pool]\nnotify hint=1 ext=9\ndge src=0x1000 dst=0x2000 len=64\nhalt\n";
   struct Want {

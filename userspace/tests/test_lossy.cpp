@@ -219,7 +219,10 @@ TEST(LossyQueue, ReaperUnderLiveProducerExactLossNoRescan) {
     }
   });
   producer.join();
-  ASSERT_EQ(last->wait(30s), WaitStatus::Completed) << "the last record never arrived (rescan is off)";
+  ASSERT_EQ(last->wait(30s), WaitStatus::Completed)
+      << "the last record never arrived (rescan is off): " << dev.describe() << "; reaper: "
+      << (*reaper)->stats().drains << " drains, " << (*reaper)->stats().wakes << " wakes, "
+      << (*reaper)->stats().resyncs << " resyncs, " << (*reaper)->stats().budget_hits << " budget hits";
   (*reaper)->stop();
   const Reaper::Stats st = (*reaper)->stats();
 

@@ -26,6 +26,13 @@
 //      table, decoded as the kind the table says (DGE metadata as
 //      DGE_METADATA, the NOTIFY as EXPLICIT), and the core's route back to
 //      the default after execute() released the core.
+//   5. axi_dropped_counted: a 4096-byte backpressured EVT_SEM queue (256
+//      records) of core 1 nobody reads, AXI_EVT_SEM records armed, 262 host
+//      SEM_SETs: 256 records fill the ring, the 257th waits in the unit's
+//      one-record slot, the last 5 are lost (docs/device-model.md#axi-evt-sem).
+//      Device::notify_trigger() reads axi_dropped 0 before and 5 after, and
+//      `neuron-nq stats --json` ($NEURON_NQ) shows core 1's axi_dropped 5
+//      higher than before (docs/decisions.md#axi-dropped).
 //   0. throttle_is_its_own_outcome (as root, before --uid: arming throttle
 //      is device-wide and needs CAP_SYS_ADMIN): throttle armed, a program
 //      of two THROTTLEs ends COMPLETED_THROTTLED (2001), not
@@ -190,6 +197,46 @@ void routed_execute(const std::string& path) {
   tap(back && *back == NEURON_ROUTE_DEFAULT, "route_default_after_release");
 }
 
+// core 1's "axi_dropped" in `neuron-nq stats --json` (keys sorted: it comes
+// just before "core"), or -1
+long long stats_axi_dropped() {
+  const char* nq = std::getenv("NEURON_NQ");
+  if (!nq) return -1;
+  const std::string cmd = std::string(nq) + " stats --json 2>/dev/null";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (!f) return -1;
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  ::pclose(f);
+  const std::string key = "\"axi_dropped\":";
+  for (std::size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + 1)) {
+    char* end = nullptr;
+    const long long v = std::strtoll(out.c_str() + at + key.size(), &end, 10);
+    if (end && std::strncmp(end, ",\"core\":1,", 10) == 0) return v;
+  }
+  return -1;
+}
+
+void axi_dropped_counted(const std::string& path) {
+  auto d = Device::open(path);
+  if (!d) return tap(false, "axi_dropped_counted");
+  NotificationQueue::Options o;
+  o.size = 4096;  // backpressure: the default flags
+  auto q = NotificationQueue::create(*d, kCore, 2, o);
+  auto before = d->notify_trigger(kCore, NEURON_TRIGGER_AXI_EVT_SEM, 0, true);
+  const long long cli_before = stats_axi_dropped();
+  bool writes = q && before;
+  for (std::uint32_t k = 0; writes && k < 262; k++) writes = static_cast<bool>(d->evt_sem(kCore, 9, NEURON_SEM_SET, 1000 + k));
+  auto after = d->notify_trigger(kCore, NEURON_TRIGGER_AXI_EVT_SEM, 0, true);  // changes nothing, reads the count
+  const long long cli_after = stats_axi_dropped();
+  std::printf("# axi_dropped %d -> %d (want 0 -> 5); neuron-nq stats core 1: %lld -> %lld\n",
+              before && before->axi_dropped ? static_cast<int>(*before->axi_dropped) : -1,
+              after && after->axi_dropped ? static_cast<int>(*after->axi_dropped) : -1, cli_before, cli_after);
+  tap(writes && before->axi_dropped == 0u && after && after->axi_dropped == 5u, "axi_dropped_counted");
+  tap(cli_before >= 0 && cli_after == cli_before + 5, "axi_dropped_in_neuron_nq_stats");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,6 +258,7 @@ int main(int argc, char** argv) {
   execute_stops_on_overflow(path);
   timeout_on_a_preowned_core(path);
   routed_execute(path);
+  axi_dropped_counted(path);
   std::printf("# execute_vm: %d of %d checks failed\n", failures, test_no);
   return failures != 0;
 }

@@ -83,6 +83,9 @@ struct RunArgs {
   std::string features;  // "" = the program's directive, if any
   std::string route;     // run --route WORD: the ROUTE word of the program's cores; "" = as they are
   bool throttle = false; // run --throttle: arm throttle notifications for the run (CAP_SYS_ADMIN)
+  std::string dma_queues;              // run --dma-queues LIST: DMA queues armed on the program's cores
+  bool axi_evt_sem = false;            // run --axi-evt-sem: host EVT_SEM writes make records
+  std::vector<std::string> sem_sets;   // run --sem-set [CORE:]INDEX=VALUE: host writes after submit
   std::string perfetto;
   std::optional<CoreList> cores;  // the global --cores, set when the command runs
   // run and monitor in an error storm (tools/storm.hpp)

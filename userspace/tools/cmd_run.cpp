@@ -45,6 +45,34 @@ struct Ran {
   ExecResult result;
 };
 
+/// --sem-set [CORE:]INDEX=VALUE (CORE: the program's lowest core if left out).
+Result<SemWrite> parse_sem_set(const std::string& text, unsigned default_core) {
+  const auto bad = [&](const std::string& why) {
+    return unexpected(errc::invalid_argument, fmt::format("--sem-set '{}': {} (expected [CORE:]INDEX=VALUE, e.g. "
+                                                          "0:3=1)",
+                                                          text, why));
+  };
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) return bad("no '='");
+  std::string left = text.substr(0, eq);
+  SemWrite w;
+  w.core = default_core;
+  w.op = NEURON_SEM_SET;
+  if (const auto colon = left.find(':'); colon != std::string::npos) {
+    const auto c = parse_u32(left.substr(0, colon));
+    if (!c || *c >= kMaxCores) return bad("CORE is not a core number");
+    w.core = *c;
+    left = left.substr(colon + 1);
+  }
+  const auto i = parse_u32(left);
+  if (!i || *i >= NEURON_EVT_SEM_COUNT) return bad(fmt::format("INDEX is not a number below {}", NEURON_EVT_SEM_COUNT));
+  const auto v = parse_u32(text.substr(eq + 1));
+  if (!v) return bad("VALUE is not a 32-bit number");
+  w.index = *i;
+  w.value = *v;
+  return w;
+}
+
 ExecOptions exec_options(const RunArgs& a, bool trace) {
   ExecOptions o;
   o.timeout = std::chrono::milliseconds(a.timeout_ms);
@@ -55,7 +83,28 @@ ExecOptions exec_options(const RunArgs& a, bool trace) {
   o.cores = a.cores;
   // checked by the option's number_option(UINT32_MAX)
   if (!a.route.empty()) o.route = static_cast<std::uint32_t>(std::stoul(a.route, nullptr, 0));
+  o.axi_evt_sem = a.axi_evt_sem;
   return o;
+}
+
+/// The completion-notification options of run (--dma-queues, --sem-set)
+/// into `o`; errors name the option.
+Status notification_options(const RunArgs& a, const Program& prog, ExecOptions& o) {
+  if (!a.dma_queues.empty()) {
+    auto m = parse_core_list(a.dma_queues, NEURON_DMA_ENGINES);
+    if (!m)
+      return unexpected(errc::invalid_argument,
+                        fmt::format("--dma-queues '{}': expected DMA queues 0-{}, e.g. 0-3 or 0,2", a.dma_queues,
+                                    NEURON_DMA_ENGINES - 1));
+    o.dma_queues = static_cast<std::uint16_t>(*m);
+  }
+  const auto cores = prog.cores();
+  for (const auto& s : a.sem_sets) {
+    auto w = parse_sem_set(s, cores.empty() ? 0 : *cores.begin());
+    if (!w) return unexpected(std::move(w).error());
+    o.sem_writes.push_back(*w);
+  }
+  return {};
 }
 
 Result<Ran> run_program(const RunArgs& a, bool trace) {
@@ -104,6 +153,9 @@ struct RunTotals {
   std::vector<EngineStatus> engines;  // of the last run
   std::optional<std::uint32_t> features;
   std::map<unsigned, std::uint32_t> routes;  // of the last run: each core's ROUTE word
+  std::map<unsigned, Device::NotifyTriggers> triggers;  // of the last run: what was armed
+  bool axi_counted = true;                    // every run's AXI_DROPPED was read
+  std::uint64_t axi_dropped = 0;              // AXI_EVT_SEM records lost, all runs
   double elapsed_ms = 0;
 };
 
@@ -127,6 +179,9 @@ void add_run(RunTotals& t, const ExecResult& r) {
   t.engines = r.engines;
   t.features = r.features;
   t.routes = r.routes;
+  t.triggers = r.triggers;
+  if (r.axi_dropped) t.axi_dropped += *r.axi_dropped;
+  else t.axi_counted = false;
   t.elapsed_ms += std::chrono::duration<double, std::milli>(r.elapsed).count();
 }
 
@@ -166,6 +221,15 @@ void print_run_summary_json(std::FILE* out, const RunTotals& t, const Program& p
   for (const auto& [core, route] : t.routes) routes[std::to_string(core)] = fmt::format("{:#010x}", route);
   j["routes"] = routes;
   j["throttle_records"] = t.throttle_records;
+  nlohmann::json armed = nlohmann::json::object();
+  bool axi = false;
+  for (const auto& [core, tr] : t.triggers) {
+    armed[std::to_string(core)] = {{"dma_queues", fmt::format("{:#06x}", tr.dma_armed)}, {"axi_evt_sem", tr.axi_armed}};
+    axi = axi || tr.axi_armed;
+  }
+  j["notifications"] = armed;
+  // null: not armed, or a driver that does not count them
+  j["axi_dropped"] = axi && t.axi_counted ? nlohmann::json(t.axi_dropped) : nlohmann::json(nullptr);
   j["first_throttle"] =
       t.first_throttle ? nlohmann::json(first_error_text(*t.first_throttle, prog)) : nlohmann::json(nullptr);
   fmt::print(out, "{}\n", j.dump());
@@ -178,6 +242,16 @@ void print_run_summary_text(std::FILE* out, const RunTotals& t, const Program& p
   print_totals_text(out, st, group_lines);
   for (const auto& [core, route] : t.routes)
     if (route != NEURON_ROUTE_DEFAULT) fmt::print(out, "core {} route: {:#010x}\n", core, route);
+  for (const auto& [core, tr] : t.triggers) {
+    fmt::print(out, "core {} notifications: DMA queues {:#06x}, AXI_EVT_SEM {}\n", core, tr.dma_armed,
+               tr.axi_armed ? "on" : "off");
+    if (!tr.axi_armed) continue;
+    if (tr.axi_dropped)
+      fmt::print(out, "core {} AXI_EVT_SEM records lost (AXI_DROPPED): {}\n", core, *tr.axi_dropped);
+    else
+      fmt::print(out, "core {} AXI_EVT_SEM records lost: not counted by this driver (no NEURON_CAP_AXI_DROPPED)\n",
+                 core);
+  }
   if (t.first_error) fmt::print(out, "first error: {}\n", first_error_text(*t.first_error, prog));
   if (t.throttle_records)
     fmt::print(out, "throttled: {} throttle record{} (not errors), first: {}\n", t.throttle_records,
@@ -252,6 +326,8 @@ int cmd_run(const RunArgs& a) {
   auto prog = load_program(a.file, a.features);
   if (!prog) return print_program_error(prog.error());
   if (auto st = check_cores_early(*prog, a.cores); !st) return fail(st.error());
+  ExecOptions armed;  // checked before the device is opened
+  if (auto s = notification_options(a, *prog, armed); !s) return fail(s.error());
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
 
@@ -273,6 +349,8 @@ int cmd_run(const RunArgs& a) {
                       p.engines_done, p.engines);
   };
 
+  o.dma_queues = armed.dma_queues;
+  o.sem_writes = armed.sem_writes;
   RunTotals t;
   std::optional<std::uint32_t> features = prog->features;
   if (!a.features.empty()) features = parse_u32(a.features);
@@ -489,6 +567,15 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   run->add_flag("--throttle", ra->throttle,
                 "Arm throttle notifications (device-wide, CAP_SYS_ADMIN) for the run: throttle records, "
                 "status COMPLETED_THROTTLED (exit 7) when nothing worse happens");
+  run->add_option("--dma-queues", ra->dma_queues,
+                  "Arm these DMA queues (0-15, e.g. 0-3) on the program's cores for the run: a DMA record per "
+                  "engine of each DGE copy's split (docs/device-model.md#dma-engines)");
+  run->add_flag("--axi-evt-sem", ra->axi_evt_sem,
+                "Arm AXI_EVT_SEM records on the program's cores for the run: one per host EVT_SEM write "
+                "(--sem-set); the records the device lost are counted (AXI_DROPPED; docs/decisions.md#axi-dropped)");
+  run->add_option("--sem-set", ra->sem_sets,
+                  "Host write after submitting, [CORE:]INDEX=VALUE (SEM_SET; CORE defaults to the program's "
+                  "lowest): wakes a program waiting on the semaphore; repeat for more, made in order");
   add_storm_options(*run, *ra);
   out.push_back({run, [ra, g] {
                    ra->cores = g->core_list();

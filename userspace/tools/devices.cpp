@@ -54,11 +54,14 @@ Result<std::string> slurp(const std::string& path) {
   return ss.str();
 }
 
-/// A counter file of the device, parsed; errors go to s.counter_errors.
+/// A counter file of the device, parsed; errors go to s.counter_errors. A
+/// file `since_driver` only newer drivers have is unknown, not an error,
+/// when it does not exist.
 std::optional<std::vector<CounterLine>> counters(DeviceSample& s, const std::string& dir, const char* file,
-                                                 unsigned min_values) {
+                                                 unsigned min_values, bool since_driver = false) {
   auto text = slurp(dir + "/" + file);
   if (!text) {
+    if (since_driver && text.error().code == std::errc::no_such_file_or_directory) return std::nullopt;
     s.counter_errors.push_back(text.error().message());
     return std::nullopt;
   }
@@ -252,6 +255,11 @@ DeviceSample sample_device(unsigned index, const Sources& src) {
         c.storms = x.values[0];
         c.storm_masked = static_cast<std::uint32_t>(x.values[1]);
       }
+  }
+  if (auto l = counters(s, dir, "axi_dropped", 1, true)) {
+    s.axi_known = true;
+    for (const auto& x : *l)
+      if (x.core) core_of(s, *x.core).axi_dropped = x.values[0];
   }
   if (auto l = counters(s, dir, "fault_counts", 1)) {
     s.faults.emplace();

@@ -66,6 +66,7 @@ struct CoreSample {
   std::uint64_t notific_edges = 0;                                ///< edge_counts
   std::uint64_t storms = 0;                                       ///< intr_storms: storms detected
   std::uint32_t storm_masked = 0;                                 ///< intr_storms: causes masked now
+  std::uint64_t axi_dropped = 0;  ///< axi_dropped: AXI_EVT_SEM records lost since the function's reset
 };
 
 /// One engine's NEURON_IOC_ENGINE_STATUS.
@@ -105,6 +106,7 @@ struct DeviceSample {
   bool threshold_known = false;  ///< threshold_counts: CoreSample::threshold
   bool edges_known = false;      ///< edge_counts: CoreSample::notific_edges
   bool storms_known = false;     ///< intr_storms: CoreSample::storms, storm_masked
+  bool axi_known = false;        ///< axi_dropped: CoreSample::axi_dropped (docs/decisions.md#axi-dropped)
   std::vector<std::string> counter_errors;      ///< one per counter file that failed
   std::vector<EngineSample> engines;
   std::string engines_error;

@@ -224,6 +224,7 @@ nlohmann::json metrics_json(const ReportHeader& h, const std::vector<DeviceSampl
                             {"intr_storms", d.storms_known ? nlohmann::json(c.storms) : nlohmann::json(nullptr)},
                             {"storm_masked_causes", d.storms_known ? nlohmann::json(notific_cause_names(c.storm_masked))
                                                                    : nlohmann::json(nullptr)},
+                            {"axi_dropped", d.axi_known ? nlohmann::json(c.axi_dropped) : nlohmann::json(nullptr)},
                             {"engines", engines}});
     }
     x["error_summary"] = error_summary(d);
@@ -303,10 +304,11 @@ std::string metrics_text(const ReportHeader& h, const std::vector<DeviceSample>&
       } else {
         causes = ", causes unknown";
       }
-      s += fmt::format("  core {} {}: edges {}{}{}\n", c.core, core_owner_text(c),
+      s += fmt::format("  core {} {}: edges {}{}{}{}\n", c.core, core_owner_text(c),
                        d.edges_known ? std::to_string(c.notific_edges) : std::string("unknown"),
                        causes.empty() ? "" : " (" + causes.substr(2) + ")",
-                       !d.storms_known ? ", storms unknown" : c.storms ? fmt::format(", storms {}", c.storms) : "");
+                       !d.storms_known ? ", storms unknown" : c.storms ? fmt::format(", storms {}", c.storms) : "",
+                       d.axi_known && c.axi_dropped ? fmt::format(", AXI_EVT_SEM records lost {}", c.axi_dropped) : "");
     }
   }
   return s;
@@ -423,6 +425,10 @@ std::string prometheus_text(const std::vector<DeviceSample>& devs, const PodLabe
           line(fam("neuron_threshold_interrupts_total", "counter",
                    "Threshold interrupts of each software queue of the core, since probe."),
                "neuron_threshold_interrupts_total", fmt::format("{},queue=\"{}\"", cl, q), c.threshold[q]);
+      if (d.axi_known)
+        line(fam("neuron_axi_evt_sem_dropped_total", "counter",
+                 "AXI_EVT_SEM records the core lost (AXI_DROPPED) since the function's last reset."),
+             "neuron_axi_evt_sem_dropped_total", cl, c.axi_dropped);
       if (d.storms_known) {
         line(fam("neuron_interrupt_storms_total", "counter", "Interrupt storms detected and rate limited on the core."),
              "neuron_interrupt_storms_total", cl, c.storms);

@@ -163,6 +163,12 @@
  * (docs/decisions.md#hang-detection)
  */
 #define NEURON_CAP_HANG		(1ull << 11)
+/*
+ * struct neuron_notify_trigger @axi_dropped (the struct grew from 32 to 40
+ * bytes) and sysfs axi_dropped: AXI_EVT_SEM records the device lost
+ * (docs/decisions.md#axi-dropped)
+ */
+#define NEURON_CAP_AXI_DROPPED	(1ull << 12)
 
 /*
  * The struct sizes of each command's first release: the smallest a caller
@@ -770,6 +776,12 @@ enum neuron_trigger_source {
  * @axi_armed:	out: 1 if the core's AXI_EVT_SEM notification is on after
  *		the call, else 0
  * @reserved:	in: must be zero
+ * @axi_dropped: out: AXI_EVT_SEM records the core lost since it became the
+ *		caller's: host EVT_SEM writes that found the unit's one-record
+ *		slot taken (its queue full with backpressure), the device's
+ *		AXI_DROPPED counted from the claim on. In: ignored. Appended
+ *		with NEURON_CAP_AXI_DROPPED (docs/decisions.md#axi-dropped)
+ * @reserved1:	in: must be zero
  *
  * Arms or disarms one completion notification of a core; all are off after
  * the device's reset and when the core's owner gives it up. An armed DMA
@@ -780,9 +792,10 @@ enum neuron_trigger_source {
  * SET, INC, DEC, EVENT_SET, EVENT_CLEAR). Behaviour:
  * docs/device-model.md#dma-engines, docs/device-model.md#axi-evt-sem.
  * Only the owner of the core may call it; a free core becomes the
- * caller's (docs/decisions.md#tenancy).
- * Errors: -EINVAL (core, source, index, enable or reserved out of range),
- * -EPERM (another file owns the core).
+ * caller's (docs/decisions.md#tenancy). A call that changes nothing
+ * (arming what is armed) is how an owner reads @axi_dropped.
+ * Errors: -EINVAL (core, source, index, enable or a reserved field out of
+ * range), -EPERM (another file owns the core).
  */
 struct neuron_notify_trigger {
 	__u32 core;
@@ -792,6 +805,8 @@ struct neuron_notify_trigger {
 	__u32 dma_armed;
 	__u32 axi_armed;
 	__u64 reserved;
+	__u32 axi_dropped;
+	__u32 reserved1;
 };
 
 /* NEURON_IOC_NQ_ROUTE operations */

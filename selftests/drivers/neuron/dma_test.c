@@ -18,6 +18,11 @@
  *  - axi_evt_sem: a host semaphore or event write makes exactly one
  *    AXI_EVT_SEM record carrying the new value when the notification is
  *    on, none when it is off;
+ *  - axi_dropped: a host write that finds the unit's one-record slot
+ *    taken (its backpressured queue full) loses its record; the loss is
+ *    counted for the owner (NOTIFY_TRIGGER @axi_dropped, fdinfo) and in
+ *    sysfs, and the next owner of the core, an unprivileged uid, starts
+ *    from 0 (docs/decisions.md#axi-dropped);
  *  - bad_input, second_user: -EINVAL for every bad field, -EPERM for a
  *    second, unprivileged user; the owner's state is untouched.
  *
@@ -326,11 +331,120 @@ TEST_F(dma, bad_input)
 	EXPECT_EQ(-EINVAL, trigger(self->fd, CORE, NEURON_TRIGGER_DMA_QUEUE, 0, 2, NULL));
 	t = (struct neuron_notify_trigger){ .core = CORE, .enable = 1, .reserved = 1 };
 	EXPECT_EQ(-EINVAL, neuron_ioctl(self->fd, NEURON_IOC_NOTIFY_TRIGGER, &t));
+	t = (struct neuron_notify_trigger){ .core = CORE, .enable = 1, .reserved1 = 1 };
+	EXPECT_EQ(-EINVAL, neuron_ioctl(self->fd, NEURON_IOC_NOTIFY_TRIGGER, &t));
 
 	/* none of them changed anything */
 	ASSERT_EQ(0, trigger(self->fd, CORE, NEURON_TRIGGER_DMA_QUEUE, 3, 0, &t));
 	EXPECT_EQ(0x8000, t.dma_armed);
 	EXPECT_EQ(0, t.axi_armed);
+}
+
+/* sysfs axi_dropped of core CORE, or -1 */
+static long long sysfs_axi_dropped(void)
+{
+	char buf[512], *p;
+
+	if (neuron_sysfs_read("axi_dropped", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "core0 ");
+	return p ? strtoll(p + 6, NULL, 10) : -1;
+}
+
+/* The value of fdinfo key @key of our own @fd, or -1 */
+static long long fdinfo_value(int fd, const char *key)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (neuron_read_text(path, buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, key);
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* The next owner of the core, an unprivileged uid, starts from 0. */
+static int next_owner_counts_none(void *unused)
+{
+	struct neuron_notify_trigger t;
+	int fd = neuron_open(), bad = 0;
+
+	(void)unused;
+	if (fd < 0)
+		return 10;
+	bad += trigger(fd, CORE, NEURON_TRIGGER_AXI_EVT_SEM, 0, 1, &t) != 0;
+	bad += t.axi_dropped != 0;
+	bad += fdinfo_value(fd, "nnq-axi-dropped-c0:\t") != 0;
+	close(fd);
+	return bad;
+}
+
+static int spawn(int (*fn)(void *));
+
+/*
+ * 262 host SETs into a 256-entry backpressured EVT_SEM queue nobody reads:
+ * records 1..256 fill the ring, the 257th waits in the unit's slot, the
+ * last 5 find the slot taken and are lost (docs/device-model.md#axi-evt-sem).
+ */
+TEST(axi_dropped)
+{
+	struct neuron_nq_init init;
+	struct neuron_nq_info info = { .core = CORE, .queue = Q_EVT_SEM };
+	struct neuron_nq_head head = { .core = CORE, .queue = Q_EVT_SEM, .head = 256 };
+	struct neuron_notify_trigger t;
+	struct neuron_ring ring = { 0 };
+	union neuron_isa_notification r;
+	long long before;
+	struct stat st;
+	int fd;
+
+	ASSERT_EQ(0, stat(NEURON_DEV, &st));
+	ASSERT_EQ(0, chown(NEURON_DEV, 0, TENANT_GID));
+	ASSERT_EQ(0, chmod(NEURON_DEV, 0660));
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, neuron_nq_create(fd, CORE, Q_EVT_SEM, RING_BYTES, 0, &init));
+	ASSERT_EQ(0, neuron_ring_map(fd, &init, &ring));
+	ASSERT_EQ(0, trigger(fd, CORE, NEURON_TRIGGER_AXI_EVT_SEM, 0, 1, &t));
+	EXPECT_EQ(0, t.axi_dropped);
+	before = sysfs_axi_dropped();
+	ASSERT_LE(0, before);
+
+	for (__u32 k = 0; k < 262; k++) {
+		struct neuron_evt_sem es = { .core = CORE, .index = 9,
+					     .op = NEURON_SEM_SET, .value = 1000 + k };
+
+		ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &es));
+	}
+	usleep(20000);
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &info));
+	EXPECT_EQ(256, info.tail);
+	EXPECT_EQ(0, info.drop_count);	/* not the queue's: the unit's */
+
+	/* arming what is armed changes nothing and reads the count */
+	ASSERT_EQ(0, trigger(fd, CORE, NEURON_TRIGGER_AXI_EVT_SEM, 0, 1, &t));
+	EXPECT_EQ(1, t.axi_armed);
+	EXPECT_EQ(5, t.axi_dropped);
+	EXPECT_EQ(5, fdinfo_value(fd, "nnq-axi-dropped-c0:\t"));
+	EXPECT_EQ(before + 5, sysfs_axi_dropped());
+
+	/* room again: the slot's record (the 257th write) lands, no other */
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_HEAD, &head));
+	ring.head = 256;
+	ASSERT_EQ(0, neuron_ring_read(&ring, &r, 1, NEURON_WAIT_MS));
+	EXPECT_EQ(0x1b, NEURON_REC_TYPE(r.bytes));
+	EXPECT_EQ(9, NEURON_REC_EVT_SEM_ID(r.bytes));
+	EXPECT_EQ(1256, NEURON_REC_EVT_SEM_VALUE(r.bytes));
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_NQ_INFO, &info));
+	EXPECT_EQ(257, info.tail);
+
+	neuron_ring_unmap(&ring);
+	close(fd);	/* gives the core up */
+	EXPECT_EQ(0, spawn(next_owner_counts_none));
+	EXPECT_EQ(before + 5, sysfs_axi_dropped());	/* the device's count stays */
+
+	EXPECT_EQ(0, chown(NEURON_DEV, st.st_uid, st.st_gid));
+	EXPECT_EQ(0, chmod(NEURON_DEV, st.st_mode & 07777));
 }
 
 /* The second user's side: every call on the owner's core is refused. */

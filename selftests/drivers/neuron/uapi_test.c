@@ -402,9 +402,13 @@ TEST(capabilities)
 	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
 	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6;
 	 * STATUS_PAGE: bit 7; PAGE_SIZE: bit 8; ROUTE: bit 9; CORE_NODES: bit 10;
-	 * HANG: bit 11
+	 * HANG: bit 11; AXI_DROPPED: bit 12
 	 */
-	EXPECT_EQ(0xfffull, info.capabilities);
+	EXPECT_EQ(0x1fffull, info.capabilities);
+	EXPECT_EQ(1ull << 12, info.capabilities & NEURON_CAP_AXI_DROPPED);
+	/* NOTIFY_TRIGGER grew from 32 bytes: @axi_dropped, @reserved1 */
+	EXPECT_EQ(32, NEURON_NOTIFY_TRIGGER_SIZE_VER0);
+	EXPECT_EQ(40, sizeof(struct neuron_notify_trigger));
 	EXPECT_EQ(1ull << 9, info.capabilities & NEURON_CAP_ROUTE);
 	EXPECT_EQ(1ull << 10, info.capabilities & NEURON_CAP_CORE_NODES);
 	EXPECT_EQ(1ull << 11, info.capabilities & NEURON_CAP_HANG);

@@ -360,13 +360,19 @@ class Device {
   struct NotifyTriggers {
     std::uint32_t dma_armed = 0;  ///< bit q: DMA queue q writes DMA records
     bool axi_armed = false;       ///< host EVT_SEM writes make AXI_EVT_SEM records
+    /// AXI_EVT_SEM records the core lost since this file took it (a host
+    /// write that found its backpressured queue full and the unit's slot
+    /// taken; docs/decisions.md#axi-dropped). nullopt: the driver does not
+    /// count them (no NEURON_CAP_AXI_DROPPED).
+    std::optional<std::uint32_t> axi_dropped;
   };
   /// NEURON_IOC_NOTIFY_TRIGGER: arm (true) or disarm one completion
   /// notification of a core: DMA queue `index` (0..15) for
   /// NEURON_TRIGGER_DMA_QUEUE, or the AXI_EVT_SEM records of host EVT_SEM
   /// writes (`index` 0) for NEURON_TRIGGER_AXI_EVT_SEM
   /// (docs/device-model.md#dma-engines, #axi-evt-sem). Takes a free core;
-  /// EPERM if another file owns it, EINVAL for a field out of range.
+  /// EPERM if another file owns it, EINVAL for a field out of range. A call
+  /// that changes nothing (arming what is armed) reads axi_dropped.
   [[nodiscard]] Result<NotifyTriggers> notify_trigger(unsigned core, neuron_trigger_source source,
                                                       unsigned index, bool enable) const;
   /// NEURON_IOC_CORE_ACQUIRE: take every core of `cores` (bit c = core c) for

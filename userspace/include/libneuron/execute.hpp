@@ -114,6 +114,16 @@ struct CollectedRecord {
 /// Stable sort by device timestamp (then core, queue, arrival).
 void sort_by_timestamp(std::vector<CollectedRecord>& records);
 
+/// A host write to a core's EVT_SEM unit that execute() makes after
+/// submitting (ExecOptions::sem_writes): how a host signals a program that
+/// waits on a semaphore or event (Device::evt_sem()).
+struct SemWrite {
+  unsigned core = 0;
+  unsigned index = 0;                    ///< semaphore or event index, < NEURON_EVT_SEM_COUNT
+  neuron_evt_sem_op op = NEURON_SEM_SET;  ///< SET, INC, DEC, EVENT_SET or EVENT_CLEAR
+  std::uint32_t value = 0;
+};
+
 /// Progress while execute() waits (ExecOptions::progress).
 struct ExecProgress {
   std::chrono::nanoseconds elapsed{0};
@@ -169,6 +179,16 @@ struct ExecOptions {
   /// handed to on_record (and first_error kept), so memory does not grow
   /// with the number of records (`neuron-nq run` in an error storm).
   bool keep_records = true;
+  /// Completion notifications to arm on every core the program uses before
+  /// submitting, and to disarm when it ends (Device::notify_trigger();
+  /// docs/device-model.md#dma-engines, #axi-evt-sem): bit q arms DMA
+  /// queue q (a DMA record per engine of each DGE copy's split, class DMA).
+  std::uint16_t dma_queues = 0;
+  /// Host EVT_SEM writes make AXI_EVT_SEM records (class EVT_SEM); the
+  /// records the device lost meanwhile are ExecResult::axi_dropped.
+  bool axi_evt_sem = false;
+  /// Host writes made, in order, once every engine is submitted.
+  std::vector<SemWrite> sem_writes;
 };
 
 struct ExecResult {
@@ -199,6 +219,14 @@ struct ExecResult {
   /// Each used core's ROUTE word, read back before its queues were made:
   /// the route its records were decoded with.
   std::map<unsigned, std::uint32_t> routes;
+  /// With ExecOptions::axi_evt_sem: AXI_EVT_SEM records the program's cores
+  /// lost while armed (docs/decisions.md#axi-dropped), read as execute()
+  /// disarms them; nonzero makes the status SW_NQ_OVERFLOW. nullopt: not
+  /// armed, or a driver that does not count them.
+  std::optional<std::uint64_t> axi_dropped;
+  /// Per core, what the last arm or disarm read back (bit q: DMA queue q;
+  /// AXI_EVT_SEM on): the notifications the program ran with.
+  std::map<unsigned, Device::NotifyTriggers> triggers;
 };
 
 /// What execute() needs from a device; DeviceTarget is the real one, tests
@@ -240,6 +268,14 @@ class ExecTarget {
     return unexpected(errc::not_supported, fmt_route_unsupported(core, route));
   }
 
+  /// NEURON_IOC_NOTIFY_TRIGGER (Device::notify_trigger()). The default is
+  /// a target without completion notifications (errc::not_supported).
+  virtual Result<Device::NotifyTriggers> notify_trigger(unsigned core, neuron_trigger_source source, unsigned index,
+                                                        bool enable);
+  /// NEURON_IOC_EVT_SEM (Device::evt_sem()): the value after the write.
+  /// The default is a target without a host EVT_SEM path (errc::not_supported).
+  virtual Result<std::uint32_t> evt_sem(unsigned core, unsigned index, neuron_evt_sem_op op, std::uint32_t value);
+
  protected:
   static std::string fmt_route_unsupported(unsigned core, std::uint32_t route);
 };
@@ -263,6 +299,9 @@ class DeviceTarget final : public ExecTarget {
   Status mem_free(std::uint64_t offset) override;
   Result<std::uint32_t> route(unsigned core) override;
   Result<std::uint32_t> set_route(unsigned core, std::uint32_t route) override;
+  Result<Device::NotifyTriggers> notify_trigger(unsigned core, neuron_trigger_source source, unsigned index,
+                                                bool enable) override;
+  Result<std::uint32_t> evt_sem(unsigned core, unsigned index, neuron_evt_sem_op op, std::uint32_t value) override;
 
  private:
   const Device& dev_;
