@@ -11,7 +11,7 @@
 #               CAP_SYS_ADMIN, SW_NQ_OVERFLOW instead of a timeout, and a
 #               timed-out program on a core the caller owned left IDLE; the
 #               AXI_EVT_SEM records lost by a full queue, counted by the
-#               library and by `neuron-nq stats` ($NEURON_NQ)
+#               library and by `neuron-nq metrics` ($NEURON_NQ)
 #
 #   cli_vm      neuron-nq (docs/cli-json.md): as uid 1000, `run --route
 #               0x03249867 --json` of a POOL program: every record on the

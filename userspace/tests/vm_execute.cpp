@@ -31,7 +31,7 @@
 //      SEM_SETs: 256 records fill the ring, the 257th waits in the unit's
 //      one-record slot, the last 5 are lost (docs/device-model.md#axi-evt-sem).
 //      Device::notify_trigger() reads axi_dropped 0 before and 5 after, and
-//      `neuron-nq stats --json` ($NEURON_NQ) shows core 1's axi_dropped 5
+//      `neuron-nq metrics --json` ($NEURON_NQ) shows core 1's axi_dropped 5
 //      higher than before (docs/decisions.md#axi-dropped).
 //   0. throttle_is_its_own_outcome (as root, before --uid: arming throttle
 //      is device-wide and needs CAP_SYS_ADMIN): throttle armed, a program
@@ -197,12 +197,12 @@ void routed_execute(const std::string& path) {
   tap(back && *back == NEURON_ROUTE_DEFAULT, "route_default_after_release");
 }
 
-// core 1's "axi_dropped" in `neuron-nq stats --json` (keys sorted: it comes
+// core 1's "axi_dropped" in `neuron-nq metrics --json` (keys sorted: it comes
 // just before "core"), or -1
-long long stats_axi_dropped() {
+long long metrics_axi_dropped() {
   const char* nq = std::getenv("NEURON_NQ");
   if (!nq) return -1;
-  const std::string cmd = std::string(nq) + " stats --json 2>/dev/null";
+  const std::string cmd = std::string(nq) + " metrics --count 1 --interval 0.01 --json 2>/dev/null";
   FILE* f = ::popen(cmd.c_str(), "r");
   if (!f) return -1;
   std::string out;
@@ -225,16 +225,16 @@ void axi_dropped_counted(const std::string& path) {
   o.size = 4096;  // backpressure: the default flags
   auto q = NotificationQueue::create(*d, kCore, 2, o);
   auto before = d->notify_trigger(kCore, NEURON_TRIGGER_AXI_EVT_SEM, 0, true);
-  const long long cli_before = stats_axi_dropped();
+  const long long cli_before = metrics_axi_dropped();
   bool writes = q && before;
   for (std::uint32_t k = 0; writes && k < 262; k++) writes = static_cast<bool>(d->evt_sem(kCore, 9, NEURON_SEM_SET, 1000 + k));
   auto after = d->notify_trigger(kCore, NEURON_TRIGGER_AXI_EVT_SEM, 0, true);  // changes nothing, reads the count
-  const long long cli_after = stats_axi_dropped();
-  std::printf("# axi_dropped %d -> %d (want 0 -> 5); neuron-nq stats core 1: %lld -> %lld\n",
+  const long long cli_after = metrics_axi_dropped();
+  std::printf("# axi_dropped %d -> %d (want 0 -> 5); neuron-nq metrics core 1: %lld -> %lld\n",
               before && before->axi_dropped ? static_cast<int>(*before->axi_dropped) : -1,
               after && after->axi_dropped ? static_cast<int>(*after->axi_dropped) : -1, cli_before, cli_after);
   tap(writes && before->axi_dropped == 0u && after && after->axi_dropped == 5u, "axi_dropped_counted");
-  tap(cli_before >= 0 && cli_after == cli_before + 5, "axi_dropped_in_neuron_nq_stats");
+  tap(cli_before >= 0 && cli_after == cli_before + 5, "axi_dropped_in_neuron_nq_metrics");
 }
 
 }  // namespace
