@@ -307,7 +307,7 @@ $nq reset --engine pool | comment
 run_case dma-axi-evt-sem_records dma-axi-evt-sem.nq 0 'status: OK (0)' --dma-queues 0-1 --axi-evt-sem --sem-set 3=1 --verbose
 missing=
 for pat in 'DMA engine 0 queue 0: 2049 descriptors completed' 'DMA engine 1 queue 0: 2048 descriptors completed' \
-	'AXI_EVT_SEM semaphore 3 SEM_SET -> 1' '(dma_map=0x0003)' 'core 0 notifications: DMA queues 0x0003, AXI_EVT_SEM on' \
+	'AXI_EVT_SEM semaphore 3 SEM_SET -> 1 (a host write, block_id 0xff)' '(dma_map=0x0003)' 'core 0 notifications: DMA queues 0x0003, AXI_EVT_SEM on' \
 	'core 0 AXI_EVT_SEM records lost (AXI_DROPPED): 0'; do
 	grep -qF -- "$pat" /tmp/run.out || { echo "# missing: $pat"; missing=1; }
 done

@@ -285,10 +285,13 @@ std::string to_text(const Decoded& d) {
                           dma_engines(x.dma_map), x.dma_map, x.dma_group_id,
                           x.infer_program_counter ? ", pc inferred" : "");
         } else if constexpr (std::is_same_v<T, EvtSem>) {
-          s = fmt::format("{} {} {} {} -> {} (block {})",
+          // an AXI_EVT_SEM record's block_id is 0xff: a host write, no engine
+          s = fmt::format("{} {} {} {} -> {} ({})",
                           x.axi ? std::string("AXI_EVT_SEM") : engine_name(unsigned(*x.engine)) + " EVT_SEM",
                           x.is_event ? "event" : "semaphore", x.id, update_mode_name(x.update_mode), x.value,
-                          engine_of_block(x.block_id));
+                          x.axi ? fmt::format("a host write, block_id 0x{:02x}", x.block_id)
+                          : x.block_id < kEnginesPerCore ? "block " + engine_of_block(x.block_id)
+                                                         : engine_of_block(x.block_id));
         } else if constexpr (std::is_same_v<T, Dma>) {
           s = fmt::format("DMA engine {} queue {}: {} descriptors completed", x.dma_engine, x.dma_queue,
                           x.descriptor_count);

@@ -252,6 +252,9 @@ TEST(Decode, AxiEvtSem) {
   EXPECT_TRUE(e.is_event);
   EXPECT_EQ(e.block_id, 0x10);
   EXPECT_EQ(e.value, 1u);
+  EXPECT_EQ(to_text(decode(r)).find("AXI_EVT_SEM event 255 EVENT_SET -> 1 (a host write, block_id 0x10)"),
+            0u)
+      << to_text(decode(r));
 }
 
 // DMA (0x02, header 0x82): engine 5, queue 9, count 0x100 -> 00 01 00 00.
