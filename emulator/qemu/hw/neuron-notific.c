@@ -359,8 +359,32 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
 }
 
 /*
+ * A record of queue @qi was lost by the ring writer itself (a failed ring
+ * write): the queue's next record carries hardware_queue_overflow, so the
+ * consumer sees where the gap is (docs/decisions.md#wrbuf). That is the
+ * first record of @qi behind the writer's in the input buffer (@buffered:
+ * the lost one was the buffer's head), else the next to arrive.
+ */
+static void neuron_nq_owe_hw_ovf(NeuronCore *c, unsigned int qi, bool buffered)
+{
+    unsigned int i;
+
+    for (i = buffered ? 1 : 0; i < c->wrbuf_level; i++) {
+        NeuronWrbufEntry *e = &c->wrbuf[(c->wrbuf_first + i) %
+                                        NEURON_WRBUF_DEPTH_MAX];
+
+        if (e->qi == qi) {
+            e->rec.bytes[NEURON_ISA_HEADER_OFFSET] |= NEURON_ISA_HEADER_HW_OVF;
+            return;
+        }
+    }
+    c->ovf_owed_hw |= BIT(qi);
+}
+
+/*
  * The ring writer: writes @rec into queue @qi (docs/device-model.md, "NOTIFIC
- * block"), @ovf (NEURON_ISA_HEADER_HW_OVF or 0) OR'd into its header.
+ * block"), @ovf (NEURON_ISA_HEADER_HW_OVF or 0) OR'd into its header;
+ * @buffered: @rec is the input buffer's head.
  * Policy when the ring is full: IGNORE_FULL writes at TAIL over the oldest
  * unread record, marked software_queue_overflow, and leaves HEAD alone
  * (software owns it, docs/hardware.md#head-doorbell); it wins over
@@ -368,12 +392,17 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
  * with neither the record is dropped as a software queue overflow (intr_2,
  * docs/decisions.md#wrbuf) and the next record written to the queue carries
  * software_queue_overflow. A disabled queue drops the record (intr_1,
- * docs/hardware.md#nq-backpressure); so does a failed ring write (intr_4,
- * device DMA fault).
+ * docs/hardware.md#nq-backpressure) and marks nothing: the queue has no
+ * reader, and its next user must not inherit the mark. A failed ring write
+ * drops it too (intr_4, device DMA fault), and the queue's next record
+ * carries hardware_queue_overflow. So every record the writer loses of an
+ * enabled queue leaves a mark on a later one, a mark @rec carried
+ * included (a full ring's drop marks the next record written).
  */
 static NeuronPushResult neuron_nq_write(NeuronCore *c, unsigned int qi,
                                         union neuron_isa_notification *rec,
-                                        uint8_t ovf, int *stall_queue)
+                                        uint8_t ovf, bool buffered,
+                                        int *stall_queue)
 {
     NeuronQueue *q = &c->queue[qi];
     uint32_t entries;
@@ -426,6 +455,7 @@ static NeuronPushResult neuron_nq_write(NeuronCore *c, unsigned int qi,
                                                             : "host DMA");
         q->drop_count++;
         q->dma_error = true;
+        neuron_nq_owe_hw_ovf(c, qi, buffered);
         neuron_notific_raise(c, NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR);
         neuron_core_up(c, NEURON_UP_FAULT, NEURON_FAULT_DMA_ERROR);
         return NEURON_PUSH_DROPPED;
@@ -472,7 +502,7 @@ static void neuron_wrbuf_run(void *opaque)
             timer_mod(c->wrbuf_timer, at);
             break;
         }
-        if (neuron_nq_write(c, e->qi, &e->rec, ovf, &sq) ==
+        if (neuron_nq_write(c, e->qi, &e->rec, ovf, true, &sq) ==
             NEURON_PUSH_STALLED) {
             break;
         }
@@ -548,7 +578,8 @@ NeuronPushResult neuron_notific_push(NeuronCore *c, unsigned int cls,
     if (!c->wrbuf_drain_ns && !c->wrbuf_level) {
         uint8_t ovf = (c->ovf_owed_hw & BIT(qi)) ? NEURON_ISA_HEADER_HW_OVF
                                                  : 0;
-        NeuronPushResult r = neuron_nq_write(c, qi, rec, ovf, stall_queue);
+        NeuronPushResult r = neuron_nq_write(c, qi, rec, ovf, false,
+                                             stall_queue);
 
         if (r == NEURON_PUSH_WRITTEN) {
             c->ovf_owed_hw &= ~BIT(qi);

@@ -1272,6 +1272,50 @@ static void test_evtsem_axi_record(void)
     dev_stop(d);
 }
 
+/*
+ * A failed ring write loses its record and marks the queue's next one
+ * (docs/decisions.md#wrbuf). With bus mastering off every host write fails
+ * (a transient fault: the queue stays enabled and configured); the three
+ * AXI_EVT_SEM records of the first writes are dropped (DROP_COUNT 3, TAIL
+ * 0, intr_4). Bus mastering back on, the next record lands in slot 0 with
+ * header 0xdb (phase 0x80 | hardware_queue_overflow 0x40 | 0x1b), the one
+ * after it with 0x9b: the mark is on the first only.
+ */
+static void test_ring_write_error_marks_next(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+    uint64_t ring = host_ring(d, 0, 2, 128, 0);
+    static const uint8_t want[2][8] = {
+        { 0x03, 0x01, 0xff, 0xdb, 0x04, 0x00, 0x00, 0x00 },  /* SET 4, marked */
+        { 0x03, 0x01, 0xff, 0x9b, 0x05, 0x00, 0x00, 0x00 },  /* SET 5 */
+    };
+    uint16_t cmd = qpci_config_readw(d->dev, PCI_COMMAND);
+    uint8_t r[16];
+    unsigned int i;
+
+    wr(d, b + ES_AXI_NOTIFY, 1);
+    qpci_config_writew(d->dev, PCI_COMMAND, cmd & ~PCI_COMMAND_MASTER);
+    for (i = 1; i <= 3; i++) {
+        wr(d, b + ES_SET(3), i);
+    }
+    step_us(d, 1000);
+    g_assert_cmphex(rd(d, b + Q(2) + Q_DROP), ==, 3);
+    g_assert_cmphex(rd(d, b + Q(2) + Q_TAIL), ==, 0);
+    g_assert_cmphex(rd(d, b + N_INTR_STATUS) & (1u << 4), ==, 1u << 4);
+
+    qpci_config_writew(d->dev, PCI_COMMAND, cmd);
+    wr(d, b + ES_SET(3), 4);
+    wr(d, b + ES_SET(3), 5);
+    step_us(d, 1000);
+    g_assert_cmphex(rd(d, b + Q(2) + Q_TAIL), ==, 2);
+    for (i = 0; i < 2; i++) {
+        slot(d, ring, i, r);
+        g_assert_cmpmem(r, 8, want[i], 8);
+    }
+    dev_stop(d);
+}
+
 /* ---- DMA engines ----------------------------------------------------------- */
 
 static void test_dma_regs(void)
@@ -1486,6 +1530,8 @@ int main(int argc, char **argv)
     qtest_add_func("/neuron-tpb/evtsem/windows", test_evtsem_windows);
     qtest_add_func("/neuron-tpb/evtsem/engine", test_evtsem_engine);
     qtest_add_func("/neuron-tpb/evtsem/axi-record", test_evtsem_axi_record);
+    qtest_add_func("/neuron-tpb/notific/ring-write-error-marks-next",
+                   test_ring_write_error_marks_next);
     qtest_add_func("/neuron-tpb/dma/regs", test_dma_regs);
     qtest_add_func("/neuron-tpb/dma/split-records", test_dma_split_records);
     qtest_add_func("/neuron-tpb/reset/global", test_global_reset);
