@@ -252,7 +252,7 @@ class FakeTarget : public ExecTarget {
   }
   /// A host SET: with AXI_NOTIFY on, one AXI_EVT_SEM record, class EVT_SEM:
   /// {id @0, update_mode SEM_SET 1 @1, block_id 0xff @2, header 0x1b @3,
-  /// value @4..7} (docs/hardware.md#rec-evt-sem).
+  /// value @4..7} (docs/hardware.md#rec-classes).
   Result<std::uint32_t> evt_sem(unsigned core, unsigned index, neuron_evt_sem_op op, std::uint32_t value) override {
     if (auto s = own(core); !s) return unexpected(std::move(s).error());
     log.push_back(fmt::format("sem {}.{} op {} value {}", core, index, static_cast<unsigned>(op), value));
