@@ -1316,6 +1316,48 @@ static void test_ring_write_error_marks_next(void)
     dev_stop(d);
 }
 
+/*
+ * A full ring with neither policy drops the record (DROP_COUNT, intr_2) and
+ * marks the next one written software_queue_overflow
+ * (docs/hardware.md#nq-backpressure): queue 2 of 8 entries, backpressure
+ * off, ten SETs: eight fill the ring, two are dropped. HEAD written to 8
+ * (all read), the next record lands in slot 0 on the second pass with
+ * header 0x3b (phase 0 | software_queue_overflow 0x20 | 0x1b), the one
+ * after it with 0x1b.
+ */
+static void test_full_ring_drop_marks_next(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+    uint64_t ring = host_ring(d, 0, 2, 128, 0);
+    static const uint8_t want[2][8] = {
+        { 0x03, 0x01, 0xff, 0x3b, 0x0b, 0x00, 0x00, 0x00 },  /* SET 11, marked */
+        { 0x03, 0x01, 0xff, 0x1b, 0x0c, 0x00, 0x00, 0x00 },  /* SET 12 */
+    };
+    uint8_t r[16];
+    unsigned int i;
+
+    wr(d, b + ES_AXI_NOTIFY, 1);
+    wr(d, b + N_SW_BACKPRESS, 0x3ff & ~(1u << 2));
+    for (i = 1; i <= 10; i++) {
+        wr(d, b + ES_SET(3), i);
+    }
+    step_us(d, 1000);
+    g_assert_cmphex(rd(d, b + Q(2) + Q_TAIL), ==, 8);
+    g_assert_cmphex(rd(d, b + Q(2) + Q_DROP), ==, 2);
+    g_assert_cmphex(rd(d, b + N_INTR_STATUS) & (1u << 2), ==, 1u << 2);
+    wr(d, b + Q(2) + Q_HEAD, 8);
+    wr(d, b + ES_SET(3), 11);
+    wr(d, b + ES_SET(3), 12);
+    step_us(d, 1000);
+    g_assert_cmphex(rd(d, b + Q(2) + Q_TAIL), ==, 10);
+    for (i = 0; i < 2; i++) {
+        slot(d, ring, i, r);
+        g_assert_cmpmem(r, 8, want[i], 8);
+    }
+    dev_stop(d);
+}
+
 /* ---- DMA engines ----------------------------------------------------------- */
 
 static void test_dma_regs(void)
@@ -1532,6 +1574,8 @@ int main(int argc, char **argv)
     qtest_add_func("/neuron-tpb/evtsem/axi-record", test_evtsem_axi_record);
     qtest_add_func("/neuron-tpb/notific/ring-write-error-marks-next",
                    test_ring_write_error_marks_next);
+    qtest_add_func("/neuron-tpb/notific/full-ring-drop-marks-next",
+                   test_full_ring_drop_marks_next);
     qtest_add_func("/neuron-tpb/dma/regs", test_dma_regs);
     qtest_add_func("/neuron-tpb/dma/split-records", test_dma_split_records);
     qtest_add_func("/neuron-tpb/reset/global", test_global_reset);
