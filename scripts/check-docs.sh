@@ -26,7 +26,14 @@
 #      qtest's style, reads N_INTR_STATUS and names "1u << N"; an assertion
 #      that the cause is absent (CHECK(!..., EXPECT_EQ(0, ..., EXPECT_FALSE,
 #      "==, 0)") does not count. Cheap and textual: it proves a test looks
-#      for the number, not that the test passes (make check runs them).
+#      for the number, not that the test passes (make check runs them);
+#   5. every "FILE:LINE" a row of docs/record-fields.md cites (a bare
+#      ":LINE" is of the file named before it in the row) is a line of a
+#      test file (emulator/tests, selftests/drivers/neuron, userspace/tests)
+#      that asserts or holds a literal: an assertion call (g_assert*,
+#      CHECK, EXPECT_*, ASSERT_*, chk, check_*), a row of a table of
+#      expected values ("... },", or its opening "[] = {") or a #define. Line numbers drift when a
+#      test grows; this catches a citation left pointing at a brace.
 # Files: those git tracks plus untracked ones it does not ignore (or every
 # file, outside a git tree). Exits non-zero if any line is "not ok".
 #
@@ -238,6 +245,42 @@ while read -r num name; do
 		result 1 "intr_$num $name: named in docs/device-model.md#intr-cause-table, asserted raised by no test"
 	fi
 done <"$tmp/table"
+
+# ---- 5. docs/record-fields.md's test citations land on assertions
+awk '
+	/^\|/ {
+		last = ""
+		s = $0
+		while (match(s, /[A-Za-z0-9_.-]*\.(c|cpp):[0-9]+|`:[0-9]+/)) {
+			c = substr(s, RSTART, RLENGTH)
+			s = substr(s, RSTART + RLENGTH)
+			sub(/^`/, "", c)
+			if (c ~ /^:/) { if (last == "") continue; c = last c }
+			last = c; sub(/:[0-9]+$/, "", last)
+			print FNR " " c
+		}
+	}' docs/record-fields.md | sort -u -k2 >"$tmp/cites"
+: >"$tmp/badcites"
+while read -r row cite; do
+	base=${cite%%:*} num=${cite##*:}
+	path=$(find emulator/tests selftests/drivers/neuron userspace/tests -name "$base" -type f | head -1)
+	if [ -z "$path" ]; then
+		echo "docs/record-fields.md:$row: $cite: no such test file" >>"$tmp/badcites"
+		continue
+	fi
+	text=$(sed -n "${num}p" "$path")
+	if ! printf '%s\n' "$text" |
+		grep -Eq 'g_assert|CHECK|EXPECT_|ASSERT_|chk\(|check_[a-z_]+\(|\},?[ \t]*(/\*.*)?$|\[\] = \{$|^#define'; then
+		echo "docs/record-fields.md:$row: $cite is not an assertion: '$text'" >>"$tmp/badcites"
+	fi
+done <"$tmp/cites"
+total=$(wc -l <"$tmp/cites")
+if [ -s "$tmp/badcites" ]; then
+	diag <"$tmp/badcites"
+	result 1 "docs/record-fields.md: $(wc -l <"$tmp/badcites") of $total test citations are not assertions"
+else
+	result 0 "docs/record-fields.md: $total test citations, each an assertion or a literal"
+fi
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
