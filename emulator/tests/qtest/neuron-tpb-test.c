@@ -124,6 +124,7 @@
 #define QC_DEVICE_MEM   0x1
 
 /* opcodes (docs/decisions.md#emu-isa) */
+#define OP_NOP          0x00
 #define OP_NOTIFY       0x01
 #define OP_HALT         0x02
 #define OP_SEM_INC      0x04
@@ -1508,6 +1509,40 @@ static void test_flr(void)
     dev_stop(d);
 }
 
+/*
+ * A fetch outside device memory: SEQUENCER_FATAL with info_kind EXCEPTION
+ * (4, the low nibble of byte 1), HALTED at pc 1. SP's program is one NOP in
+ * the last 32 bytes of device memory with PROG_COUNT 2, so pc 1 lies at
+ * MEM_SIZE. The record: error_id 0x0a @0, byte 1 0x04, byte 2 (info) 0,
+ * header 0x9f @3, metadata_hi {block 4 (SP), pc 1 << 4} = 0x14 @4.
+ */
+static void test_fetch_exception(void)
+{
+    Dev *d = dev_start(NULL);
+    Insn nop = insn(OP_NOP, 0, 0, 0);
+    uint64_t ring = host_ring(d, 0, 3, 64, 0);  /* the error class's queue */
+    uint32_t off = MEM_SIZE - sizeof(Insn);
+    uint8_t r[16];
+
+    qpci_memwrite(d->dev, d->bar4, off, &nop, sizeof(nop));
+    wr(d, CORE(0) + ENG(4) + E_PROG_BASE_LO, off);
+    wr(d, CORE(0) + ENG(4) + E_PROG_BASE_HI, 0);
+    wr(d, CORE(0) + ENG(4) + E_PROG_COUNT, 2);
+    wr(d, CORE(0) + ENG(4) + E_CTRL, CTRL_START);
+    step_us(d, 1000);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_STATUS), ==, ST_HALTED);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_LAST_ERROR), ==, 0x0a);
+    g_assert_cmphex(rd(d, CORE(0) + ENG(4) + E_PC), ==, 1);
+    g_assert_cmphex(rd(d, CORE(0) + Q(3) + Q_TAIL), ==, 1);
+    slot(d, ring, 0, r);
+    g_assert_cmphex(r[0], ==, 0x0a);            /* SEQUENCER_FATAL */
+    g_assert_cmphex(r[1], ==, 0x04);            /* info_kind EXCEPTION */
+    g_assert_cmphex(r[2], ==, 0x00);            /* info: Type, Cause not made */
+    g_assert_cmphex(r[3], ==, 0x9f);            /* phase | TPB_ERROR */
+    g_assert_cmphex(r[4], ==, 0x14);            /* SP, pc 1 */
+    dev_stop(d);
+}
+
 /* An unknown opcode: SEQUENCER_FATAL, HALTED, LAST_ERROR 0x0a, intr_6. */
 static void test_bad_opcode(void)
 {
@@ -1581,6 +1616,7 @@ int main(int argc, char **argv)
     qtest_add_func("/neuron-tpb/reset/global", test_global_reset);
     qtest_add_func("/neuron-tpb/reset/flr", test_flr);
     qtest_add_func("/neuron-tpb/engine/bad-opcode", test_bad_opcode);
+    qtest_add_func("/neuron-tpb/engine/fetch-exception", test_fetch_exception);
 
     return g_test_run();
 }
