@@ -627,9 +627,9 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
                                 n_events.load(std::memory_order_relaxed), n_done.load(std::memory_order_relaxed),
                                 n_engines});
   }
-  // before the final drain: no record is made after it, and AXI_DROPPED is read
-  if (opt.axi_evt_sem) res.axi_dropped = notifications.disarm(&res.triggers);
-  else (void)notifications.disarm(nullptr);
+  // before the final drain: no record is made after it, and AXI_DROPPED is
+  // read (nullopt unless AXI_EVT_SEM records were armed)
+  res.axi_dropped = notifications.disarm(&res.triggers);
   (*reaper)->stop();  // final drain, join: the results above are now ours to read
   res.completed = ws == WaitStatus::Completed && remaining.empty();
   if (overflow) res.overflow_seen = true;

@@ -340,6 +340,24 @@ TEST_F(dma, bad_input)
 	EXPECT_EQ(0, t.axi_armed);
 }
 
+/*
+ * The device node to group TENANT_GID, mode 0660, as a host gives it to
+ * its users; @was keeps the owner and mode node_restore() puts back.
+ */
+static int node_to_tenants(struct stat *was)
+{
+	if (stat(NEURON_DEV, was) || chown(NEURON_DEV, 0, TENANT_GID))
+		return -errno;
+	return chmod(NEURON_DEV, 0660) ? -errno : 0;
+}
+
+static int node_restore(const struct stat *was)
+{
+	if (chown(NEURON_DEV, was->st_uid, was->st_gid))
+		return -errno;
+	return chmod(NEURON_DEV, was->st_mode & 07777) ? -errno : 0;
+}
+
 /* sysfs axi_dropped of core CORE, or -1 */
 static long long sysfs_axi_dropped(void)
 {
@@ -383,9 +401,7 @@ TEST(axi_dropped)
 	struct stat st;
 	int fd;
 
-	ASSERT_EQ(0, stat(NEURON_DEV, &st));
-	ASSERT_EQ(0, chown(NEURON_DEV, 0, TENANT_GID));
-	ASSERT_EQ(0, chmod(NEURON_DEV, 0660));
+	ASSERT_EQ(0, node_to_tenants(&st));
 	fd = neuron_open();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, neuron_nq_create(fd, CORE, Q_EVT_SEM, RING_BYTES, 0, &init));
@@ -428,8 +444,7 @@ TEST(axi_dropped)
 	EXPECT_EQ(0, spawn(new_owner));	/* uid 1001: none of the 5 */
 	EXPECT_EQ(before + 5, sysfs_axi_dropped());	/* the device's count stays */
 
-	EXPECT_EQ(0, chown(NEURON_DEV, st.st_uid, st.st_gid));
-	EXPECT_EQ(0, chmod(NEURON_DEV, st.st_mode & 07777));
+	EXPECT_EQ(0, node_restore(&st));
 }
 
 /* The second user's side: every call on the owner's core is refused. */
@@ -497,9 +512,7 @@ TEST(second_user)
 	struct stat st;
 	int fd;
 
-	ASSERT_EQ(0, stat(NEURON_DEV, &st));
-	ASSERT_EQ(0, chown(NEURON_DEV, 0, TENANT_GID));
-	ASSERT_EQ(0, chmod(NEURON_DEV, 0660));
+	ASSERT_EQ(0, node_to_tenants(&st));
 	fd = neuron_open();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, trigger(fd, CORE, NEURON_TRIGGER_DMA_QUEUE, 4, 1, &t));
@@ -514,8 +527,7 @@ TEST(second_user)
 	close(fd);	/* gives the core up: its triggers are disarmed */
 	EXPECT_EQ(0, spawn(new_owner));
 
-	EXPECT_EQ(0, chown(NEURON_DEV, st.st_uid, st.st_gid));
-	EXPECT_EQ(0, chmod(NEURON_DEV, st.st_mode & 07777));
+	EXPECT_EQ(0, node_restore(&st));
 }
 
 TEST_HARNESS_MAIN
