@@ -104,8 +104,9 @@ void neuron_dev_failed(struct neuron_device *ndev)
  *
  * Resets the device and waits for READY (neuron_hw_reset()), enables bus
  * mastering, allocates and requests the MSI-X vectors and unmasks the
- * interrupt causes, then clears @offline so calls are accepted again
- * (files opened before the last reset stay stale).
+ * interrupt causes, saves config space for the PCI core's next restore,
+ * then clears @offline so calls are accepted again (files opened before
+ * the last reset stay stale).
  *
  * Return: 0; -ENODEV (the device reads all ones); -ETIMEDOUT (not ready);
  * or the error of neuron_irq_init(). On error bus mastering is off again.
@@ -125,6 +126,13 @@ int neuron_dev_enable(struct neuron_device *ndev)
 		goto out;
 	}
 	ndev->enabled = true;
+	/*
+	 * The PCI core puts this config space back after the next FLR, AER
+	 * link reset or resume, and putting it back uses it up: saved on
+	 * every enable, or a fatal AER error after an FLR finds memory
+	 * decoding off (docs/decisions.md#saved-config).
+	 */
+	pci_save_state(pdev);
 	neuron_pause(ndev, NEURON_PAUSE_ENABLE_READY);
 
 	down_write(&ndev->rwsem);

@@ -220,8 +220,6 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = neuron_cdev_register(ndev);
 	if (ret)
 		goto err_disable;
-	/* the PCI core restores this after a reset or an AER recovery */
-	pci_save_state(pdev);
 
 	dev_info(dev, NEURON_DEV_NAME "%d: %u cores, gen %u, %llu MiB device memory, %d MSI-X vectors\n",
 		 ndev->id, ndev->num_cores, ndev->gen, ndev->mem_size >> 20,

@@ -112,7 +112,6 @@ static pci_ers_result_t neuron_slot_reset(struct pci_dev *pdev)
 	if (ndev->enabled)
 		neuron_dev_disable(ndev, NEURON_RESET_PCI_ERROR, false);
 	pci_restore_state(pdev);
-	pci_save_state(pdev);
 	if (neuron_dev_enable(ndev)) {
 		neuron_hw_error(ndev, NEURON_HW_ERROR_NA, NEURON_HW_ERROR_NA,
 				NEURON_HWE_RECOVERY_FAILED, NEURON_HWA_REPLACE_DEVICE,

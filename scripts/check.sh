@@ -295,13 +295,15 @@ track_a() {
 	# 6. robustness lanes (selftests/vm/lane-*.sh, robust_test and
 	#    lifecycle_test): surprise removal from the QEMU monitor and 50
 	#    reloads; DMA write error and stuck engine; interrupt storm; AER,
-	#    suspend and a vanishing device; the IOMMU lanes
+	#    suspend and a vanishing device; the IOMMU lanes; the device plugin
+	#    against the real driver with the fake kubelet
 	robust_lane hotplug selftests/vm/lane-monitor.sh --lane hotplug
 	robust_lane faults selftests/vm/lane-robust.sh --lane faults
 	robust_lane storm selftests/vm/lane-robust.sh --lane storm
 	robust_lane recovery selftests/vm/lane-monitor.sh --lane recovery
 	robust_lane iommu selftests/vm/lane-monitor.sh --lane iommu
 	robust_lane iommu-removal selftests/vm/lane-monitor.sh --lane iommu-removal
+	robust_lane k8s selftests/vm/lane-monitor.sh --lane k8s
 	# 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
 	run_lane static bash -c 'scripts/static-check.sh >"$1" 2>&1' _ "$build/static.log"
 }
@@ -365,7 +367,7 @@ count_lane sunda "VM sunda" "$build/vm/sunda.log"
 count_lane devtest-B "VM device faults" "$build/vm/devtest-B.log"
 count_lane e2e "VM end to end" "$build/vm/e2e.log"
 tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# (target|storm masks|.*(records/s|per record|ratio))' || true
-for name in hotplug faults storm recovery iommu iommu-removal; do
+for name in hotplug faults storm recovery iommu iommu-removal k8s; do
 	count_lane "$name" "VM $name" "$build/vm/lane-$name.log"
 done
 count_lane static "static analysis" "$build/static.log"

@@ -29,6 +29,12 @@
 #             "hotplug", "reload", "fuzz" and lifecycle_test "pinning"
 #             (10,000 rounds), "flr", "surprise"
 #   iommu-removal  behind the IOMMU, robust_test "removal" 10 times in a row
+#   k8s       two devices: the fake kubelet (userspace/k8s/tests/vm_kubelet.py)
+#             against neuron-device-plugin and the real driver: registration,
+#             ListAndWatch, Allocate, a container made from Allocate's answer
+#             alone, PreStartContainer against a live holder, health flips
+#             on FLR, fatal AER and surprise removal with their latencies,
+#             registration again after a kubelet restart (docs/k8s.md#tests)
 #
 # Usage: lane-monitor.sh --lane NAME [--qemu PATH] [--kernel PATH]
 #                        [--module PATH] [--payload DIR] [--log PATH]
@@ -40,7 +46,9 @@
 # guest-tests.sh runs the tests, which take their groups from the kernel
 # command line (neuron_robust=..., neuron_lifecycle=...). Builds nothing:
 # the hotplug lane also takes build/userspace/vm_device_loss (make
-# userspace; VM_DEVICE_LOSS=PATH overrides), copied with its libraries.
+# userspace; VM_DEVICE_LOSS=PATH overrides), copied with its libraries;
+# the k8s lane takes build/userspace/neuron-device-plugin and neuron-nq
+# (NEURON_BUILD_K8S) and builds its own payload (k8s-payload.sh).
 # The console goes to the log (default build/vm/lane-<lane>.log); the guest
 # prints TAP "ok N" / "not ok N" lines there. Prints one summary line;
 # exits non-zero on any failure.
@@ -49,7 +57,7 @@ set -uo pipefail
 lane=""
 [ "${1:-}" = --lane ] && { lane=$2; shift 2; }
 mod=--module=/lib/neuron/nnq.ko
-vm_opts=() append="" tests=""
+vm_opts=() append="" tests="" guest=()
 case $lane in
 hotplug)
 	append="neuron_robust=hotplug,reload,$mod"
@@ -70,7 +78,15 @@ iommu-removal)
 	vm_opts=(--smp 2 --iommu)
 	append="neuron_robust=removal,--repeat=10"
 	tests=robust_test ;;
-*)	echo "lane-monitor: --lane hotplug|recovery|iommu|iommu-removal first" >&2
+k8s)
+	ubuild=$(cd "$(dirname "$0")/../.." && pwd)/build/userspace
+	for b in neuron-device-plugin neuron-nq; do
+		[ -x "$ubuild/$b" ] || { echo "lane-monitor: no $ubuild/$b (make userspace)" >&2; exit 2; }
+		vm_opts+=(--bin "$ubuild/$b")
+	done
+	vm_opts+=(--smp 2 --devices 2)
+	guest=(/opt/neuron/k8s-guest.sh) ;;
+*)	echo "lane-monitor: --lane hotplug|recovery|iommu|iommu-removal|k8s first" >&2
 	exit 2 ;;
 esac
 
@@ -87,16 +103,21 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+if [ "$lane" = k8s ]; then
+	"$here/k8s-payload.sh" "$work/k8s" >/dev/null || exit 1
+	vm_opts+=(--payload "$work/k8s")
+fi
+# shellcheck disable=SC2206 # $tests is a list of test names
+[ ${#guest[@]} -gt 0 ] || guest=(/opt/neuron/guest-tests.sh --lane "$lane" --no-devtests $tests)
 mkdir -p "$(dirname "$log")"
 : >"$log"
 : >"$log.host"
 sock=$work/monitor.sock
 t0=$(date +%s)
-# shellcheck disable=SC2086 # $tests is a list of test names
 NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \
 	--module "$module" --payload "$payload" --monitor "$sock" \
 	"${vm_opts[@]}" --append "$append" --timeout 1500 --memory 1024 \
-	-- /opt/neuron/guest-tests.sh --lane "$lane" --no-devtests $tests >/dev/null 2>&1 &
+	-- "${guest[@]}" >/dev/null 2>&1 &
 vm=$!
 
 lane_relay "$vm" "$sock"

@@ -103,6 +103,12 @@ class State {
     std::lock_guard lk(mu_);
     uevent_[dev] = state;
   }
+  /// The node came or went (ACTION=add/remove): its last NNQ_STATE was the
+  /// old device's, and a device probed again sends no "online" of its own.
+  void forget_uevent(const std::string& dev) {
+    std::lock_guard lk(mu_);
+    uevent_.erase(dev);
+  }
   void stop() {
     std::lock_guard lk(mu_);
     stopping_ = true;
@@ -359,7 +365,8 @@ bool register_with_kubelet(const Endpoint& ep, const Options& o) {
   return true;
 }
 
-/// The driver's KOBJ_CHANGE uevents of class nnq (NNQ_STATE=offline|online|removing).
+/// The driver's KOBJ_CHANGE uevents of class nnq (NNQ_STATE=offline|online|removing),
+/// and the add and remove of its nodes, which end a removed device's state.
 void uevent_loop(State& st) {
   Fd s(socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT));
   sockaddr_nl sa{};
@@ -376,14 +383,19 @@ void uevent_loop(State& st) {
     const ssize_t n = recv(s.fd, buf, sizeof(buf) - 1, 0);
     if (n <= 0) continue;
     buf[n] = 0;
-    std::string devname, state, subsystem;
+    std::string action, devname, state, subsystem;
     for (ssize_t i = 0; i < n; i += static_cast<ssize_t>(std::strlen(buf + i)) + 1) {
       std::string_view kv(buf + i);
+      if (kv.starts_with("ACTION=")) action = kv.substr(7);
       if (kv.starts_with("DEVNAME=")) devname = kv.substr(8);
       if (kv.starts_with("NNQ_STATE=")) state = kv.substr(10);
       if (kv.starts_with("SUBSYSTEM=")) subsystem = kv.substr(10);
     }
-    if (subsystem == "nnq" && !devname.empty() && !state.empty()) {
+    if (subsystem != "nnq" || devname.empty()) continue;
+    if (action == "add" || action == "remove") {
+      log("uevent " + devname + " " + action);
+      st.forget_uevent(devname);
+    } else if (!state.empty()) {
       log("uevent " + devname + " NNQ_STATE=" + state);
       st.set_uevent(devname, state);
     }

@@ -590,6 +590,41 @@ TEST_F_TIMEOUT(aer, fatal, 180)
 	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
 }
 
+/*
+ * Fatal after an FLR. The PCI core's restore after the FLR uses up the
+ * config space it saved (state_saved goes false), so slot_reset()'s
+ * pci_restore_state() after the link reset has nothing to put back unless
+ * the enable path saved it again: memory decoding stays off, DEV_STATUS
+ * reads 0 and the recovery fails (the k8s lane found it). One FLR, then a
+ * fatal error: one pci_error reset, the device online and working.
+ */
+TEST_F_TIMEOUT(aer, fatal_after_flr, 180)
+{
+	long long flr0 = neuron_reset_count("flr"), pe0 = neuron_reset_count("pci_error");
+	struct live_queue lq;
+	struct neuron_event ev = { 0 };
+	char path[128], bdf[32], state[32] = "";
+	int fd;
+
+	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
+	ASSERT_EQ(0, write_str(path, "1"));
+	EXPECT_EQ(flr0 + 1, neuron_reset_count("flr"));
+	ASSERT_EQ(0, live_queue_start(&lq));
+	neuron_host_monitor("pcie_aer_inject_error neuron0 MALF_TLP");
+	ASSERT_EQ(0, neuron_wait_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
+	EXPECT_EQ(NEURON_RESET_PCI_ERROR, ev.cause);
+	EXPECT_EQ(pe0 + 1, neuron_reset_count("pci_error"));
+	fd = wait_device(LC_GUARD_MS, 0);
+	ASSERT_LE(0, fd) TH_LOG("the device did not recover from the link reset");
+	close(fd);
+	EXPECT_LE(0, neuron_sysfs_read("state", state, sizeof(state)));
+	EXPECT_STREQ("online\n", state);
+	live_queue_close(&lq);
+	EXPECT_EQ(0, device_works(0, 0));
+	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
+}
+
 /* ---- suspend: a system sleep cycle through /sys/power/pm_test ------------- */
 
 FIXTURE(suspend) {};

@@ -18,36 +18,22 @@
 #
 # Usage: fake_kubelet.py PLUGIN_BINARY PROTO_DIR
 import os
-import queue
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from concurrent import futures
 
 import grpc
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kubelet  # noqa: E402
+from kubelet import Kubelet, Plugin, Watch, check, code_of, say, summary  # noqa: E402
+
 PLUGIN, PROTO_DIR = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="nfk-")
-subprocess.run(["protoc", "-I", PROTO_DIR, "--python_out=" + tmp, "deviceplugin_v1beta1.proto"], check=True)
-sys.path.insert(0, tmp)
-import deviceplugin_v1beta1_pb2 as pb  # noqa: E402
-
-failures = []
-
-
-def say(line):
-    print(line, flush=True)
-
-
-def check(cond, what):
-    say(("  ok   " if cond else "  FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
+pb = kubelet.load_messages(PROTO_DIR, tmp)
 
 # ---------------------------------------------------------------- fake tree
 # nnq0: NUMA 0, cores 0-3; nnq1: NUMA 0, cores 0-1; nnq2: NUMA 1, cores 0-3
@@ -76,106 +62,15 @@ for n, (numa, cores) in LAYOUT.items():
 
 ALL_CORES = [f"nnq{n}-core{c}" for n, (_, k) in LAYOUT.items() for c in range(k)]
 
-# ---------------------------------------------------------------- Registration
-registrations = queue.Queue()
-
-
-def register(req, ctx):
-    registrations.put(req)
-    return pb.Empty()
-
-
-def kubelet_server():
-    s = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    s.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("v1beta1.Registration", {
-        "Register": grpc.unary_unary_rpc_method_handler(
-            register, request_deserializer=pb.RegisterRequest.FromString,
-            response_serializer=pb.Empty.SerializeToString)}),))
-    s.add_insecure_port("unix:" + os.path.join(PLUGINS, "kubelet.sock"))
-    s.start()
-    return s
-
-
-def take_registrations(n, timeout=10.0):
-    got = {}
-    end = time.monotonic() + timeout
-    while len(got) < n and time.monotonic() < end:
-        try:
-            r = registrations.get(timeout=max(0.01, end - time.monotonic()))
-        except queue.Empty:
-            break
-        got[r.resource_name] = r
-    return got
-
-
-class Plugin:
-    """Calls into one of the plugin's sockets."""
-
-    def __init__(self, endpoint):
-        self.ch = grpc.insecure_channel("unix:" + os.path.join(PLUGINS, endpoint))
-        m = "/v1beta1.DevicePlugin/"
-        self.options = self.ch.unary_unary(m + "GetDevicePluginOptions", pb.Empty.SerializeToString,
-                                           pb.DevicePluginOptions.FromString)
-        self.list_and_watch = self.ch.unary_stream(m + "ListAndWatch", pb.Empty.SerializeToString,
-                                                   pb.ListAndWatchResponse.FromString)
-        self.preferred = self.ch.unary_unary(m + "GetPreferredAllocation",
-                                             pb.PreferredAllocationRequest.SerializeToString,
-                                             pb.PreferredAllocationResponse.FromString)
-        self.allocate = self.ch.unary_unary(m + "Allocate", pb.AllocateRequest.SerializeToString,
-                                            pb.AllocateResponse.FromString)
-        self.prestart = self.ch.unary_unary(m + "PreStartContainer",
-                                            pb.PreStartContainerRequest.SerializeToString,
-                                            pb.PreStartContainerResponse.FromString)
-
-
-class Watch:
-    """ListAndWatch in a thread: every response with its arrival time."""
-
-    def __init__(self, plugin):
-        self.q = queue.Queue()
-        self.call = plugin.list_and_watch(pb.Empty())
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self):
-        try:
-            for r in self.call:
-                self.q.put((time.monotonic(), {d.ID: d.health for d in r.devices}, r))
-        except grpc.RpcError:
-            pass
-
-    def until(self, pred, timeout):
-        end = time.monotonic() + timeout
-        while True:
-            try:
-                t, h, r = self.q.get(timeout=max(0.001, end - time.monotonic()))
-            except queue.Empty:
-                return None
-            if pred(h):
-                return t, h, r
-
-
-def summary(h):
-    bad = sorted(k for k, v in h.items() if v != "Healthy")
-    return f"{len(h)} IDs, Unhealthy: {', '.join(bad) if bad else 'none'}"
-
-
-def code_of(fn, *a):
-    try:
-        fn(*a, timeout=5)
-        return grpc.StatusCode.OK, ""
-    except grpc.RpcError as e:
-        return e.code(), e.details()
-
-
-kub = kubelet_server()
+kub = Kubelet(PLUGINS)
 say(f"fake kubelet: serving Registration on {PLUGINS}/kubelet.sock")
 proc = subprocess.Popen([PLUGIN, "--dev-root", DEV, "--sys-root", SYS, "--proc-root", PROC,
                          "--kubelet-dir", KUBELET, "--poll-ms", "100", "--no-uevents",
                          "--reclaim-grace", "1"],
-                        stderr=open(os.path.join(tmp, "plugin.log"), "w"))
+                        stderr=(log := open(os.path.join(tmp, "plugin.log"), "w")))
 try:
     say("== registration")
-    regs = take_registrations(2)
+    regs = kub.take(2)
     for name, r in sorted(regs.items()):
         say(f"  <- Register version={r.version} endpoint={r.endpoint} resource_name={r.resource_name} "
             f"pre_start_required={r.options.pre_start_required} "
@@ -183,8 +78,8 @@ try:
         check(os.path.exists(os.path.join(PLUGINS, r.endpoint)), f"{r.endpoint} was served before Register")
     check(set(regs) == {"neuron.example/core", "neuron.example/device"}, "both resources registered")
     check(all(r.version == "v1beta1" for r in regs.values()), "version v1beta1")
-    core = Plugin(regs["neuron.example/core"].endpoint)
-    dev = Plugin(regs["neuron.example/device"].endpoint)
+    core = Plugin(PLUGINS, regs["neuron.example/core"].endpoint)
+    dev = Plugin(PLUGINS, regs["neuron.example/device"].endpoint)
     o = core.options(pb.Empty(), timeout=5)
     say(f"  -> GetDevicePluginOptions: pre_start_required={o.pre_start_required} "
         f"get_preferred_allocation_available={o.get_preferred_allocation_available}")
@@ -324,15 +219,15 @@ try:
     write(f"{SYS}/class/nnq/nnq0/core_owners", "0 - -\n1 - -\n2 - -\n3 - -\n")
 
     say("== kubelet restart: kubelet.sock re-created, plugin sockets removed")
-    kub.stop(0).wait()
+    kub.stop()
     for f in os.listdir(PLUGINS):
         os.unlink(os.path.join(PLUGINS, f))
     t0 = time.monotonic()
-    kub = kubelet_server()
-    regs = take_registrations(2, 5)
+    kub = Kubelet(PLUGINS)
+    regs = kub.take(2, 5)
     say(f"  <- Register again: {sorted(regs)} [{(time.monotonic() - t0) * 1000:.0f} ms]")
     check(set(regs) == {"neuron.example/core", "neuron.example/device"}, "both registered again")
-    core = Plugin(regs["neuron.example/core"].endpoint) if regs else core
+    core = Plugin(PLUGINS, regs["neuron.example/core"].endpoint) if regs else core
     w = Watch(core)
     got = w.until(lambda h: True, 5)
     check(got is not None and len(got[1]) == 10, "ListAndWatch on the new socket")
@@ -340,19 +235,11 @@ try:
         say(f"  <- {summary(got[1])}")
     check(proc.poll() is None, "the plugin is still running")
 finally:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        rc = proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        rc = "killed"
+    log.close()
+    rc = kubelet.stop_plugin(proc, os.path.join(tmp, "plugin.log"))
     check(rc == 0, f"plugin exits 0 on SIGTERM (got {rc})")
-    kub.stop(0)
-    say("== plugin log")
-    with open(os.path.join(tmp, "plugin.log")) as f:
-        for line in f:
-            say("  | " + line.rstrip())
+    kub.stop()
     shutil.rmtree(tmp, ignore_errors=True)
 
-say(f"fake kubelet: {'FAILED: ' + '; '.join(failures) if failures else 'all checks passed'}")
-sys.exit(1 if failures else 0)
+say(f"fake kubelet: {'FAILED: ' + '; '.join(kubelet.failures) if kubelet.failures else 'all checks passed'}")
+sys.exit(1 if kubelet.failures else 0)
