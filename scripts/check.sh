@@ -383,7 +383,7 @@ count_lane debug "VM debug kernel" "$build/vm/lane-debug.log"
 #     (selftests/npd/check-npd-rules.sh, docs/decisions.md#npd-rules)
 stage_begin
 selftests/npd/check-npd-rules.sh "$build"/vm/{tests,torn-control,sunda,devtest-B,e2e}.log \
-	"$build"/vm/lane-{hotplug,faults,storm,recovery,iommu,iommu-removal,6.12,debug}.log \
+	"$build"/vm/lane-{hotplug,faults,storm,recovery,iommu,iommu-removal,k8s,6.12,debug}.log \
 	>"$build/npd.log" 2>&1
 st=$?
 count_tap "npd rules ($(elapsed))" "$build/npd.log" $st
