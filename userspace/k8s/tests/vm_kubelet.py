@@ -35,6 +35,7 @@ import time
 
 import grpc
 
+sys.dont_write_bytecode = True  # the tests run from the source tree, which stays clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kubelet  # noqa: E402
 from kubelet import Kubelet, Plugin, Watch, check, code_of, say, summary  # noqa: E402
