@@ -15,7 +15,9 @@
 # binary: $(dirname "$(build-qemu.sh | tail -1)")/neuron-tpb-test
 # (docs/architecture.md#qtest).
 #
-# Usage: build-qemu.sh            build if needed, print the binary's path last
+# Usage: build-qemu.sh [--no-qtest]   build if needed, print the binary's path last
+#   --no-qtest: QEMU only (make demo); a later call without it builds the
+#   qtest into the same cache directory from the kept tree (seconds)
 # Env:   NEURON_CACHE (default /var/cache/neuron)
 set -euo pipefail
 
@@ -25,12 +27,15 @@ cache=${NEURON_CACHE:-/var/cache/neuron}
 src=$cache/qemu-src
 build=$src/build
 
+qtest=1
+[ "${1:-}" = --no-qtest ] && qtest=0
 key=$( (cd "$top" && find emulator/qemu emulator/tests/qtest/neuron-tpb-test.c include/neuron \
 	include/uapi/linux/neuron_record.h include/uapi/linux/neuron.h include/uapi/linux/neuron_isa.h \
 	-type f -print0 | sort -z |
 	xargs -0 sha256sum) | sha256sum | cut -c1-16)
 out=$cache/qemu-$key
-if [ -x "$out/qemu-system-x86_64" ] && [ -x "$out/neuron-tpb-test" ]; then
+cached() { [ -x "$out/qemu-system-x86_64" ] && { [ $qtest -eq 0 ] || [ -x "$out/neuron-tpb-test" ]; }; }
+if cached; then
 	echo "build-qemu: cached ($out)" >&2
 	echo "$out/qemu-system-x86_64"
 	exit 0
@@ -46,7 +51,7 @@ if ! flock -n 9; then
 	echo "build-qemu: waiting for another build ($cache/build.lock)" >&2
 	flock 9
 fi
-if [ -x "$out/qemu-system-x86_64" ] && [ -x "$out/neuron-tpb-test" ]; then
+if cached; then
 	echo "build-qemu: cached ($out)" >&2
 	echo "$out/qemu-system-x86_64"
 	exit 0
@@ -119,13 +124,15 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 
 echo "build-qemu: building (a cold build takes about 3 minutes on 2 cores)" >&2
-ninja -C "$build" -j"$(nproc)" qemu-system-x86_64 tests/qtest/neuron-tpb-test \
-	>"$cache/ninja.log" 2>&1 || {
+targets=(qemu-system-x86_64)
+[ $qtest -eq 1 ] && targets+=(tests/qtest/neuron-tpb-test)
+ninja -C "$build" -j"$(nproc)" "${targets[@]}" >"$cache/ninja.log" 2>&1 || {
 	grep -B2 -A12 -m3 'error' "$cache/ninja.log" >&2 || tail -40 "$cache/ninja.log" >&2
 	exit 1
 }
 mkdir -p "$out.tmp"
-cp "$build/qemu-system-x86_64" "$build/tests/qtest/neuron-tpb-test" "$out.tmp/"
+cp "$build/qemu-system-x86_64" "$out.tmp/"
+[ $qtest -eq 1 ] && cp "$build/tests/qtest/neuron-tpb-test" "$out.tmp/"
 rm -rf "$out"
 mv "$out.tmp" "$out"
 echo "$out/qemu-system-x86_64"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Debug-kernel VM lane: boots, on 2 vCPUs behind an Intel IOMMU
+# Debug-kernel VM lane: boots two guests side by side (the kselftests split
+# between them), each on 2 vCPUs behind an Intel IOMMU
 # (intel_iommu=on iommu.strict=1), the kernel scripts/debug-kernel/build.sh builds
 # from linux-source-6.1 (KASAN, lockdep/PROVE_LOCKING, KFENCE, kmemleak,
 # DEBUG_ATOMIC_SLEEP; cached) with nnq.ko built against that tree in
@@ -50,8 +51,8 @@ lane_payload "$payload" || lane_fail_early payload "no kselftests in $build/self
 
 cat >"$payload/guest-debug.sh" <<'GUEST'
 #!/bin/sh
-# Runs in the debug-kernel guest: the main lane's checks, then the kernel's
-# own checkers' verdict. Prints TAP.
+# Runs in the debug-kernel guest: the main lane's checks (on the kselftests
+# named as arguments), then the kernel's own checkers' verdict. Prints TAP.
 kml=/sys/kernel/debug/kmemleak
 echo "# debug kernel: $(uname -r), cmdline: $(cat /proc/cmdline)"
 # leaks (or false positives) from boot are not the driver's: forget them
@@ -62,7 +63,7 @@ fi
 
 # no devtests: they drive the bare device with physical addresses, which an
 # IOMMU rightly refuses (the main lane runs them, without an IOMMU)
-/opt/neuron/guest-tests.sh --lane debug --no-devtests
+/opt/neuron/guest-tests.sh --lane debug --no-devtests "$@"
 suite=$?
 
 n=0 fails=0
@@ -131,22 +132,59 @@ echo "lane-debug: $dk/bzImage with $obj/kernel/nnq.ko" >&2
 # every step of a surprise removal and of a fatal AER recovery too
 # (debug.config has CONFIG_PCIEAER; lifecycle_test's aer group runs in the
 # recovery lane).
+# The kselftests run in two guests side by side, each with its own QEMU,
+# monitor and checkers: a guest is one TCG thread, and this lane is the
+# last to finish a make check, so one guest alone would leave a core idle
+# (docs/build-environment.md#check-time). The first guest takes the tests
+# named here, the second every other one (a new test lands there).
+first="race_test events_test torn_test submit_bench tenancy_test nq_test dge_test fdinfo_test route_test"
+tests_a=() tests_b=()
+for t in "$payload"/tests/*; do
+	t=$(basename "$t")
+	case " $first " in
+	*" $t "*) tests_a+=("$t") ;;
+	*) tests_b+=("$t") ;;
+	esac
+done
 work=$(mktemp -d)
-vm=""
-trap '[ -n "$vm" ] && kill "$vm" 2>/dev/null; rm -rf "$work"' EXIT
-: >"$log.host"
+vms=()
+trap 'for p in "${vms[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 robust="mmap_abuse,access,removal,fuzz,hotplug"
 lifecycle="pinning,flr,surprise"
 race="flr,unbind,uevent,surprise,aer"
-NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
-	--module "$obj/kernel/nnq.ko" --payload "$payload" --memory 1024 \
-	--smp 2 --iommu --monitor "$work/monitor.sock" --timeout 3000 \
-	--append "kfence.sample_interval=10 neuron_robust=$robust neuron_lifecycle=$lifecycle neuron_race=$race" \
-	-- /opt/neuron/guest-debug.sh &
-vm=$!
-set +e	# a monitor command that fails must not end the lane
-lane_relay "$vm" "$work/monitor.sock"
-wait "$vm"
-status=$?
-vm=""
-exit $status
+# guest NAME TEST...: one guest and the relay of its monitor requests; the
+# console goes to $log.NAME
+guest() {
+	local name=$1 vm
+	shift
+	local log=$log.$name
+	: >"$log.host"
+	NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
+		--module "$obj/kernel/nnq.ko" --payload "$payload" --memory 1024 \
+		--smp 2 --iommu --monitor "$work/monitor-$name.sock" --timeout 3000 \
+		--append "kfence.sample_interval=10 neuron_robust=$robust neuron_lifecycle=$lifecycle neuron_race=$race" \
+		-- /opt/neuron/guest-debug.sh "$@" >/dev/null 2>&1 &
+	vm=$!
+	set +e	# a monitor command that fails must not end the lane
+	lane_relay "$vm" "$work/monitor-$name.sock"
+	wait "$vm"
+}
+guest 1 "${tests_a[@]}" &
+vms+=($!)
+guest 2 "${tests_b[@]}" &
+vms+=($!)
+set +e
+wait "${vms[0]}"
+status1=$?
+wait "${vms[1]}"
+status2=$?
+vms=()
+# one console for the counting and the node-problem-detector check
+{
+	echo "# lane-debug: guest 1 (status $status1): ${tests_a[*]}"
+	cat "$log.1"
+	echo "# lane-debug: guest 2 (status $status2): ${tests_b[*]}"
+	cat "$log.2"
+} >"$log"
+cat "$log.1.host" "$log.2.host" >"$log.host" 2>/dev/null
+[ "$status1" -eq 0 ] && [ "$status2" -eq 0 ]
