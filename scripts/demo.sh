@@ -12,7 +12,8 @@ build=$PWD/build
 t0=$(date +%s)
 
 scripts/setup-host.sh --demo
-. scripts/ccache-env.sh
+# no compiler cache: its objects (unoptimised, below) serve no other build,
+# and filling it costs a cold run a preprocessor pass a file
 mkdir -p "$build"
 emulator/qemu/build-qemu.sh --no-qtest >"$build/demo-qemu.out" 2>"$build/demo-qemu.log" &
 qemu_job=$!
@@ -26,7 +27,9 @@ make -s module
 # (docs/build-environment.md#demo)
 cmake -S userspace -B "$build/demo-userspace" -DCMAKE_BUILD_TYPE=None \
 	-DNEURON_BUILD_TESTS=OFF -DNEURON_BUILD_BENCH=OFF -DNEURON_BUILD_K8S=OFF >/dev/null
-cmake --build "$build/demo-userspace" -j2 --target neuron-nq
+# at a lower priority than QEMU, the longer build: it fills the cores
+# QEMU leaves idle (its one-thread code generation and links)
+nice -n 10 cmake --build "$build/demo-userspace" -j2 --target neuron-nq
 wait "$qemu_job" || { cat "$build/demo-qemu.log" >&2; exit 1; }
 wait "$kernel_job" || { cat "$build/demo-kernel.log" >&2; exit 1; }
 qemu=$(tail -1 "$build/demo-qemu.out")
