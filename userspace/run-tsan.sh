@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # ThreadSanitizer job: configure, build and run libneuron's GoogleTest
-# suites (ctest label "unit": neuron_tests, c_api_internal_tests,
-# bench_measure_tests) with -fsanitize=thread in build/userspace-tsan (next
-# to build/userspace). The CLI, the device plugin and the VM programs are
-# not built here, so neither are their tests (the plain ctest and the VM
-# lanes run them): the stage builds only what it runs
-# (docs/build-environment.md#check-time). With the producer/consumer race tests shortened to NEURON_RACE_RECORDS records
-# (default 1000000; the Reaper race runs a tenth of it). Exits non-zero if
+# suites (target unit_tests, ctest label "unit": neuron_tests,
+# c_api_internal_tests, bench_measure_tests) with -fsanitize=thread in
+# build/userspace-tsan (next to build/userspace). The CLI, the device plugin
+# and the VM programs are not built here, so neither are their tests (the
+# plain ctest and the VM lanes run them): the stage builds only what it runs
+# (docs/decisions.md#check-budget). The producer/consumer race tests are
+# shortened to NEURON_RACE_RECORDS records (default 1000000; the Reaper
+# race runs a tenth of it). Exits non-zero if
 # the build or any test fails, or if TSan reports a race (TSan makes the test
 # fail: halt_on_error, exitcode 66).
 #
@@ -23,9 +24,6 @@ export NEURON_RACE_RECORDS="${NEURON_RACE_RECORDS:-1000000}"
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 exitcode=66 second_deadlock_stack=1}"
 
 cmake -S "$here" -B "$build" -DNEURON_TSAN=ON -DNEURON_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
-targets="neuron_tests c_api_internal_tests"
-grep -q '^bench_measure_tests:' "$build/Makefile" 2>/dev/null && targets="$targets bench_measure_tests"
-# shellcheck disable=SC2086 # a list of target names
-cmake --build "$build" -j"$jobs" --target $targets
+cmake --build "$build" -j"$jobs" --target unit_tests
 ctest --test-dir "$build" -j"$jobs" -L unit --output-on-failure "$@"
 echo "run-tsan: all tests passed under ThreadSanitizer (NEURON_RACE_RECORDS=$NEURON_RACE_RECORDS)"
