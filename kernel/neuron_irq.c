@@ -503,7 +503,7 @@ static irqreturn_t neuron_irq_fault(int irq, void *data)
 		neuron_irq_log_fault(ndev, NEURON_HWE_DMA_ERROR, status, cores);
 	if (status & NEURON_FAULT_INTR_STORM)
 		neuron_irq_log_fault(ndev, NEURON_HWE_INTR_STORM, status, cores);
-	if (status & ~(NEURON_FAULT_DMA_ERROR | NEURON_FAULT_INTR_STORM))
+	if (status & ~NEURON_FAULT_NAMED)
 		neuron_irq_log_fault(ndev, NEURON_HWE_DEVICE_FAULT, status, cores);
 	if (!cores) {
 		ev.core = U32_MAX;	/* no core named: the watchers only */
@@ -540,8 +540,7 @@ static void neuron_irq_unmask_all(struct neuron_device *ndev)
 	for (c = 0; c < ndev->num_cores; c++)
 		neuron_irq_write_mask(ndev, c);
 	spin_unlock_irq(&ndev->irq_lock);
-	neuron_wr(ndev, NEURON_REG_FAULT_MASK,
-		  NEURON_FAULT_DMA_ERROR | NEURON_FAULT_INTR_STORM);
+	neuron_wr(ndev, NEURON_REG_FAULT_MASK, NEURON_FAULT_NAMED);
 }
 
 static void neuron_irq_free_vectors(struct neuron_device *ndev)

@@ -26,7 +26,9 @@
  *                 "core<c> <n>" (NOTIFIC), then "throttle <n>", "fault <n>"
  *   fault_counts  device faults by NEURON_REG_FAULT_STATUS bit:
  *                 "dma_error <n>", "intr_storm <n>" (the storms the driver
- *                 rate limited, neuron_irq.c)
+ *                 rate limited, neuron_irq.c), "unnamed <n>" (the bits
+ *                 the UAPI has no name for, summed: each is logged as
+ *                 device-fault)
  *   intr_storms   one line per core, "core<c> <n> 0x<mask>": interrupt
  *                 storms detected on the core, and the tpb_notific_intr
  *                 causes masked for one right now
@@ -85,6 +87,7 @@
  *   core          "<c>": the core whose calls a file of /dev/nnqN-coreC
  *                 may make
  */
+#include <linux/bitops.h>
 #include <linux/device.h>
 #include <linux/log2.h>
 #include <linux/pid.h>
@@ -235,14 +238,19 @@ static ssize_t fault_counts_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
 	struct neuron_device *ndev = dev_get_drvdata(dev);
-	u64 dma, storm;
+	unsigned long unnamed_bits = ~(unsigned long)NEURON_FAULT_NAMED;
+	u64 dma, storm, unnamed = 0;
 	unsigned long flags;
+	unsigned int bit;
 
 	spin_lock_irqsave(&ndev->irq_lock, flags);
 	dma = ndev->fault_count[ilog2(NEURON_FAULT_DMA_ERROR)];
 	storm = ndev->fault_count[ilog2(NEURON_FAULT_INTR_STORM)];
+	for_each_set_bit(bit, &unnamed_bits, NEURON_FAULT_BITS)
+		unnamed += ndev->fault_count[bit];
 	spin_unlock_irqrestore(&ndev->irq_lock, flags);
-	return sysfs_emit(buf, "dma_error %llu\nintr_storm %llu\n", dma, storm);
+	return sysfs_emit(buf, "dma_error %llu\nintr_storm %llu\nunnamed %llu\n",
+			  dma, storm, unnamed);
 }
 static DEVICE_ATTR_RO(fault_counts);
 

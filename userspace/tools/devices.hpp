@@ -96,7 +96,7 @@ struct DeviceSample {
   // never 0 (docs/metrics.md#sources).
   std::optional<std::uint64_t> throttle_edges, spurious;  ///< intr_counts
   std::optional<std::uint64_t> fault_edges;               ///< edge_counts
-  std::optional<std::map<std::string, std::uint64_t>> faults;  ///< fault_counts: dma_error, intr_storm
+  std::optional<std::map<std::string, std::uint64_t>> faults;  ///< fault_counts: dma_error, intr_storm, unnamed
   std::optional<std::map<std::string, std::uint64_t>> resets;  ///< reset_counts: remove, flr, ...
   std::optional<std::uint64_t> records_lost;                   ///< reset_counts records_lost
   std::optional<std::uint64_t> fanout_edges, fanout_copies;    ///< event_fanout

@@ -148,7 +148,7 @@ nlohmann::json error_summary(const DeviceSample& d) {
     for (const auto& c : d.cores) n += c.intr[bit];
     j[cause_name(bit)] = d.intr_known ? nlohmann::json(n) : nlohmann::json(nullptr);
   }
-  // device faults under sysfs fault_counts' names in upper case: DMA_ERROR, INTR_STORM
+  // device faults under sysfs fault_counts' names in upper case: DMA_ERROR, INTR_STORM, UNNAMED
   if (d.faults)
     for (const auto& [name, n] : *d.faults) {
       std::string key = name;

@@ -457,7 +457,7 @@ static NeuronPushResult neuron_nq_write(NeuronCore *c, unsigned int qi,
         q->dma_error = true;
         neuron_nq_owe_hw_ovf(c, qi, buffered);
         neuron_notific_raise(c, NEURON_NOTIFIC_INTR_AXI_WRITE_ERROR);
-        neuron_core_up(c, NEURON_UP_FAULT, NEURON_FAULT_DMA_ERROR);
+        neuron_core_up(c, NEURON_UP_FAULT, (int)c->cfg.dma_error_bits);
         return NEURON_PUSH_DROPPED;
     }
     q->dma_error = false;

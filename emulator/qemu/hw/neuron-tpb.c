@@ -597,6 +597,13 @@ static bool neuron_check_props(NeuronTPBState *s, Error **errp)
                    NEURON_NUM_SW_QUEUES);
         return false;
     }
+    if (!(s->fault_dma_error_bits & NEURON_FAULT_DMA_ERROR) ||
+        (s->fault_dma_error_bits & NEURON_FAULT_INTR_STORM)) {
+        error_setg(errp, "neuron-tpb: fault-dma-error-bits=0x%x, must have "
+                   "bit 0 (DMA_ERROR) and not bit 1 (INTR_STORM, the "
+                   "driver's own)", s->fault_dma_error_bits);
+        return false;
+    }
     if (s->fault_stuck_engine < -1 ||
         s->fault_stuck_engine >=
             (int32_t)(s->num_cores * NEURON_ENGINES_PER_CORE)) {
@@ -730,6 +737,7 @@ static void neuron_core_config(NeuronTPBState *s, NeuronCore *c)
     c->cfg.dma_error_queue =
         dma >= 0 && dma / NEURON_NUM_SW_QUEUES == (int32_t)c->index ?
         dma % NEURON_NUM_SW_QUEUES : -1;
+    c->cfg.dma_error_bits = s->fault_dma_error_bits;
     c->cfg.stuck_engine =
         stuck >= 0 && stuck / NEURON_ENGINES_PER_CORE == (int32_t)c->index ?
         stuck % NEURON_ENGINES_PER_CORE : -1;
@@ -940,6 +948,9 @@ static Property neuron_tpb_properties[] = {
     DEFINE_PROP_STRING("gen", NeuronTPBState, gen_name),
     DEFINE_PROP_INT32("fault-dma-error-queue", NeuronTPBState,
                       fault_dma_error_queue, -1),
+    /* a newer device's finer cause beside DMA_ERROR, docs/device-model.md */
+    DEFINE_PROP_UINT32("fault-dma-error-bits", NeuronTPBState,
+                       fault_dma_error_bits, NEURON_FAULT_DMA_ERROR),
     DEFINE_PROP_INT32("fault-stuck-engine", NeuronTPBState,
                       fault_stuck_engine, -1),
     DEFINE_PROP_INT32("fault-intr-storm", NeuronTPBState,

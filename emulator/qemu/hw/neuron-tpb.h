@@ -104,6 +104,9 @@ typedef void NeuronUpcallFn(void *opaque, NeuronCore *c, NeuronUpcall ev,
  * @gen:             enum neuron_gen
  * @stuck_engine:    engine of this core that never retires (-1 none)
  * @dma_error_queue: queue of this core whose ring writes fail (-1 none)
+ * @dma_error_bits:  FAULT_STATUS bits a failed ring write sets (property
+ *                   fault-dma-error-bits: DMA_ERROR and maybe bits the
+ *                   UAPI has no name for)
  * @intr_storm:      tpb_notific_intr cause stuck asserted (-1 none)
  * @stuck_disable_queue: queue of this core that ignores a QUEUE_ENABLE
  *                   write clearing its bit (-1 none): it stays enabled and
@@ -122,6 +125,7 @@ typedef struct NeuronCoreConfig {
     uint32_t gen;
     int stuck_engine;
     int dma_error_queue;
+    uint32_t dma_error_bits;
     int intr_storm;
     int stuck_disable_queue;
     uint64_t insn_delay_ns;
@@ -374,6 +378,7 @@ struct NeuronTPBState {
     uint64_t mem_size;
     char *gen_name;
     int32_t fault_dma_error_queue;      /* core * 10 + queue, -1 off */
+    uint32_t fault_dma_error_bits;      /* FAULT_STATUS bits of a failed write */
     int32_t fault_stuck_engine;         /* core * 5 + engine, -1 off */
     int32_t fault_intr_storm;           /* core * 9 + intr cause, -1 off */
     uint64_t insn_delay_ns;
