@@ -23,8 +23,19 @@ setup:
 module:
 	$(MAKE) -C kernel KVER=$(KVER)
 
+# Built with the package build's flags and prefix (dpkg-buildflags under
+# debian/rules' hardening=+all, CPPFLAGS appended as debhelper appends them;
+# /usr), in a directory as deep as the package's (debian/rules
+# --builddirectory): the objects are then the ones `make deb` compiles, and
+# the compiler cache hands them over (docs/decisions.md#check-budget).
+PKGFLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
 userspace:
-	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr \
+		-DCMAKE_C_FLAGS="$$($(PKGFLAGS) CFLAGS || echo -g -O2) $$($(PKGFLAGS) CPPFLAGS)" \
+		-DCMAKE_CXX_FLAGS="$$($(PKGFLAGS) CXXFLAGS || echo -g -O2) $$($(PKGFLAGS) CPPFLAGS)" \
+		-DCMAKE_EXE_LINKER_FLAGS="$$($(PKGFLAGS) LDFLAGS)" \
+		-DCMAKE_SHARED_LINKER_FLAGS="$$($(PKGFLAGS) LDFLAGS)" \
+		-DCMAKE_MODULE_LINKER_FLAGS="$$($(PKGFLAGS) LDFLAGS)" >/dev/null
 	cmake --build $(BUILD)/userspace -j2
 
 qemu:

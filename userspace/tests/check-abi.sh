@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # libneuron.so's ABI against the last released one (userspace/README.md#versions):
 # Debian's libabigail (abigail-tools) compares the built .so, with its debug
-# information (a RelWithDebInfo build), against the ABI dump committed in
+# information (make userspace builds with -g), against the ABI dump committed in
 # userspace/abi/libneuron.abi (abidw's XML of the released .so). Prints TAP:
 #   abi.soname                the built .so's SONAME is the dump's
 #   abi.libneuron_matches_dump abidiff finds no change at all: a removed or

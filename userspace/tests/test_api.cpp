@@ -380,7 +380,8 @@ TEST(MovedFrom, MappingAndFd) {
 }
 
 // ------------------------------------------------------------------ Result misuse
-// This build defines NDEBUG (RelWithDebInfo): no assert() could catch these.
+// Misuse throws whether or not NDEBUG is defined (RelWithDebInfo defines it,
+// the package flags of `make userspace` do not): no assert() catches these.
 TEST(ResultMisuse, ValueOnAnErrorThrows) {
   Result<int> bad = unexpected(Error::from_errno(EBUSY, "NEURON_IOC_NQ_INIT core=0 queue=3"));
   try {

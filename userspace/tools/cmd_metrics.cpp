@@ -39,7 +39,9 @@ struct MetricsArgs {
   // the kubelet's PodResources socket (docs/k8s.md#pod-metrics); "" = none
   std::string pod_resources = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::string resource_prefix = "neuron.example";
-  std::string helper = kPodResourcesHelper;  // hidden, for tests: the built neuron-pod-resources
+  // the helper neuron-pod-resources (the neuron-device-plugin package) as
+  // installed, so neuron-nq links no gRPC; hidden, for tests: the built one
+  std::string helper = NEURON_POD_RESOURCES_HELPER;
 };
 
 unsigned cores_of(unsigned index, const void* ctx) {

@@ -35,10 +35,6 @@ struct ContainerDevices {
 PodLabels pod_labels(const std::vector<ContainerDevices>& list, const std::string& prefix,
                      unsigned (*cores_of)(unsigned, const void*), const void* ctx);
 
-/// The helper neuron-pod-resources (the neuron-device-plugin package) as
-/// installed; neuron-nq does not link gRPC itself.
-inline constexpr const char* kPodResourcesHelper = NEURON_POD_RESOURCES_HELPER;
-
 /// Parse the helper's output: "pod\tnamespace\tcontainer\tresource\tid"
 /// lines, grouped into one entry per line. Malformed lines are skipped.
 std::vector<ContainerDevices> parse_helper_output(const std::string& text);

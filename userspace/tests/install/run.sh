@@ -20,16 +20,18 @@ cmake -S "$src" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/nul
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer"
 "$work/consumer/c-consumer"
+# lib, or lib/<multiarch> for the /usr prefix on Debian (GNUInstallDirs)
+libdir=$work/prefix/$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build/CMakeCache.txt")
 static=""
-[ -e "$work/prefix/lib/libneuron.a" ] && static=--static  # a static libneuron needs its private deps too
-export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+[ -e "$libdir/libneuron.a" ] && static=--static  # a static libneuron needs its private deps too
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
 flags=$(pkg-config $static --cflags --libs neuron)
 case " $(pkg-config --cflags neuron) " in
 *" -std="*) echo "neuron.pc forces a language standard: $(pkg-config --cflags neuron)"; exit 1 ;;
 esac
 # shellcheck disable=SC2086
-c++ -std=c++20 "$src/main.cpp" $flags -Wl,-rpath,"$work/prefix/lib" -o "$work/pc-consumer"
+c++ -std=c++20 "$src/main.cpp" $flags -Wl,-rpath,"$libdir" -o "$work/pc-consumer"
 "$work/pc-consumer"
 # shellcheck disable=SC2086
-cc -std=c99 -Wall -Wextra -pedantic -Werror "$src/consumer.c" $flags -Wl,-rpath,"$work/prefix/lib" -o "$work/pc-c-consumer"
+cc -std=c99 -Wall -Wextra -pedantic -Werror "$src/consumer.c" $flags -Wl,-rpath,"$libdir" -o "$work/pc-c-consumer"
 "$work/pc-c-consumer"
