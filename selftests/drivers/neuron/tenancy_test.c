@@ -682,6 +682,26 @@ TEST_F_TIMEOUT(ten, cross_tenant, 300)
 		       sh->stream_altered);
 }
 
+/* The engine's state, or -errno. */
+static int engine_state(int fd, __u32 core, __u32 engine)
+{
+	struct neuron_engine_status st;
+	int ret = neuron_engine_status(fd, core, engine, &st);
+
+	return ret ? ret : (int)st.state;
+}
+
+/* Polls the engine until it is in @state or NEURON_WAIT_MS passed; its last state. */
+static int engine_until(int fd, __u32 core, __u32 engine, int state)
+{
+	uint64_t deadline = neuron_now_ms() + NEURON_WAIT_MS;
+	int st;
+
+	while ((st = engine_state(fd, core, engine)) != state && neuron_now_ms() < deadline)
+		usleep(1000);
+	return st;
+}
+
 /* ==== kill9 ================================================================ */
 
 /*
@@ -718,6 +738,12 @@ static int doomed_owner(void *arg)
 	if (neuron_submit(fd, 0, NEURON_ENGINE_PE, delay, 2, 0) ||
 	    neuron_submit(fd, 1, NEURON_ENGINE_ACT, wait, 2, 0))
 		return 34;
+	/*
+	 * SUBMIT starts the engine RUNNING; it is WAITING only once the device
+	 * has executed the WAIT_GE. Ready means both states are there to see.
+	 */
+	if (engine_until(fd, 1, NEURON_ENGINE_ACT, NEURON_ENGINE_WAITING) != NEURON_ENGINE_WAITING)
+		return 35;
 	set_flag(&sh->a_ready);
 	for (;;)
 		pause();
@@ -2007,26 +2033,6 @@ static uint32_t prog_area(const struct neuron_device_info *info, unsigned int co
 			(uint64_t)info->num_cores * NEURON_ENGINES_PER_CORE * 0x10000;
 
 	return (uint32_t)(base + (uint64_t)(core * NEURON_ENGINES_PER_CORE + engine) * 0x10000);
-}
-
-/* The engine's state, or -errno. */
-static int engine_state(int fd, __u32 core, __u32 engine)
-{
-	struct neuron_engine_status st;
-	int ret = neuron_engine_status(fd, core, engine, &st);
-
-	return ret ? ret : (int)st.state;
-}
-
-/* Polls the engine until it is in @state or NEURON_WAIT_MS passed; its last state. */
-static int engine_until(int fd, __u32 core, __u32 engine, int state)
-{
-	uint64_t deadline = neuron_now_ms() + NEURON_WAIT_MS;
-	int st;
-
-	while ((st = engine_state(fd, core, engine)) != state && neuron_now_ms() < deadline)
-		usleep(1000);
-	return st;
 }
 
 /*
