@@ -57,8 +57,6 @@
 #define NEURON_PM_D0            0
 #define NEURON_PM_D3HOT         3
 
-#define NEURON_FAULT_ALL \
-    (NEURON_FAULT_DMA_ERROR | NEURON_FAULT_INTR_STORM)
 #define NEURON_THROTTLE_ARMED   (1u << 0)
 #define NEURON_RESET_QUIESCE    1u
 
@@ -351,13 +349,13 @@ static void neuron_global_write(NeuronTPBState *s, hwaddr addr, uint32_t val)
         s->fault_cores &= ~val;
         break;
     case NEURON_REG_FAULT_MASK:
-        if (val & ~NEURON_FAULT_ALL) {
+        if (val & ~NEURON_FAULT_NAMED) {
             qemu_log_mask(LOG_GUEST_ERROR,
                           "neuron-tpb: FAULT_MASK 0x%x has undefined bits\n",
                           val);
         }
         was_pending = s->fault_status & s->fault_mask;
-        s->fault_mask = val & NEURON_FAULT_ALL;
+        s->fault_mask = val & NEURON_FAULT_NAMED;
         if (!was_pending && (s->fault_status & s->fault_mask)) {
             neuron_msix_notify(s, NEURON_MSIX_VEC_FAULT(s->num_cores));
         }

@@ -92,6 +92,8 @@ enum neuron_engine_state {
 /* Device faults (NEURON_EDGE_FAULT @cause bits, sysfs fault_counts) */
 #define NEURON_FAULT_DMA_ERROR	(1u << 0)	/* an AXI write to host memory failed */
 #define NEURON_FAULT_INTR_STORM	(1u << 1)	/* interrupts were rate limited */
+/* every bit named above; a device may raise others, counted as "unnamed" */
+#define NEURON_FAULT_NAMED	(NEURON_FAULT_DMA_ERROR | NEURON_FAULT_INTR_STORM)
 
 /*
  * tpb_notific_intr_N causes (NEURON_EDGE_NOTIFIC @cause: bit N is cause N):

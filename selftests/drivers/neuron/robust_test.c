@@ -2746,8 +2746,7 @@ TEST_F_TIMEOUT(faults, dma_write_error, 120)
 	struct neuron_ring tring = { 0 }, gring = { 0 };
 	struct neuron_nq_info info;
 	long long dma0, intr0, unnamed0;
-	const bool unnamed = opt_dma_bits & ~(long long)(NEURON_FAULT_DMA_ERROR |
-							NEURON_FAULT_INTR_STORM);
+	const bool unnamed = opt_dma_bits & ~(long long)NEURON_FAULT_NAMED;
 	int fd, notific = 0, fault = 0, traced = 0, good = 0;
 
 	ASSERT_LE(0, opt_dma_queue) TH_LOG("--dma-queue=N: the VM's fault-dma-error-queue");
