@@ -43,7 +43,7 @@ using ns = std::chrono::nanoseconds;
 namespace {
 
 /// Record number `seq` (bytes 8..15) of PE's EXPLICIT type.
-Record rec(std::uint64_t seq) {
+Record pe_rec(std::uint64_t seq) {
   return seq_record(seq, NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_PE, NEURON_ENGINE_RECORD_EXPLICIT));
 }
 
@@ -116,7 +116,7 @@ TEST(Coalescing, RecordsBelowTheCountLimitArriveByTheTimeLimit) {
   auto w = reaper->expect([](const Arrival& a) { return a.record && seq_of(*a.record) == 4; });
   ASSERT_TRUE(w);
   ASSERT_TRUE(wait_until([&] { return fq.drains() > 0; }, 5s));  // the first look is over: only an edge wakes it
-  for (std::uint64_t i = 0; i < 5; ++i) fq.push(rec(i));
+  for (std::uint64_t i = 0; i < 5; ++i) fq.push(pe_rec(i));
   ASSERT_EQ(WaitStatus::Completed, w->wait(5s));
   EXPECT_EQ(5u, reaper->stats().records);
   EXPECT_EQ(0u, fq.count_edges());
@@ -156,7 +156,7 @@ TEST(Coalescing, AdaptiveBoundsACountLimitWithoutTimeLimitByTheBudget) {
   auto w = reaper->expect([](const Arrival& a) { return a.record && seq_of(*a.record) == 4; });
   ASSERT_TRUE(w);
   ASSERT_TRUE(wait_until([&] { return fq.drains() > 0; }, 5s));  // the first look is over: only an edge wakes it
-  for (std::uint64_t i = 0; i < 5; ++i) fq.push(rec(i));
+  for (std::uint64_t i = 0; i < 5; ++i) fq.push(pe_rec(i));
   ASSERT_EQ(WaitStatus::Completed, w->wait(5s));
   // by the time limit, unless the moderator found the queue idle for a
   // window (10 ms) before the records came and set the count limit to 1
@@ -180,8 +180,8 @@ TEST(Coalescing, PresetIsAppliedOnceAndARefusalFailsStart) {
   ASSERT_TRUE(r) << r.error().message();
   auto w = (*r)->expect([](const Arrival& a) { return a.record && seq_of(*a.record) == 2; });
   ASSERT_TRUE(wait_until([&] { return fq[2]->drains() > 0; }, 5s));
-  fq[2]->push(rec(1));
-  fq[2]->push(rec(2));  // 2 < 8: by the 10 ms time limit
+  fq[2]->push(pe_rec(1));
+  fq[2]->push(pe_rec(2));  // 2 < 8: by the 10 ms time limit
   ASSERT_EQ(WaitStatus::Completed, w->wait(5s));
   (*r)->stop();
   for (auto* q : fq) {
@@ -295,14 +295,14 @@ TEST(Moderation, AdaptiveRaisesTheThresholdUnderAFloodAndReturnsTo1WhenSlow) {
   const auto flood_start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() < flood_start + 300ms ||
          (!raised() && std::chrono::steady_clock::now() < flood_start + 20s))
-    for (int k = 0; k < 64; ++k) fq.push(rec(pushed++));
+    for (int k = 0; k < 64; ++k) fq.push(pe_rec(pushed++));
   const auto after_flood = fq.calls();
   ASSERT_FALSE(after_flood.empty());
   EXPECT_TRUE(raised()) << "raised to 9 or more by the flood";
 
   for (int k = 0; k < 25 && fq.coalescing()->threshold != 1; ++k) {
     std::this_thread::sleep_for(20ms);
-    fq.push(rec(pushed++));
+    fq.push(pe_rec(pushed++));
   }
   ASSERT_TRUE(wait_until([&] { return got.load() == pushed; }, 5s))
       << got.load() << " of " << pushed << " delivered; fake HEAD " << fq.head() << " TAIL " << fq.tail() << ", "
@@ -369,7 +369,7 @@ TEST(Moderation, FixedModeAndAnOlderDriverNeverCallSetCoalescing) {
     std::uint64_t pushed = 0;
     const auto end = std::chrono::steady_clock::now() + 100ms;
     while (std::chrono::steady_clock::now() < end)
-      for (int k = 0; k < 64; ++k) fq.push(rec(pushed++));
+      for (int k = 0; k < 64; ++k) fq.push(pe_rec(pushed++));
     ASSERT_TRUE(wait_until([&] { return reaper->stats().records == pushed; }, 10s));
     reaper->stop();
     EXPECT_TRUE(fq.calls().empty()) << fq.calls().size() << " calls";

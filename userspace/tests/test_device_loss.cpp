@@ -42,7 +42,7 @@ using steady = std::chrono::steady_clock;
 namespace {
 
 /// Record number `seq` (bytes 8..15) of SP's EXPLICIT type.
-Record rec(std::uint64_t seq) {
+Record sp_rec(std::uint64_t seq) {
   return seq_record(seq, NEURON_ENGINE_NOTIFIC_TYPE(NEURON_ENGINE_SP, NEURON_ENGINE_RECORD_EXPLICIT));
 }
 
@@ -123,7 +123,7 @@ Rig start_rig(std::optional<VanishingFd::Kind> kind, Reaper::Options opt, bool q
   rig.reaper = std::move(r).value();
   auto w = rig.reaper->expect([](const Arrival& a) { return a.record && a.record->u64(8) == 102; });
   EXPECT_TRUE(w);
-  for (unsigned i = 0; i < 3; ++i) rig.q[i]->push(rec(100 + i));
+  for (unsigned i = 0; i < 3; ++i) rig.q[i]->push(sp_rec(100 + i));
   EXPECT_EQ(WaitStatus::Completed, w->wait(5s));
   return rig;
 }
@@ -300,7 +300,7 @@ TEST(DeviceLoss, DrainAfterLossDoesNotTouchTheMapping) {
                          &bells),
       []() -> Result<NqInfo> { return NqInfo{}; }, 0, 1, 0);
   ASSERT_TRUE(q) << q.error().message();
-  ring[0] = rec(7);
+  ring[0] = sp_rec(7);
   ring[0].bytes[3] |= NEURON_ISA_HEADER_PHASE;  // record 0, first pass
   std::array<Record, 4> out{};
   DrainResult r = q->drain(out);
@@ -358,7 +358,7 @@ TEST(DeviceLoss, StatusPageStopsItWithoutAPoll) {
   EXPECT_EQ(0u, reaper.device_files()) << "a file polled although its page covers it";
   auto w = reaper.expect([](const Arrival& a) { return a.record && a.record->u64(8) == 102; });
   ASSERT_TRUE(w);
-  for (unsigned i = 0; i < 3; ++i) q[i]->push(rec(100 + i));
+  for (unsigned i = 0; i < 3; ++i) q[i]->push(sp_rec(100 + i));
   ASSERT_EQ(WaitStatus::Completed, w->wait(5s));
   Waiters ws(reaper, 3);
   const auto drains_before = reaper.stats().drains;
@@ -408,10 +408,10 @@ TEST(DeviceLoss, StatusPageIsReadBeforeEachDrainCall) {
   Reaper& reaper = **r;
   auto gone = reaper.expect([](const Arrival&) { return false; });
   ASSERT_TRUE(gone);
-  q[2]->push(rec(3));
-  q[0]->push(rec(1));
+  q[2]->push(sp_rec(3));
+  q[0]->push(sp_rec(1));
   armed = true;
-  q[1]->push(rec(2));
+  q[1]->push(sp_rec(2));
   EXPECT_EQ(WaitStatus::DeviceGone, gone->wait(5s));
   EXPECT_TRUE(wait_until([&] { return !reaper.running(); }, 1s));
   EXPECT_FALSE(armed.load()) << "queue 1's drain never took its record";
@@ -443,7 +443,7 @@ TEST(DeviceLoss, NotificationQueueReadsItsStatusPage) {
   auto q = NotificationQueue::over(std::span<const Record>(ring.records().data(), 16), Doorbell(),
                                    []() -> Result<NqInfo> { return NqInfo{}; }, 0, 1, 0, UniqueFd(), status.page());
   ASSERT_TRUE(q) << q.error().message();
-  ring[0] = rec(7);
+  ring[0] = sp_rec(7);
   ring[0].bytes[3] |= NEURON_ISA_HEADER_PHASE;
   std::array<Record, 4> out{};
   EXPECT_EQ(1u, q->drain(out).count);
@@ -481,7 +481,7 @@ TEST(DeviceLoss, NqInfoEnodevOrEioMarksTheQueueGone) {
         [err]() -> Result<NqInfo> { return unexpected(Error::from_errno(err, "NEURON_IOC_NQ_INFO (fake)")); }, 0, 1,
         NEURON_NQ_F_IGNORE_FULL);
     ASSERT_TRUE(q) << q.error().message();
-    ring[0] = rec(9);
+    ring[0] = sp_rec(9);
     ring[0].bytes[3] |= NEURON_ISA_HEADER_PHASE | NEURON_ISA_HEADER_SW_OVF;  // an overwrite: TAIL is asked
     std::array<Record, 4> out{};
     DrainResult r = q->drain(out);

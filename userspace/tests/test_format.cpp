@@ -9,7 +9,7 @@
 using namespace neuron;
 
 namespace {
-Record bytes(std::initializer_list<int> b) {
+Record record_bytes(std::initializer_list<int> b) {
   Record r;
   std::size_t i = 0;
   for (int v : b) r.bytes[i++] = static_cast<std::uint8_t>(v);
@@ -19,7 +19,7 @@ Record bytes(std::initializer_list<int> b) {
 
 TEST(Format, JsonOfTpbErrorCarriesBothArms) {
   // SEQUENCER_NONFATAL, metadata_lo 0x0835, header 0x9f, metadata_hi 0x005c1a42, ts 7
-  const Record r = bytes({0x09, 0x35, 0x08, 0x9f, 0x42, 0x1a, 0x5c, 0x00, 7, 0, 0, 0, 0, 0, 0, 0});
+  const Record r = record_bytes({0x09, 0x35, 0x08, 0x9f, 0x42, 0x1a, 0x5c, 0x00, 7, 0, 0, 0, 0, 0, 0, 0});
   const auto j = to_json(decode(r));
   EXPECT_EQ(j["type"], "TPB_ERROR");
   EXPECT_EQ(j["kind"], "TPB_ERROR");
@@ -38,14 +38,14 @@ TEST(Format, JsonOfTpbErrorCarriesBothArms) {
 }
 
 TEST(Format, JsonOfTraceAndExplicit) {
-  const Record t = bytes({0x42, 0x00, 0xa0, 0x88, 0x02, 0x01, 0xef, 0xbe, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Record t = record_bytes({0x42, 0x00, 0xa0, 0x88, 0x02, 0x01, 0xef, 0xbe, 0, 0, 0, 0, 0, 0, 0, 0});
   auto j = to_json(decode(t));
   EXPECT_EQ(j["type"], "ACT_INST_START");
   EXPECT_EQ(j["engine"], "ACT");
   EXPECT_EQ(j["trace"], "INST_START");
   EXPECT_EQ(j["program_counter"], 0x42);
   EXPECT_EQ(j["data_crc"], 0xbeef);
-  const Record e = bytes({0x02, 0x00, 0x30, 0x86, 0x01, 0x00, 0x34, 0x12, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Record e = record_bytes({0x02, 0x00, 0x30, 0x86, 0x01, 0x00, 0x34, 0x12, 0, 0, 0, 0, 0, 0, 0, 0});
   j = to_json(decode(e));
   EXPECT_EQ(j["debug_hint_extended"], 0x1234);
   EXPECT_EQ(j["debug_hint"], 3);
@@ -60,7 +60,7 @@ TEST(Format, TimeFormatting) {
 TEST(Format, DgeInvalidAndFpErrorsReadAsActions) {
   // SEQUENCER_FATAL, metadata_lo {info_kind 6 DGE_INVALID, bc_reg 5} = 6 | 5 << 4 = 0x56,
   // header 0x9f, metadata_hi {block 2, pc 9, info 0x01} = 2 | 9 << 4 | 1 << 16 = 0x00010092.
-  const Record r = bytes({0x0a, 0x56, 0x00, 0x9f, 0x92, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Record r = record_bytes({0x0a, 0x56, 0x00, 0x9f, 0x92, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
   const std::string s = to_text(decode(r));
   EXPECT_NE(s.find("DGE descriptor structurally invalid on POOL at pc 0x9"), std::string::npos) << s;
   EXPECT_NE(s.find("engine halted; reset it"), std::string::npos) << s;
@@ -71,7 +71,7 @@ TEST(Format, DgeInvalidAndFpErrorsReadAsActions) {
 // SEQUENCER_FATAL, metadata_lo {DGE_INVALID 6, bc_reg 0, direction 0} = 0x0006 -> 06 00,
 // header 0x9f, metadata_hi {POOL 2, pc 1, info 0x10} = 2 | 1 << 4 | 0x10 << 16 = 0x00100012.
 TEST(Format, DgeInvalidLengthBitIsNamed) {
-  const Record r = bytes({0x0a, 0x06, 0x00, 0x9f, 0x12, 0x00, 0x10, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Record r = record_bytes({0x0a, 0x06, 0x00, 0x9f, 0x12, 0x00, 0x10, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
   const auto e = std::get<TpbError>(decode(r));
   EXPECT_EQ(e.sequencer.info, 0x10);
   std::string s = to_text(decode(r));
@@ -94,7 +94,7 @@ TEST(Format, DgeInvalidLengthExplainedAgainstTheProgram) {
   auto p = assemble("[pool]\ndge src=0x0 dst=0x800000 len=0x400001\nhalt\n", "long.nq");
   ASSERT_TRUE(p) << p.error().message();
   // SEQUENCER_FATAL DGE_INVALID: 06 00; POOL pc 0 info 0x10: 02 00 10 00
-  const Record r = bytes({0x0a, 0x06, 0x00, 0x9f, 0x02, 0x00, 0x10, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Record r = record_bytes({0x0a, 0x06, 0x00, 0x9f, 0x02, 0x00, 0x10, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
   const std::string s = explain(std::get<TpbError>(decode(r)), *p, 0);
   EXPECT_NE(s.find("structurally invalid on POOL at pc 0x0 (long.nq:2): len 4194305 (0x400001) is above 4 MiB"),
             std::string::npos)
@@ -117,7 +117,7 @@ TEST(Format, DgeOobExplainedAgainstTheProgram) {
   ASSERT_TRUE(p) << p.error().message();
   // SEQUENCER_NONFATAL, metadata_lo {DGE_BOUNDS 5, bc_reg 3, dst 2} = 5 | 3 << 4 | 2 << 10 = 0x0835,
   // metadata_hi {POOL 2, pc 2, info 2} = 2 | 2 << 4 | 2 << 16 = 0x00020022.
-  const Record r = bytes({0x09, 0x35, 0x08, 0x9f, 0x22, 0x00, 0x02, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Record r = record_bytes({0x09, 0x35, 0x08, 0x9f, 0x22, 0x00, 0x02, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
   const auto e = std::get<TpbError>(decode(r));
   const std::string s = explain(e, *p, 0);
   EXPECT_NE(s.find("DGE OOB on POOL at pc 0x2 (oob.nq:5): dst $S[3]+0x7ff > limit"), std::string::npos) << s;
@@ -131,7 +131,7 @@ TEST(Format, DgeStructuralErrorExplainedAgainstTheProgram) {
   auto p = assemble("[pool]\ndge src=0x100 dst=0x800 len=16 bc_src=raw:0x40\n[act]\nnop\n", "bad.nq");
   ASSERT_TRUE(p);
   // SEQUENCER_FATAL DGE_INVALID, direction src: 06 04; POOL pc 0 info 1: 02 00 01 00
-  const Record r = bytes({0x0a, 0x06, 0x04, 0x9f, 0x02, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Record r = record_bytes({0x0a, 0x06, 0x04, 0x9f, 0x02, 0x00, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
   const std::string s = explain(std::get<TpbError>(decode(r)), *p, 0);
   EXPECT_NE(s.find("structurally invalid on POOL at pc 0x0 (bad.nq:2)"), std::string::npos) << s;
   EXPECT_NE(s.find("bc_src=0x40 has the check off but other bits set"), std::string::npos) << s;

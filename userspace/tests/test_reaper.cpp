@@ -29,7 +29,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::uint64_t race_records() {
+std::uint64_t reaper_race_records() {
   if (const char* s = std::getenv("NEURON_RACE_RECORDS")) {
     const unsigned long long v = std::strtoull(s, nullptr, 0);
     if (v > 0) return v / 10 ? v / 10 : 1;
@@ -246,7 +246,7 @@ TEST(Reaper, RescanFindsRecordsThatCameWithoutAnEdge) {
 // threshold edge; every record arrives once, in order, with no rescan.
 // NEURON_RACE_RECORDS (divided by 10) sets the count, for ThreadSanitizer.
 TEST(Reaper, ProducerThreadRaceNoLossNoDuplication) {
-  const std::uint64_t n = race_records();
+  const std::uint64_t n = reaper_race_records();
   std::vector<std::unique_ptr<ReapQueue>> qs;
   qs.push_back(std::make_unique<FakeQueue>(0, 1, 64, 1));
   auto* q = static_cast<FakeQueue*>(qs.back().get());
