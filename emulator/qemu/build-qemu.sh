@@ -104,12 +104,15 @@ EOF
 fi
 
 # Only the devices the guests use (devices.mak): no default features, no
-# default devices. A build tree configured otherwise is configured again.
+# default devices; no debug information, which costs a sixth of the
+# compiler's time (a backtrace still names the functions;
+# docs/decisions.md#check-budget). A build tree configured otherwise is
+# configured again.
 cmp -s "$here/devices.mak" "$src/configs/devices/x86_64-softmmu/neuron.mak" ||
 	cp "$here/devices.mak" "$src/configs/devices/x86_64-softmmu/neuron.mak"
 configure_args=(--target-list=x86_64-softmmu --without-default-features
 	--without-default-devices --with-devices-x86_64=neuron
-	--disable-docs --disable-werror --disable-install-blobs)
+	--disable-docs --disable-werror --disable-install-blobs --disable-debug-info)
 if [ "$(cat "$build/.neuron-configure" 2>/dev/null)" != "${configure_args[*]}" ]; then
 	rm -rf "$build"
 fi
