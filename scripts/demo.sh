@@ -27,9 +27,10 @@ make -s module
 # (docs/build-environment.md#demo)
 cmake -S userspace -B "$build/demo-userspace" -DCMAKE_BUILD_TYPE=None \
 	-DNEURON_BUILD_TESTS=OFF -DNEURON_BUILD_BENCH=OFF -DNEURON_BUILD_K8S=OFF >/dev/null
-# at a lower priority than QEMU, the longer build: it fills the cores
-# QEMU leaves idle (its one-thread code generation and links)
-nice -n 10 cmake --build "$build/demo-userspace" -j2 --target neuron-nq
+# at the same priority as QEMU: neuron-nq is one compile unit that can
+# start only after the library's, so when it was niced it ran alone after
+# QEMU had finished (docs/build-environment.md#demo)
+cmake --build "$build/demo-userspace" -j2 --target neuron-nq
 wait "$qemu_job" || { cat "$build/demo-qemu.log" >&2; exit 1; }
 wait "$kernel_job" || { cat "$build/demo-kernel.log" >&2; exit 1; }
 qemu=$(tail -1 "$build/demo-qemu.out")
