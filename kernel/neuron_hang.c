@@ -9,7 +9,8 @@
  * neuron_hang_stop() after the disable path's fence). Each run samples
  * STATUS, EXEC_COUNT and SOFT_RESET_COUNTER of every engine under the
  * device's read lock and &neuron_device.lock, like any ioctl, then
- * re-arms itself a quarter of the smallest hang timeout later. An engine
+ * re-arms itself a twentieth of the smallest hang timeout later, or sooner
+ * when a stall it is timing reaches its timeout first. An engine
  * RUNNING or WAITING whose two counters have not moved since a sample at
  * least its core's timeout ago is hung: one report per stall (the stall
  * ends when a counter moves or the engine leaves RUNNING/WAITING):
@@ -28,10 +29,11 @@
  * once per halt, and no event: the fatal error was already reported to the
  * program's owner by its record.
  *
- * A hang is seen between timeout and timeout + two scan periods after the
+ * A hang is seen between timeout and timeout + one scan period after the
  * last instruction retired (the stall starts at the first sample that
- * finds it, at most one period late, and is judged at the next sample at
- * or after the timeout): 500 to 750 ms for a 500 ms timeout.
+ * finds it, at most one period late, and the scanner runs again when its
+ * timeout is up): 500 to 525 ms for a 500 ms timeout, within the 10% that
+ * docs/decisions.md#hang-detection promises.
  */
 #include <linux/devcoredump.h>
 #include <linux/jiffies.h>
@@ -87,14 +89,14 @@ static u32 neuron_hang_timeout(struct neuron_device *ndev, u32 c)
 	return READ_ONCE(neuron_hang_default_ms);
 }
 
-/* A quarter of the smallest timeout, in jiffies. */
+/* A twentieth of the smallest timeout, in jiffies. */
 static unsigned long neuron_hang_period(struct neuron_device *ndev)
 {
 	u32 c, ms = READ_ONCE(neuron_hang_default_ms);
 
 	for (c = 0; c < ndev->num_cores; c++)
 		ms = min(ms, neuron_hang_timeout(ndev, c));
-	return max(msecs_to_jiffies(ms / 4), 1UL);
+	return max(msecs_to_jiffies(ms / 20), 1UL);
 }
 
 /* Copy the last records before TAIL of one queue; returns the count. */
@@ -285,8 +287,13 @@ static void neuron_hang_report(struct neuron_device *ndev, u32 c, u32 e,
 	}
 }
 
-/* One engine's sample; &neuron_device.lock held, device in service. */
-static void neuron_hang_check(struct neuron_device *ndev, u32 c, u32 e)
+/*
+ * One engine's sample; &neuron_device.lock held, device in service.
+ * Returns the jiffies until the stall it times reaches its timeout, or
+ * MAX_JIFFY_OFFSET when it times none.
+ */
+static unsigned long neuron_hang_check(struct neuron_device *ndev, u32 c,
+				       u32 e)
 {
 	u32 state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
 	u32 exec = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_EXEC_COUNT));
@@ -294,6 +301,7 @@ static void neuron_hang_check(struct neuron_device *ndev, u32 c, u32 e)
 	unsigned long now = jiffies;
 	/* progress: an instruction retired or another program started */
 	u32 mark = exec ^ (src << 20);
+	unsigned long deadline;
 
 	if (state == NEURON_ENGINE_HALTED) {
 		if (!ndev->hang_seen[c][e]) {
@@ -309,24 +317,26 @@ static void neuron_hang_check(struct neuron_device *ndev, u32 c, u32 e)
 		}
 		ndev->hang_seen[c][e] = true;
 		ndev->hang_since[c][e] = 0;
-		return;
+		return MAX_JIFFY_OFFSET;
 	}
 	if (!neuron_engine_state_busy(state)) {
 		ndev->hang_seen[c][e] = false;
 		ndev->hang_since[c][e] = 0;
-		return;
+		return MAX_JIFFY_OFFSET;
 	}
 	if (!ndev->hang_since[c][e] || mark != ndev->hang_exec[c][e]) {
 		ndev->hang_exec[c][e] = mark;
 		ndev->hang_since[c][e] = now ?: 1;
 		ndev->hang_seen[c][e] = false;
-		return;
 	}
-	if (ndev->hang_seen[c][e] ||
-	    time_before(now, ndev->hang_since[c][e] +
-			msecs_to_jiffies(neuron_hang_timeout(ndev, c))))
-		return;
+	if (ndev->hang_seen[c][e])
+		return MAX_JIFFY_OFFSET;
+	deadline = ndev->hang_since[c][e] +
+		   msecs_to_jiffies(neuron_hang_timeout(ndev, c));
+	if (time_before(now, deadline))
+		return deadline - now;
 	neuron_hang_report(ndev, c, e, state);
+	return MAX_JIFFY_OFFSET;
 }
 
 static void neuron_hang_work(struct work_struct *work)
@@ -334,7 +344,7 @@ static void neuron_hang_work(struct work_struct *work)
 	struct neuron_device *ndev = container_of(to_delayed_work(work),
 						  struct neuron_device,
 						  hang_work);
-	unsigned long period;
+	unsigned long period, next = MAX_JIFFY_OFFSET;
 	u32 c, e;
 
 	/* offline or dead: neuron_hang_start() arms it again */
@@ -343,8 +353,9 @@ static void neuron_hang_work(struct work_struct *work)
 	mutex_lock(&ndev->lock);
 	for (c = 0; c < ndev->num_cores; c++)
 		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
-			neuron_hang_check(ndev, c, e);
-	period = neuron_hang_period(ndev);
+			next = min(next, neuron_hang_check(ndev, c, e));
+	/* a stall's timeout is judged when it is up, not a period later */
+	period = clamp(next, 1UL, neuron_hang_period(ndev));
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
 	schedule_delayed_work(&ndev->hang_work, period);

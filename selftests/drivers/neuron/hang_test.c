@@ -244,7 +244,7 @@ TEST_F(hang, wait_hang_reset)
 	struct neuron_event ev = { 0 };
 	long long base, core_base, dumps;
 	char path[256], buf[32], keys[1024];
-	uint64_t t0;
+	uint64_t t0, ms;
 	ssize_t n;
 	size_t off;
 	int fd2, sock = neuron_uevent_socket();
@@ -280,8 +280,12 @@ TEST_F(hang, wait_hang_reset)
 	t0 = neuron_now_ms();
 	ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_PE, prog, 4, 0));
 	ASSERT_EQ(0, neuron_wait_edge(self->fd, NEURON_EDGE_HANG, NEURON_WAIT_MS, &ev));
-	ksft_print_msg("hang: WAIT_GE reported %llu ms after SUBMIT (timeout 500 ms, scan period 125 ms)\n",
-		       (unsigned long long)(neuron_now_ms() - t0));
+	ms = neuron_now_ms() - t0;
+	/* a figure, not a timed test: the guest's clock runs as the host lets it */
+	ksft_print_msg("hang: WAIT_GE reported %llu ms after SUBMIT (timeout 500 ms, scan period 25 ms; %s 500..550)\n",
+		       (unsigned long long)ms, ms >= 500 && ms <= 550 ? "within" : "outside");
+	/* never before the timeout: the stall starts after SUBMIT */
+	EXPECT_LE(500, ms);
 	EXPECT_EQ(0, ev.core);
 	EXPECT_EQ(ST_WAITING, ev.cause);
 	EXPECT_EQ(1u << NEURON_ENGINE_PE, ev.queues);
@@ -363,7 +367,7 @@ TEST_F(hang, delay_by_timeout)
 	struct neuron_emu_insn prog[2];
 	struct neuron_event ev = { 0 };
 	long long base;
-	uint64_t t0;
+	uint64_t t0, ms;
 
 	base = hangs_of(0, NEURON_ENGINE_ACT);
 	ASSERT_LE(0, base);
@@ -385,8 +389,10 @@ TEST_F(hang, delay_by_timeout)
 	t0 = neuron_now_ms();
 	ASSERT_EQ(0, neuron_submit(self->fd, 0, NEURON_ENGINE_ACT, prog, 2, 0));
 	ASSERT_EQ(0, neuron_wait_edge(self->fd, NEURON_EDGE_HANG, NEURON_WAIT_MS, &ev));
-	ksft_print_msg("hang: DELAY reported %llu ms after SUBMIT (timeout 500 ms)\n",
-		       (unsigned long long)(neuron_now_ms() - t0));
+	ms = neuron_now_ms() - t0;
+	ksft_print_msg("hang: DELAY reported %llu ms after SUBMIT (timeout 500 ms; %s 500..550)\n",
+		       (unsigned long long)ms, ms >= 500 && ms <= 550 ? "within" : "outside");
+	EXPECT_LE(500, ms);
 	EXPECT_EQ(0, ev.core);
 	EXPECT_EQ(ST_RUNNING, ev.cause);
 	EXPECT_EQ(1u << NEURON_ENGINE_ACT, ev.queues);
@@ -400,7 +406,7 @@ TEST_F(hang, delay_by_timeout)
 /* uid 1000's checks; exit status 0, or the number of the failed one */
 /*
  * A fatal error halts the engine: FP_ERROR with SEQUENCER_FATAL (0x0a) at
- * pc 1. Within a scan period (125 ms under the core's 500 ms timeout) a
+ * pc 1. Within a scan period (25 ms under the core's 500 ms timeout) a
  * listener sees NNQ_EVENT=fatal with core 0, engine PE, pc 1 and
  * NNQ_ERROR=10, and a devcoredump with cause 2 (HALTED) exists; no HANG.
  */
