@@ -334,6 +334,10 @@ class FakeQueue final : public ReapQueue {
     if (dev_) dev_->vanish();
     mem_.revoke();
   }
+  /// Only the file hangs up (EPOLLHUP), the ring stays readable.
+  void hang_up() {
+    if (dev_) dev_->vanish();
+  }
   /// Only the ring is revoked (PROT_NONE), as the driver's zap does after
   /// it turned the status page: a reset leaves the file without a hang-up.
   void revoke_ring() { mem_.revoke(); }

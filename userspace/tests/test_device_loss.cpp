@@ -144,9 +144,12 @@ TEST(DeviceLoss, HangupCompletesEveryWaiterWithDeviceGoneAndTheThreadExits) {
   const auto drains_before = rig.reaper->stats().drains;
 
   const auto t0 = steady::now();
-  rig.ev->vanish();                   // the file hangs up (the driver's first step)
-  for (auto* q : rig.q) q->vanish();  // then the rings are revoked
+  rig.ev->vanish();  // the file hangs up (the driver's first step)
   ws.join();
+  // the rings go PROT_NONE once the loss is declared: a read after it
+  // faults (before it, the pass that completed start_rig's waiter may still
+  // be reading, as the driver allows: docs/decisions.md#mapping-after-reset)
+  for (auto* q : rig.q) q->vanish();
   for (const auto& o : ws.out) {
     EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
     EXPECT_LT(o.done - t0, 1s);
@@ -236,8 +239,8 @@ TEST(DeviceLoss, ErrorConditionAloneAlsoStopsIt) {
   Waiters ws(*rig.reaper, 3);
   const auto t0 = steady::now();
   rig.ev->vanish();
-  for (auto* q : rig.q) q->vanish();
   ws.join();
+  for (auto* q : rig.q) q->vanish();  // after the loss is declared (see above)
   for (const auto& o : ws.out) {
     EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
     EXPECT_LT(o.done - t0, 1s);
@@ -254,8 +257,9 @@ TEST(DeviceLoss, QueueFilesAreWatchedWithoutAnEventSource) {
   Rig rig = start_rig(std::nullopt, opt, /*queue_files=*/true);
   Waiters ws(*rig.reaper, 2);
   const auto drains_before = rig.reaper->stats().drains;
-  for (auto* q : rig.q) q->vanish();
+  for (auto* q : rig.q) q->hang_up();
   ws.join();
+  for (auto* q : rig.q) q->revoke_ring();  // after the loss is declared (see above)
   for (const auto& o : ws.out) EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
   EXPECT_TRUE(wait_until([&] { return !rig.reaper->running(); }, 1s));
   // rescans may have drained between start_rig and vanish(), none after
@@ -265,23 +269,23 @@ TEST(DeviceLoss, QueueFilesAreWatchedWithoutAnEventSource) {
   EXPECT_GE(drains_after, drains_before);
 }
 
-// A RESET edge (FLR, suspend, PCI error recovery: every queue torn down, the
-// mappings revoked before the edge is sent) ends the reaper as well; a waiter
-// that asked for that edge gets it.
+// A RESET edge (FLR, suspend, PCI error recovery: every queue torn down
+// before the edge is sent) ends the reaper as well; a waiter that asked for
+// that edge gets it.
 TEST(DeviceLoss, ResetEdgeCompletesItsWaiterThenEveryOtherWithDeviceGone) {
   Reaper::Options opt;
-  opt.rescan = 0ms;  // the rings are revoked before the edge, as the driver does
+  opt.rescan = 0ms;  // only the edge wakes it
   Rig rig = start_rig(VanishingFd::Kind::Hup, opt);
   auto on_reset = rig.reaper->expect([](const Arrival& a) { return a.event && a.event->edge == NEURON_EDGE_RESET; });
   ASSERT_TRUE(on_reset);
   Waiters ws(*rig.reaper, 2);
-  for (auto* q : rig.q) q->vanish();
   Event e{};
   e.edge = NEURON_EDGE_RESET;
   e.cause = NEURON_RESET_FLR;
   e.queues = 3;
   rig.ev->push(e);
   EXPECT_EQ(WaitStatus::Completed, on_reset->wait(5s));
+  for (auto* q : rig.q) q->vanish();  // after the loss is declared (see above)
   ASSERT_TRUE(on_reset->completion().event);
   EXPECT_EQ(static_cast<std::uint32_t>(NEURON_RESET_FLR), on_reset->completion().event->cause);
   ws.join();
@@ -365,9 +369,9 @@ TEST(DeviceLoss, StatusPageStopsItWithoutAPoll) {
 
   const auto t0 = steady::now();
   status.end(NEURON_STATUS_STALE, NEURON_RESET_FLR);  // the reset's first step
-  for (auto* x : q) x->revoke_ring();                  // then the zap
   for (auto* x : q) x->poke();                         // a threshold edge racing with it
   ws.join();
+  for (auto* x : q) x->revoke_ring();  // after the loss is declared (see above)
   for (const auto& o : ws.out) {
     EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);
     EXPECT_LT(o.done - t0, 1s);
