@@ -331,8 +331,8 @@ class FakeQueue final : public ReapQueue {
   /// to poll() (the driver's first step marks the device dead), then the
   /// ring is revoked (PROT_NONE: a drain that still reads it kills the test).
   void vanish() {
-    if (dev_) dev_->vanish();
-    mem_.revoke();
+    hang_up();
+    revoke_ring();
   }
   /// Only the file hangs up (EPOLLHUP), the ring stays readable.
   void hang_up() {
