@@ -7,18 +7,28 @@
 //   BM_Drain           RingView::drain of the whole ring into an N-record buffer
 //   BM_DrainBatch/256  RingView::drain in batches of 256 into one 256-record
 //                      buffer (a consumer that handles each batch before the next)
-//   BM_ForEach         RingView::for_each_span, zero copy; the callback adds
-//                      byte 0 of every record of its span to a sum (it reads
-//                      every record once; four running sums, plain C++)
+//   BM_ForEach         RingView::for_each_span, zero copy; each span goes to a
+//                      consumer that adds byte 0 of every record to a sum, as
+//                      wide as the drain path (span_sum.hpp: four records a
+//                      64-byte load on avx512, two on avx2, one on sse2,
+//                      plain C++ on scalar), so the copy and the zero-copy
+//                      consumer are compared at the same vector width
+//   BM_ForEachPlain    the same with the plain C++ consumer (four running
+//                      sums, one byte load per record) on the default path
 //   BM_ForEachRecord   RingView::for_each, the same sum, one call per record
 //   BM_Memcpy          memcpy of the same N * 16 bytes into the N-record buffer
 //   BM_Reference       the runtime's nq_read_cayman transcribed in reference/
 //                      (docs/hardware.md#host-drain), into the N-record buffer
-// The default N keeps the ring and the buffer (512 KiB) in one core's L2
-// (2 MiB on the build machine), so the figures compare the code, not the
-// memory shared with other jobs: with N = 65536 the two fill L2 and every
-// contender slows to what the caches behind it deliver
-// (docs/build-environment.md#drain-ceiling).
+// The ring and the N-record buffer are page-aligned anonymous mappings, as
+// the driver's mmap of an NQ is (a std::vector of this size sits 16 bytes
+// past a page, which costs a consumer reading every record a quarter of
+// its speed: docs/performance.md#drain-hosts). The default N keeps both
+// (512 KiB) in one core's L2 (1 MiB or more on the build machines), so the
+// figures compare the code, not the memory shared with other jobs: with
+// N = 65536 the two fill L2 and every contender slows to what the caches
+// behind it deliver (docs/build-environment.md#drain-ceiling). Before any
+// benchmark runs, every consumer's sum over the ring is checked against the
+// plain one's (exit 1 if one differs).
 //
 // A shared machine is noisy, so by default every benchmark runs 9
 // repetitions, randomly interleaved with the other benchmarks' repetitions
@@ -73,19 +83,52 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "libneuron/ring.hpp"
 #include "nq_read_ref.hpp"
+#include "span_sum.hpp"
 
 namespace {
 
 constexpr std::uint32_t kDefaultEntries = 16 * 1024;
 constexpr std::size_t kBatch = 256;
 
+/// Page-aligned anonymous memory, as the driver's mmap of an NQ ring is.
+class PageBuffer {
+ public:
+  explicit PageBuffer(std::size_t len) : len_(len) {
+    p_ = ::mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p_ == MAP_FAILED) {
+      std::perror("bench_drain: mmap");
+      std::exit(1);
+    }
+  }
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  ~PageBuffer() { ::munmap(p_, len_); }
+  [[nodiscard]] std::span<neuron::Record> records() const {
+    return {static_cast<neuron::Record*>(p_), len_ / sizeof(neuron::Record)};
+  }
+
+ private:
+  void* p_;
+  std::size_t len_;
+};
+
 /// One full first pass (phase 1 in every slot), the destination buffers.
 struct Fixture {
   std::uint32_t entries;
-  std::vector<neuron::Record> ring, out, batch;
-  explicit Fixture(std::uint32_t n) : entries(n), ring(n), out(n), batch(kBatch) {
+  PageBuffer ring_mem, out_mem;
+  std::span<neuron::Record> ring, out;
+  std::vector<neuron::Record> batch;
+  explicit Fixture(std::uint32_t n)
+      : entries(n),
+        ring_mem(std::size_t{n} * sizeof(neuron::Record)),
+        out_mem(std::size_t{n} * sizeof(neuron::Record)),
+        ring(ring_mem.records()),
+        out(out_mem.records()),
+        batch(kBatch) {
     for (std::uint32_t i = 0; i < n; ++i) {
       auto& r = ring[i];
       for (int b = 0; b < 16; ++b) r.bytes[b] = static_cast<std::uint8_t>(i * 7 + b);
@@ -125,27 +168,23 @@ using neuron::DrainPath;
   return total;
 }
 
-[[gnu::noinline]] std::size_t pass_for_each(Fixture& f, DrainPath path) {
+// for_each_span handing each span to `sum` (span_sum.hpp).
+std::size_t for_each_into(Fixture& f, DrainPath path, neuron::bench::SpanSum sum_of) {
   neuron::RingView v(f.view(), neuron::Doorbell::atomic(&g_head), 0);
   v.set_drain_path(path);
   std::uint64_t sum = 0;
-  const auto r = v.for_each_span([&](std::span<const neuron::Record> s) {
-    // What a consumer of spans writes: local sums (`sum` is behind a
-    // reference the byte loads may alias), four records a step.
-    std::uint64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0;
-    std::size_t i = 0;
-    for (; i + 4 <= s.size(); i += 4) {
-      t0 += s[i].bytes[0];
-      t1 += s[i + 1].bytes[0];
-      t2 += s[i + 2].bytes[0];
-      t3 += s[i + 3].bytes[0];
-    }
-    for (; i < s.size(); ++i) t0 += s[i].bytes[0];
-    sum += t0 + t1 + t2 + t3;
-  });
+  const auto r = v.for_each_span([&](std::span<const neuron::Record> s) { sum += sum_of(s); });
   benchmark::DoNotOptimize(sum);
   benchmark::DoNotOptimize(r);  // the overflow flags are computed, as for a real caller
   return r.count;
+}
+
+[[gnu::noinline]] std::size_t pass_for_each(Fixture& f, DrainPath path) {
+  return for_each_into(f, path, neuron::bench::span_sum(path));
+}
+
+[[gnu::noinline]] std::size_t pass_for_each_plain(Fixture& f, DrainPath path) {
+  return for_each_into(f, path, &neuron::bench::span_sum_plain);
 }
 
 [[gnu::noinline]] std::size_t pass_for_each_record(Fixture& f, DrainPath path) {
@@ -295,12 +334,22 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("cpu_model", cpu_model());
 
   Fixture f(entries);  // one ring and one buffer for every contender
+  const std::uint64_t plain_sum = neuron::bench::span_sum_plain(f.view());
+  for (const DrainPath p : paths) {
+    const std::uint64_t s = neuron::bench::span_sum(p)(f.view());
+    if (s != plain_sum) {
+      std::fprintf(stderr, "bench_drain: the %s consumer sums %llu, the plain one %llu\n", neuron::drain_path_name(p),
+                   static_cast<unsigned long long>(s), static_cast<unsigned long long>(plain_sum));
+      return 1;
+    }
+  }
   const auto add = [&f](const std::string& name, Pass pass, DrainPath path) {
     benchmark::RegisterBenchmark(name.c_str(), [&f, pass, path](benchmark::State& st) { run(st, f, pass, path); });
   };
   add("BM_Drain", &pass_drain, def);
   add("BM_DrainBatch/256", &pass_drain_batch, def);
   add("BM_ForEach", &pass_for_each, def);
+  add("BM_ForEachPlain", &pass_for_each_plain, def);
   add("BM_ForEachRecord", &pass_for_each_record, def);
   add("BM_Memcpy", &pass_memcpy, def);
   add("BM_Reference", &pass_reference, def);
@@ -316,11 +365,12 @@ int main(int argc, char** argv) {
 
   const auto get = [&](const char* n) { return rep.rate.count(n) ? rep.rate[n] : 0.0; };
   const double drain = get("BM_Drain"), batch = get("BM_DrainBatch/256"), each = get("BM_ForEach"),
-               each_rec = get("BM_ForEachRecord"), memcpy_rate = get("BM_Memcpy"), ref = get("BM_Reference");
+               each_plain = get("BM_ForEachPlain"), each_rec = get("BM_ForEachRecord"),
+               memcpy_rate = get("BM_Memcpy"), ref = get("BM_Reference");
   if (drain > 0 && memcpy_rate > 0 && ref > 0 && each > 0) {
     std::printf("\nrecords/s (median, ring of %u records, path %s): drain %.3g, drain/256 %.3g, for_each %.3g, "
-                "for_each per record %.3g, memcpy %.3g, reference %.3g\n",
-                entries, neuron::drain_path_name(def), drain, batch, each, each_rec, memcpy_rate, ref);
+                "for_each plain consumer %.3g, for_each per record %.3g, memcpy %.3g, reference %.3g\n",
+                entries, neuron::drain_path_name(def), drain, batch, each, each_plain, each_rec, memcpy_rate, ref);
     if (!rep.cv.empty()) {
       std::printf("spread (cv of the repetitions):");
       for (const auto& [name, v] : rep.cv) std::printf(" %s %.1f%%", name.c_str(), 100 * v);
