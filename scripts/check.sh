@@ -266,16 +266,19 @@ track_a() {
 	#    kselftests and the guest checks, in one boot
 	run_lane main env NEURON_VM_LOG="$build/vm/tests.log" selftests/vm/run-vm.sh \
 		--qemu "$qemu" --kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
-		--payload "$trace_payload" --append "neuron.torn_records=10000000" \
+		--payload "$trace_payload" --append "neuron.torn_records=10000000 neuron.torn_drain_records=10000000" \
 		--smp 4 --memory 1024 --timeout 1800 -- /opt/neuron/guest-tests.sh --trace
 	# 2b. the torn-record negative control. The device writes host-ring
-	#     records header word first (fault-torn-header-first=on); torn_test,
-	#     told so on the command line, must then find torn records (it stops
-	#     at 5 of them), which shows its checks can see a torn record
+	#     records header word first (fault-torn-header-first=on); torn_test
+	#     and libneuron's drain (drain-guest.sh), told so on the command
+	#     line, must then find torn records (each stops at 5 of them), which
+	#     shows their checks can see a torn record; the device holds each
+	#     record torn for 50 us (fault-torn-gap-us), so a consumer as fast as
+	#     the drain cannot miss every one of them by chance
 	run_lane torn env NEURON_VM_LOG="$build/vm/torn-control.log" selftests/vm/run-vm.sh \
 		--qemu "$qemu" --kernel "$kernel" --module kernel/nnq.ko --payload "$payload" \
-		--device fault-torn-header-first=on \
-		--append "neuron.torn_control=1 neuron.torn_records=10000000" \
+		--payload "$trace_payload" --device fault-torn-header-first=on,fault-torn-gap-us=50 \
+		--append "neuron.torn_control=1 neuron.torn_records=10000000 neuron.torn_drain_records=10000000" \
 		--smp 4 --timeout 900 \
 		-- /opt/neuron/guest-tests.sh --lane vm_torn_control --no-devtests torn_test
 	# 3. generation sunda (no DGE path, no feature-flag register)

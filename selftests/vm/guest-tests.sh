@@ -99,6 +99,12 @@ for name in "$@"; do
 	fi
 done
 
+# libneuron's drain on every drain path against the torn-record checks,
+# when the command line asks for it (neuron.torn_drain_records=N), with
+# the --trace payload (drain-guest.sh)
+if grep -q 'neuron.torn_drain_records=' /proc/cmdline && [ -x /opt/neuron/drain-guest.sh ]; then
+	run /opt/neuron/drain-guest.sh --lane "$lane"
+fi
 # the C API and execute() as an unprivileged user, with the --trace payload
 if [ $trace -eq 1 ] && [ -x /opt/neuron/api-guest.sh ]; then
 	run /opt/neuron/api-guest.sh

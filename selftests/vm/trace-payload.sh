@@ -72,8 +72,9 @@ cp /usr/bin/trace-cmd "$t/bin/"
 cp "$perf" "$t/bin/perf"
 # without its debug information (23 MB of the build's 25)
 strip -o "$t/bin/neuron-nq" "$nq"
-# the C API and execute() as an unprivileged user (api-guest.sh)
-for b in vm_c_api vm_execute; do
+# the C API and execute() as an unprivileged user (api-guest.sh); the
+# drain on every path against the torn-record checks (drain-guest.sh)
+for b in vm_c_api vm_execute vm_torn_drain; do
 	[ -x "$top/build/userspace/$b" ] || die "no $top/build/userspace/$b (make userspace)"
 	strip -o "$t/bin/$b" "$top/build/userspace/$b"
 done
@@ -95,6 +96,7 @@ cp "$here/trace-guest.sh" "$dir/"
 # neuron-nq list and metrics on the real driver ride in the same boots
 cp "$here/metrics-guest.sh" "$dir/"
 cp "$here/api-guest.sh" "$dir/"
+cp "$here/drain-guest.sh" "$dir/"
 # neuron-nq coredump on a real hang's devcoredump
 cp "$here/coredump-guest.sh" "$dir/"
 echo "trace-payload: trace-cmd $(/usr/bin/trace-cmd -h 2>&1 | awk '/version/ { print $3; exit }'), $("$perf" version) ($(du -sh "$t" | cut -f1))" >&2

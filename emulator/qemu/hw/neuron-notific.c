@@ -315,7 +315,9 @@ bool neuron_notific_traced(NeuronCore *c, unsigned int engine)
  * host rings (two DMA writes) and device-memory rings alike, so a consumer
  * polling the phase bit never sees a torn record
  * (docs/hardware.md#nq-write). The negative control
- * fault-torn-header-first writes a host ring's header word first.
+ * fault-torn-header-first writes a host ring's header word first, and
+ * fault-torn-gap-us holds the record torn that long (the main loop sleeps:
+ * a busy-polling vCPU runs on meanwhile and must see it).
  * Returns false if the write failed (bad address or injected DMA error).
  */
 static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
@@ -337,6 +339,9 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
                 return false;
             }
             smp_wmb();
+            if (c->cfg.torn_gap_us) {
+                g_usleep(c->cfg.torn_gap_us);
+            }
             return pci_dma_write(c->pdev, addr + w0, rec->bytes + w0,
                                  body) == MEMTX_OK;
         }

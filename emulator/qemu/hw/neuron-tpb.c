@@ -587,6 +587,13 @@ static bool neuron_check_props(NeuronTPBState *s, Error **errp)
                    s->wrbuf_drain_ns, NEURON_WRBUF_DRAIN_NS_MAX);
         return false;
     }
+    if (s->fault_torn_gap_us > NEURON_TORN_GAP_US_MAX ||
+        (s->fault_torn_gap_us && !s->fault_torn_header_first)) {
+        error_setg(errp, "neuron-tpb: fault-torn-gap-us=%u, must be 0..%u "
+                   "and needs fault-torn-header-first=on",
+                   s->fault_torn_gap_us, NEURON_TORN_GAP_US_MAX);
+        return false;
+    }
     if (s->fault_dma_error_queue < -1 ||
         s->fault_dma_error_queue >=
             (int32_t)(s->num_cores * NEURON_NUM_SW_QUEUES)) {
@@ -748,6 +755,7 @@ static void neuron_core_config(NeuronTPBState *s, NeuronCore *c)
     c->cfg.insn_delay_ns = s->insn_delay_ns;
     c->cfg.throttle_armed = s->throttle_ctrl & NEURON_THROTTLE_ARMED;
     c->cfg.torn_header_first = s->fault_torn_header_first;
+    c->cfg.torn_gap_us = s->fault_torn_gap_us;
     c->cfg.wrbuf_depth = s->wrbuf_depth;
     c->cfg.wrbuf_drain_ns = s->wrbuf_drain_ns;
 }
@@ -962,6 +970,8 @@ static Property neuron_tpb_properties[] = {
                       fault_stuck_disable, -1),
     DEFINE_PROP_BOOL("fault-torn-header-first", NeuronTPBState,
                      fault_torn_header_first, false),
+    DEFINE_PROP_UINT32("fault-torn-gap-us", NeuronTPBState, fault_torn_gap_us,
+                       0),
     /* NOTIFIC input buffer, docs/device-model.md#wrbuf */
     DEFINE_PROP_UINT32("wrbuf-depth", NeuronTPBState, wrbuf_depth, 16),
     DEFINE_PROP_UINT32("wrbuf-drain-ns", NeuronTPBState, wrbuf_drain_ns, 0),

@@ -117,10 +117,16 @@ typedef void NeuronUpcallFn(void *opaque, NeuronCore *c, NeuronUpcall ev,
  *                   header word first, then the body (property
  *                   fault-torn-header-first), so a polling consumer can
  *                   see a torn record
+ * @torn_gap_us:     with @torn_header_first, how long the record stays torn
+ *                   (host time between the two writes; property
+ *                   fault-torn-gap-us), so every fast consumer sees it
  *
  * Written by neuron-tpb.c only (from the properties at realize, the
  * global page at run time); the blocks read it.
  */
+/* Largest fault-torn-gap-us: the main loop sleeps that long per record. */
+#define NEURON_TORN_GAP_US_MAX 1000
+
 typedef struct NeuronCoreConfig {
     uint32_t gen;
     int stuck_engine;
@@ -131,6 +137,7 @@ typedef struct NeuronCoreConfig {
     uint64_t insn_delay_ns;
     bool throttle_armed;
     bool torn_header_first;
+    uint32_t torn_gap_us;
     uint32_t wrbuf_depth;               /* property wrbuf-depth */
     uint32_t wrbuf_drain_ns;            /* property wrbuf-drain-ns: reset value */
 } NeuronCoreConfig;
@@ -386,6 +393,7 @@ struct NeuronTPBState {
     int32_t fault_stuck_busy;           /* core, -1 off */
     int32_t fault_stuck_disable;        /* core * 10 + queue, -1 off */
     bool fault_torn_header_first;       /* host rings: header word first */
+    uint32_t fault_torn_gap_us;         /* and the body this long after */
     uint32_t wrbuf_depth;               /* NOTIFIC input buffer records */
     uint32_t wrbuf_drain_ns;            /* ring writer ns per record */
     bool vanished;                      /* run-time QOM property */
