@@ -22,9 +22,10 @@
 //     is written only after records c..c+k-1, so that load also makes records
 //     c..c+k-1 (bodies and headers) visible;
 //   * so the length of the fresh run is found with O(log n) acquire loads
-//     (fresh_prefix: probe the ends of doubling strides, 64, 128, 256, ...
-//     slots, then binary-search the stride where a probe looked stale); the
-//     run ends at the first slot that looked stale;
+//     (fresh_prefix: the run's last slot first, which settles a run that is
+//     fresh to its end with one load; else probe the ends of doubling
+//     strides, 64, 128, 256, ... slots, then binary-search the stride where
+//     a probe looked stale); the run ends at the first slot that looked stale;
 //   * drain() then copies the run and checks the phase of every copied
 //     record from the copied bytes (AND/OR of the headers), so a record is
 //     never returned with the wrong phase;
@@ -410,7 +411,9 @@ class RingView {
   /// Length of the fresh prefix of p[0, n) (the slots from HEAD to the ring's
   /// end or the caller's limit). The producer writes records in order, so if
   /// the slot at some offset is fresh every earlier one is too, and the
-  /// acquire load of its header makes all of them visible. The path's scan
+  /// acquire load of its header makes all of them visible: a run longer than
+  /// kFirstStride whose last slot is fresh is fresh whole (one load; a
+  /// consumer that fell behind). Otherwise the path's scan
   /// kernel reads the first kFirstStride headers several at a time; if all
   /// are fresh it probes the last slot of strides that double from there
   /// (slots 191, 447, ...; at most up to p[n - 1]) until one looks stale,
@@ -454,6 +457,13 @@ inline std::size_t RingView::fresh_prefix(const DrainKernels& k, const Record* p
 #endif
   };
   const auto fresh = [phase](std::uint8_t h) { return (h & NEURON_ISA_HEADER_PHASE) == phase; };
+  // A consumer that fell behind finds the whole run fresh: one acquire load
+  // of its last slot proves every slot before it (records are written in
+  // order), so the scan below is needed only when the run ends early.
+  if (n > kFirstStride && fresh(load_header(p[n - 1]))) {
+    fence();
+    return n;
+  }
   // The first window, several headers at a time.
   const std::size_t w = std::min(n, kFirstStride);
   const std::size_t f = k.scan(p, w, phase);
