@@ -4,10 +4,11 @@
 # torn-record checks (userspace/tests/vm_torn_drain.cpp), once per drain
 # path (userspace/README.md#drain-paths), each forced with
 # NEURON_DRAIN_PATH, with the number of records the kernel command line
-# asks for (neuron.torn_drain_records=N). A path the guest CPU lacks (under
-# TCG: AVX-512) is named as not run, with no test line. With
-# neuron.torn_control=1 (the device writes the header word first) it runs
-# the default path once and expects torn records. Run by guest-tests.sh;
+# asks for (neuron.torn_drain_records=N). AVX-512, which QEMU's TCG does
+# not offer, is named as not run when the guest CPU lacks it (no test line);
+# any other path missing fails. With neuron.torn_control=1 (the device writes
+# the header word first) it runs the default path once, on at most 200,000
+# records, and expects torn records. Run by guest-tests.sh;
 # the program comes with trace-payload.sh. Prints TAP (LANE.torn_drain.PATH).
 # Usage: drain-guest.sh [--lane NAME]
 lane=vm
@@ -30,6 +31,7 @@ fi
 echo "# guest CPU: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2-)," \
 	"$(grep -m1 '^flags' /proc/cpuinfo | grep -oE ' (sse2|avx2|avx512f)( |$)' | tr -d '\n')"
 if [ "$control" = 1 ]; then
+	[ "$records" -gt 200000 ] && records=200000
 	"$t/bin/vm_torn_drain" --records "$records" --expect-torn
 	result $? "torn_drain.control_sees_torn"
 	exit $((fails > 0))
@@ -37,7 +39,7 @@ fi
 for path in scalar sse2 avx2 avx512; do
 	NEURON_DRAIN_PATH=$path "$t/bin/vm_torn_drain" --records "$records"
 	st=$?
-	if [ $st -eq 4 ]; then
+	if [ $st -eq 4 ] && [ $path = avx512 ]; then
 		echo "# torn_drain.$path: not run, the guest CPU lacks it (the host's ctest drains on it)"
 		continue
 	fi

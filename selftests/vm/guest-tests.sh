@@ -102,8 +102,13 @@ done
 # libneuron's drain on every drain path against the torn-record checks,
 # when the command line asks for it (neuron.torn_drain_records=N), with
 # the --trace payload (drain-guest.sh)
-if grep -q 'neuron.torn_drain_records=' /proc/cmdline && [ -x /opt/neuron/drain-guest.sh ]; then
-	run /opt/neuron/drain-guest.sh --lane "$lane"
+if grep -q 'neuron.torn_drain_records=' /proc/cmdline; then
+	if [ -x /opt/neuron/drain-guest.sh ]; then
+		run /opt/neuron/drain-guest.sh --lane "$lane"
+	else
+		echo "# neuron.torn_drain_records: no /opt/neuron/drain-guest.sh (trace-payload.sh)"
+		result 1 "torn_drain"
+	fi
 fi
 # the C API and execute() as an unprivileged user, with the --trace payload
 if [ $trace -eq 1 ] && [ -x /opt/neuron/api-guest.sh ]; then

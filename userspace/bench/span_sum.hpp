@@ -15,14 +15,15 @@
 
 namespace neuron::bench {
 
-/// Sum of byte 0 of every record of `s`, with the vector width of `path`
-/// (scalar: four running sums in plain C++; sse2: one record a 16-byte load;
-/// avx2: two a 32-byte load; avx512: four a 64-byte load). `path` must be
-/// supported by this CPU (drain_path_supported); the records need 16-byte
-/// alignment only.
+/// Sum of byte 0 of every record of `s` (16-byte aligned records, any
+/// count); no error.
 using SpanSum = std::uint64_t (*)(std::span<const Record> s) noexcept;
 
-/// The SpanSum of `path`; the scalar one for a path this build lacks.
+/// The SpanSum with the vector width of `path` (scalar: four running sums
+/// in plain C++; sse2: one record a 16-byte load; avx2: two a 32-byte load;
+/// avx512: four a 64-byte load); the scalar one for a path this build
+/// cannot compile. It does not check the CPU: call the avx2 and avx512 ones
+/// only where drain_path_supported(path) is true.
 [[nodiscard]] SpanSum span_sum(DrainPath path) noexcept;
 
 /// The plain C++ one (what a caller writes without vector code).

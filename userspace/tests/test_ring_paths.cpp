@@ -134,6 +134,12 @@ std::vector<Case> cases() {
       // 256 slots, HEAD 300 (pass 1, slot 44, expect 0): 150 fresh to slot
       // 193, slot 194 is pass 0's
       {"HEAD 300, run of 150 on pass 1", rep('1', 44) + rep('0', 150) + rep('1', 62), 300, 150},
+      // runs longer than 64 slots that are fresh to the ring's end, settled
+      // by one load of their last slot: 128 slots, HEAD 63 (pass 0): 65 to
+      // the end, then slots 0..62 still pass 0's (pass 1 expects 0)
+      {"HEAD 63, run of 65 fresh to the end", rep('1', 128), 63, 65},
+      // 256 slots, HEAD 100: 156 to the end (pass 0), then 100 of pass 1
+      {"HEAD 100, both runs fresh to their ends", rep('0', 100) + rep('1', 156), 100, 256},
   };
 }
 
@@ -253,10 +259,10 @@ TEST_P(RingPath, StaleSlotWithSwOverflowAtTheEndOfTheRunIsSuspected) {
 }
 
 TEST_P(RingPath, LapInsideTheCopiedRunIsCaughtFromTheCopiedBytes) {
-  // 256 slots, HEAD 0, lossy. The first window (0..63) and the gallop's
-  // probes (191, 255) all look fresh, so the scan takes all 256; slot 100
-  // has the other phase (a lossy producer's later pass). The copy's AND of
-  // the headers catches it: 100 records, lap suspected.
+  // 256 slots, HEAD 0, lossy. The run's last slot (255) looks fresh, so the
+  // scan takes all 256 without looking at the others; slot 100 has the
+  // other phase (a lossy producer's later pass). The copy's AND of the
+  // headers catches it: 100 records, lap suspected.
   const LiteralRing ring(rep('1', 100) + "0" + rep('1', 155));
   RingView v = view(ring, 0);
   v.set_lossy(true);

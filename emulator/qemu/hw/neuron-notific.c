@@ -316,8 +316,10 @@ bool neuron_notific_traced(NeuronCore *c, unsigned int engine)
  * polling the phase bit never sees a torn record
  * (docs/hardware.md#nq-write). The negative control
  * fault-torn-header-first writes a host ring's header word first, and
- * fault-torn-gap-us holds the record torn that long (the main loop sleeps:
- * a busy-polling vCPU runs on meanwhile and must see it).
+ * fault-torn-gap-us holds the record torn that long: the main loop sleeps
+ * with the BQL held, so a vCPU busy-polling guest memory runs on and sees
+ * the record torn, while one that writes a register (a HEAD doorbell)
+ * waits; a consumer spinning on an empty ring is the one that sees it.
  * Returns false if the write failed (bad address or injected DMA error).
  */
 static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,

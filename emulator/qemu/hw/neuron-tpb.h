@@ -99,6 +99,9 @@ typedef enum NeuronUpcall {
 typedef void NeuronUpcallFn(void *opaque, NeuronCore *c, NeuronUpcall ev,
                             int arg);
 
+/* Largest fault-torn-gap-us: the main loop sleeps that long per record. */
+#define NEURON_TORN_GAP_US_MAX 1000
+
 /**
  * struct NeuronCoreConfig - device configuration a core's blocks act on
  * @gen:             enum neuron_gen
@@ -119,14 +122,12 @@ typedef void NeuronUpcallFn(void *opaque, NeuronCore *c, NeuronUpcall ev,
  *                   see a torn record
  * @torn_gap_us:     with @torn_header_first, how long the record stays torn
  *                   (host time between the two writes; property
- *                   fault-torn-gap-us), so every fast consumer sees it
+ *                   fault-torn-gap-us), so a busy-polling consumer sees
+ *                   torn records within a few thousand
  *
  * Written by neuron-tpb.c only (from the properties at realize, the
  * global page at run time); the blocks read it.
  */
-/* Largest fault-torn-gap-us: the main loop sleeps that long per record. */
-#define NEURON_TORN_GAP_US_MAX 1000
-
 typedef struct NeuronCoreConfig {
     uint32_t gen;
     int stuck_engine;

@@ -25,7 +25,9 @@
 //     (fresh_prefix: the run's last slot first, which settles a run that is
 //     fresh to its end with one load; else probe the ends of doubling
 //     strides, 64, 128, 256, ... slots, then binary-search the stride where
-//     a probe looked stale); the run ends at the first slot that looked stale;
+//     a probe looked stale); the run ends at the first slot that looked stale
+//     (of those loaded: a slot between two fresh-looking ones is not looked
+//     at, as a producer that writes in order cannot leave one stale);
 //   * drain() then copies the run and checks the phase of every copied
 //     record from the copied bytes (AND/OR of the headers), so a record is
 //     never returned with the wrong phase;
