@@ -290,9 +290,18 @@ int run() {
           pg != 0 && pg <= g,
       "status_page_gone_no_polls");
 
-  const int threads_after = thread_count();
-  std::printf("# device_loss: threads %d before the reaper, %d with it, %d after the removal\n", threads_before,
-              threads_with_reaper, threads_after);
+  // running() turns false as the thread's function returns; the kernel drops
+  // the thread from /proc/self/task only once it has exited, a moment later
+  // (seen once under TCG: counted while still there). Wait for that, up to 3 s.
+  int threads_after = thread_count();
+  int waited_ms = 0;
+  for (; waited_ms < 3000 && exited && threads_after != threads_before; ++waited_ms) {
+    std::this_thread::sleep_for(1ms);
+    threads_after = thread_count();
+  }
+  std::printf("# device_loss: threads %d before the reaper, %d with it, %d after the removal (%d ms after "
+              "running() turned false)\n",
+              threads_before, threads_with_reaper, threads_after, waited_ms);
   tap(exited && (*reaper)->device_gone() && threads_after == threads_before, "reaper_thread_exits");
 
   // Asleep now; the reaper's thread is gone: no CPU at all. (100 ms first,
