@@ -176,9 +176,11 @@ emulator/tests/qtest/run-qtest.sh "$qemu" >"$build/qtest.log" 2>&1
 st=$?
 count_tap "qtest ($(elapsed))" "$build/qtest.log" $st
 
-# figures, not tests: the drain benchmark's records/s (medians of 9
-# interleaved repetitions) and the ratios for_each/drain, drain/memcpy and
-# drain/reference (targets in bench_drain.cpp) of the default drain path,
+# figures, not tests: the drain benchmark's records/s (the fastest and the
+# median of 9 interleaved repetitions) and the ratios for_each/drain,
+# drain/memcpy and drain/reference (targets in bench_drain.cpp, judged on
+# the fastest repetitions: docs/decisions.md#drain-bench-best; the medians'
+# on the line after) of the default drain path,
 # then one line per drain path this CPU has (userspace/README.md#drain-paths)
 # with the same three ratios; every figure in bench.json. It runs at the
 # highest priority on the last CPU it may use: the background builds beside
