@@ -177,7 +177,7 @@ st=$?
 count_tap "qtest ($(elapsed))" "$build/qtest.log" $st
 
 # figures, not tests: the drain benchmark's records/s (the fastest and the
-# median of 9 interleaved repetitions) and the ratios for_each/drain,
+# median of 25 interleaved repetitions) and the ratios for_each/drain,
 # drain/memcpy and drain/reference (targets in bench_drain.cpp, judged on
 # the fastest repetitions: docs/decisions.md#drain-bench-best; the medians'
 # on the line after) of the default drain path,
@@ -188,7 +188,7 @@ count_tap "qtest ($(elapsed))" "$build/qtest.log" $st
 # (nice only warns where it may not raise the priority). It fails the run
 # only if it cannot run or its consumers disagree (bench_drain.cpp)
 bench_cpu=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status | tr ',' '\n' | tail -n 1 | sed 's/.*-//')
-nice -n -20 taskset -c "${bench_cpu:-0}" "$build/userspace/bench_drain" --benchmark_min_time=0.5 --benchmark_color=false \
+nice -n -20 taskset -c "${bench_cpu:-0}" "$build/userspace/bench_drain" --benchmark_color=false \
 	--benchmark_out="$build/bench.json" --benchmark_out_format=json >"$build/bench.log" 2>&1
 st=$?
 grep -E '^(records/s|ratio|path)' "$build/bench.log" | sed 's/^/check: bench_drain: /'

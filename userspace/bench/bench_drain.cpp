@@ -30,10 +30,13 @@
 // benchmark runs, every consumer's sum over the ring is checked against the
 // plain one's (exit 1 if one differs).
 //
-// A shared machine is noisy, so by default every benchmark runs 9
-// repetitions, randomly interleaved with the other benchmarks' repetitions
-// (--benchmark_repetitions=9 --benchmark_enable_random_interleaving=true;
-// command-line flags override these), and the console shows the aggregates,
+// A shared machine is noisy, so by default every benchmark runs 25
+// repetitions of at least 0.15 s each, randomly interleaved with the other
+// benchmarks' repetitions (--benchmark_repetitions=25
+// --benchmark_min_time=0.15 --benchmark_enable_random_interleaving=true;
+// command-line flags override these): many short repetitions give each
+// benchmark more chances to run while the host is quiet than a few long
+// ones in the same time. The console shows the aggregates,
 // with a "max" one beside Google Benchmark's own: its items_per_second is
 // the fastest repetition's. Rates are per second of the benchmark thread's
 // CPU time (Google Benchmark's default). The targets are judged on each
@@ -323,9 +326,11 @@ int main(int argc, char** argv) {
   }
   // Defaults first, so that the same flags on the command line win.
   std::vector<char*> args{argv[0]};
-  std::string reps = "--benchmark_repetitions=9", inter = "--benchmark_enable_random_interleaving=true",
+  std::string reps = "--benchmark_repetitions=25", min_time = "--benchmark_min_time=0.15",
+              inter = "--benchmark_enable_random_interleaving=true",
               aggr = "--benchmark_display_aggregates_only=true";
   args.push_back(reps.data());
+  args.push_back(min_time.data());
   args.push_back(inter.data());
   args.push_back(aggr.data());
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
