@@ -382,19 +382,27 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&rep);
   benchmark::Shutdown();
 
-  const auto get = [&](const char* n) { return rep.rate.count(n) ? rep.rate[n] : 0.0; };
-  const auto med = [&](const char* n) { return rep.median.count(n) ? rep.median[n] : 0.0; };
-  const double drain = get("BM_Drain"), batch = get("BM_DrainBatch/256"), each = get("BM_ForEachWide"),
-               each_plain = get("BM_ForEach"), each_rec = get("BM_ForEachRecord"),
+  const auto in = [](const std::map<std::string, double>& m, const char* n) {
+    const auto it = m.find(n);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  const auto get = [&](const char* n) { return in(rep.rate, n); };
+  const auto med = [&](const char* n) { return in(rep.median, n); };
+  // One line of records/s of the default path's benchmarks, from `at`.
+  const auto rates_line = [&](const char* what, auto at) {
+    std::printf("records/s (%s): drain %.3g, drain/256 %.3g, for_each %.3g, for_each with a plain consumer %.3g, "
+                "for_each per record %.3g, memcpy %.3g, reference %.3g\n",
+                what, at("BM_Drain"), at("BM_DrainBatch/256"), at("BM_ForEachWide"), at("BM_ForEach"),
+                at("BM_ForEachRecord"), at("BM_Memcpy"), at("BM_Reference"));
+  };
+  const double drain = get("BM_Drain"), each = get("BM_ForEachWide"), each_plain = get("BM_ForEach"),
                memcpy_rate = get("BM_Memcpy"), ref = get("BM_Reference");
   if (drain > 0 && memcpy_rate > 0 && ref > 0 && each > 0) {
-    std::printf("\nrecords/s (fastest repetition, ring of %u records, path %s): drain %.3g, drain/256 %.3g, for_each %.3g, "
-                "for_each with a plain consumer %.3g, for_each per record %.3g, memcpy %.3g, reference %.3g\n",
-                entries, neuron::drain_path_name(def), drain, batch, each, each_plain, each_rec, memcpy_rate, ref);
-    std::printf("records/s (median): drain %.3g, drain/256 %.3g, for_each %.3g, for_each with a plain consumer %.3g, "
-                "for_each per record %.3g, memcpy %.3g, reference %.3g\n",
-                med("BM_Drain"), med("BM_DrainBatch/256"), med("BM_ForEachWide"), med("BM_ForEach"),
-                med("BM_ForEachRecord"), med("BM_Memcpy"), med("BM_Reference"));
+    const std::string fastest = "fastest repetition, ring of " + std::to_string(entries) + " records, path " +
+                                std::string(neuron::drain_path_name(def));
+    std::printf("\n");
+    rates_line(fastest.c_str(), get);
+    rates_line("median", med);
     if (!rep.cv.empty()) {
       std::printf("spread (cv of the repetitions):");
       for (const auto& [name, v] : rep.cv) std::printf(" %s %.1f%%", name.c_str(), 100 * v);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// The consumer bench_drain's BM_ForEach hands every span to: the sum of
+// The consumer bench_drain's BM_ForEachWide hands every span to: the sum of
 // byte 0 of each record, one implementation per drain path
 // (userspace/README.md#drain-paths), so that for_each is timed with a
 // consumer as wide as the drain it is compared with. Each reads every
