@@ -869,15 +869,19 @@ int neuron_mem_ioctl_free(struct neuron_file *nfile,
  * struct neuron_mem_bad - the first range of a program its owner did not
  *	allocate (neuron_mem_check_program())
  * @insn:	instruction index
- * @what:	"source", "destination" or "index table"
+ * @what:	"source", "destination", "index table" or "index table, inside
+ *		its destination,"
  * @at:		the range's BAR4 offset
  * @len:	its length, bytes
+ * @err:	what the check returned: -EACCES (not the owner's memory) or
+ *		-EINVAL (an index table inside its copy's destination)
  */
 struct neuron_mem_bad {
 	u32 insn;
 	const char *what;
 	u64 at;
 	u64 len;
+	int err;
 };
 
 int neuron_mem_check_program(struct neuron_file *nfile,
@@ -954,6 +958,9 @@ void neuron_status_end(struct neuron_device *ndev, enum neuron_reset_cause cause
  * @NEURON_PAUSE_SUBMIT_CHECKED: not a reset's step: a SUBMIT has checked
  *	its program against its file's allocations and holds that file's
  *	mem_lock, not the device's lock (neuron_engine_ioctl_submit())
+ * @NEURON_PAUSE_CDEV_GONE: not a reset's step: remove() has destroyed the
+ *	class device and not yet run the disable path, so the hang scanner
+ *	still runs (neuron_cdev_unregister())
  */
 enum neuron_pause_step {
 	NEURON_PAUSE_FENCED = 1,
@@ -969,6 +976,7 @@ enum neuron_pause_step {
 	NEURON_PAUSE_REPORTED = 11,
 	NEURON_PAUSE_ENABLE_READY = 12,
 	NEURON_PAUSE_SUBMIT_CHECKED = 32,
+	NEURON_PAUSE_CDEV_GONE = 33,
 };
 
 void neuron_pause(struct neuron_device *ndev, enum neuron_pause_step step);
@@ -981,6 +989,7 @@ int neuron_hw_queue_off(struct neuron_device *ndev, u32 core, u32 queue);
 u32 neuron_hw_engine_reset(struct neuron_device *ndev, u32 core, u32 engine);
 void neuron_hw_notify_off(struct neuron_device *ndev, u32 core);
 void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core);
+void neuron_hw_scrub_all(struct neuron_device *ndev);
 u32 neuron_hw_axi_dropped(struct neuron_device *ndev, u32 core);
 void neuron_hw_error_init(struct neuron_device *ndev);
 __printf(6, 7)

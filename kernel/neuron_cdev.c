@@ -833,13 +833,21 @@ err_alloc:
  * New opens of any of the nodes fail with -ENODEV from here on; open
  * files are unaffected (neuron_remove() makes their calls fail). The
  * instance number stays reserved until remove() frees it last.
+ *
+ * The hang scanner still runs until the disable path stops it, and sends
+ * its uevents through @ndev->cdevice under &neuron_device.lock: the
+ * pointer is cleared under that lock before the class device goes, so a
+ * scan either finished its uevent or finds none to send.
  */
 void neuron_cdev_unregister(struct neuron_device *ndev)
 {
 	neuron_id_unpublish(ndev);
 	neuron_cdev_destroy_cores(ndev);
+	mutex_lock(&ndev->lock);
+	ndev->cdevice = NULL;	/* no uevent of the scanner or the disable path */
+	mutex_unlock(&ndev->lock);
 	device_destroy(&neuron_class, neuron_devt(ndev->id));
-	ndev->cdevice = NULL;	/* no uevent of the disable path after this */
+	neuron_pause(ndev, NEURON_PAUSE_CDEV_GONE);
 	cdev_del(ndev->core_cdev);
 	ndev->core_cdev = NULL;
 	cdev_del(ndev->cdev);

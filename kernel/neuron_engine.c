@@ -92,7 +92,8 @@ static u64 neuron_engine_prog_off(struct neuron_device *ndev, u32 core,
  * reserved nonzero); -EFAULT (@insns unreadable); -ENOMEM; -EPERM (another
  * file owns the core and, for a detached program, granted it to no uid of
  * this file); -EACCES (a DGE_COPY names memory the program's owner did not
- * allocate; nothing was started); -EBUSY (the engine is RUNNING or
+ * allocate; nothing was started); -EINVAL also for an indirect DGE_COPY
+ * whose index table overlaps its destination; -EBUSY (the engine is RUNNING or
  * WAITING); -EIO (the engine is HALTED on a fatal error:
  * NEURON_IOC_ENGINE_RESET it first; or a stale file); -ENODEV (device
  * removed).

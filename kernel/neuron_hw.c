@@ -325,3 +325,26 @@ void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core)
 		  NEURON_ROUTE_DEFAULT);
 	neuron_rd(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_TRACE_ENABLE));
 }
+
+/**
+ * neuron_hw_scrub_all() - put every core's program state back to reset values
+ * @ndev: device, live, just reset (neuron_hw_reset()): no engine runs and no
+ *	queue is enabled
+ *
+ * The device's RESET keeps semaphores, events, $S and feature flags
+ * (docs/device-model.md "Reset, quiesce and failure"), and an owner whose
+ * file outlived the fence of an unbind, a removal or a PCI error was never
+ * scrubbed by neuron_owner_drop() (the fenced device is not touched then).
+ * The enable path calls this before any file can own a core, so no tenant
+ * reads what the last one left, and a free core always reads its reset
+ * values (docs/decisions.md#tenancy "a core changes hands clean").
+ */
+void neuron_hw_scrub_all(struct neuron_device *ndev)
+{
+	u32 c;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		neuron_hw_notify_off(ndev, c);
+		neuron_hw_core_scrub(ndev, c);
+	}
+}

@@ -102,8 +102,9 @@ void neuron_dev_failed(struct neuron_device *ndev)
  * neuron_dev_enable() - bring a reset (or newly probed) device into service
  * @ndev: device, BAR0 mapped, geometry and instance number known
  *
- * Resets the device and waits for READY (neuron_hw_reset()), enables bus
- * mastering, allocates and requests the MSI-X vectors and unmasks the
+ * Resets the device and waits for READY (neuron_hw_reset()), puts every
+ * core's semaphores, events, $S and flags back to their reset values
+ * (neuron_hw_scrub_all()), enables bus mastering, allocates and requests the MSI-X vectors and unmasks the
  * interrupt causes, saves config space for the PCI core's next restore,
  * then clears @offline so calls are accepted again (files opened before
  * the last reset stay stale).
@@ -119,6 +120,7 @@ int neuron_dev_enable(struct neuron_device *ndev)
 	ret = neuron_hw_reset(ndev);
 	if (ret)
 		goto out;
+	neuron_hw_scrub_all(ndev);
 	pci_set_master(pdev);
 	ret = neuron_irq_init(ndev);
 	if (ret) {

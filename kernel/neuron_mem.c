@@ -40,6 +40,7 @@
 #include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/pid.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include <uapi/linux/neuron.h>
@@ -257,6 +258,24 @@ static void neuron_mem_remove(struct neuron_file *nfile,
 	neuron_mem_give(nfile->ndev, blk->off, blk->size);
 }
 
+/*
+ * Zeroes [@off, @off + @size) of device memory a chunk at a time, yielding
+ * the CPU between chunks: a 4 GiB allocation is seconds of uncached writes,
+ * which must not hold a CPU without a scheduling point (a soft lockup
+ * under PREEMPT_NONE). Called with only the file's mem_lock held.
+ */
+#define NEURON_MEM_CLEAR_CHUNK	SZ_1M
+static void neuron_mem_clear(struct neuron_device *ndev, u64 off, u64 size)
+{
+	u64 done, n;
+
+	for (done = 0; done < size; done += n) {
+		n = min_t(u64, size - done, NEURON_MEM_CLEAR_CHUNK);
+		memset_io(ndev->mem + off + done, 0, n);
+		cond_resched();
+	}
+}
+
 /**
  * neuron_mem_ioctl_alloc() - NEURON_IOC_MEM_ALLOC
  * @nfile: the caller's file
@@ -325,7 +344,7 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 				      &blk->off);
 	if (!ret) {
 		/* nothing of the block's previous owner reaches this one */
-		memset_io(ndev->mem + blk->off, 0, size);
+		neuron_mem_clear(ndev, blk->off, size);
 		blk->size = size;
 		mutex_lock(&ndev->lock);
 		neuron_mem_insert(nfile, blk);
@@ -445,12 +464,16 @@ out_unlock:
  * (docs/device-model.md, "DGE copy"); their index table,
  * [insn.reserved0, + 4 * (length >> element shift)), must lie in an
  * allocation or the program too (include/uapi/linux/neuron_isa.h,
- * docs/decisions.md#dge-index-path). O(@count log m) in @nfile's m
+ * docs/decisions.md#dge-index-path), and must not overlap the destination
+ * [dst, dst + length): a copy that writes its own table could steer its
+ * later elements on a device that reads the table as it goes
+ * (docs/decisions.md#tenancy "index tables"). O(@count log m) in @nfile's m
  * allocations, nothing logged. Called with @nfile's &neuron_file.mem_lock
  * held (SUBMIT through @nfile: no other tenant waits meanwhile) or
  * &neuron_device.lock (a detached program of another file's core).
  *
- * Return: 0, or -EACCES with @bad filled in.
+ * Return: 0; -EACCES (a range outside @nfile's memory) or -EINVAL (an
+ * index table overlapping its copy's destination), with @bad filled in.
  */
 int neuron_mem_check_program(struct neuron_file *nfile,
 			     const struct neuron_emu_insn *insns, u32 count,
@@ -468,6 +491,7 @@ int neuron_mem_check_program(struct neuron_file *nfile,
 		u64 len = max_t(u64, length, 1), tab = 0, tlen = 0;
 		const char *what = NULL;
 		u64 at = 0, alen = len;
+		int err = -EACCES;
 
 		if (insns[i].opcode != NEURON_OP_DGE_COPY)
 			continue;
@@ -490,13 +514,19 @@ int neuron_mem_check_program(struct neuron_file *nfile,
 			what = "index table";
 			at = tab;
 			alen = tlen;
+		} else if (tlen && tab < dst + len && dst < tab + tlen) {
+			what = "index table, inside its destination,";
+			at = tab;
+			alen = tlen;
+			err = -EINVAL;
 		}
 		if (what) {
 			bad->insn = i;
 			bad->what = what;
 			bad->at = at;
 			bad->len = alen;
-			return -EACCES;
+			bad->err = err;
+			return err;
 		}
 	}
 	return 0;
@@ -513,6 +543,13 @@ int neuron_mem_check_program(struct neuron_file *nfile,
 void neuron_mem_report_bad(struct neuron_file *nfile,
 			   const struct neuron_mem_bad *bad)
 {
+	if (bad->err == -EINVAL) {
+		dev_info_ratelimited(&nfile->ndev->pdev->dev,
+				     "SUBMIT by pid %d (%s): instruction %u: DGE_COPY %s [%#llx, +%#llx), is refused: a copy may not write its own index table\n",
+				     task_tgid_nr(current), current->comm,
+				     bad->insn, bad->what, bad->at, bad->len);
+		return;
+	}
 	dev_info_ratelimited(&nfile->ndev->pdev->dev,
 			     "SUBMIT by pid %d (%s): instruction %u: DGE_COPY %s [%#llx, +%#llx) is not memory the program's owner (pid %d, %s) allocated\n",
 			     task_tgid_nr(current), current->comm,

@@ -216,11 +216,12 @@ uint8_t neuron_dge_check(const NeuronDgeDesc *d, unsigned int *bc_reg)
 /* data_crc of INST_START: the source bytes, when they are in device memory. */
 uint16_t neuron_dge_input_crc(const NeuronDevMem *m, const NeuronDgeDesc *d)
 {
-    if (d->backend == NEURON_DGE_BACKEND_NONE || !d->length ||
-        !neuron_mem_range_ok(m, d->src, d->length)) {
+    const uint8_t *p = neuron_mem_at(m, d->src, d->length);
+
+    if (d->backend == NEURON_DGE_BACKEND_NONE || !d->length || !p) {
         return 0;
     }
-    return neuron_crc16(m->ptr + d->src, d->length);
+    return neuron_crc16(p, d->length);
 }
 
 /*
@@ -239,10 +240,30 @@ static uint64_t neuron_dge_limit(const NeuronDgeCopy *op, uint8_t bc)
     return limit;
 }
 
+/*
+ * Reads an indirect copy's @count-entry index table once into @op->idx
+ * (the caller checked that it lies in device memory). Every later step
+ * reads the snapshot, never device memory: a scatter whose destination
+ * window holds its own table rewrites the table's bytes, not the indices
+ * its later elements go to, so an element cannot leave the window the
+ * first pass checked (docs/device-model.md "DGE copy").
+ */
+static void neuron_dge_read_indices(NeuronDgeCopy *op, uint32_t count)
+{
+    const uint8_t *tab = neuron_mem_at(op->mem, op->desc.idx_table,
+                                       (uint64_t)count *
+                                       NEURON_DGE_IDX_ENTRY_BYTES);
+    uint32_t i;
+
+    op->idx = g_new(uint32_t, count);
+    for (i = 0; i < count; i++) {
+        op->idx[i] = ldl_le_p(tab + (uint64_t)i * NEURON_DGE_IDX_ENTRY_BYTES);
+    }
+}
+
 static uint32_t neuron_dge_idx(const NeuronDgeCopy *op, uint32_t i)
 {
-    return ldl_le_p(op->mem->ptr + op->desc.idx_table +
-                    (uint64_t)i * NEURON_DGE_IDX_ENTRY_BYTES);
+    return op->idx[i];
 }
 
 /*
@@ -293,12 +314,17 @@ static bool neuron_dge_elem(const NeuronDgeCopy *op, unsigned int dir,
     return rel + elem <= op->desc.length;
 }
 
-/* Gather/scatter element by element; false (nothing written) if one leaves its window. */
+/*
+ * Gather/scatter element by element; false (nothing written) if one leaves
+ * its window. Both passes take the indices from the one snapshot, so the
+ * second copies exactly the elements the first checked.
+ */
 static bool neuron_dge_indirect_copy(NeuronDgeCopy *op, uint32_t count,
                                      uint32_t elem)
 {
     const NeuronDevMem *m = op->mem;
     const NeuronDgeDesc *d = &op->desc;
+    uint8_t *from, *to;
     uint64_t s, t;
     uint32_t i;
 
@@ -313,9 +339,16 @@ static bool neuron_dge_indirect_copy(NeuronDgeCopy *op, uint32_t count,
         }
     }
     for (i = 0; i < count; i++) {
-        neuron_dge_elem(op, NEURON_DGE_DIR_SRC, d->src, i, elem, &s);
-        neuron_dge_elem(op, NEURON_DGE_DIR_DST, d->dst, i, elem, &t);
-        memmove(m->ptr + t, m->ptr + s, elem);
+        if (!neuron_dge_elem(op, NEURON_DGE_DIR_SRC, d->src, i, elem, &s) ||
+            !neuron_dge_elem(op, NEURON_DGE_DIR_DST, d->dst, i, elem, &t)) {
+            return false;       /* not reached: the first pass checked it */
+        }
+        from = neuron_mem_at(m, s, elem);
+        to = neuron_mem_at(m, t, elem);
+        if (!from || !to) {
+            return false;       /* not reached: the windows are in memory */
+        }
+        memmove(to, from, elem);
     }
     return true;
 }
@@ -359,15 +392,8 @@ static void neuron_dge_bounds_outcome(NeuronDgeCopy *op, unsigned int oob)
     }
 }
 
-/**
- * neuron_dge_exec() - execute the structurally valid DGE_COPY @op
- *
- * Sets @op->record to the one record owed (if any): the bounds error
- * (non-fatal, or fatal for an index OOB that no notification may carry), a
- * MEMORY_ERROR for a copy outside device memory or an element outside its
- * window, or the DGE_METADATA success record.
- */
-void neuron_dge_exec(NeuronDgeCopy *op)
+/* The body of neuron_dge_exec(), which owns @op->idx around it. */
+static void neuron_dge_run(NeuronDgeCopy *op)
 {
     const NeuronDevMem *m = op->mem;
     const NeuronDgeDesc *d = &op->desc;
@@ -397,6 +423,9 @@ void neuron_dge_exec(NeuronDgeCopy *op)
         op->record = NEURON_DGE_RECORD_MEMORY_ERROR;
         return;
     }
+    if (indirect) {
+        neuron_dge_read_indices(op, count);
+    }
 
     if (neuron_dge_oob(op, NEURON_DGE_DIR_SRC, d->bc_src, d->src, count,
                        &shown[0], &limit[0])) {
@@ -408,14 +437,24 @@ void neuron_dge_exec(NeuronDgeCopy *op)
     }
     if (oob) {
         neuron_dge_bounds_outcome(op, oob);
-        neuron_dge_log(op, "DGE: Failed bounds check (src %d %s0x%" PRIx64
-                       "<=0x%" PRIx64 ", dst %d %s0x%" PRIx64 "<=0x%" PRIx64
-                       "%s): descriptor not emitted, %s",
-                       !!(oob & NEURON_DGE_DIR_SRC),
-                       neuron_dge_indexed(d, NEURON_DGE_DIR_SRC) ? "index " : "",
-                       shown[0], limit[0], !!(oob & NEURON_DGE_DIR_DST),
-                       neuron_dge_indexed(d, NEURON_DGE_DIR_DST) ? "index " : "",
+        /*
+         * The reference firmware's shape: per direction, src then dst,
+         * {bc_enabled, address, limit} (docs/hardware.md#dge-detect); then
+         * which directions failed and what the device does about it.
+         */
+        neuron_dge_log(op, "DGE: Failed bounds check. bounds:(%1d 0x%" PRIx64
+                       "<=0x%" PRIx64 ", %1d 0x%" PRIx64 "<=0x%" PRIx64
+                       ") failing:%s%s%s: descriptor not emitted, %s",
+                       (int)NEURON_DGE_FIELD(d->bc_src, BC_ENABLED),
+                       shown[0], limit[0],
+                       (int)NEURON_DGE_FIELD(d->bc_dst, BC_ENABLED),
                        shown[1], limit[1],
+                       oob & NEURON_DGE_DIR_SRC ?
+                       (neuron_dge_indexed(d, NEURON_DGE_DIR_SRC) ?
+                        " src index" : " src") : "",
+                       oob & NEURON_DGE_DIR_DST ?
+                       (neuron_dge_indexed(d, NEURON_DGE_DIR_DST) ?
+                        " dst index" : " dst") : "",
                        neuron_dge_wide(d->mode) ? ", wide" : "",
                        op->record == NEURON_DGE_RECORD_BOUNDS_FATAL ?
                        "index bound error: SEQUENCER_FATAL" :
@@ -441,14 +480,33 @@ void neuron_dge_exec(NeuronDgeCopy *op)
             return;
         }
     } else {
-        memmove(m->ptr + d->dst, m->ptr + d->src, d->length);
+        memmove(neuron_mem_at(m, d->dst, d->length),
+                neuron_mem_at(m, d->src, d->length), d->length);
     }
     memory_region_set_dirty(m->mr, d->dst, d->length);
     if (op->want_crc && d->length) {
-        op->crc_out = neuron_crc16(m->ptr + d->dst, d->length);
+        op->crc_out = neuron_crc16(neuron_mem_at(m, d->dst, d->length),
+                                   d->length);
     }
     op->emitted = true;     /* the DMA engines moved its packets */
     if (op->packet_notif) {
         op->record = NEURON_DGE_RECORD_METADATA;
     }
+}
+
+/**
+ * neuron_dge_exec() - execute the structurally valid DGE_COPY @op
+ *
+ * Sets @op->record to the one record owed (if any): the bounds error
+ * (non-fatal, or fatal for an index OOB that no notification may carry), a
+ * MEMORY_ERROR for a copy outside device memory or an element outside its
+ * window, or the DGE_METADATA success record. An indirect copy's index
+ * table is read once, before any check (neuron_dge_read_indices()).
+ */
+void neuron_dge_exec(NeuronDgeCopy *op)
+{
+    op->idx = NULL;
+    neuron_dge_run(op);
+    g_free(op->idx);
+    op->idx = NULL;
 }

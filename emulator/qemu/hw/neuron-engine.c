@@ -378,6 +378,7 @@ static bool neuron_engine_fetch(NeuronEngine *e)
 {
     const NeuronDevMem *m = e->core->mem;
     uint64_t addr = e->prog_base + (uint64_t)e->pc * NEURON_EMU_INSN_BYTES;
+    const uint8_t *p = neuron_mem_at(m, addr, NEURON_EMU_INSN_BYTES);
 
     e->traced = false;
     e->halt_after = false;
@@ -385,15 +386,14 @@ static bool neuron_engine_fetch(NeuronEngine *e)
     e->crc_in = 0;
     e->crc_out = 0;
 
-    if (addr < e->prog_base ||
-        !neuron_mem_range_ok(m, addr, NEURON_EMU_INSN_BYTES)) {
+    if (addr < e->prog_base || !p) {
         memset(&e->insn, 0, sizeof(e->insn));
         neuron_engine_log(e, "instruction fetch outside device memory "
                           "(PROG_BASE + PC * 32): SEQUENCER_FATAL, halted");
         neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_EXCEPTION, 0, 0, 0);
         return false;
     }
-    memcpy(&e->insn, m->ptr + addr, sizeof(e->insn));
+    memcpy(&e->insn, p, sizeof(e->insn));
     return neuron_engine_decode_ok(e);
 }
 

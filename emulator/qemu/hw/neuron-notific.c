@@ -355,8 +355,15 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
         return pci_dma_write(c->pdev, addr, rec->bytes, w0) == MEMTX_OK;
     }
 
-    /* Range and 16-byte alignment were checked when the queue was enabled. */
-    p = c->mem->ptr + addr;
+    /*
+     * Range and 16-byte alignment were checked when the queue was enabled;
+     * the accessor checks the range again, so no later register write can
+     * aim a store outside device memory.
+     */
+    p = neuron_mem_at(c->mem, addr, NEURON_ISA_NOTIFICATION_NBYTES);
+    if (!p) {
+        return false;
+    }
     memcpy(&word0, rec->bytes, sizeof(word0));
     memcpy(p + w0, rec->bytes + w0, body);
     smp_wmb();      /* the body is visible before the phase bit flips */

@@ -80,6 +80,20 @@ static inline bool neuron_mem_range_ok(const NeuronDevMem *m, uint64_t off,
 }
 
 /*
+ * neuron_mem_at() - the host pointer of device memory [@off, @off + @len),
+ * or NULL if any of it lies outside. The one way the blocks reach device
+ * memory (program fetch, DGE copies and their index tables, device-memory
+ * rings): no value a guest writes into a register, a program or an index
+ * table can make the model touch host memory outside its RAM block, even
+ * where a caller's own check is wrong (docs/device-model.md#memory-access).
+ */
+static inline uint8_t *neuron_mem_at(const NeuronDevMem *m, uint64_t off,
+                                     uint64_t len)
+{
+    return neuron_mem_range_ok(m, off, len) ? m->ptr + off : NULL;
+}
+
+/*
  * The upward interface: what a block reports to the device. neuron-tpb.c
  * installs the handler in every core (NeuronCore.up) and decides what each
  * event does; the blocks only say what happened.
@@ -489,6 +503,10 @@ typedef struct NeuronDgeDesc {
  * @want_crc:     the instruction is traced: compute @crc_out
  * @who:          log prefix naming core, engine and PC
  *
+ * Working state of neuron_dge_exec():
+ * @idx:          an indirect copy's index table, read once before anything
+ *                is checked or copied (docs/device-model.md "DGE copy")
+ *
  * Results, filled by neuron_dge_exec():
  * @record:       the record the engine is to write
  * @emitted:      the descriptor was emitted and its bytes copied (its
@@ -506,6 +524,8 @@ typedef struct NeuronDgeCopy {
     bool packet_notif;
     bool want_crc;
     const char *who;
+
+    uint32_t *idx;
 
     NeuronDgeRecord record;
     bool emitted;

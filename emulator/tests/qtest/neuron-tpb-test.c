@@ -1468,6 +1468,120 @@ static void test_dma_split_records(void)
     dev_stop(d);
 }
 
+/*
+ * A scatter (indirect mode 2) of @len bytes in elements of 1 << @shift bytes
+ * from @src to @dst, its index table at @tab; no bounds checks, backend POOL.
+ * Mode byte: element shift in bits 3..1; reserved0 (bytes 4..7): the table.
+ */
+static Insn dge_scatter(uint32_t src, uint32_t dst, uint32_t len,
+                        unsigned int shift, uint32_t tab)
+{
+    Insn in = insn(OP_DGE_COPY, 0, 0, 0);
+
+    in.b[1] = shift << 1;
+    stl_le_p(&in.b[4], tab);
+    stl_le_p(&in.b[16], src);
+    stl_le_p(&in.b[20], dst);
+    stl_le_p(&in.b[24], len);
+    in.b[30] = 2;
+    in.b[31] = 1;
+    return in;
+}
+
+static void mem_wl(Dev *d, uint32_t off, uint32_t v)
+{
+    qpci_io_writel(d->dev, d->bar4, off, v);
+}
+
+static uint32_t mem_rl(Dev *d, uint32_t off)
+{
+    return qpci_io_readl(d->dev, d->bar4, off);
+}
+
+/*
+ * A scatter whose destination window [0, 8) holds its own index table
+ * {1, 0}, source {0x4000, 0x41414141}: element 0 writes 0x4000 over idx[1].
+ * The indices are read once, so element 1 still goes to index 0: memory
+ * ends {0x41414141, 0x4000}, and 0x10000 (= 0x4000 * 4, outside the window
+ * the driver checked) keeps its 0x5eed5eed. A device that re-read idx[1]
+ * would write 0x41414141 there.
+ */
+static void test_dge_scatter_rewrites_table(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+    Insn p[2] = { dge_scatter(0x1000, 0, 8, 2, 0), insn(OP_HALT, 0, 0, 0) };
+
+    mem_wl(d, 0x0, 1);
+    mem_wl(d, 0x4, 0);
+    mem_wl(d, 0x1000, 0x4000);
+    mem_wl(d, 0x1004, 0x41414141);
+    mem_wl(d, 0x10000, 0x5eed5eed);
+    run(d, 0, 2, p, 2);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(mem_rl(d, 0x0), ==, 0x41414141);
+    g_assert_cmphex(mem_rl(d, 0x4), ==, 0x4000);
+    g_assert_cmphex(mem_rl(d, 0x10000), ==, 0x5eed5eed);
+    dev_stop(d);
+}
+
+/*
+ * The same with 128-byte elements: window [0, 256), table {0, 1} at 0,
+ * element 0 copies [0x1000, 0x1080) over it, whose word 1 is 0xffffffff:
+ * a device that re-read idx[1] would write 0xffffffff * 128 bytes (512 GiB)
+ * past the window. Indices read once: element 1 lands at 128; the model
+ * lives on and answers a register read.
+ */
+static void test_dge_scatter_table_far(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+    Insn p[2] = { dge_scatter(0x1000, 0, 256, 7, 0), insn(OP_HALT, 0, 0, 0) };
+
+    mem_wl(d, 0x0, 0);
+    mem_wl(d, 0x4, 1);
+    mem_wl(d, 0x1000, 0);
+    mem_wl(d, 0x1004, 0xffffffff);
+    mem_wl(d, 0x1080, 0xc0ffee00);
+    run(d, 0, 2, p, 2);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(mem_rl(d, 0x4), ==, 0xffffffff);
+    g_assert_cmphex(mem_rl(d, 0x80), ==, 0xc0ffee00);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);
+    dev_stop(d);
+}
+
+/*
+ * A copy that leaves device memory, FEATURE_FLAGS bit 1 clear (the reset
+ * value): the flag gates DGE packet notifications, not this error, so a
+ * TPB_ERROR still arrives on the error class's queue 3: error MEMORY_ERROR
+ * 0x04, info_kind OTHER 0 (metadata_lo 0), phase | TPB_ERROR 0x9f, POOL
+ * (block 2) at pc 0; nothing is copied and the engine goes on to HALT.
+ */
+static void test_dge_memory_error_flag_clear(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+    uint64_t ring = host_ring(d, 0, 3, 64, 0);
+    Insn p[2] = { dge(64), insn(OP_HALT, 0, 0, 0) };
+    uint8_t r[16];
+
+    stl_le_p(&p[0].b[16], MEM_SIZE - 16);       /* 48 bytes past the end */
+    mem_wl(d, 0x400000, 0x5eed5eed);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_FEATURE_FLAGS), ==, 0);
+    run(d, 0, 2, p, 2);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, b + Q(3) + Q_TAIL), ==, 1);
+    slot(d, ring, 0, r);
+    g_assert_cmphex(r[0], ==, 0x04);            /* MEMORY_ERROR */
+    g_assert_cmphex(r[1], ==, 0x00);            /* info_kind OTHER */
+    g_assert_cmphex(r[2], ==, 0x00);
+    g_assert_cmphex(r[3], ==, 0x9f);            /* phase | TPB_ERROR */
+    g_assert_cmphex(r[4], ==, 0x02);            /* POOL, pc 0 */
+    g_assert_cmphex(mem_rl(d, 0x400000), ==, 0x5eed5eed);
+    dev_stop(d);
+}
+
 /* ---- resets -------------------------------------------------------------- */
 
 /*
@@ -1552,8 +1666,9 @@ static void test_flr(void)
  * A fetch outside device memory: SEQUENCER_FATAL with info_kind EXCEPTION
  * (4, the low nibble of byte 1), HALTED at pc 1. SP's program is one NOP in
  * the last 32 bytes of device memory with PROG_COUNT 2, so pc 1 lies at
- * MEM_SIZE. The record: error_id 0x0a @0, byte 1 0x04, byte 2 (info) 0,
- * header 0x9f @3, metadata_hi {block 4 (SP), pc 1 << 4} = 0x14 @4.
+ * MEM_SIZE. The record: error_id 0x0a @0, byte 1 0x04, byte 2 0,
+ * header 0x9f @3, metadata_hi {block 4 (SP), pc 1 << 4} = 0x14 @4,
+ * info (metadata_hi bits 23..16: exception Type, Cause) 0 @6.
  */
 static void test_fetch_exception(void)
 {
@@ -1576,9 +1691,10 @@ static void test_fetch_exception(void)
     slot(d, ring, 0, r);
     g_assert_cmphex(r[0], ==, 0x0a);            /* SEQUENCER_FATAL */
     g_assert_cmphex(r[1], ==, 0x04);            /* info_kind EXCEPTION */
-    g_assert_cmphex(r[2], ==, 0x00);            /* info: Type, Cause not made */
+    g_assert_cmphex(r[2], ==, 0x00);            /* metadata_lo high byte */
     g_assert_cmphex(r[3], ==, 0x9f);            /* phase | TPB_ERROR */
     g_assert_cmphex(r[4], ==, 0x14);            /* SP, pc 1 */
+    g_assert_cmphex(r[6], ==, 0x00);            /* info: Type, Cause not made */
     dev_stop(d);
 }
 
@@ -1654,6 +1770,12 @@ int main(int argc, char **argv)
                    test_full_ring_drop_marks_next);
     qtest_add_func("/neuron-tpb/dma/regs", test_dma_regs);
     qtest_add_func("/neuron-tpb/dma/split-records", test_dma_split_records);
+    qtest_add_func("/neuron-tpb/dge/scatter-rewrites-own-table",
+                   test_dge_scatter_rewrites_table);
+    qtest_add_func("/neuron-tpb/dge/scatter-table-far",
+                   test_dge_scatter_table_far);
+    qtest_add_func("/neuron-tpb/dge/memory-error-flag-clear",
+                   test_dge_memory_error_flag_clear);
     qtest_add_func("/neuron-tpb/reset/global", test_global_reset);
     qtest_add_func("/neuron-tpb/reset/flr", test_flr);
     qtest_add_func("/neuron-tpb/engine/bad-opcode", test_bad_opcode);

@@ -1490,6 +1490,46 @@ TEST_F(dge, index_table_outside_file_memory)
 }
 
 /*
+ * A copy may not write its own index table (kernel/neuron_mem.c,
+ * docs/decisions.md#tenancy "index tables"): SUBMIT refuses, with -EINVAL
+ * and before anything runs, a scatter of 16 one-byte elements into
+ * [REG_D, REG_D + 16) whose 64-byte table overlaps that window: at its
+ * start (REG_D), and with only its first 4 bytes in the window's last 4
+ * (REG_D + 12). The same scatter with its table at REG_D + 16, just past
+ * the window, runs: instruction 1 fills that table with zeros from the
+ * program (slots 4 and 5), every index 0, within the bound 0.
+ */
+TEST_F(dge, index_table_in_destination_refused)
+{
+	struct dge_env *env = &self->env;
+	uint32_t area = prog_area(env, CORE, ENGINE);
+	const uint32_t bad[] = { REG_D, REG_D + 12 };
+	struct neuron_emu_insn prog[6] = {
+		reg_write(DST_REG, 0), copy(area + 4 * 32, REG_D + 16, 64),
+		dge(REG_S, REG_D, 16, BC_OFF, BC(DST_REG, 0), IND(MODE_SCATTER, 0),
+		    NEURON_DGE_BACKEND_POOL),
+		neuron_insn(NEURON_OP_HALT, 0),
+	};
+	struct neuron_engine_status before, st;
+	static struct collected c;
+
+	memset(&prog[4], 0, 2 * sizeof(prog[4]));
+	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &before));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		prog[2].reserved0 = htole32(bad[i]);
+		EXPECT_EQ(-EINVAL, neuron_submit(env->fd, CORE, ENGINE, prog, 6, 0))
+			TH_LOG("index table at %#x, destination [%#x, +16)", bad[i], REG_D);
+	}
+	ASSERT_EQ(0, neuron_engine_status(env->fd, CORE, ENGINE, &st));
+	EXPECT_EQ(before.soft_reset_counter, st.soft_reset_counter);
+	prog[2].reserved0 = htole32(REG_D + 16);
+	ASSERT_EQ(0, set_features(env->fd, CORE, FEAT_ON));
+	ASSERT_EQ(NEURON_ENGINE_IDLE, run(_metadata, env, ENGINE, prog, 6, &c, &st));
+	EXPECT_EQ(0, c.n[Q_ERR]);
+	EXPECT_EQ(2, c.n[Q_DGE]);	/* the table fill and the scatter */
+}
+
+/*
  * NEURON_FEATURE_FLAGS is the engine's local register 38, not $S[38]
  * (contract): writing $S[38] from a program changes no gate.
  */

@@ -523,6 +523,159 @@ TEST_F_TIMEOUT(flr, no_signal_after_unbind, 300)
 	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
 }
 
+/*
+ * What one owner leaves on a core is gone for the next, however the first
+ * lets go (docs/decisions.md#tenancy "a core changes hands clean"): uid
+ * 1000 takes core 0 and sets semaphore 7 to 0x5eed, event 9 and feature
+ * flags 0x2, and holds its file while root unbinds the driver and binds it
+ * again (or resets the function through sysfs); it closes only after.
+ * uid 1001 then reads core 0 while it is free and, once it owns it, its
+ * flags: 0, 0 and 0. Before the enable path scrubbed every core, the
+ * unbind case read 0x5eed, 1 and 0x2.
+ */
+#define CC_FIRST_UID	1000
+#define CC_NEXT_UID	1001
+enum { CC_OK, CC_SETUID = 10, CC_OPEN, CC_SEM, CC_EVENT, CC_FLAGS, CC_SYNC,
+       CC_READ_SEM = 20, CC_READ_EVENT, CC_ACQUIRE, CC_READ_FLAGS,
+       CC_DIRTY_SEM = 30, CC_DIRTY_EVENT, CC_DIRTY_FLAGS };
+
+static int cc_setuid(uid_t uid)
+{
+	gid_t g = LC_GID;
+
+	return setgroups(1, &g) || setgid(LC_GID) || setuid(uid);
+}
+
+/* uid 1000: dirties core 0, holds the file until told to close it */
+static int cc_first_owner(int ready, int go)
+{
+	struct neuron_evt_sem sem = { .core = 0, .index = 7, .op = NEURON_SEM_SET,
+				      .value = 0x5eed };
+	struct neuron_evt_sem ev = { .core = 0, .index = 9, .op = NEURON_EVENT_SET };
+	struct neuron_feature_flags ff = { .core = 0, .op = NEURON_FEATURE_OP_SET,
+					   .flags = 0x2 };
+	char c = 0;
+	int fd;
+
+	if (cc_setuid(CC_FIRST_UID))
+		return CC_SETUID;
+	fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return CC_OPEN;
+	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &sem))
+		return CC_SEM;
+	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &ev))
+		return CC_EVENT;
+	if (neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff))
+		return CC_FLAGS;
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		return CC_SYNC;
+	close(fd);
+	return CC_OK;
+}
+
+/* uid 1001: core 0 as the next tenant sees it, free and then owned */
+static int cc_next_owner(void)
+{
+	struct neuron_evt_sem sem = { .core = 0, .index = 7, .op = NEURON_SEM_READ };
+	struct neuron_evt_sem ev = { .core = 0, .index = 9, .op = NEURON_EVENT_READ };
+	struct neuron_feature_flags ff = { .core = 0, .op = NEURON_FEATURE_OP_GET };
+	struct neuron_cores cores = { .cores = 1 };
+	int fd;
+
+	if (cc_setuid(CC_NEXT_UID))
+		return CC_SETUID;
+	fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return CC_OPEN;
+	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &sem))
+		return CC_READ_SEM;
+	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &ev))
+		return CC_READ_EVENT;
+	if (neuron_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, &cores))
+		return CC_ACQUIRE;
+	if (neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff))
+		return CC_READ_FLAGS;
+	ksft_print_msg("lifecycle: next owner reads sem7=%#x event9=%u flags=%#x\n",
+		       sem.value, ev.value, ff.flags);
+	fflush(stdout);		/* the caller _exit()s */
+	close(fd);
+	return sem.value ? CC_DIRTY_SEM : ev.value ? CC_DIRTY_EVENT :
+	       ff.flags ? CC_DIRTY_FLAGS : CC_OK;
+}
+
+static int cc_wait(pid_t pid)
+{
+	int status;
+
+	if (pid <= 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 96;
+	return WEXITSTATUS(status);
+}
+
+/* Opens the node to group LC_GID (as udev would for the neuron group). */
+static int cc_open_node(void)
+{
+	return chown(NEURON_DEV, 0, LC_GID) || chmod(NEURON_DEV, 0660);
+}
+
+static void clean_core_run(struct __test_metadata *_metadata, const char *disturb)
+{
+	int ready[2], go[2], fd;
+	char bdf[32], path[128], c = 0;
+	struct stat st;
+	pid_t first;
+
+	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+	ASSERT_EQ(0, stat(NEURON_DEV, &st));
+	ASSERT_EQ(0, cc_open_node());
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	first = fork();
+	if (first == 0) {
+		close(ready[0]);
+		close(go[1]);
+		_exit(cc_first_owner(ready[1], go[0]));
+	}
+	close(ready[1]);
+	close(go[0]);
+	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("first owner: %d", cc_wait(first));
+	if (!strcmp(disturb, "reset")) {
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
+		EXPECT_EQ(0, write_str(path, "1"));
+	} else {
+		EXPECT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/unbind", bdf));
+		EXPECT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/bind", bdf));
+	}
+	fd = wait_device(LC_GUARD_MS, 0);
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(1, write(go[1], &c, 1));	/* the first owner closes now */
+	close(go[1]);
+	close(ready[0]);
+	EXPECT_EQ(CC_OK, cc_wait(first));
+	ASSERT_EQ(0, cc_open_node());	/* a bind makes the node anew */
+	first = fork();
+	if (first == 0)
+		_exit(cc_next_owner());
+	EXPECT_EQ(CC_OK, cc_wait(first)) TH_LOG("%s: 30 sem, 31 event, 32 flags left over",
+					       disturb);
+	EXPECT_EQ(0, chown(NEURON_DEV, st.st_uid, st.st_gid));
+	EXPECT_EQ(0, chmod(NEURON_DEV, st.st_mode & 07777));
+}
+
+TEST_F_TIMEOUT(flr, next_owner_clean_after_unbind, 300)
+{
+	clean_core_run(_metadata, "unbind");
+	EXPECT_EQ(0, device_works(0, 0));
+}
+
+TEST_F_TIMEOUT(flr, next_owner_clean_after_reset, 300)
+{
+	clean_core_run(_metadata, "reset");
+	EXPECT_EQ(0, device_works(0, 0));
+}
+
 /* ---- aer: injected errors of each severity -------------------------------- */
 
 FIXTURE(aer) {};

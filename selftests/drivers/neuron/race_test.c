@@ -252,6 +252,34 @@ static void act(struct __test_metadata *_metadata, struct client *c,
 }
 
 /*
+ * Forks the process that triggers a reset or an unbind: it writes @val to
+ * @path once the caller writes a byte to the returned pipe end. Forked
+ * before the client exists: a child forked later would hold the client's
+ * file and mappings, and the client's close would not be the last one (no
+ * release() in the window). Returns the pid (the write end in *@go), or -1.
+ */
+static pid_t trigger_fork(const char *path, const char *val, int *go)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		char b;
+
+		close(p[1]);
+		if (read(p[0], &b, 1) != 1)
+			_exit(2);
+		_exit(write_str(path, val) ? 1 : 0);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+/*
  * One window: a client set up, the device held after @step of a reset or
  * an unbind (@unbind), the client's @a, the device let go (and bound again
  * after an unbind), the client closed, then a fresh client's program runs.
@@ -267,7 +295,7 @@ static void one_window(struct __test_metadata *_metadata, const char *bdf,
 	char where[96], path[128];
 	uint64_t t0 = neuron_now_ms();
 	struct client c;
-	int st = -1, fd, go[2];
+	int st = -1, fd, go;
 	pid_t pid;
 
 	snprintf(where, sizeof(where), "%s after step %u (%s), %s",
@@ -276,27 +304,12 @@ static void one_window(struct __test_metadata *_metadata, const char *bdf,
 		snprintf(path, sizeof(path), "/sys/bus/pci/drivers/nnq/unbind");
 	else
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
-	/*
-	 * The trigger is forked before the client exists: a child forked
-	 * later would hold the client's file and mappings, and the client's
-	 * close would not be the last one (no release() in the window).
-	 */
-	ASSERT_EQ(0, pipe(go));
-	pid = fork();
+	pid = trigger_fork(path, unbind ? bdf : "1", &go);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		char b;
-
-		close(go[1]);
-		if (read(go[0], &b, 1) != 1)
-			_exit(2);
-		_exit(write_str(path, unbind ? bdf : "1") ? 1 : 0);
-	}
-	close(go[0]);
 	ASSERT_EQ(0, client_start(&c, 0)) TH_LOG("%s: client", where);
 	ASSERT_EQ(0, set_pause(step));
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	close(go[1]);
+	ASSERT_EQ(1, write(go, "g", 1));
+	close(go);
 	EXPECT_EQ(0, wait_paused(step, RACE_GUARD_MS))
 		TH_LOG("%s: never paused", where);
 	if (!unbind) {
@@ -377,6 +390,59 @@ FIXTURE_TEARDOWN(unbind) { set_pause(0); }
 TEST_F_TIMEOUT(unbind, every_step_every_action, 1200)
 {
 	walk(_metadata, true);
+}
+
+/*
+ * remove() destroys the class device before its disable path stops the
+ * hang scanner, and the scanner sends its uevents through the class
+ * device (kernel/neuron_cdev.c, neuron_hang.c): an unbind held at the
+ * pause point NEURON_PAUSE_CDEV_GONE (33: class device gone, disable path
+ * not run) while core 0's engine hangs under the shortest timeout (100
+ * ms). The scanner runs inside the window and reports the hang (the HANG
+ * event reaches the owner) without touching the destroyed device: no
+ * KASAN report in the debug lane, no bad kernel line anywhere.
+ */
+TEST_F_TIMEOUT(unbind, hang_scan_after_class_device_gone, 300)
+{
+	struct neuron_hang_timeout t = { .core = 0, .timeout_ms = 100 };
+	struct neuron_emu_insn prog[3];
+	struct neuron_event ev = { 0 };
+	int kmsg = kmsg_open(), st = -1, fd, go;
+	char bdf[32];
+	pid_t pid;
+
+	ASSERT_EQ(0, find_pci(bdf, sizeof(bdf)));
+	pid = trigger_fork("/sys/bus/pci/drivers/nnq/unbind", bdf, &go);
+	ASSERT_LE(0, pid);
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_HANG_TIMEOUT, &t));
+	/* SEM_SET 201 = 0, WAIT_GE 201 >= 1 (nobody signals it), HALT */
+	prog[0] = neuron_insn(NEURON_OP_SEM_SET, 0);
+	prog[0].operand.arg.idx = 201;
+	prog[1] = neuron_insn(NEURON_OP_WAIT_GE, 0);
+	prog[1].operand.arg.idx = 201;
+	prog[1].operand.arg.value = 1;
+	prog[2] = neuron_insn(NEURON_OP_HALT, 0);
+	ASSERT_EQ(0, set_pause(33));
+	ASSERT_EQ(1, write(go, "g", 1));
+	close(go);
+	EXPECT_EQ(0, wait_paused(33, RACE_GUARD_MS));
+	ASSERT_EQ(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, 3, 0));
+	EXPECT_EQ(0, neuron_wait_edge(fd, NEURON_EDGE_HANG, RACE_GUARD_MS, &ev))
+		TH_LOG("no hang reported inside the window");
+	EXPECT_EQ(0, ev.core);
+	ASSERT_EQ(0, set_pause(0));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	close(fd);
+	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/bind", bdf));
+	fd = wait_device(RACE_GUARD_MS, 0);
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(0, device_works(0, 0));
+	EXPECT_EQ(0, kmsg_bad_lines(kmsg));
+	close(kmsg);
 }
 
 /* ---- aer, surprise: triggers the host sends to the QEMU monitor ---------- */
