@@ -26,7 +26,8 @@
  *			buffer drop policy)
  *
  * The register-backed lines are printed only while the device is live and
- * the file current (a stale or removed file shows the first five).
+ * the file current (a stale or removed file shows the first six, nnq-driver
+ * to nnq-memory-rings).
  */
 #include <linux/atomic.h>
 #include <linux/pci.h>

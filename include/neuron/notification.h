@@ -40,7 +40,7 @@
 struct neuron_isa_notification_header {
 	uint8_t notific_type : 5;		/* enum neuron_isa_notification_type */
 	uint8_t software_queue_overflow : 1;	/* ring was full, ignore-full overwrote */
-	uint8_t hardware_queue_overflow : 1;	/* NOTIFIC input buffer overflowed */
+	uint8_t hardware_queue_overflow : 1;	/* lost before it: buffer drop, failed write */
 	uint8_t phase : 1;			/* 1 on the first pass, flips on wrap */
 } NEURON_ISA_PACKED;
 

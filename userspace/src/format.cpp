@@ -38,7 +38,8 @@ std::string flags_suffix(const Meta& m) {
     s += " [SW OVERFLOW: the queue was full and unread records were overwritten; drain faster, "
          "enlarge the ring or use backpressure]";
   if (m.header.hw_overflow())
-    s += " [HW OVERFLOW: the NOTIFIC input buffer overflowed; records before this one were lost]";
+    s += " [HW OVERFLOW: records before this one were lost on the way to the ring: the NOTIFIC "
+         "input buffer dropped them or a ring write failed]";
   return s;
 }
 

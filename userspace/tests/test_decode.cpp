@@ -110,6 +110,8 @@ TEST(Decode, TpbErrorGenericArmAndBothOverflowFlags) {
   EXPECT_NE(text.find("0xabcdef012345"), std::string::npos) << text;
   EXPECT_NE(text.find("SW OVERFLOW"), std::string::npos);
   EXPECT_NE(text.find("HW OVERFLOW"), std::string::npos);
+  // the mark means either loss: an input-buffer drop or a failed ring write
+  EXPECT_NE(text.find("input buffer dropped them or a ring write failed"), std::string::npos) << text;
 }
 
 TEST(Decode, TpbErrorIdNamesAreTheSeedEnum) {

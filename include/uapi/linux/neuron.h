@@ -7,9 +7,10 @@
  * AWS's driver (module "neuron", nodes /dev/neuronN), so both can be loaded
  * on one host.
  *
- * Conventions (docs/decisions.md#arch-driver): magic 'N'; structs with
- * explicit padding, little-endian like the host and the device; every
- * reserved field and unknown flag must be zero or the call fails with -EINVAL.
+ * Conventions (docs/decisions.md#arch-driver): ioctl type
+ * NEURON_IOCTL_MAGIC (docs/decisions.md#ioctl-magic); structs with explicit
+ * padding, little-endian like the host and the device; every reserved
+ * field and unknown flag must be zero or the call fails with -EINVAL.
  *
  * Growing the ABI (docs/decisions.md#uapi-growth): the size in a command
  * number (_IOC_SIZE) is the caller's struct size, and the kernel accepts any

@@ -145,8 +145,10 @@ enum neuron_notific_class {
  * Header byte, at byte 3 of every record (docs/hardware.md#rec-format,
  * #rec-header: NOTIFICATION_TYPE_LSB = 24, MSB = 28 in the first 32-bit
  * word): notific_type in bits 4:0, software overflow (ignore-full overwrote
- * a record) bit 5, hardware overflow (the input buffer overflowed) bit 6,
- * phase bit 7 (1 on the first pass over the ring, flips on every wrap).
+ * a record) bit 5, hardware overflow bit 6 (records of this queue before
+ * this one were lost on the way to the ring: the input buffer dropped one,
+ * or a ring write failed), phase bit 7 (1 on the first pass over the ring,
+ * flips on every wrap).
  */
 #define NEURON_ISA_HEADER_OFFSET	3
 #define NEURON_ISA_HEADER_TYPE_MASK	0x1f
