@@ -7,6 +7,9 @@
 #   make performance
 # Both run scripts/setup-host.sh first (root; installs Debian packages).
 #
+# A shell in the VM with the driver loaded (docs/first-hour.md):
+#   make shell [ARGS="--devices 2 --iommu --kernel 6.12 ..."]   (scripts/shell.sh --help)
+#
 # Other targets: setup module userspace qemu selftests kernel-image deb clean
 # The module itself is built by kernel/ (kbuild); `make module KVER=...`.
 
@@ -52,6 +55,11 @@ selftests:
 demo:
 	@scripts/demo.sh
 
+# a shell in the VM with nnq.ko loaded; stdin a terminal or a script
+ARGS ?=
+shell:
+	@scripts/shell.sh $(ARGS)
+
 check:
 	@scripts/check.sh
 
@@ -78,4 +86,4 @@ deb:
 		dpkg-buildpackage -us -uc -b -j2
 	@ls $(DEB_OUT)/*.deb
 
-.PHONY: all setup module userspace qemu kernel-image selftests deb demo check performance clean
+.PHONY: all setup module userspace qemu kernel-image selftests deb demo shell check performance clean

@@ -224,6 +224,21 @@ else
 	echo "check: perf_report.runs: FAILED (log: $build/perf-report.log); perf_report.doc_matches_json: not run"
 fi
 
+# make shell as people use it (docs/first-hour.md, docs/build-environment.md#make-shell),
+# one boot each: in tmux, a real terminal (typed commands read back with
+# capture-pane, Ctrl-C into monitor and a sleep, exit, the terminal's state
+# after), and every command of docs/first-hour.md through the piped path,
+# checked against the output the page shows (selftests/vm/shell-tmux.sh,
+# selftests/vm/first-hour.sh; TAP)
+stage_begin
+selftests/vm/shell-tmux.sh --qemu "$qemu" -- --smp 1 >"$build/shell-tmux.log" 2>&1
+st=$?
+count_tap "make shell in tmux ($(elapsed))" "$build/shell-tmux.log" $st
+stage_begin
+selftests/vm/first-hour.sh --qemu "$qemu" -- --smp 2 >"$build/first-hour.log" 2>&1
+st=$?
+count_tap "first hour ($(elapsed))" "$build/first-hour.log" $st
+
 # 2-10. The VM lanes, the static analysis and the packaged install path,
 # in two tracks that run side by side (docs/build-environment.md#check-time):
 # guests under TCG leave about half of the two cores idle (they wait on
