@@ -52,7 +52,12 @@
  *                 sees it; "<c> 0 ?" if invisible there, so neither PID
  *                 nor command crosses PID namespaces), "<c> - -" for a
  *                 free one
- *                 (docs/decisions.md#tenancy)
+ *                 (docs/decisions.md#tenancy). <comm> is the owner's to
+ *                 choose (PR_SET_NAME takes any bytes): its blanks,
+ *                 backslashes, control and non-ASCII bytes are written
+ *                 "\xHH" (lower-case hex), so a name is one word that
+ *                 cannot end its line or forge another one
+ *                 (docs/metrics.md#sources)
  *   programs_stopped  one line per core, "core<c>" then, for each engine
  *                 PE, ACT, POOL, DVE, SP, the programs the driver stopped
  *                 while RUNNING or WAITING (the owner's ENGINE_RESET,
@@ -91,6 +96,7 @@
 #include <linux/device.h>
 #include <linux/log2.h>
 #include <linux/pid.h>
+#include <linux/string_helpers.h>
 #include <linux/sysfs.h>
 
 #include "neuron.h"
@@ -379,11 +385,22 @@ static ssize_t reset_counts_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(reset_counts);
 
+/*
+ * The escaping of a command name in core_owners: every byte but printable
+ * ASCII (ESCAPE_NAP), and blank and backslash besides (ESCAPE_APPEND with
+ * @only), as "\xHH" (ESCAPE_HEX). Each byte takes at most 4, so a name of
+ * TASK_COMM_LEN - 1 bytes at most 4 * (TASK_COMM_LEN - 1).
+ */
+#define NEURON_COMM_ESCAPE	(ESCAPE_NAP | ESCAPE_APPEND | ESCAPE_HEX)
+#define NEURON_COMM_ESCAPE_ONLY	" \\"
+#define NEURON_COMM_ESCAPED_LEN	(4 * (TASK_COMM_LEN - 1) + 1)
+
 static ssize_t core_owners_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
 	struct neuron_device *ndev = dev_get_drvdata(dev);
-	int len = 0;
+	char comm[NEURON_COMM_ESCAPED_LEN];
+	int len = 0, n;
 	u32 c;
 
 	mutex_lock(&ndev->lock);
@@ -392,13 +409,21 @@ static ssize_t core_owners_show(struct device *dev,
 		pid_t pid = owner ? pid_vnr(owner->owner_pid) : 0;
 
 		/* an owner outside the reader's PID namespace: no name either */
-		if (owner && pid)
+		if (owner && pid) {
+			n = string_escape_mem(owner->owner_comm,
+					      strnlen(owner->owner_comm,
+						      TASK_COMM_LEN),
+					      comm, sizeof(comm) - 1,
+					      NEURON_COMM_ESCAPE,
+					      NEURON_COMM_ESCAPE_ONLY);
+			comm[min_t(int, n, sizeof(comm) - 1)] = '\0';
 			len += sysfs_emit_at(buf, len, "%u %d %s\n", c, pid,
-					     owner->owner_comm);
-		else if (owner)
+					     comm);
+		} else if (owner) {
 			len += sysfs_emit_at(buf, len, "%u 0 ?\n", c);
-		else
+		} else {
 			len += sysfs_emit_at(buf, len, "%u - -\n", c);
+		}
 	}
 	mutex_unlock(&ndev->lock);
 	return len;

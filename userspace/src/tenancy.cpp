@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "libneuron/record.hpp"
+#include "text_escape.hpp"
 #include "uapi/linux/neuron.h"
 
 namespace neuron {
@@ -218,7 +219,7 @@ Result<std::vector<CoreOwner>> parse_core_owners(std::string_view text) {
     const auto bad = [&] {
       return unexpected(errc::bad_message,
                         fmt::format("core_owners line {}: '{}' is not \"<core> <pid> <comm>\" or \"<core> - -\"",
-                                    lineno, line));
+                                    lineno, detail::text_escape(line)));
     };
     const std::size_t s1 = line.find(' ');
     if (s1 == std::string_view::npos) return bad();
@@ -226,7 +227,10 @@ Result<std::vector<CoreOwner>> parse_core_owners(std::string_view text) {
     if (s2 == std::string_view::npos) return bad();
     const auto core = decimal(line.substr(0, s1));
     const std::string_view pid = line.substr(s1 + 1, s2 - s1 - 1);
-    const std::string_view comm = line.substr(s2 + 1);  // the rest: a command may hold blanks
+    // the rest: the driver writes blanks, backslashes, control and non-ASCII
+    // bytes of the command as \xHH (kernel/neuron_sysfs.c), so a name cannot
+    // make a line of its own; an older driver's blanks are taken as they are
+    const std::string_view comm = line.substr(s2 + 1);
     if (!core) return bad();
     CoreOwner o;
     o.core = *core;
@@ -236,7 +240,7 @@ Result<std::vector<CoreOwner>> parse_core_owners(std::string_view text) {
       const auto p = decimal(pid);
       if (!p) return bad();
       o.pid = static_cast<int>(*p);
-      o.comm = std::string(comm);
+      o.comm = detail::kernel_unescape(comm);
     }
     out.push_back(std::move(o));
   }
@@ -255,8 +259,9 @@ Result<std::vector<CoreOwner>> read_core_owners(const std::string& path) {
 
 std::string owner_text(const CoreOwner& o) {
   if (o.is_free()) return "free";
-  if (*o.pid == 0) return fmt::format("PID not visible here ({})", o.comm);
-  return fmt::format("PID {} ({})", *o.pid, o.comm);
+  // the command is the tenant's: escaped, it cannot forge a line of output
+  if (*o.pid == 0) return fmt::format("PID not visible here ({})", detail::text_escape(o.comm));
+  return fmt::format("PID {} ({})", *o.pid, detail::text_escape(o.comm));
 }
 
 }  // namespace neuron

@@ -238,7 +238,7 @@ int cmd_coredump(std::string path, bool json) {
   if (in.bad()) return fail(Error::from_errno(errno, fmt::format("read {}", path)));
   auto d = parse(b, path);
   if (!d) return fail(d.error());
-  if (json) fmt::print("{}\n", to_json_dump(*d, path).dump(2));
+  if (json) fmt::print("{}\n", json_text(to_json_dump(*d, path), 2));
   else print_text(*d, path);
   return kExitOk;
 }

@@ -102,7 +102,7 @@ int cmd_info(const std::string& path, bool json) {
                    engine_state_name(st->state), st->pc, st->soft_reset_counter, st->exec_count, last);
     }
   }
-  if (json) fmt::print("{}\n", j.dump(2));
+  if (json) fmt::print("{}\n", json_text(j, 2));
   return kExitOk;
 }
 

@@ -129,7 +129,7 @@ int cmd_metrics(const MetricsArgs& a) {
         write_failures = 0;
       }
     }
-    if (a.json) fmt::print("{}\n", metrics_json(h, devs).dump());
+    if (a.json) fmt::print("{}\n", json_text(metrics_json(h, devs)));
     else if (a.prometheus.empty()) fmt::print("{}", metrics_text(h, devs));
     std::fflush(stdout);
   }
@@ -145,7 +145,7 @@ int cmd_list(const std::string& root, bool json) {
   const auto devs = sample_devices(src);
   if (devs.empty())
     fmt::print(stderr, "neuron-nq: no {} devices (is nnq.ko loaded and the device present?)\n", src.sysfs_class);
-  if (json) fmt::print("{}\n", list_json(devs).dump(2));
+  if (json) fmt::print("{}\n", json_text(list_json(devs), 2));
   else fmt::print("{}", list_text(devs));
   return devs.empty() ? kExitDevice : kExitOk;
 }

@@ -294,7 +294,7 @@ int cmd_monitor(const MonitorArgs& a) {
     j["lost"] = st.lost;
     j["reaper"] = {{"wakes", st.wakes}, {"late_records", st.late_records}, {"events", st.events}};
     j["offset_ns"] = merger.offset() ? nlohmann::json(*merger.offset()) : nlohmann::json(nullptr);
-    fmt::print("{}\n", j.dump());
+    fmt::print("{}\n", json_text(j));
   } else {
     print_totals_text(stdout, totals, a.run.group_lines);
   }
@@ -432,7 +432,7 @@ int cmd_observe(const MonitorArgs& a) {
       nlohmann::json j = {{"schema", kJsonSchemaVersion}, {"object", "observe"}, {"time_ns", now},
                           {"device", *idx}, {"core", a.core}, {"interval", reports},
                           {"edges_by_cause", by_cause}, {"queues", qs}};
-      fmt::print("{}\n", j.dump());
+      fmt::print("{}\n", json_text(j));
     } else {
       fmt::print("{:>18}  core {} edges:{}{}\n", ns_text(now), a.core, text.empty() ? " none" : text,
                  have_queues ? (qtext.empty() ? "  (no live queue)" : qtext) : "  (queues: needs CAP_NET_ADMIN)");
@@ -551,7 +551,7 @@ int cmd_stats(const DeviceArgs& a, bool one) {
                              {"tail", q.tail}, {"unread", q.tail - q.head}, {"phase", q.phase}, {"size", q.size},
                              {"flags", q.flags}, {"records", q.tail}, {"overflows", q.overflow_count},
                              {"drops", q.drop_count}, {"threshold_edges", q.threshold_count}});
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", json_text(j, 2));
     return kExitOk;
   }
   for (const auto& d : *devs) {

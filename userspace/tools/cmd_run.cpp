@@ -232,7 +232,7 @@ void print_run_summary_json(std::FILE* out, const RunTotals& t, const Program& p
   j["axi_dropped"] = axi && t.axi_counted ? nlohmann::json(t.axi_dropped) : nlohmann::json(nullptr);
   j["first_throttle"] =
       t.first_throttle ? nlohmann::json(first_error_text(*t.first_throttle, prog)) : nlohmann::json(nullptr);
-  fmt::print(out, "{}\n", j.dump());
+  fmt::print(out, "{}\n", json_text(j));
 }
 
 void print_run_summary_text(std::FILE* out, const RunTotals& t, const Program& prog, const Storm::Totals& st,
@@ -297,7 +297,7 @@ class RunPrinter {
       const Decoded& d = s.decoded;  // execute()'s, with the core's route
       const std::string text = record_sentence(d, prog_, s.core);
       if (json_)
-        fmt::print(out_, "{}\n", record_json(s.core, s.queue, d, text).dump());
+        fmt::print(out_, "{}\n", json_text(record_json(s.core, s.queue, d, text)));
       else
         fmt::print(out_, "{:>14}  {:<4} {:<3} {:<16} {}\n", format_time(meta_of(d).timestamp), s.core, s.queue,
                    notific_type_name(s.rec.notific_type()), text);
@@ -369,7 +369,7 @@ int cmd_run(const RunArgs& a) {
     }
     if (a.verbose && a.json)
       for (const auto& e : r.events)
-        fmt::print("{}\n", edge_json(edge_fields(e)).dump());
+        fmt::print("{}\n", json_text(edge_json(edge_fields(e))));
     add_run(t, r);
     printer.pump(false);
     // a stuck or overflowing run makes the next one meaningless
@@ -394,7 +394,7 @@ int cmd_trace(const RunArgs& a) {
     fmt::print(stderr, "neuron-nq: cannot write {}\n", a.perfetto);
     return kExitDevice;
   }
-  out << j.dump() << "\n";
+  out << json_text(j) << "\n";
   fmt::print("{}: {} slices, {} instant events ({} unmatched starts, {} unmatched ends); status {}; "
              "open it in ui.perfetto.dev\n",
              a.perfetto, st.slices, st.instants, st.unmatched_starts, st.unmatched_ends,

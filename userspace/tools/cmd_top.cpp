@@ -43,10 +43,15 @@ struct Client {
   unsigned queues = 0;
 };
 
-std::string read_first_line(const std::string& path) {
+/// /proc/PID/comm: the name and the newline the kernel ends it with. The
+/// name itself may hold newlines (PR_SET_NAME takes any bytes): all of it
+/// is kept, only the last newline goes.
+std::string read_comm(const std::string& path) {
   std::ifstream f(path);
-  std::string s;
-  std::getline(f, s);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  std::string s = ss.str();
+  if (!s.empty() && s.back() == '\n') s.pop_back();
   return s;
 }
 
@@ -131,7 +136,7 @@ std::vector<Client> scan(const std::string& proc) {
       if (!c) continue;
       c->pid = static_cast<unsigned>(pid);
       c->device = dev;
-      c->comm = read_first_line(base + "/comm");
+      c->comm = read_comm(base + "/comm");
       c->uid = uid_of(base + "/status");
       found.emplace(std::make_pair(c->pid, c->id), *c);
     }
@@ -162,11 +167,12 @@ int cmd_top(const TopArgs& a) {
     last = now;
     const std::vector<Client> clients = scan(proc);
     std::map<std::pair<unsigned, std::uint64_t>, Client> cur;
-    // a rate needs the same client in the previous report
+    // a rate needs the same client in the previous report, and a counter
+    // that did not go down (counter_rate: unknown, "-" and null, if it did)
     const auto rate = [&](const Client& c, std::uint64_t Client::*field) -> std::optional<double> {
       const auto it = prev.find({c.pid, c.id});
-      if (report == 0 || it == prev.end() || secs <= 0) return std::nullopt;
-      return static_cast<double>(c.*field - it->second.*field) / secs;
+      if (report == 0 || it == prev.end()) return std::nullopt;
+      return counter_rate(it->second.*field, c.*field, secs);
     };
     if (a.json) {
       nlohmann::json list = nlohmann::json::array();
@@ -182,10 +188,11 @@ int cmd_top(const TopArgs& a) {
                         {"instructions_per_s", ips ? nlohmann::json(*ips) : nlohmann::json(nullptr)},
                         {"records_per_s", rps ? nlohmann::json(*rps) : nlohmann::json(nullptr)}});
       }
-      fmt::print("{}\n", nlohmann::json{{"schema", kJsonSchemaVersion}, {"object", "top"}, {"report", report},
-                                        {"interval_s", report ? nlohmann::json(secs) : nlohmann::json(nullptr)},
-                                        {"clients", list}}
-                             .dump());
+      fmt::print("{}\n", json_text(nlohmann::json{{"schema", kJsonSchemaVersion},
+                                                  {"object", "top"},
+                                                  {"report", report},
+                                                  {"interval_s", report ? nlohmann::json(secs) : nlohmann::json(nullptr)},
+                                                  {"clients", list}}));
     } else {
       if (tty) fmt::print("\033[H\033[2J");  // refresh in place: home, clear
       fmt::print("{:>7} {:>6} {:<15} {:<10} {:<8} {:>12} {:>12} {:>10} {:>10} {:>9}\n", "PID", "UID", "COMMAND",
@@ -193,9 +200,10 @@ int cmd_top(const TopArgs& a) {
       for (const auto& c : clients) {
         const auto ips = rate(c, &Client::insns), rps = rate(c, &Client::records);
         const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("-"); };
-        fmt::print("{:>7} {:>6} {:<15} {:<10} {:<8} {:>12} {:>12} {:>10} {:>10} {:>9}\n", c.pid, c.uid, c.comm,
-                   c.device.substr(5), c.cores ? core_list_text(c.cores) : "-", num(ips), num(rps), c.lost,
-                   c.mem_device_kib, c.mem_rings_kib);
+        // the name is the tenant's: escaped, so it cannot forge a line
+        fmt::print("{:>7} {:>6} {:<15} {:<10} {:<8} {:>12} {:>12} {:>10} {:>10} {:>9}\n", c.pid, c.uid,
+                   text_escape(c.comm), text_escape(c.device.substr(5)), c.cores ? core_list_text(c.cores) : "-",
+                   num(ips), num(rps), c.lost, c.mem_device_kib, c.mem_rings_kib);
       }
       if (clients.empty()) fmt::print("no open " NEURON_DEV_NAME " file this user can see\n");
       if (!tty) fmt::print("\n");

@@ -62,7 +62,7 @@ void print_record(std::FILE* out, const Item& it, const Program& prog, std::opti
     line["time_ns"] = it.t_ns;
     line["clock"] = "monotonic";
     line["offset_ns"] = offset.value_or(0);
-    fmt::print(out, "{}\n", line.dump());
+    fmt::print(out, "{}\n", json_text(line));
   } else {
     fmt::print(out, "{:>18}  rec   c{} q{}  {:<16} {}   [device {}]\n", ns_text(it.t_ns), it.core, it.queue,
                notific_type_name(it.rec.notific_type()), text, format_time(Timestamp{it.rec.timestamp_ps()}));
@@ -77,7 +77,7 @@ void print_edge(std::FILE* out, const Item& it, bool json) {
     f.time_ns = static_cast<std::uint64_t>(it.t_ns);
     auto line = edge_json(f);
     line["clock"] = "monotonic";
-    fmt::print(out, "{}\n", line.dump());
+    fmt::print(out, "{}\n", json_text(line));
   } else if (e.edge == NEURON_EDGE_ENGINE_STOPPED) {
     // a program the driver stopped (docs/decisions.md#submit-detach)
     fmt::print(out, "{:>18}  edge  c{}     ENGINE_STOPPED {} engines {} (program #{} stopped on this core)\n",

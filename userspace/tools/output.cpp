@@ -143,4 +143,9 @@ std::int64_t monotonic_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+std::optional<double> counter_rate(std::uint64_t before, std::uint64_t now, double secs) {
+  if (!(secs > 0) || now < before) return std::nullopt;
+  return static_cast<double>(now - before) / secs;
+}
+
 }  // namespace neuron::cli

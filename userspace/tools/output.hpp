@@ -17,8 +17,18 @@
 #include "libneuron/json.hpp"
 #include "libneuron/neuron.hpp"
 #include "libneuron/perfetto.hpp"
+#include "text_escape.hpp"
 
 namespace neuron::cli {
+
+/// Strings other people chose (a tenant's process name, a path) leave
+/// neuron-nq through one helper per sink (src/text_escape.hpp): every JSON
+/// document through json_text() (invalid UTF-8 as U+FFFD: dump() would
+/// throw), text through text_escape() (control bytes and invalid UTF-8 as
+/// \xHH, so a name cannot forge a line), Prometheus label values through
+/// prom_label() (report.hpp).
+using detail::json_text;
+using detail::text_escape;
 
 /// The JSON schema version every JSON object neuron-nq prints carries as
 /// "schema" (docs/cli-json.md#schema).
@@ -104,6 +114,14 @@ std::uint64_t peak_rss_kb();
 
 /// CLOCK_MONOTONIC in nanoseconds.
 std::int64_t monotonic_ns();
+
+/// The rate per second of a counter that read `before`, then `now` `secs`
+/// seconds later: (now - before) / secs. nullopt (top prints "-", JSON
+/// null) when secs is not above 0, and when the counter went down (now <
+/// before: it was reset, a queue or core it summed went away, a 32-bit
+/// counter wrapped): the difference says nothing then, and an unsigned one
+/// would be near 1.8e19. Never negative.
+std::optional<double> counter_rate(std::uint64_t before, std::uint64_t now, double secs);
 
 /// A one-line status on stderr, only when stderr is a terminal (quiet when
 /// piped or redirected), at most 10 updates a second. The destructor clears it.

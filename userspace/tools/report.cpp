@@ -314,16 +314,7 @@ std::string metrics_text(const ReportHeader& h, const std::vector<DeviceSample>&
   return s;
 }
 
-std::string prom_label(std::string_view v) {
-  std::string s;
-  for (char ch : v) {
-    if (ch == '\\') s += "\\\\";
-    else if (ch == '"') s += "\\\"";
-    else if (ch == '\n') s += "\\n";
-    else s += ch;
-  }
-  return s;
-}
+std::string prom_label(std::string_view v) { return detail::prom_label_value(v); }
 
 std::string prometheus_text(const std::vector<DeviceSample>& devs, const PodLabels* pods) {
   // the pod, namespace and container labels of a core, or ""

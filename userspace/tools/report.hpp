@@ -53,7 +53,9 @@ std::string metrics_text(const ReportHeader& h, const std::vector<DeviceSample>&
 /// (docs/k8s.md#pod-metrics).
 std::string prometheus_text(const std::vector<DeviceSample>& devs, const PodLabels* pods = nullptr);
 
-/// A Prometheus label value escaped: backslash, double quote, newline.
+/// A Prometheus label value escaped (src/text_escape.hpp
+/// prom_label_value()): backslash, double quote, newline as \\, \", \n;
+/// bytes that are not UTF-8 as U+FFFD. Never fails.
 std::string prom_label(std::string_view v);
 
 /// Write `text` to PATH.tmp, fsync it, rename() it over PATH (readers see

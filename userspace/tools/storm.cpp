@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include "text_escape.hpp"
+
 namespace neuron::cli {
 
 std::optional<std::pair<GroupKey, std::string>> error_group(const Decoded& d, unsigned core, const Program& program) {
@@ -201,7 +203,7 @@ void print_interval(std::FILE* out, const Storm::Interval& iv, unsigned group_li
       if (json) {
         auto j = range_json(r, "interval");
         j["interval"] = index;
-        fmt::print(out, "{}\n", j.dump());
+        fmt::print(out, "{}\n", detail::json_text(j));
       } else {
         fmt::print(out, "{} {}\n", label, range_text(r));
       }
@@ -211,7 +213,7 @@ void print_interval(std::FILE* out, const Storm::Interval& iv, unsigned group_li
       if (json) {
         auto j = group_json(k, g, "interval");
         j["interval"] = index;
-        fmt::print(out, "{}\n", j.dump());
+        fmt::print(out, "{}\n", detail::json_text(j));
       } else {
         fmt::print(out, "{} {}\n", label, group_text(k, g));
       }
@@ -220,10 +222,12 @@ void print_interval(std::FILE* out, const Storm::Interval& iv, unsigned group_li
   if (json) {
     if (rest || iv.hidden_records)
       fmt::print(out, "{}\n",
-                 nlohmann::json{{"schema", kJsonSchema}, {"object", "interval"}, {"interval", index},
-                                {"groups_not_shown", rest}, {"errors_not_shown", rest_records},
-                                {"records_not_shown", iv.hidden_records}}
-                     .dump());
+                 detail::json_text(nlohmann::json{{"schema", kJsonSchema},
+                                                  {"object", "interval"},
+                                                  {"interval", index},
+                                                  {"groups_not_shown", rest},
+                                                  {"errors_not_shown", rest_records},
+                                                  {"records_not_shown", iv.hidden_records}}));
     return;
   }
   if (rest) fmt::print(out, "{} ... {} more error groups ({} records)\n", label, rest, rest_records);

@@ -81,6 +81,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
@@ -1091,8 +1092,8 @@ TEST_F(ten, core_ioctls)
 	struct neuron_mem_alloc m;
 	__u64 owned, off, off2;
 	__u32 v = 0;
-	char quota[32];
-	int fd = neuron_open(), other = neuron_open(), third;
+	char quota[32], comm[16], want[96], owners[256];
+	int fd = neuron_open(), other = neuron_open(), third, hostile;
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, other);
@@ -1119,6 +1120,23 @@ TEST_F(ten, core_ioctls)
 	EXPECT_EQ(0, cores_ioctl(other, NEURON_IOC_CORE_ACQUIRE, 0, &owned));
 	EXPECT_EQ(0, owned) TH_LOG("a refused CORE_ACQUIRE took core 1");
 	expect_owner(_metadata, 0, getpid());
+	expect_owner(_metadata, 1, 0);
+	/*
+	 * a command name is the owner's to choose: with a newline, blanks and
+	 * a byte that is not ASCII it is still one word of its own line
+	 * (\xHH, kernel/neuron_sysfs.c), not a second owner line "0 1 9"
+	 */
+	hostile = neuron_open();
+	ASSERT_LE(0, hostile);
+	ASSERT_EQ(0, prctl(PR_GET_NAME, comm));
+	ASSERT_EQ(0, prctl(PR_SET_NAME, "\xff\n0 1 9"));
+	EXPECT_EQ(0, cores_ioctl(hostile, NEURON_IOC_CORE_ACQUIRE, 2, &owned));
+	ASSERT_EQ(0, prctl(PR_SET_NAME, comm));
+	snprintf(want, sizeof(want), "0 %d tenancy_test\n1 %d \\xff\\x0a0\\x201\\x209\n",
+		 getpid(), getpid());
+	EXPECT_LT(0, neuron_sysfs_read("core_owners", owners, sizeof(owners)));
+	EXPECT_STREQ(want, owners);
+	close(hostile);
 	expect_owner(_metadata, 1, 0);
 	/* implicit: a queue on core 1 acquires it; release refused while it lives */
 	EXPECT_EQ(0, neuron_nq_create(fd, 1, 0, 4096, 0, NULL));
