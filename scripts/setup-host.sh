@@ -49,6 +49,8 @@ CHECK_PKGS=(
 	debhelper dh-dkms help2man lintian autopkgtest adduser
 	# docs/performance.md's plots (scripts/perf-report.py)
 	python3-matplotlib
+	# `make shell` driven in a real terminal (selftests/vm/shell-tmux.sh)
+	tmux
 	# libneuron.so's ABI against the committed dump: abidw, abidiff
 	# (userspace/tests/check-abi.sh, userspace/README.md#versions)
 	abigail-tools
@@ -57,6 +59,10 @@ CHECK_PKGS=(
 	# server of its tests are Python (Debian's grpcio and protobuf)
 	libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
 	python3-grpcio python3-protobuf
+	# the CDI project's JSON schema (schema/schema.json, defs.json under
+	# /usr/share/gocode), which k8s.fake_kubelet and k8s.cdi_generate validate
+	# every CDI spec against, with python3-jsonschema (listed above)
+	golang-github-container-orchestrated-devices-container-device-interface-dev
 )
 
 STAMP_PKGS=("${DEMO_PKGS[@]}")

@@ -5,8 +5,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -80,6 +88,7 @@ std::vector<Device> scan(const Roots& roots) {
       } else {
         dv.healthy = true;
       }
+      dv.present = node;
       devs[dv.index] = std::move(dv);
     } else if (auto c = core_name(n)) {
       Core core;
@@ -87,7 +96,8 @@ std::vector<Device> scan(const Roots& roots) {
       if (auto s = slurp(e.path() / "core"))
         if (auto v = number(*s); v && *v >= 0) core.core = static_cast<unsigned>(*v);
       core.id = "nnq" + std::to_string(c->first) + "-core" + std::to_string(core.core);
-      core.healthy = present(fs::path(roots.dev) / core.id);
+      core.present = present(fs::path(roots.dev) / core.id);
+      core.healthy = core.present;
       cores.emplace_back(c->first, std::move(core));
     }
   }
@@ -112,15 +122,16 @@ std::vector<Device> merge_seen(const std::vector<Device>& before, std::vector<De
     if (it == now.end()) {
       Device gone = old;
       gone.healthy = false;
+      gone.present = false;
       gone.why = "removed";
-      for (auto& c : gone.cores) c.healthy = false;
+      for (auto& c : gone.cores) c.healthy = c.present = false;
       now.push_back(std::move(gone));
       continue;
     }
     for (const auto& oc : old.cores) {
       if (std::none_of(it->cores.begin(), it->cores.end(), [&](const Core& c) { return c.id == oc.id; })) {
         Core gone = oc;
-        gone.healthy = false;
+        gone.healthy = gone.present = false;
         it->cores.push_back(std::move(gone));
       }
     }
@@ -129,6 +140,25 @@ std::vector<Device> merge_seen(const std::vector<Device>& before, std::vector<De
   }
   std::sort(now.begin(), now.end(), [](const Device& a, const Device& b) { return a.index < b.index; });
   return now;
+}
+
+Partition PartitionPolicy::of(const std::string& device_id) const {
+  auto it = per_device.find(device_id);
+  return it == per_device.end() ? node : it->second;
+}
+
+std::optional<Partition> parse_partition(std::string_view s) {
+  if (s == "cores") return Partition::cores;
+  if (s == "whole") return Partition::whole;
+  return std::nullopt;
+}
+
+std::vector<Device> offered(const std::vector<Device>& devices, Kind kind, const PartitionPolicy& p) {
+  const Partition want = kind == Kind::core ? Partition::cores : Partition::whole;
+  std::vector<Device> out;
+  for (const auto& d : devices)
+    if (p.of(d.id) == want) out.push_back(d);
+  return out;
 }
 
 std::map<std::string, Unit> units(const std::vector<Device>& devices, Kind kind) {
@@ -295,9 +325,9 @@ std::string cdi_name(const std::string& prefix, Kind kind, const std::string& id
 }
 
 std::string cdi_spec(const std::string& prefix, Kind kind, const std::vector<Device>& devices,
-                     const std::string& dev_root) {
+                     const std::string& dev_root, std::size_t* count) {
   nlohmann::ordered_json spec;
-  spec["cdiVersion"] = "0.5.0";
+  spec["cdiVersion"] = kCdiVersion;
   spec["kind"] = resource_name(prefix, kind);
   auto list = nlohmann::ordered_json::array();
   auto node = [&](const std::string& id) {
@@ -312,14 +342,47 @@ std::string cdi_spec(const std::string& prefix, Kind kind, const std::vector<Dev
     list.push_back(std::move(d));
   };
   for (const auto& d : devices) {
+    if (!d.present) continue;
     if (kind == Kind::device) {
       node(d.id);
       continue;
     }
-    for (const auto& c : d.cores) node(c.id);
+    for (const auto& c : d.cores)
+      if (c.present) node(c.id);
   }
+  if (count) *count = list.size();
   spec["devices"] = std::move(list);
   return spec.dump(2) + "\n";
+}
+
+std::optional<std::string> write_atomic(const std::string& dir, const std::string& name,
+                                        const std::string& text) {
+  auto failed = [](const std::string& what) { return what + ": " + std::strerror(errno); };
+  std::string tmp = dir + "/." + name + ".XXXXXX";
+  const int fd = mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) return failed("create " + tmp);
+  std::optional<std::string> err;
+  for (std::size_t off = 0; !err && off < text.size();) {
+    const ssize_t n = write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno != EINTR) err = failed("write " + tmp);
+    if (n > 0) off += static_cast<std::size_t>(n);
+  }
+  if (!err && fchmod(fd, 0644) != 0) err = failed("chmod " + tmp);
+  if (!err && fsync(fd) != 0) err = failed("fsync " + tmp);
+  if (close(fd) != 0 && !err) err = failed("close " + tmp);
+  const std::string path = dir + "/" + name;
+  if (!err && std::rename(tmp.c_str(), path.c_str()) != 0) err = failed("rename " + tmp + " to " + path);
+  if (err) {
+    unlink(tmp.c_str());
+    return err;
+  }
+  // the rename itself is durable once the directory is
+  const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  return std::nullopt;
 }
 
 }  // namespace neuron::k8s

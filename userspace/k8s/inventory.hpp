@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace neuron::k8s {
@@ -32,6 +33,7 @@ struct Core {
   unsigned core = 0;  ///< C, from the node's sysfs `core` attribute
   std::string id;     ///< "nnqN-coreC": the device-plugin ID and CDI device name
   bool healthy = false;
+  bool present = false;  ///< its node exists (a CDI spec names only present nodes)
 };
 
 /// One device, /dev/nnqN, with its core nodes in core order.
@@ -41,6 +43,7 @@ struct Device {
   int numa_node = -1;   ///< -1: unknown (no topology is advertised)
   bool healthy = false;
   std::string why;      ///< why not healthy: "removed", "state offline", ...
+  bool present = false; ///< its node and sysfs directory exist
   std::vector<Core> cores;
 };
 
@@ -58,6 +61,25 @@ std::vector<Device> merge_seen(const std::vector<Device>& before, std::vector<De
 
 /// The two resources: cores and whole devices.
 enum class Kind { core, device };
+
+/// How a device is offered (docs/k8s.md#partition): as its cores (resource
+/// core) or whole (resource device), never both, so that no core can go
+/// to two pods through the two resources.
+enum class Partition { cores, whole };
+
+/// The node's mode and per-device exceptions ("nnqN" -> mode).
+struct PartitionPolicy {
+  Partition node = Partition::cores;
+  std::map<std::string, Partition> per_device;
+  Partition of(const std::string& device_id) const;
+};
+
+/// "cores" or "whole"; nullopt for anything else.
+std::optional<Partition> parse_partition(std::string_view s);
+
+/// The devices offered as `kind` under `p`: for Kind::device those offered
+/// whole, for Kind::core those offered as cores (each with its cores).
+std::vector<Device> offered(const std::vector<Device>& devices, Kind kind, const PartitionPolicy& p);
 
 /// One allocatable unit of a resource, for the allocation policy.
 struct Unit {
@@ -102,10 +124,24 @@ std::string cdi_name(const std::string& prefix, Kind kind, const std::string& id
 /// The extended resource name: "<prefix>/core" or "<prefix>/device".
 std::string resource_name(const std::string& prefix, Kind kind);
 
-/// The CDI spec (JSON text, cdiVersion 0.5.0: the first with hostPath, and what podman 4.3 reads) of one kind: every device or
-/// core node in `devices` with its containerEdits.deviceNodes (path, type
-/// "c", permissions "rw"). docs/k8s.md#cdi.
+/// The cdiVersion of our specs: 0.5.0, the first with hostPath, the newest
+/// Debian 12's podman 4.3 and its CDI library (0.5.2) read.
+inline constexpr const char* kCdiVersion = "0.5.0";
+
+/// The CDI spec (JSON text, cdiVersion kCdiVersion) of one kind: every
+/// present device or core node in `devices` (a core only when its device is
+/// present too) with its containerEdits.deviceNodes (path, type "c",
+/// permissions "rw"). The number of CDI devices in it goes to `count` when
+/// given. docs/k8s.md#cdi.
 std::string cdi_spec(const std::string& prefix, Kind kind, const std::vector<Device>& devices,
-                     const std::string& dev_root = "/dev");
+                     const std::string& dev_root = "/dev", std::size_t* count = nullptr);
+
+/// Write `text` to `dir`/`name` atomically: into a new temporary file in
+/// `dir` (".<name>.XXXXXX": hidden, and no .json or .yaml suffix, so a
+/// runtime scanning the directory for CDI specs never reads it), fsync,
+/// mode 0644, rename over `dir`/`name`, fsync of `dir`. A reader sees the
+/// old file or the new one, never a part. nullopt, or what failed.
+std::optional<std::string> write_atomic(const std::string& dir, const std::string& name,
+                                        const std::string& text);
 
 }  // namespace neuron::k8s

@@ -5,7 +5,11 @@
 // Serves one socket per resource under <kubelet-dir>/device-plugins/, then
 // registers each with the kubelet; registers again when kubelet.sock is
 // re-created. Health comes from the inventory scan (inventory.hpp) every
-// --poll-ms and from the driver's uevents (NNQ_STATE). docs/k8s.md.
+// --poll-ms and from the driver's uevents (NNQ_STATE). Each device is
+// offered either as its cores or whole, never both (--partition,
+// --device-partition). The CDI specs of what is offered are written under
+// --cdi-dir at start and again on every change of the nodes, before the
+// kubelet hears of it, and removed on exit. docs/k8s.md.
 #include <CLI/CLI.hpp>
 #include <grpcpp/grpcpp.h>
 #include <libneuron/tenancy.hpp>
@@ -17,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -46,6 +51,8 @@ struct Options {
   int poll_ms = 200;
   bool uevents = true;
   double reclaim_grace = 5.0;
+  std::string cdi_dir = "/var/run/cdi";  ///< empty: no CDI spec, no CDI names
+  PartitionPolicy partition;
   std::string plugin_dir() const { return kubelet_dir + "/device-plugins"; }
 };
 
@@ -148,6 +155,107 @@ class State {
   bool stopping_ = false;
 };
 
+/// The plugin's CDI specs under --cdi-dir, one file per kind, of the nodes
+/// offered now (docs/k8s.md#cdi). Only the main loop calls start, sync and
+/// remove_all; the services read current().
+class CdiSpecs {
+ public:
+  explicit CdiSpecs(const Options& o) : o_(o) {}
+
+  /// "<prefix>-core_device-plugin.cdi-0.5.0.json": vendor-class first, as
+  /// CDI names its spec files, then who wrote it and the spec's cdiVersion.
+  std::string file_name(Kind k) const {
+    return stem(k) + kCdiVersion + ".json";
+  }
+
+  /// Make the directory and remove what a plugin that did not exit (a
+  /// SIGKILL, a crash) or one of another cdiVersion left of ours: a second
+  /// spec of the same devices in one directory is a conflict to a runtime,
+  /// which then resolves neither.
+  void start() {
+    if (o_.cdi_dir.empty()) {
+      log("CDI: no --cdi-dir: no spec written, Allocate returns no CDI names");
+      return;
+    }
+    std::error_code ec;
+    fs::create_directories(o_.cdi_dir, ec);
+    if (ec) log("CDI: cannot make " + o_.cdi_dir + ": " + ec.message());
+    for (const auto& e : fs::directory_iterator(o_.cdi_dir, ec)) {
+      const std::string n = e.path().filename().string();
+      for (Kind k : {Kind::core, Kind::device}) {
+        const bool spec = n.starts_with(stem(k)) && n.ends_with(".json");
+        const bool tmp = n.starts_with("." + stem(k));
+        std::error_code ec2;
+        if ((spec || tmp) && fs::remove(e.path(), ec2))
+          log("CDI: removed " + e.path().string() + ", left by an earlier run");
+      }
+    }
+  }
+
+  /// Bring the specs in line with `scanned`: a kind's spec is rewritten
+  /// when its text changes, removed when nothing of that kind is offered.
+  /// A failure is logged once and retried at the next call; meanwhile
+  /// Allocate returns no CDI names of that kind.
+  void sync(const std::vector<Device>& scanned) {
+    if (o_.cdi_dir.empty()) return;
+    for (Kind k : {Kind::core, Kind::device}) {
+      const auto i = static_cast<std::size_t>(k);
+      std::size_t n = 0;
+      std::string text = cdi_spec(o_.prefix, k, offered(scanned, k, o_.partition), o_.roots.dev, &n);
+      if (n == 0) text.clear();
+      if (current_[i] && text == written_[i]) continue;
+      const std::string path = o_.cdi_dir + "/" + file_name(k);
+      std::optional<std::string> err;
+      if (text.empty()) {
+        std::error_code ec;
+        const bool was = fs::remove(path, ec);
+        if (ec) err = "remove " + path + ": " + ec.message();
+        else if (was) log("CDI: removed " + path + ": no " + resource_name(o_.prefix, k) + " offered");
+      } else {
+        err = write_atomic(o_.cdi_dir, file_name(k), text);
+        if (!err)
+          log("CDI: wrote " + path + ": kind " + resource_name(o_.prefix, k) + ", " + std::to_string(n) +
+              " CDI devices");
+      }
+      if (err) {
+        if (*err != error_[i])
+          log("CDI: " + *err + "; Allocate returns no CDI names of " + resource_name(o_.prefix, k) +
+              " until the spec is written");
+        error_[i] = *err;
+        current_[i] = false;
+        continue;
+      }
+      error_[i].clear();
+      written_[i] = std::move(text);
+      current_[i] = true;
+    }
+  }
+
+  /// On exit: the specs removed (the devices are no longer handed out).
+  void remove_all() {
+    if (o_.cdi_dir.empty()) return;
+    for (Kind k : {Kind::core, Kind::device}) {
+      current_[static_cast<std::size_t>(k)] = false;
+      std::error_code ec;
+      const std::string path = o_.cdi_dir + "/" + file_name(k);
+      if (fs::remove(path, ec)) log("CDI: removed " + path);
+      if (ec) log("CDI: remove " + path + ": " + ec.message());
+    }
+  }
+
+  /// Whether the kind's spec on disk is that of the nodes offered now.
+  bool current(Kind k) const { return current_[static_cast<std::size_t>(k)]; }
+
+ private:
+  std::string stem(Kind k) const {
+    return o_.prefix + (k == Kind::core ? "-core" : "-device") + "_device-plugin.cdi-";
+  }
+  const Options& o_;
+  std::array<std::string, 2> written_;
+  std::array<std::string, 2> error_;
+  std::array<std::atomic<bool>, 2> current_{};
+};
+
 grpc::Status refuse(const std::string& rpc, const std::string& why) {
   log(rpc + ": refused: " + why);
   return {grpc::StatusCode::INVALID_ARGUMENT, why};
@@ -177,7 +285,8 @@ std::vector<std::string> holders(const Options& o, const std::string& dev_id, co
 
 class PluginService final : public v1beta1::DevicePlugin::Service {
  public:
-  PluginService(State& st, const Options& o, Kind kind) : st_(st), o_(o), kind_(kind) {}
+  PluginService(State& st, const CdiSpecs& cdi, const Options& o, Kind kind)
+      : st_(st), cdi_(cdi), o_(o), kind_(kind) {}
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
                                       v1beta1::DevicePluginOptions* r) override {
@@ -195,7 +304,7 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
       if (!next) continue;
       seen = next->first;
       v1beta1::ListAndWatchResponse r;
-      for (const auto& d : next->second) {
+      for (const auto& d : offered(next->second, kind_, o_.partition)) {
         auto add = [&](const std::string& id, bool healthy) {
           auto* dev = r.add_devices();
           dev->set_id(id);
@@ -214,7 +323,7 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
 
   grpc::Status GetPreferredAllocation(grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* q,
                                       v1beta1::PreferredAllocationResponse* r) override {
-    const auto known = units(st_.devices(), kind_);
+    const auto known = units_now();
     for (const auto& c : q->container_requests()) {
       std::vector<std::string> avail(c.available_deviceids().begin(), c.available_deviceids().end());
       std::vector<std::string> must(c.must_include_deviceids().begin(), c.must_include_deviceids().end());
@@ -230,11 +339,18 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
 
   grpc::Status Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* q,
                         v1beta1::AllocateResponse* r) override {
-    const auto known = units(st_.devices(), kind_);
-    for (const auto& c : q->container_requests()) {
+    const auto known = units_now();
+    const bool cdi = cdi_.current(kind_);
+    std::map<std::string, int> given;  // ID -> the container request that asked for it
+    for (int i = 0; i < q->container_requests_size(); ++i) {
+      const auto& c = q->container_requests(i);
       std::vector<std::string> ids(c.devices_ids().begin(), c.devices_ids().end());
       if (ids.empty()) return refuse("Allocate", "devices_ids: empty");
       if (auto bad = check_ids(known, ids, "devices_ids")) return refuse("Allocate", bad->message);
+      for (const auto& id : ids)
+        if (auto [it, fresh] = given.emplace(id, i); !fresh)
+          return refuse("Allocate", "devices_ids: ID '" + id + "' asked for two containers (container_requests " +
+                                        std::to_string(it->second) + " and " + std::to_string(i) + ")");
       auto* out = r->add_container_responses();
       std::set<unsigned> devs;
       std::uint64_t mask = 0;
@@ -247,7 +363,7 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
         spec->set_container_path("/dev/" + id);
         spec->set_host_path(o_.roots.dev + "/" + id);
         spec->set_permissions("rw");
-        out->add_cdi_devices()->set_name(cdi_name(o_.prefix, kind_, id));
+        if (cdi) out->add_cdi_devices()->set_name(cdi_name(o_.prefix, kind_, id));
         nodes.push_back("/dev/" + id);
       }
       (*out->mutable_envs())["NEURON_DEVICE_NODES"] = join(nodes);
@@ -261,7 +377,7 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
 
   grpc::Status PreStartContainer(grpc::ServerContext*, const v1beta1::PreStartContainerRequest* q,
                                  v1beta1::PreStartContainerResponse*) override {
-    const auto known = units(st_.devices(), kind_);
+    const auto known = units_now();
     std::vector<std::string> ids(q->devices_ids().begin(), q->devices_ids().end());
     if (auto bad = check_ids(known, ids, "devices_ids")) return refuse("PreStartContainer", bad->message);
     if (kind_ != Kind::core) return grpc::Status::OK;
@@ -307,7 +423,13 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
   }
 
  private:
+  /// The units of this resource now: those of the devices offered as it.
+  std::map<std::string, Unit> units_now() {
+    return units(offered(st_.devices(), kind_, o_.partition), kind_);
+  }
+
   State& st_;
+  const CdiSpecs& cdi_;
   const Options& o_;
   Kind kind_;
 };
@@ -422,18 +544,37 @@ int run(const Options& o) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  {
+    std::string m = std::string("partition: every device offered ") +
+                    (o.partition.node == Partition::cores ? "as cores" : "whole");
+    for (const auto& [id, p] : o.partition.per_device)
+      m += std::string(", ") + id + (p == Partition::cores ? " as cores" : " whole");
+    log(m);
+  }
   State st;
-  st.update(scan(o.roots));
+  CdiSpecs cdi(o);
+  cdi.start();
+  {
+    // the spec of a node is on disk before the kubelet can hear of it
+    auto fresh = scan(o.roots);
+    cdi.sync(fresh);
+    st.update(std::move(fresh));
+  }
   std::vector<Endpoint> eps;
-  eps.push_back({Kind::core, "neuron-core.sock", std::make_unique<PluginService>(st, o, Kind::core), nullptr});
-  eps.push_back({Kind::device, "neuron-device.sock", std::make_unique<PluginService>(st, o, Kind::device), nullptr});
+  eps.push_back({Kind::core, "neuron-core.sock", std::make_unique<PluginService>(st, cdi, o, Kind::core), nullptr});
+  eps.push_back(
+      {Kind::device, "neuron-device.sock", std::make_unique<PluginService>(st, cdi, o, Kind::device), nullptr});
   std::thread uev;
   if (o.uevents) uev = std::thread(uevent_loop, std::ref(st));
 
   std::optional<SockId> registered;  // the kubelet.sock we registered with
   auto next_try = Clock::now();
   while (!g_stop) {
-    st.update(scan(o.roots));
+    {
+      auto fresh = scan(o.roots);
+      cdi.sync(fresh);
+      st.update(std::move(fresh));
+    }
     const auto kid = sock_id(o.plugin_dir() + "/kubelet.sock");
     bool ours_gone = false;
     for (const auto& ep : eps)
@@ -457,6 +598,7 @@ int run(const Options& o) {
   log("stopping");
   st.stop();
   for (auto& ep : eps) unserve(ep, o);
+  cdi.remove_all();
   if (uev.joinable()) uev.join();
   return 0;
 }
@@ -477,10 +619,42 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(10, 1000))->capture_default_str();
   app.add_option("--reclaim-grace", o.reclaim_grace, "PreStartContainer: seconds to wait for a held core")
       ->check(CLI::Range(0.0, 60.0))->capture_default_str();
+  app.add_option("--cdi-dir", o.cdi_dir,
+                 "directory of the CDI specs the plugin writes and keeps current (empty: none, and no CDI "
+                 "names from Allocate)")
+      ->capture_default_str();
+  std::string partition = "cores";
+  app.add_option("--partition", partition,
+                 "how every device is offered: cores (resource <prefix>/core) or whole (<prefix>/device), "
+                 "never both")
+      ->check(CLI::IsMember({"cores", "whole"}))
+      ->capture_default_str();
+  std::vector<std::string> per_device;
+  app.add_option("--device-partition", per_device,
+                 "one device offered otherwise than --partition says: nnqN=cores or nnqN=whole "
+                 "(repeat it, or separate with commas)")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            const auto eq = s.find('=');
+            const std::string dev = s.substr(0, eq);
+            const bool named = dev.size() > 3 && dev.starts_with("nnq") &&
+                               dev.find_first_not_of("0123456789", 3) == std::string::npos &&
+                               (dev[3] != '0' || dev.size() == 4);
+            if (eq == std::string::npos || !named || !neuron::k8s::parse_partition(s.substr(eq + 1)))
+              return "'" + s + "': want nnqN=cores or nnqN=whole";
+            return {};
+          },
+          "nnqN=cores|whole"));
   bool no_uevents = false;
   app.add_flag("--no-uevents", no_uevents, "do not listen to the driver's uevents");
   app.set_version_flag("--version", std::string("neuron-device-plugin ") + NEURON_VERSION);
   CLI11_PARSE(app, argc, argv);
   o.uevents = !no_uevents;
+  o.partition.node = *neuron::k8s::parse_partition(partition);
+  for (const auto& s : per_device) {
+    const auto eq = s.find('=');
+    o.partition.per_device[s.substr(0, eq)] = *neuron::k8s::parse_partition(s.substr(eq + 1));
+  }
   return neuron::k8s::run(o);
 }

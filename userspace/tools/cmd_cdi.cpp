@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
 //
-// neuron-nq cdi generate: a CDI spec per kind (core nodes, whole devices)
-// for a container runtime that resolves the CDI names neuron-device-plugin
-// returns from Allocate (docs/k8s.md#cdi).
+// neuron-nq cdi generate: a static CDI spec per kind (core nodes, whole
+// devices) of every node present now, for a runtime used without
+// neuron-device-plugin (which writes and keeps current its own specs under
+// /var/run/cdi) (docs/k8s.md#cdi). The spec text and the atomic write are
+// the plugin's (k8s/inventory.cpp).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -27,27 +26,6 @@ struct CdiArgs {
   std::string prefix = "neuron.example";
   std::string root;  // hidden, for tests: sysfs and /dev under this directory
 };
-
-/// Write `text` to `path` through path.tmp and a rename (a runtime that
-/// rescans the directory never reads half a spec). False with a message.
-bool write_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      fmt::print(stderr, "neuron-nq: cdi: write {}: {}\n", tmp, std::strerror(errno));
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    fmt::print(stderr, "neuron-nq: cdi: rename {} to {}: {}\n", tmp, path, std::strerror(errno));
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
 
 int cmd_cdi_generate(const CdiArgs& a) {
   k8s::Roots roots;
@@ -67,9 +45,11 @@ int cmd_cdi_generate(const CdiArgs& a) {
     const bool is_core = kind == k8s::Kind::core;
     if (a.kind != "all" && a.kind != (is_core ? "core" : "device")) continue;
     std::size_t n = 0;
-    for (const auto& d : devices) n += is_core ? d.cores.size() : 1;
-    const std::string path = fmt::format("{}/{}-{}.json", a.output, a.prefix, is_core ? "core" : "device");
-    if (!write_atomic(path, k8s::cdi_spec(a.prefix, kind, devices, roots.dev))) {
+    const std::string name = fmt::format("{}-{}.json", a.prefix, is_core ? "core" : "device");
+    const std::string path = a.output + "/" + name;
+    const std::string text = k8s::cdi_spec(a.prefix, kind, devices, roots.dev, &n);
+    if (auto err = k8s::write_atomic(a.output, name, text)) {
+      fmt::print(stderr, "neuron-nq: cdi: {}\n", *err);
       status = kExitDevice;
       continue;
     }

@@ -155,3 +155,52 @@ def stop_plugin(proc, log_path):
         for line in f:
             say("  | " + line.rstrip())
     return rc
+
+
+def listed(plugin):
+    """The IDs PLUGIN lists Healthy now (the first answer of a new
+    ListAndWatch stream, which is the current list)."""
+    call = plugin.list_and_watch(pb.Empty(), timeout=5)
+    try:
+        r = next(iter(call))
+    finally:
+        call.cancel()
+    return [d.ID for d in r.devices if d.health == "Healthy"]
+
+
+class DeviceManager:
+    """The kubelet's device manager, as the device-plugin documentation
+    describes it, reduced to what the double-allocation checks need: per
+    resource, the capacity is what its plugin lists Healthy; an ID given to
+    a pod stays given until the pod ends (never here); a request is met only
+    from IDs of that resource not given yet, chosen with
+    GetPreferredAllocation and then Allocate'd, or refused as the kubelet
+    refuses it. It keeps no account across resources: whatever keeps a core
+    from two pods through two resources has to be in what the plugins list."""
+
+    def __init__(self, plugins):
+        self.plugins = plugins  # resource name -> Plugin
+        self.given = {}  # (resource, ID) -> pod
+
+    def admit(self, pod, resource, n):
+        """N IDs of RESOURCE for POD: (IDs, None) or (None, the refusal)."""
+        p = self.plugins[resource]
+        free = [i for i in listed(p) if (resource, i) not in self.given]
+        if len(free) < n:
+            return None, (f"requested number of devices unavailable for {resource}. "
+                          f"Requested: {n}, Available: {len(free)}")
+        ids = list(p.preferred(pb.PreferredAllocationRequest(container_requests=[
+            pb.ContainerPreferredAllocationRequest(available_deviceIDs=free, allocation_size=n)]),
+            timeout=5).container_responses[0].deviceIDs)
+        return self.admit_ids(pod, resource, ids)
+
+    def admit_ids(self, pod, resource, ids):
+        """These IDS of RESOURCE for POD: refused when one is given already."""
+        for i in ids:
+            if (resource, i) in self.given:
+                return None, f"{resource} {i} is already allocated to {self.given[(resource, i)]}"
+        self.plugins[resource].allocate(pb.AllocateRequest(container_requests=[
+            pb.ContainerAllocateRequest(devices_ids=ids)]), timeout=5)
+        for i in ids:
+            self.given[(resource, i)] = pod
+        return ids, None

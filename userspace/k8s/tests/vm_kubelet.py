@@ -15,7 +15,9 @@
 # that process ends; an FLR, a fatal AER error and a surprise removal of
 # nnq0 make nnq0's cores Unhealthy within 1 s of the driver's uevent (and
 # only them), and recovery (or the device plugged back) makes them Healthy
-# within 1 s; registration again after kubelet.sock is re-created.
+# within 1 s; the CDI spec of the cores (/var/run/cdi) names nnq0's cores
+# while it is there, not after its removal, and again once it is back;
+# registration again after kubelet.sock is re-created.
 #
 # The FLR and the AER recovery are held offline at the driver's pause point
 # 12 (enable: device ready, calls not yet let in; docs/decisions.md#pause-points)
@@ -25,6 +27,7 @@
 #
 # Usage: vm_kubelet.py PLUGIN NEURON_NQ PROGRAM MESSAGES_DIR
 import ctypes
+import json
 import os
 import signal
 import socket
@@ -112,6 +115,24 @@ class Uevents:
                         return t
             time.sleep(0.01)
         return None
+
+
+CDI_CORE = "/var/run/cdi/neuron.example-core_device-plugin.cdi-0.5.0.json"
+
+
+def spec_cores(want, timeout=5.0):
+    """Wait for the plugin's core CDI spec to name exactly the cores WANT;
+    the names it last held."""
+    end = time.monotonic() + timeout
+    names = None
+    while True:
+        try:
+            names = [d["name"] for d in json.loads(read(CDI_CORE))["devices"]]
+        except (OSError, ValueError, KeyError):
+            names = None
+        if names == want or time.monotonic() >= end:
+            return names
+        time.sleep(0.05)
 
 
 def unhealthy_nnq0(h):
@@ -303,8 +324,16 @@ try:
         def finish():
             # the kernel's remove uevent of nnq0 comes last; then plug it back
             uev.first(0, lambda k: k.get("ACTION") == "remove", 60)
+            names = spec_cores(ALL[2:])
+            say(f"  <- {CDI_CORE} after the removal: {names}")
+            check(names == ALL[2:], "the CDI spec rewritten without nnq0's cores")
             host_monitor("device_add neuron-tpb,id=neuron0,bus=rp1")
+        names = spec_cores(ALL)
+        check(names == ALL, f"the CDI spec names the 4 cores before the removal ({names})")
         flip(state["w"], uev, "surprise removal", start, finish, lambda k: k.get("NNQ_STATE") == "removing")
+        names = spec_cores(ALL)
+        say(f"  <- {CDI_CORE} after the re-plug: {names}")
+        check(names == ALL, "the CDI spec rewritten with nnq0's cores again")
 
     def reregister():
         state["kub"].stop()
