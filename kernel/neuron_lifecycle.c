@@ -104,10 +104,10 @@ void neuron_dev_failed(struct neuron_device *ndev)
  *
  * Resets the device and waits for READY (neuron_hw_reset()), puts every
  * core's semaphores, events, $S and flags back to their reset values
- * (neuron_hw_scrub_all()), enables bus mastering, allocates and requests the MSI-X vectors and unmasks the
- * interrupt causes, saves config space for the PCI core's next restore,
- * then clears @offline so calls are accepted again (files opened before
- * the last reset stay stale).
+ * (neuron_hw_scrub_all()), enables bus mastering, allocates and requests
+ * the MSI-X vectors and unmasks the interrupt causes, saves config space
+ * for the PCI core's next restore, then clears @offline so calls are
+ * accepted again (files opened before the last reset stay stale).
  *
  * Return: 0; -ENODEV (the device reads all ones); -ETIMEDOUT (not ready);
  * or the error of neuron_irq_init(). On error bus mastering is off again.
