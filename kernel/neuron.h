@@ -303,6 +303,8 @@ struct poll_table_struct;
  * @dma_addr:	host ring: bus (IOVA) address of @ring's pages, from
  *		dma_map_page(), programmed into BASE
  * @mem_off:	device ring: BAR4 offset (neuron_mem_ring_alloc())
+ * @quota:	device ring: the user record its bytes are charged to, a
+ *		reference held until the ring is freed
  * @quarantine:	in &neuron_device.quarantine once the queue is torn down
  *		without the device confirming it off (neuron_nq.c)
  */
@@ -322,6 +324,7 @@ struct neuron_nq {
 	struct neuron_ring *ring;
 	dma_addr_t dma_addr;
 	u64 mem_off;
+	struct neuron_quota *quota;
 	struct list_head quarantine;
 };
 
@@ -362,8 +365,12 @@ struct neuron_vector {
  * @mem_pool:	allocator of device memory below @prog_base: tenants'
  *		allocations and device-memory rings (neuron_mem.c), or NULL
  * @mem_limit:	tenants may allocate BAR4 offsets [0, @mem_limit)
- * @mem_quota:	bytes one file may hold of them (sysfs mem_quota; written
- *		under &neuron_device.lock, read with READ_ONCE())
+ * @mem_quota:	bytes of device memory one user may hold, allocations
+ *		and device rings (sysfs mem_quota; written under
+ *		&neuron_device.lock, read with READ_ONCE(); neuron_quota.c)
+ * @quota_lock:	guards @quotas and each record's count; taken last
+ * @quotas:	a struct neuron_quota per user with a file open or a device
+ *		ring (neuron_quota.c)
  * @published:	open() and netlink may find the device (neuron_device.c)
  * @rwsem:	guards @dead and @offline, see the locking notes above
  * @dead:	set once by remove(); afterwards every call returns -ENODEV
@@ -478,6 +485,8 @@ struct neuron_device {
 	struct gen_pool *mem_pool;
 	u64 mem_limit;
 	u64 mem_quota;
+	spinlock_t quota_lock;	/* guards quotas, taken last */
+	struct list_head quotas;
 
 	bool published;
 
@@ -597,8 +606,9 @@ enum neuron_hang_policy {
  * @mem_blocks:	the file's device-memory allocations, an rbtree by offset
  *		(neuron_mem.c): changed with @mem_lock and
  *		&neuron_device.lock held, read with either
- * @mem_bytes:	bytes those allocations hold (the per-file quota's count),
- *		as @mem_blocks
+ * @mem_bytes:	bytes those allocations hold, as @mem_blocks
+ * @quota:	the record of the file's user (f_cred's euid) its
+ *		allocations and device rings are charged to (neuron_quota.c)
  * @status:	the file's status page (neuron_status.c): written at open
  *		and by the disable path's first step, freed at release
  * @dummy:	a zeroed page of the file's own, allocated by its first
@@ -628,6 +638,7 @@ struct neuron_file {
 	struct mutex mem_lock;	/* before neuron_device.lock */
 	struct rb_root mem_blocks;
 	u64 mem_bytes;
+	struct neuron_quota *quota;
 	struct neuron_status_page *status;
 	struct page *dummy;
 	u64 client_id;
@@ -856,6 +867,16 @@ void neuron_owner_release_file(struct neuron_file *nfile, bool hw);
 void neuron_owner_forget_all(struct neuron_device *ndev);
 
 /* ---- neuron_mem.c ------------------------------------------------------- */
+struct neuron_quota;
+int neuron_quota_open(struct neuron_file *nfile);
+struct neuron_quota *neuron_quota_get(struct neuron_quota *q);
+void neuron_quota_put(struct neuron_device *ndev, struct neuron_quota *q);
+int neuron_quota_charge(struct neuron_device *ndev, struct neuron_quota *q,
+			u64 bytes);
+void neuron_quota_uncharge(struct neuron_device *ndev, struct neuron_quota *q,
+			   u64 bytes);
+ssize_t neuron_quota_show(struct neuron_device *ndev, char *buf);
+
 int neuron_mem_init(struct neuron_device *ndev);
 void neuron_mem_fini(struct neuron_device *ndev);
 int neuron_mem_ring_alloc(struct neuron_device *ndev, u64 size, u64 *off);

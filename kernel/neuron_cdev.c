@@ -601,21 +601,24 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	mutex_init(&nfile->mem_lock);
 	nfile->mem_blocks = RB_ROOT;
 	neuron_fdinfo_open(nfile);
+	ret = neuron_quota_open(nfile);
+	if (ret)
+		goto err_free;
 
 	ret = neuron_enter(ndev);
 	if (ret)
-		goto err_free;
+		goto err_quota;
 	nfile->reset_gen = ndev->reset_gen;
 	ret = neuron_status_open(nfile, ndev->reset_gen);
 	if (ret) {
 		neuron_exit(ndev);
-		goto err_free;
+		goto err_quota;
 	}
 	ret = neuron_events_open(nfile);
 	if (ret) {
 		neuron_exit(ndev);
 		neuron_status_release(nfile);
-		goto err_free;
+		goto err_quota;
 	}
 	mutex_lock(&ndev->lock);
 	list_add_tail(&nfile->node, &ndev->files);
@@ -625,6 +628,8 @@ static int neuron_open(struct inode *inode, struct file *filp)
 	filp->private_data = nfile;
 	return nonseekable_open(inode, filp);
 
+err_quota:
+	neuron_quota_put(ndev, nfile->quota);
 err_free:
 	kfree(nfile);
 err_put:
@@ -654,9 +659,10 @@ err_put:
  * names it: its cores and engines are disowned, its queues are left to
  * the disable path to free once bus mastering is off, its memory is
  * returned (docs/decisions.md#reset-and-recovery "release during a
- * reset"). Last, the file's event queue is unsubscribed and freed, and
- * its status page (no longer mapped, and off the list the disable path
- * writes) is freed.
+ * reset"). Last, the file's event queue is unsubscribed and freed, its
+ * status page (no longer mapped, and off the list the disable path
+ * writes) is freed, and its reference on its user's device-memory record
+ * is dropped (neuron_quota.c).
  *
  * Return: 0.
  */
@@ -680,6 +686,7 @@ static int neuron_release(struct inode *inode, struct file *filp)
 	neuron_mmap_release_file(nfile);
 	neuron_status_release(nfile);
 	put_pid(nfile->owner_pid);
+	neuron_quota_put(ndev, nfile->quota);
 	mutex_destroy(&nfile->mem_lock);
 	kfree(nfile);
 	neuron_device_put(ndev);

@@ -99,8 +99,9 @@ static unsigned long neuron_mem_algo_span(unsigned long *map,
  * @ndev: device, geometry (mem_size, prog_base) known
  *
  * Half of the memory below the program areas is for tenants
- * (&neuron_device.mem_limit), the rest for device-memory rings; one file
- * may hold half of the tenants' part (&neuron_device.mem_quota).
+ * (&neuron_device.mem_limit), the rest for device-memory rings; one user
+ * may hold half of the tenants' part, allocations and device rings
+ * together (&neuron_device.mem_quota, neuron_quota.c).
  *
  * Return: 0 or -ENOMEM.
  */
@@ -255,6 +256,7 @@ static void neuron_mem_remove(struct neuron_file *nfile,
 	lockdep_assert_held(&nfile->ndev->lock);
 	rb_erase(&blk->node, &nfile->mem_blocks);
 	nfile->mem_bytes -= blk->size;
+	neuron_quota_uncharge(nfile->ndev, nfile->quota, blk->size);
 	neuron_mem_give(nfile->ndev, blk->off, blk->size);
 }
 
@@ -290,12 +292,14 @@ static void neuron_mem_clear(struct neuron_device *ndev, u64 off, u64 size)
  * own lock; the device's lock is held only to link it into the file's
  * tree (O(log m)).
  *
- * A file holds at most the device's per-file quota (sysfs mem_quota,
- * bytes; default half of mem_alloc_limit), so no tenant can take all
- * device memory (docs/decisions.md#tenancy).
+ * The bytes are charged to the user the file was opened by: a user holds
+ * at most sysfs mem_quota (bytes; default half of mem_alloc_limit) of its
+ * allocations and device rings together, through however many files, so
+ * no tenant can take all device memory (neuron_quota.c,
+ * docs/decisions.md#tenancy "device memory per user").
  *
  * Return: 0; -EINVAL (size, offset, flags or reserved); -ENOSPC (the
- * file's allocations would pass the per-file quota); -ENOMEM (no free
+ * user's device memory would pass the per-user quota); -ENOMEM (no free
  * range, or no memory for the bookkeeping); -EBUSY (FIXED: the range is
  * partly allocated); -EIO (stale file or device offline); -ENODEV.
  */
@@ -329,13 +333,9 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 	if (ret)
 		goto out_free;
 	mutex_lock(&nfile->mem_lock);
-	if (nfile->mem_bytes + size > READ_ONCE(ndev->mem_quota)) {
-		dev_dbg_ratelimited(&ndev->pdev->dev, "MEM_ALLOC by pid %d (%s): %llu bytes held, %llu more would pass the per-file quota of %llu\n",
-				    task_tgid_nr(current), current->comm,
-				    nfile->mem_bytes, size, ndev->mem_quota);
-		ret = -ENOSPC;
+	ret = neuron_quota_charge(ndev, nfile->quota, size);
+	if (ret)
 		goto out_unlock;
-	}
 	if (is_fixed)
 		ret = neuron_mem_take(ndev, size, gen_pool_fixed_alloc, &fixed,
 				      &blk->off);
@@ -351,8 +351,10 @@ int neuron_mem_ioctl_alloc(struct neuron_file *nfile,
 		mutex_unlock(&ndev->lock);
 		arg->offset = blk->off;
 		blk = NULL;
-	} else if (is_fixed) {
-		ret = -EBUSY;
+	} else {
+		neuron_quota_uncharge(ndev, nfile->quota, size);
+		if (is_fixed)
+			ret = -EBUSY;
 	}
 out_unlock:
 	mutex_unlock(&nfile->mem_lock);
@@ -576,6 +578,7 @@ void neuron_mem_release_file(struct neuron_file *nfile)
 		kfree(blk);
 	}
 	nfile->mem_blocks = RB_ROOT;
+	neuron_quota_uncharge(nfile->ndev, nfile->quota, nfile->mem_bytes);
 	nfile->mem_bytes = 0;
 }
 

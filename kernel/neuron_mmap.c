@@ -50,10 +50,13 @@
  * vmf_insert_pfn(), as vfio-pci does for its BARs: host-ring pages (RAM,
  * struct neuron_ring, cached), device-ring pages (BAR4, uncached) and
  * doorbell pages (BAR0, uncached). The VMAs are VM_IO | VM_PFNMAP |
- * VM_DONTEXPAND | VM_DONTDUMP and no page is ever mapped at mmap() time,
- * so the same code is right with and without an IOMMU (dma_mmap_coherent()
- * on a VM_PFNMAP VMA hits a BUG in vm_insert_page() when the DMA memory
- * comes from the IOMMU's page allocator).
+ * VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY and no page is ever mapped at
+ * mmap() time, so the same code is right with and without an IOMMU
+ * (dma_mmap_coherent() on a VM_PFNMAP VMA hits a BUG in vm_insert_page()
+ * when the DMA memory comes from the IOMMU's page allocator). A forked
+ * child inherits none of them (VM_DONTCOPY): a mapping holds the file, so
+ * an inherited one would keep a worker's parent's cores, memory and
+ * queues after both closed the descriptor (docs/decisions.md#fork).
  *
  * After a teardown (docs/decisions.md#mapping-after-reset: NQ_DESTROY,
  * release, FLR, AER, suspend, shutdown, unbind, surprise removal) no
@@ -315,7 +318,8 @@ static int neuron_mmap_status(struct neuron_file *nfile,
 	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return neuron_bad_field(nfile->ndev, "mmap", "length");
 	vm_flags_clear(vma, VM_MAYWRITE | VM_MAYEXEC);
-	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
+			  VM_DONTCOPY);
 	vma->vm_ops = &neuron_status_vm_ops;
 	return 0;
 }
@@ -421,7 +425,8 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 	vm_flags_clear(vma, VM_MAYEXEC);
 	if (type == NEURON_COOKIE_RING)
 		vm_flags_clear(vma, VM_MAYWRITE);
-	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP |
+			  VM_DONTCOPY);
 	if (type == NEURON_COOKIE_RING && !(nq->flags & NEURON_NQ_F_DEVICE_MEM)) {
 		/* host rings are ordinary cached RAM, held by the VMA */
 		vma->vm_ops = &neuron_host_ring_vm_ops;

@@ -70,7 +70,8 @@ MODULE_PARM_DESC(wrbuf_drain_ns,
  * are charged to the caller's memory cgroup; __GFP_RETRY_MAYFAIL makes a
  * cgroup at its limit fail the call with -ENOMEM rather than invoke its
  * OOM killer. Device rings come from the ring part of device memory
- * (neuron_mem.c).
+ * (neuron_mem.c) and are charged to the owner's user until they are freed,
+ * quarantined or not (neuron_quota.c): -ENOSPC past its quota.
  */
 static int neuron_nq_alloc_ring(struct neuron_nq *nq)
 {
@@ -78,8 +79,17 @@ static int neuron_nq_alloc_ring(struct neuron_nq *nq)
 	struct neuron_ring *ring;
 
 	if (nq->flags & NEURON_NQ_F_DEVICE_MEM) {
-		if (neuron_mem_ring_alloc(ndev, nq->alloc_size, &nq->mem_off))
+		int ret = neuron_quota_charge(ndev, nq->owner->quota,
+					      nq->alloc_size);
+
+		if (ret)
+			return ret;
+		if (neuron_mem_ring_alloc(ndev, nq->alloc_size, &nq->mem_off)) {
+			neuron_quota_uncharge(ndev, nq->owner->quota,
+					      nq->alloc_size);
 			return -ENOMEM;
+		}
+		nq->quota = neuron_quota_get(nq->owner->quota);
 		memset_io(ndev->mem + nq->mem_off, 0, nq->alloc_size);
 		return 0;
 	}
@@ -116,9 +126,13 @@ static void neuron_nq_free_ring(struct neuron_nq *nq)
 	struct neuron_device *ndev = nq->ndev;
 
 	if (nq->flags & NEURON_NQ_F_DEVICE_MEM) {
-		if (nq->mem_off)
+		if (nq->mem_off) {
 			neuron_mem_ring_free(ndev, nq->mem_off, nq->alloc_size);
+			neuron_quota_uncharge(ndev, nq->quota, nq->alloc_size);
+			neuron_quota_put(ndev, nq->quota);
+		}
 		nq->mem_off = 0;
+		nq->quota = NULL;
 	} else if (nq->ring) {
 		dma_unmap_page(&ndev->pdev->dev, nq->dma_addr, nq->alloc_size,
 			       DMA_FROM_DEVICE);
@@ -298,7 +312,9 @@ static struct neuron_nq *neuron_nq_find(struct neuron_file *nfile, u32 core,
  * the caller's, docs/decisions.md#tenancy); -EBUSY (the queue is already
  * initialised, or its previous ring is quarantined until the next reset:
  * docs/decisions.md#quarantine); -ENOMEM (no host DMA memory, the caller's
- * memory cgroup is at its limit, or no room for a device ring); -EIO
+ * memory cgroup is at its limit, or no room for a device ring); -ENOSPC
+ * (a device ring would pass the user's device-memory quota,
+ * docs/decisions.md#tenancy "device memory per user"); -EIO
  * (stale file, device offline); -ENODEV (device removed).
  */
 int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)

@@ -182,6 +182,8 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&ndev->lock);
 	INIT_LIST_HEAD(&ndev->files);
 	INIT_LIST_HEAD(&ndev->quarantine);
+	spin_lock_init(&ndev->quota_lock);
+	INIT_LIST_HEAD(&ndev->quotas);
 	spin_lock_init(&ndev->irq_lock);
 	neuron_hw_error_init(ndev);
 	ndev->evlimit_burst = NEURON_EVLIMIT_BURST_DEFAULT;

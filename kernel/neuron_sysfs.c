@@ -73,10 +73,13 @@
  *   event_fanout  "edges <n>": edges handed to open files' event queues;
  *                 "copies <n>": events queued by them. copies / edges is
  *                 the per-edge fan-out cost (neuron_events.c)
- *   mem_quota     (0600) bytes of device memory one open file may hold
- *                 (MEM_ALLOC past it: -ENOSPC); default half of
+ *   mem_quota     (0600) bytes of device memory one user may hold, its
+ *                 allocations and device rings through all its files
+ *                 (MEM_ALLOC or NQ_INIT past it: -ENOSPC); default half of
  *                 mem_alloc_limit; a multiple of NEURON_MEM_ALIGN up to
- *                 mem_alloc_limit (docs/decisions.md#tenancy)
+ *                 mem_alloc_limit (docs/decisions.md#device-memory-per-user)
+ *   mem_users     (0400) "uid <uid> bytes <n>" per user with a file open
+ *                 or a device ring: what counts against mem_quota
  *   rings_quarantined  "now <n>", "total <n>": rings kept because the
  *                 device never confirmed their queue off, now and since
  *                 probe; freed once bus mastering is off
@@ -585,6 +588,15 @@ static ssize_t mem_quota_store(struct device *dev,
 /* root only, read too: the value is configuration, not for tenants */
 static DEVICE_ATTR_ADMIN_RW(mem_quota);
 
+static ssize_t mem_users_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return neuron_quota_show(dev_get_drvdata(dev), buf);
+}
+
+/* root only: which users hold the device is not for tenants */
+static DEVICE_ATTR_ADMIN_RO(mem_users);
+
 static struct attribute *neuron_attrs[] = {
 	&dev_attr_queue_enable.attr,
 	&dev_attr_axi_dropped.attr,
@@ -606,6 +618,7 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_event_fanout.attr,
 	&dev_attr_rings_quarantined.attr,
 	&dev_attr_mem_quota.attr,
+	&dev_attr_mem_users.attr,
 	NULL,
 };
 

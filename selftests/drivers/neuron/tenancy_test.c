@@ -28,7 +28,12 @@
  *   memcg		a process in a memory cgroup of 64 MiB cannot make
  *			the driver allocate past it: NQ_INIT -ENOMEM, the
  *			cgroup's counter carries the rings
- *   core_ioctls	CORE_ACQUIRE/RELEASE and MEM_ALLOC/FREE inputs
+ *   core_ioctls	CORE_ACQUIRE/RELEASE and MEM_ALLOC/FREE inputs; the
+ *			device-memory quota per user (another file of the
+ *			user, a device ring, another uid, mem_users)
+ *   fork_mappings	a forked child inherits no mapping of the file: once
+ *			the parent unmaps and both close it, the core is free
+ *			while the child lives
  *   fanout		a NOTIFIC edge is queued for its core's owner alone,
  *			however many files of others read events
  *   detach		an owner (TENANT_O) grants uid A its cores: A's
@@ -80,6 +85,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -279,6 +285,40 @@ static int mem_free(int fd, __u64 offset)
 	struct neuron_mem_free m = { .offset = offset };
 
 	return neuron_ioctl(fd, NEURON_IOC_MEM_FREE, &m);
+}
+
+/*
+ * Tenant bodies for core_ioctls' quota checks: each opens the device as
+ * its uid, makes one MEM_ALLOC and returns 0 when it got the result
+ * named, 1 otherwise.
+ */
+static int alloc_as_tenant(__u64 offset, __u64 size, __u32 flags, int want)
+{
+	int fd = neuron_open(), ret;
+
+	chk_ge(0, fd, "open as a tenant");
+	if (fd < 0)
+		return 1;
+	ret = mem_alloc(fd, offset, size, flags, NULL);
+	close(fd);
+	chk(want, ret, "MEM_ALLOC(%#llx, %#llx) as a tenant",
+	    (unsigned long long)offset, (unsigned long long)size);
+	return ret != want;
+}
+
+static int alloc_one_page(void *unused)
+{
+	return alloc_as_tenant(0, PAGE, 0, 0);
+}
+
+static int alloc_whole_busy(void *unused)
+{
+	return alloc_as_tenant(0, 32u << 20, NEURON_MEM_F_FIXED, -EBUSY);
+}
+
+static int alloc_none_left(void *unused)
+{
+	return alloc_as_tenant(0, PAGE, 0, -ENOMEM);
 }
 
 static int evt_sem(int fd, __u32 core, __u32 index, __u32 op, __u32 *value)
@@ -832,6 +872,61 @@ TEST_F_TIMEOUT(ten, kill9, 200)
 	ksft_print_msg("tenancy: kill9 cores_free_after_ms=%.1f\n", ms);
 }
 
+/* ==== fork_mappings ========================================================= */
+
+/*
+ * The parent maps a ring and the status page, then forks: the child has
+ * neither address mapped (mincore() -ENOMEM), closes its copy of the
+ * descriptor and waits. Once the parent unmaps and closes too, the file
+ * is released and core 0 is free while the child still lives: nothing the
+ * child inherited holds it (docs/decisions.md#fork). Without VM_DONTCOPY
+ * the child's copies of the mappings keep the file, and core 0 stays the
+ * parent's.
+ */
+TEST_F(ten, fork_mappings)
+{
+	struct neuron_nq_init init;
+	int fd = neuron_open(), ready[2], go[2];
+	unsigned char vec;
+	void *ring, *status;
+	char c = 0;
+	pid_t child;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, neuron_nq_create(fd, 0, 3, 4096, 0, &init));
+	ring = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, init.ring_offset);
+	ASSERT_NE(MAP_FAILED, ring);
+	status = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, NEURON_STATUS_PAGE_OFFSET);
+	ASSERT_NE(MAP_FAILED, status);
+	expect_owner(_metadata, 0, getpid());
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		close(fd);
+		chk(-ENOMEM, mincore(ring, 4096, &vec) ? -errno : 0, "the ring in the child");
+		chk(-ENOMEM, mincore(status, PAGE, &vec) ? -errno : 0,
+		    "the status page in the child");
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	EXPECT_EQ(0, mincore(ring, 4096, &vec)) TH_LOG("the parent keeps its mapping");
+	EXPECT_EQ(0, munmap(ring, 4096));
+	EXPECT_EQ(0, munmap(status, PAGE));
+	close(fd);
+	expect_owner(_metadata, 0, 0);
+	EXPECT_EQ(1, write(go[1], &c, 1));
+	EXPECT_EQ(0, reap(child));
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	assert_checks(_metadata, 2);
+}
+
 /* ==== read_only ============================================================= */
 
 static int read_only_file(void *arg)
@@ -1210,42 +1305,64 @@ TEST_F(ten, core_ioctls)
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_MEM_FREE, &mf));
 	EXPECT_EQ(0, mem_alloc(other, MEM_A + 2 * PAGE, PAGE, NEURON_MEM_F_FIXED, NULL));
 	/*
-	 * The per-file quota: half of mem_alloc_limit by default (16 MiB of
-	 * the VM's 32), -ENOSPC past it, whatever is free; root may raise it
-	 * to the limit (docs/decisions.md#tenancy)
+	 * The quota is per user: half of mem_alloc_limit by default (16 MiB of
+	 * the VM's 32), allocations and device rings of all the user's files
+	 * together, -ENOSPC past it, whatever is free; another uid has its
+	 * own; root may raise it to the limit
+	 * (docs/decisions.md#device-memory-per-user). Root holds 3 pages
+	 * now: 2 through fd (MEM_A), 1 through other.
 	 */
 	ASSERT_LT(0, neuron_sysfs_read("mem_quota", quota, sizeof(quota)));
 	EXPECT_STREQ("16777216\n", quota);
 	EXPECT_EQ(-ENOSPC, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, NULL));
-	EXPECT_EQ(-ENOSPC, mem_alloc(fd, 0, (16u << 20) - PAGE, 0, NULL))
-		TH_LOG("2 pages held: 16 MiB - 1 page more passes the quota");
-	ASSERT_EQ(0, mem_alloc(fd, 0, (16u << 20) - 2 * PAGE, 0, &off2))
-		TH_LOG("2 pages held: exactly the quota");
+	EXPECT_EQ(-ENOSPC, mem_alloc(fd, 0, (16u << 20) - 2 * PAGE, 0, NULL))
+		TH_LOG("3 pages held by the user through two files: 16 MiB - 2 pages more passes the quota");
+	ASSERT_EQ(0, mem_alloc(fd, 0, (16u << 20) - 3 * PAGE, 0, &off2))
+		TH_LOG("3 pages held: exactly the quota");
 	EXPECT_EQ(-ENOSPC, mem_alloc(fd, 0, 1, 0, NULL)) TH_LOG("at the quota");
-	EXPECT_EQ(0, mem_alloc(other, 0, PAGE, 0, NULL)) TH_LOG("the quota is per file");
+	EXPECT_EQ(-ENOSPC, mem_alloc(other, 0, PAGE, 0, NULL))
+		TH_LOG("the quota is per user: the user's other file takes nothing more");
+	third = neuron_open();
+	ASSERT_LE(0, third);
+	EXPECT_EQ(-ENOSPC, mem_alloc(third, 0, PAGE, 0, NULL))
+		TH_LOG("nor does a file the user opens now");
+	close(third);
+	EXPECT_EQ(-ENOSPC, neuron_nq_create(other, 1, 5, 4096, NEURON_NQ_F_DEVICE_MEM, NULL))
+		TH_LOG("a device ring counts against the quota");
+	EXPECT_EQ(0, neuron_nq_create(other, 1, 5, 4096, 0, NULL)) TH_LOG("a host ring does not");
+	EXPECT_EQ(0, neuron_nq_destroy(other, 1, 5));
+	EXPECT_EQ(0, reap(spawn(TENANT_A, alloc_one_page, NULL)))
+		TH_LOG("another user has a quota of its own");
 	EXPECT_EQ(0, mem_free(fd, off2));
+	EXPECT_EQ(0, neuron_nq_create(other, 1, 5, 4096, NEURON_NQ_F_DEVICE_MEM, NULL));
+	ASSERT_LT(0, read_str("/sys/class/nnq/nnq0/mem_users", owners, sizeof(owners)));
+	EXPECT_NE(NULL, strstr(owners, "uid 0 bytes 16384\n"))
+		TH_LOG("mem_users: 3 pages and a 4 KiB device ring, got \"%s\"", owners);
+	EXPECT_EQ(NULL, strstr(owners, "uid 1001 ")) TH_LOG("the tenant's record went with its file");
+	EXPECT_EQ(0, neuron_nq_destroy(other, 1, 5));
 	EXPECT_EQ(-EINVAL, write_str("/sys/class/nnq/nnq0/mem_quota", "100"));
 	ASSERT_EQ(0, write_str("/sys/class/nnq/nnq0/mem_quota", "33554432"));
 	/*
-	 * the whole range is refused while anything lives (a file holding
-	 * nothing asks: the quota, checked first, is not what refuses it);
-	 * release frees all
+	 * the whole range: past the quota while the user holds anything;
+	 * refused as busy to another user while anything lives; release
+	 * frees all
 	 */
-	third = neuron_open();
-	ASSERT_LE(0, third);
-	EXPECT_EQ(-EBUSY, mem_alloc(third, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, NULL));
+	EXPECT_EQ(-ENOSPC, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, NULL));
+	EXPECT_EQ(0, reap(spawn(TENANT_A, alloc_whole_busy, NULL)))
+		TH_LOG("another user: -EBUSY for the whole range while root holds 3 pages");
 	close(other);
 	EXPECT_EQ(0, mem_free(fd, MEM_A));
 	ASSERT_EQ(0, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, &off));
 	EXPECT_EQ(-ENOSPC, mem_alloc(fd, 0, PAGE, 0, NULL)) TH_LOG("at the quota");
-	EXPECT_EQ(-ENOMEM, mem_alloc(third, 0, PAGE, 0, NULL)) TH_LOG("everything is allocated");
-	close(third);
+	EXPECT_EQ(0, reap(spawn(TENANT_A, alloc_none_left, NULL)))
+		TH_LOG("another user: -ENOMEM, everything is allocated");
 	close(fd);
 	fd = neuron_open();
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(0, mem_alloc(fd, 0, info.mem_alloc_limit, NEURON_MEM_F_FIXED, &off))
 		TH_LOG("release freed the memory");
 	close(fd);
+	assert_checks(_metadata, 6);	/* the tenants' opens and allocations */
 	EXPECT_EQ(0, write_str("/sys/class/nnq/nnq0/mem_quota", "16777216"));
 }
 
