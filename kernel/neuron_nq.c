@@ -41,6 +41,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
+#include <linux/swiotlb.h>
 
 #include <uapi/linux/neuron.h>
 
@@ -92,6 +93,18 @@ static int neuron_nq_alloc_ring(struct neuron_nq *nq)
 		nq->quota = neuron_quota_get(nq->owner->quota);
 		memset_io(ndev->mem + nq->mem_off, 0, nq->alloc_size);
 		return 0;
+	}
+	/*
+	 * The consumer reads a host ring through its mapping, with no call in
+	 * which the driver could sync it: where every streaming mapping is
+	 * bounced (swiotlb=force, a confidential VM's shared pool) the device
+	 * would write a bounce buffer the consumer never sees. The DMA mask is
+	 * 64 bits and the ring page-aligned, so nothing else bounces it.
+	 */
+	if (is_swiotlb_force_bounce(&ndev->pdev->dev)) {
+		dev_info_ratelimited(&ndev->pdev->dev, "NQ_INIT by pid %d (%s): flags (a host ring: DMA to host memory is bounced here, swiotlb; use NEURON_NQ_F_DEVICE_MEM)\n",
+				     task_tgid_nr(current), current->comm);
+		return -EOPNOTSUPP;
 	}
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
@@ -314,7 +327,9 @@ static struct neuron_nq *neuron_nq_find(struct neuron_file *nfile, u32 core,
  * docs/decisions.md#quarantine); -ENOMEM (no host DMA memory, the caller's
  * memory cgroup is at its limit, or no room for a device ring); -ENOSPC
  * (a device ring would pass the user's device-memory quota,
- * docs/decisions.md#tenancy "device memory per user"); -EIO
+ * docs/decisions.md#tenancy "device memory per user"); -EOPNOTSUPP (a
+ * host ring where DMA to host memory is bounced: docs/decisions.md#swiotlb);
+ * -EIO
  * (stale file, device offline); -ENODEV (device removed).
  */
 int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)

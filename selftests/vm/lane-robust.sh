@@ -20,8 +20,12 @@
 #           still get through); the "removal" group then unbinds/binds and
 #           removes/rescans the device mid-storm, and the lane ends with
 #           rmmod during it
+#   swiotlb swiotlb=force on the guest kernel's command line (every
+#           streaming DMA mapping bounced, as in a confidential VM): the
+#           "swiotlb" group checks a host ring is refused with -EOPNOTSUPP
+#           and device rings carry the records (docs/decisions.md#swiotlb)
 #
-# Usage: lane-robust.sh --lane faults|storm [--qemu PATH] [--kernel PATH]
+# Usage: lane-robust.sh --lane faults|storm|swiotlb [--qemu PATH] [--kernel PATH]
 #                       [--module PATH] [--payload DIR] [--log PATH]
 # or the environment: QEMU, KERNEL, MODULE, PAYLOAD, NEURON_VM_LOG.
 # PAYLOAD is the main lane's payload directory (scripts/check.sh): its
@@ -39,7 +43,9 @@ faults)	device="fault-dma-error-queue=1,fault-dma-error-bits=0x81,fault-stuck-en
 	robust="faults,quarantine,--dma-queue=1,--dma-bits=0x81,--stuck-engine=9,--stuck-disable=10" ;;
 storm)	device="fault-intr-storm=16"
 	robust="storm,removal,--storm=16" ;;
-*)	echo "lane-robust: --lane faults|storm first" >&2; exit 2 ;;
+swiotlb) device="" append="swiotlb=force"
+	robust="swiotlb" ;;
+*)	echo "lane-robust: --lane faults|storm|swiotlb first" >&2; exit 2 ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,8 +57,8 @@ mkdir -p "$(dirname "$log")"
 
 t0=$(date +%s)
 NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \
-	--module "$module" --payload "$payload" --device "$device" \
-	--append "neuron_robust=$robust" --timeout 600 \
+	--module "$module" --payload "$payload" ${device:+--device "$device"} \
+	--append "${append:+$append }neuron_robust=$robust" --timeout 600 \
 	-- /opt/neuron/guest-tests.sh --lane "$lane" --no-devtests robust_test >/dev/null 2>&1
 status=$?
 lane_tap_counts "$log"

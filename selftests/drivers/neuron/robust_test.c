@@ -24,7 +24,8 @@
  * host side of selftests/vm/lane-monitor.sh --lane hotplug (it prints "NEURON-HOTPLUG:
  * <monitor command> :END" lines that the host sends to the QEMU monitor);
  * reload, faults, quarantine and storm need the module path or the device properties
- * their lanes start the VM with (lane-*.sh).
+ * their lanes start the VM with (lane-*.sh); swiotlb needs swiotlb=force on
+ * the kernel command line.
  *
  * Every test prints the figures docs/robustness.md tabulates as
  * "# robust: <row> key=value ..." lines. Nothing is asserted on elapsed
@@ -3467,11 +3468,41 @@ TEST_F_TIMEOUT(storm, rate_limited, 120)
 		       share * 100, iters / wall, x & 0xf, dr.notific, dr.fault);
 }
 
+/* ==== swiotlb: DMA to host memory is bounced ================================= */
+
+ROBUST_FIXTURE(swiotlb)
+
+/*
+ * Booted with swiotlb=force (lane-robust.sh --lane swiotlb), as a
+ * confidential VM bounces every streaming mapping: a host ring would be
+ * written by the device into a bounce buffer its mapping never shows, so
+ * NQ_INIT refuses it with -EOPNOTSUPP and a device
+ * ring carries the records (docs/decisions.md#swiotlb). Without the
+ * refusal the host ring is created and its records never arrive.
+ */
+TEST_F_TIMEOUT(swiotlb, host_ring_refused, 120)
+{
+	struct neuron_nq_init init;
+	char cmdline[4096];
+	int fd;
+
+	ASSERT_LT(0, read_str("/proc/cmdline", cmdline, sizeof(cmdline)));
+	ASSERT_NE(NULL, strstr(cmdline, "swiotlb=force")) TH_LOG("the lane boots with swiotlb=force");
+	fd = neuron_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EOPNOTSUPP, neuron_nq_create(fd, 0, 1, 4096, 0, &init));
+	EXPECT_EQ(-EOPNOTSUPP, neuron_nq_create(fd, 0, 2, 65536, NEURON_NQ_F_IGNORE_FULL, &init));
+	close(fd);
+	EXPECT_EQ(-101, device_works(1, 0)) TH_LOG("NQ_INIT of a host ring refused");
+	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
+	EXPECT_EQ(0, device_works(0, NEURON_NQ_F_DEVICE_MEM));
+}
+
 /* ==== main: choose the groups ================================================ */
 
 static const char *const groups_all[] = {
 	"mmap_abuse", "access", "removal", "fuzz", "hotplug", "reload", "faults", "quarantine",
-	"storm",
+	"storm", "swiotlb",
 };
 static const char *const groups_default[] = { "mmap_abuse", "access", "removal", "fuzz" };
 
