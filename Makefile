@@ -23,8 +23,9 @@ all: module userspace selftests
 setup:
 	@scripts/setup-host.sh
 
+# the tests' module: a test build, with the pause points (kernel/Kbuild)
 module:
-	$(MAKE) -C kernel KVER=$(KVER)
+	$(MAKE) -C kernel KVER=$(KVER) NEURON_TEST_HOOKS=1
 
 # Built with the package build's flags and prefix (dpkg-buildflags under
 # debian/rules' hardening=+all, CPPFLAGS appended as debhelper appends them;

@@ -843,6 +843,7 @@ void neuron_engine_stop_all(struct neuron_device *ndev, bool hw_ok);
 void neuron_hang_init(struct neuron_device *ndev);
 void neuron_hang_start(struct neuron_device *ndev);
 void neuron_hang_stop(struct neuron_device *ndev);
+u32 neuron_hang_period_ms(struct neuron_device *ndev);
 int neuron_hang_ioctl_timeout(struct neuron_file *nfile,
 			      struct neuron_hang_timeout *arg);
 
@@ -1000,7 +1001,15 @@ enum neuron_pause_step {
 	NEURON_PAUSE_CDEV_GONE = 33,
 };
 
+#ifdef NEURON_TEST_HOOKS
 void neuron_pause(struct neuron_device *ndev, enum neuron_pause_step step);
+#else
+/* not a test build (kernel/Kbuild): no pause point, no module parameter */
+static inline void neuron_pause(struct neuron_device *ndev,
+				enum neuron_pause_step step)
+{
+}
+#endif
 
 /* ---- neuron_hw.c -------------------------------------------------------- */
 bool neuron_hw_gone(struct neuron_device *ndev);

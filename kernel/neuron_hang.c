@@ -9,8 +9,8 @@
  * neuron_hang_stop() after the disable path's fence). Each run samples
  * STATUS, EXEC_COUNT and SOFT_RESET_COUNTER of every engine under the
  * device's read lock and &neuron_device.lock, like any ioctl, then
- * re-arms itself a twentieth of the smallest hang timeout later, or sooner
- * when a stall it is timing reaches its timeout first. An engine
+ * re-arms itself a twentieth of the smallest hang timeout later (at least
+ * 25 ms), or sooner when a stall it is timing reaches its timeout first. An engine
  * RUNNING or WAITING whose two counters have not moved since a sample at
  * least its core's timeout ago is hung: one report per stall (the stall
  * ends when a counter moves or the engine leaves RUNNING/WAITING):
@@ -33,7 +33,8 @@
  * last instruction retired (the stall starts at the first sample that
  * finds it, at most one period late, and the scanner runs again when its
  * timeout is up): 500 to 525 ms for a 500 ms timeout, within the 10% that
- * docs/decisions.md#hang-detection promises.
+ * docs/decisions.md#hang-detection promises; 100 to 125 ms for the
+ * shortest, 100 ms, whose twentieth the period floor overrides.
  */
 #include <linux/devcoredump.h>
 #include <linux/jiffies.h>
@@ -89,14 +90,35 @@ static u32 neuron_hang_timeout(struct neuron_device *ndev, u32 c)
 	return READ_ONCE(neuron_hang_default_ms);
 }
 
-/* A twentieth of the smallest timeout, in jiffies. */
-static unsigned long neuron_hang_period(struct neuron_device *ndev)
+/*
+ * The scanner's period floor: a core's owner may set a 100 ms timeout, and
+ * a twentieth of it would make the device-wide scan (three register reads
+ * of every engine of every core, under the device's lock) run 200 times a
+ * second on every tenant's behalf.
+ */
+#define NEURON_HANG_PERIOD_MIN_MS	25
+
+/**
+ * neuron_hang_period_ms() - the hang scanner's period
+ * @ndev: device; &neuron_device.lock held
+ *
+ * A twentieth of the smallest hang timeout in force, at least
+ * NEURON_HANG_PERIOD_MIN_MS (docs/decisions.md#hang-detection "Scanner").
+ *
+ * Return: the period in ms.
+ */
+u32 neuron_hang_period_ms(struct neuron_device *ndev)
 {
 	u32 c, ms = READ_ONCE(neuron_hang_default_ms);
 
 	for (c = 0; c < ndev->num_cores; c++)
 		ms = min(ms, neuron_hang_timeout(ndev, c));
-	return max(msecs_to_jiffies(ms / 20), 1UL);
+	return max_t(u32, ms / 20, NEURON_HANG_PERIOD_MIN_MS);
+}
+
+static unsigned long neuron_hang_period(struct neuron_device *ndev)
+{
+	return max(msecs_to_jiffies(neuron_hang_period_ms(ndev)), 1UL);
 }
 
 /* Copy the last records before TAIL of one queue; returns the count. */

@@ -67,7 +67,8 @@
  *   hangs         one line per core, "core<c>" then, for each engine PE,
  *                 ACT, POOL, DVE, SP, the hangs the scanner reported
  *                 (NEURON_EDGE_HANG); then "coredumps <n>": devcoredumps
- *                 taken for hangs and halts (docs/decisions.md#hang-detection)
+ *                 taken for hangs and halts; then "scan_period_ms <n>":
+ *                 the scanner's period now (docs/decisions.md#hang-detection)
  *   hang_policy   (0644, written by root) "report" or "reset": what the
  *                 scanner does to a hung engine besides reporting it
  *   event_fanout  "edges <n>": edges handed to open files' event queues;
@@ -468,6 +469,8 @@ static ssize_t hangs_show(struct device *dev, struct device_attribute *attr,
 		len += sysfs_emit_at(buf, len, "\n");
 	}
 	len += sysfs_emit_at(buf, len, "coredumps %llu\n", ndev->coredumps);
+	len += sysfs_emit_at(buf, len, "scan_period_ms %u\n",
+			     neuron_hang_period_ms(ndev));
 	mutex_unlock(&ndev->lock);
 	return len;
 }

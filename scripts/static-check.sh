@@ -79,7 +79,7 @@ for series in 6.1 6.12; do
 		case $f in *.mod.c) continue ;; esac
 		cp "$f" "$scratch/kernel/"
 	done
-	make -C "$scratch/kernel" KDIR="$kdir" W=1 C=1 -j2 >"$scratch/build.log" 2>&1
+	make -C "$scratch/kernel" KDIR="$kdir" NEURON_TEST_HOOKS=1 W=1 C=1 -j2 >"$scratch/build.log" 2>&1
 	st=$?
 	# gcc and sparse print "warning:"/"error:", modpost "WARNING:"/"ERROR:"
 	if grep -iE 'warning|error' "$scratch/build.log" >"$scratch/warnings.log"; then

@@ -297,6 +297,15 @@ if [ -n "$ko" ]; then
 	[ "$magic" = "$kver" ] && st=0
 fi
 result $st dkms.module_installed
+# the packaged module is not a test build: no pause point, no test-only
+# parameter (kernel/Kbuild NEURON_TEST_HOOKS, docs/decisions.md#pause-points)
+st=1
+if [ -n "$ko" ]; then
+	parms=$(modinfo -F parm "$ko" 2>/dev/null)
+	say "# parameters: $(echo "$parms" | cut -d: -f1 | tr '\n' ' ')"
+	echo "$parms" | grep -qE '^(pause_step|paused_at):' || st=0
+fi
+result $st dkms.module_has_no_test_hooks
 dkms status -m "$name" -v "$ver" -k "$kver" 2>&1 | quote
 dkms status -m "$name" -v "$ver" -k "$kver" 2>/dev/null | grep -q ': installed'
 result $? dkms.status_installed

@@ -26,7 +26,8 @@ lane_payload() {
 }
 
 # lane_build_module OBJ KDIR: nnq.ko from the sources alone (no object of
-# another kernel's build reused) in OBJ/kernel, against the kernel tree KDIR;
+# another kernel's build reused), a test build (NEURON_TEST_HOOKS=1), in
+# OBJ/kernel, against the kernel tree KDIR;
 # the build log is OBJ/build.log
 lane_build_module() {
 	local obj=$1 kdir=$2 top f
@@ -38,7 +39,7 @@ lane_build_module() {
 		case $f in *.mod.c) continue ;; esac
 		cp "$f" "$obj/kernel/"
 	done
-	make -C "$obj/kernel" KDIR="$kdir" -j2 >"$obj/build.log" 2>&1 ||
+	make -C "$obj/kernel" KDIR="$kdir" NEURON_TEST_HOOKS=1 -j2 >"$obj/build.log" 2>&1 ||
 		{ tail -30 "$obj/build.log" >&2; return 1; }
 }
 

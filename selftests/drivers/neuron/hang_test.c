@@ -18,7 +18,9 @@
  *			NNQ_EVENT=fatal with core, engine, pc and NNQ_ERROR 10,
  *			a devcoredump with cause HALTED, no HANG event
  *   tenant		as uid 1000: another owner's core -EPERM, bad values
- *			-EINVAL; on its own core a 500 ms timeout and a WAIT
+ *			-EINVAL; the scanner's period (sysfs hangs
+ *			scan_period_ms) follows its timeouts but not below
+ *			25 ms; on its own core a 500 ms timeout and a WAIT
  *			that hangs: the HANG event reaches the unprivileged
  *			owner (not a watcher)
  *
@@ -93,6 +95,17 @@ static long long hangs_of(int core, int engine)
 			 &v[0], &v[1], &v[2], &v[3], &v[4]) != 5)
 		return -1;
 	return engine < 0 ? v[0] + v[1] + v[2] + v[3] + v[4] : v[engine];
+}
+
+/* The last line of sysfs hangs, "scan_period_ms N": N, or -1. */
+static long long scan_period_ms(void)
+{
+	char buf[1024], *p;
+
+	if (neuron_sysfs_read("hangs", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "scan_period_ms ");
+	return p ? atoll(p + 15) : -1;
 }
 
 static int sysfs_write(const char *attr, const char *val)
@@ -482,8 +495,19 @@ static int tenant(void)
 	t.core = 1;
 	if (neuron_ioctl(fd, NEURON_IOC_HANG_TIMEOUT, &t) != -EINVAL)
 		return 7;
+	/*
+	 * the scanner's period: a twentieth of the smallest timeout (root's
+	 * 2000 ms on core 0, the default 10000 ms elsewhere), never below
+	 * 25 ms, however short a tenant makes its own
+	 */
+	if (hang_timeout(fd, 1, 1000, NULL) || scan_period_ms() != 50)
+		return 20;
+	if (hang_timeout(fd, 1, 100, NULL) || scan_period_ms() != 25)
+		return 21;
 	if (hang_timeout(fd, 1, 500, &t) || t.timeout_ms != 500)
 		return 8;
+	if (scan_period_ms() != 25)
+		return 22;
 	wait_prog(prog);
 	if (neuron_submit(fd, 1, NEURON_ENGINE_ACT, prog, 4, 0))
 		return 9;

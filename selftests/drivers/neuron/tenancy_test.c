@@ -2541,6 +2541,9 @@ TEST_F_TIMEOUT(ten, submit_check, 200)
 	char v[16] = "";
 	pid_t a, b;
 
+	/* a test build of nnq.ko only (kernel/Kbuild): the DKMS module has none */
+	if (access(PAUSE_PARAM, F_OK))
+		SKIP(return, "nnq.ko is not a test build: no pause point");
 	ASSERT_EQ(0, write_str(PAUSE_PARAM, PAUSE_SUBMIT_CHECKED));
 	a = spawn(TENANT_A, check_a, NULL);
 	ASSERT_LT(0, a);
