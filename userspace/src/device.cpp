@@ -137,8 +137,18 @@ Result<std::size_t> read_events(int fd, std::span<Event> out, std::chrono::milli
                                 const std::string& what, std::size_t record_bytes) {
   if (out.empty()) return std::size_t{0};
   pollfd p{fd, POLLIN, 0};
-  const int ms = timeout.count() < 0 ? -1 : static_cast<int>(std::min<std::int64_t>(timeout.count(), INT32_MAX));
+  // a signal ends a poll early: the wait goes on for what is left of
+  // `timeout`, not for all of it again (a profiler's 100 Hz timer would
+  // otherwise keep a 1 s call from ever returning)
+  using clock = std::chrono::steady_clock;
+  const bool forever = timeout.count() < 0;
+  const auto deadline = clock::now() + (forever ? std::chrono::milliseconds(0) : timeout);
   for (;;) {
+    int ms = -1;
+    if (!forever) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now()).count();
+      ms = static_cast<int>(std::clamp<std::int64_t>(left, 0, INT32_MAX));
+    }
     const int rc = ::poll(&p, 1, ms);
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0) return unexpected(Error::from_errno(errno, "poll " + what));

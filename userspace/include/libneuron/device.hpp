@@ -127,7 +127,8 @@ std::string evt_sem_op_name(std::uint32_t op);
 /// read() of whole struct neuron_event records from a /dev/nnqN file:
 /// waits up to `timeout` for the first one (0: do not wait; negative: no
 /// limit), then takes what is queued, up to out.size(). 0 means none came.
-/// EINTR is retried. `record_bytes` is what the file returns per event
+/// EINTR is retried for what is left of `timeout` (a signal does not
+/// restart the wait). `record_bytes` is what the file returns per event
 /// (set_event_size()); a shorter record is zero-extended into an Event.
 /// Used by Device::read_events and EventStream.
 Result<std::size_t> read_events(int fd, std::span<Event> out, std::chrono::milliseconds timeout,
