@@ -466,6 +466,29 @@ void unserve(Endpoint& ep, const Options& o) {
   fs::remove(o.plugin_dir() + "/" + ep.sock, ec);
 }
 
+/// --probe (the DaemonSet's liveness probe): each of the plugin's sockets
+/// answers GetDevicePluginOptions within 2 s. A socket file whose server is
+/// gone, or a server that no longer answers, fails it. 0 if both answer.
+int probe(const Options& o) {
+  int bad = 0;
+  for (const char* sock : {"neuron-core.sock", "neuron-device.sock"}) {
+    const std::string path = o.plugin_dir() + "/" + sock;
+    auto stub = v1beta1::DevicePlugin::NewStub(
+        grpc::CreateChannel("unix://" + path, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    v1beta1::Empty req;
+    v1beta1::DevicePluginOptions resp;
+    const auto st = stub->GetDevicePluginOptions(&ctx, req, &resp);
+    if (!st.ok()) {
+      std::fprintf(stderr, "neuron-device-plugin --probe: %s: no answer (%s)\n", path.c_str(),
+                   st.error_message().c_str());
+      bad = 1;
+    }
+  }
+  return bad;
+}
+
 bool register_with_kubelet(const Endpoint& ep, const Options& o) {
   auto ch = grpc::CreateChannel("unix://" + o.plugin_dir() + "/kubelet.sock", grpc::InsecureChannelCredentials());
   auto stub = v1beta1::Registration::NewStub(ch);
@@ -606,6 +629,12 @@ int run(const Options& o) {
 }  // namespace
 }  // namespace neuron::k8s
 
+namespace {
+/// The longest --reclaim-grace: below the kubelet's 30 s PreStartContainer
+/// deadline with room for the call itself (docs/k8s.md#prestart).
+constexpr double kMaxReclaimGrace = 25.0;
+}  // namespace
+
 int main(int argc, char** argv) {
   neuron::k8s::Options o;
   CLI::App app{"neuron-device-plugin: Neuron cores and devices for the kubelet (docs/k8s.md)"};
@@ -617,8 +646,26 @@ int main(int argc, char** argv) {
   app.add_option("--resource-prefix", o.prefix, "resource and CDI vendor prefix")->capture_default_str();
   app.add_option("--poll-ms", o.poll_ms, "sysfs scan interval, milliseconds")
       ->check(CLI::Range(10, 1000))->capture_default_str();
+  // The kubelet gives PreStartContainer 30 s (its device-plugin client's
+  // deadline); a wait as long would be cut off and the container retried
+  // with no reason given, so the wait stays well below it.
   app.add_option("--reclaim-grace", o.reclaim_grace, "PreStartContainer: seconds to wait for a held core")
-      ->check(CLI::Range(0.0, 60.0))->capture_default_str();
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            double v = 0;
+            std::size_t used = 0;
+            try {
+              v = std::stod(s, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            if (used != s.size() || !(v >= 0.0 && v <= kMaxReclaimGrace))
+              return "'" + s + "': want seconds in [0, " + std::to_string(int(kMaxReclaimGrace)) +
+                     "], below the kubelet's 30 s PreStartContainer deadline";
+            return {};
+          },
+          "SECONDS in [0, 25]"))
+      ->capture_default_str();
   app.add_option("--cdi-dir", o.cdi_dir,
                  "directory of the CDI specs the plugin writes and keeps current (empty: none, and no CDI "
                  "names from Allocate)")
@@ -648,8 +695,13 @@ int main(int argc, char** argv) {
           "nnqN=cores|whole"));
   bool no_uevents = false;
   app.add_flag("--no-uevents", no_uevents, "do not listen to the driver's uevents");
+  bool probe = false;
+  app.add_flag("--probe", probe,
+               "liveness probe: exit 0 if the plugin serving under --kubelet-dir answers on both sockets, "
+               "else 1");
   app.set_version_flag("--version", std::string("neuron-device-plugin ") + NEURON_VERSION);
   CLI11_PARSE(app, argc, argv);
+  if (probe) return neuron::k8s::probe(o);
   o.uevents = !no_uevents;
   o.partition.node = *neuron::k8s::parse_partition(partition);
   for (const auto& s : per_device) {

@@ -71,7 +71,9 @@ void add_cdi_commands(CLI::App& app, Commands& out) {
       ->check(CLI::IsMember({"core", "device", "all"}));
   gen->add_option("--output,-o", a->output, "Directory for the specs (<prefix>-core.json, <prefix>-device.json)")
       ->capture_default_str();
-  gen->add_option("--prefix", a->prefix, "Vendor domain of the CDI kinds (and the plugin's resources)")
+  // --resource-prefix: the name the plugin and `metrics` give the same domain
+  gen->add_option("--resource-prefix,--prefix", a->prefix,
+                  "Vendor domain of the CDI kinds (and the plugin's resources)")
       ->capture_default_str();
   gen->add_option("--root", a->root, "Read sysfs and /dev under this directory (tests)")->group("");
   out.push_back({cdi, [a] { return cmd_cdi_generate(*a); }});
