@@ -87,6 +87,14 @@ Status walk(const nlattr* first, const void* tail, const std::string& what, Fn&&
   return {};
 }
 
+/// The end of a message's attributes: nlmsg_len bytes from its start, not
+/// rounded up to 4 as mnl_nlmsg_get_payload_tail() does, which for a length
+/// that is not a multiple of 4 points past the message (the walk stops at
+/// an attribute's padding either way).
+const void* payload_end(const nlmsghdr* nlh) noexcept {
+  return reinterpret_cast<const char*>(nlh) + nlh->nlmsg_len;
+}
+
 /// mnl_attr_validate against the UAPI type, with a message naming the attribute.
 Status check(const nlattr* a, mnl_attr_data_type t, const std::string& what, const std::string& name) {
   if (mnl_attr_validate(a, t) < 0)
@@ -103,7 +111,7 @@ struct Table {
 Result<Table> parse_attrs(const nlmsghdr* nlh, const std::string& what) {
   Table tb;
   auto s = walk(static_cast<const nlattr*>(mnl_nlmsg_get_payload_offset(nlh, GENL_HDRLEN)),
-                mnl_nlmsg_get_payload_tail(nlh), what, [&](const nlattr* a) -> Status {
+                payload_end(nlh), what, [&](const nlattr* a) -> Status {
                   const unsigned type = mnl_attr_get_type(a);
                   if (type > NEURON_A_MAX) return {};  // newer than us: skip
                   const auto t = attr_type(type);
@@ -180,7 +188,7 @@ Result<GenlDevice> parse_device_message(std::span<const std::uint8_t> msg) {
   Table tb;
   // INTR_COUNTS repeats (one per core), so this walk keeps every one.
   auto s = walk(static_cast<const nlattr*>(mnl_nlmsg_get_payload_offset(*nlh, GENL_HDRLEN)),
-                mnl_nlmsg_get_payload_tail(*nlh), what, [&](const nlattr* a) -> Status {
+                payload_end(*nlh), what, [&](const nlattr* a) -> Status {
                   const unsigned type = mnl_attr_get_type(a);
                   if (type > NEURON_A_MAX) return {};
                   const auto t = attr_type(type);
@@ -260,7 +268,7 @@ Result<GenlFamily> parse_family_message(std::span<const std::uint8_t> msg) {
   GenlFamily f;
   bool have_id = false;
   auto s = walk(static_cast<const nlattr*>(mnl_nlmsg_get_payload_offset(*nlh, GENL_HDRLEN)),
-                mnl_nlmsg_get_payload_tail(*nlh), what, [&](const nlattr* a) -> Status {
+                payload_end(*nlh), what, [&](const nlattr* a) -> Status {
                   switch (mnl_attr_get_type(a)) {
                     case CTRL_ATTR_FAMILY_ID:
                       if (auto c = check(a, MNL_TYPE_U16, what, "CTRL_ATTR_FAMILY_ID"); !c) return c;
@@ -337,6 +345,14 @@ std::string ext_ack_text(const nlmsghdr* nlh, std::size_t off, const std::string
   return ext;
 }
 
+/// The errno of a netlink error field (negative as the kernel sends it; a
+/// positive one as it is). Values no errno has (below -4095, INT_MIN
+/// among them, which has no positive int) are EBADMSG.
+int errno_of(int v) noexcept {
+  if (v < -4095) return EBADMSG;
+  return v < 0 ? -v : v;
+}
+
 }  // namespace
 
 Status parse_ack_message(std::span<const std::uint8_t> msg, const std::string& what) {
@@ -350,19 +366,21 @@ Status parse_ack_message(std::span<const std::uint8_t> msg, const std::string& w
   std::size_t off = sizeof(nlmsgerr);
   if (!(nlh->nlmsg_flags & NLM_F_CAPPED) && err->msg.nlmsg_len > sizeof(nlmsghdr))
     off += err->msg.nlmsg_len - sizeof(nlmsghdr);
-  const int e = err->error < 0 ? -err->error : err->error;
-  return unexpected(Error::from_errno(e, what + ext_ack_text(nlh, off, what)));
+  return unexpected(Error::from_errno(errno_of(err->error), what + ext_ack_text(nlh, off, what)));
 }
 
 /// NLMSG_DONE ends a dump; a dump that failed carries the error (an int) and
 /// extended-ack TLVs after it.
 Status parse_done_message(std::span<const std::uint8_t> msg, const std::string& what) {
+  if (msg.size() < NLMSG_HDRLEN) return bad(what, "short netlink done message");
   const auto* nlh = reinterpret_cast<const nlmsghdr*>(msg.data());
+  if (nlh->nlmsg_len > msg.size())
+    return bad(what, fmt::format("netlink done message of {} bytes in {}", nlh->nlmsg_len, msg.size()));
   if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(int))) return {};
   int err;
   std::memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof err);
   if (err >= 0) return {};
-  return unexpected(Error::from_errno(-err, what + ext_ack_text(nlh, sizeof(int), what)));
+  return unexpected(Error::from_errno(errno_of(err), what + ext_ack_text(nlh, sizeof(int), what)));
 }
 
 // ------------------------------------------------------------------ EventMonitor

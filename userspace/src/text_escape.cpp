@@ -108,8 +108,39 @@ std::string prom_label_value(std::string_view s) {
   return out;
 }
 
+namespace {
+
+/// `j` with every string, object keys included, through utf8_valid().
+nlohmann::json utf8_copy(const nlohmann::json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::string:
+      return utf8_valid(j.get_ref<const std::string&>());
+    case nlohmann::json::value_t::object: {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& [k, v] : j.items()) o[utf8_valid(k)] = utf8_copy(v);
+      return o;
+    }
+    case nlohmann::json::value_t::array: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& v : j) a.push_back(utf8_copy(v));
+      return a;
+    }
+    default:
+      return j;
+  }
+}
+
+}  // namespace
+
 std::string json_text(const nlohmann::json& j, int indent) {
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  try {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::strict);
+  } catch (const nlohmann::json::type_error&) {
+    // a string that is not UTF-8 (type_error.316): each bad byte as one
+    // U+FFFD, as utf8_valid() and the Prometheus label do (nlohmann's
+    // error_handler_t::replace writes one for a whole bad sequence)
+    return utf8_copy(j).dump(indent, ' ', false, nlohmann::json::error_handler_t::strict);
+  }
 }
 
 std::string kernel_unescape(std::string_view s) {

@@ -41,9 +41,10 @@ std::string utf8_valid(std::string_view s);
 std::string prom_label_value(std::string_view s);
 
 /// `j` as JSON text, as j.dump(indent) would write it (indent -1: one line;
-/// UTF-8, not \u-escaped), except that a string holding bytes that are not
-/// well-formed UTF-8 is written with U+FFFD in their place where dump()
-/// throws nlohmann's type_error.316. The output is always valid UTF-8 JSON.
+/// UTF-8, not \u-escaped), except that a string (or an object key) holding
+/// bytes that are not well-formed UTF-8 is written with U+FFFD in their
+/// place, one per byte as utf8_valid() does, where dump() throws nlohmann's
+/// type_error.316. The output is always valid UTF-8 JSON.
 std::string json_text(const nlohmann::json& j, int indent = -1);
 
 /// A field the driver escaped in sysfs core_owners (kernel/neuron_sysfs.c:

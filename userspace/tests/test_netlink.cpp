@@ -390,6 +390,34 @@ TEST(Netlink, ErrorReplyCarriesTheExtendedAck) {
   EXPECT_TRUE(parse_ack_message(b, "x"));
 }
 
+// Found by the fuzz target userspace/fuzz (netlink, corpus
+// crash-done-len-past-message): parse_done_message read as far as
+// nlmsg_len said, past the message it was given; and -INT_MIN overflowed.
+TEST(Netlink, DoneMessageIsReadOnlyWithinItself) {
+  std::vector<std::uint8_t> b(20, 0);
+  const std::uint32_t len = 76;  // more than the 20 bytes given
+  std::memcpy(b.data(), &len, 4);
+  b[4] = NLMSG_DONE;
+  const std::int32_t err = -EIO;
+  std::memcpy(b.data() + 16, &err, 4);
+  auto s = parse_done_message(b, "dump");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, make_error_code(errc::bad_message));
+  EXPECT_THAT(s.error().message(), HasSubstr("netlink done message of 76 bytes in 20"));
+  EXPECT_FALSE(parse_done_message(std::span<const std::uint8_t>(b.data(), 10), "dump"));
+  // the right length: the dump's error
+  b[0] = 20;
+  s = parse_done_message(b, "dump");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, std::errc::io_error);
+  // an error no errno has
+  const std::int32_t min = INT32_MIN;
+  std::memcpy(b.data() + 16, &min, 4);
+  s = parse_done_message(b, "dump");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, std::errc::bad_message);
+}
+
 TEST(Netlink, AttributeNames) {
   EXPECT_EQ(genl_attr_name(NEURON_A_TIMESTAMP), "NEURON_A_TIMESTAMP");
   EXPECT_EQ(genl_attr_name(NEURON_A_FAULT_COUNT), "NEURON_A_FAULT_COUNT");

@@ -47,6 +47,20 @@ TEST(TextEscape, HostileNameInEachSink) {
   EXPECT_THROW((void)j.dump(), nlohmann::json::type_error);
 }
 
+// Found by the fuzz target userspace/fuzz (escape, corpus crash-json-truncated-utf8):
+// a truncated sequence (e5 89, the start of a 3-byte character, then 'x')
+// is two bad bytes, so two U+FFFD in JSON as in the Prometheus label; nlohmann's
+// own replacement wrote one for both, and the sinks disagreed.
+TEST(TextEscape, JsonReplacesEachBadByteOfATruncatedSequence) {
+  const std::string name = "\xe5\x89x";
+  const std::string two = "\xef\xbf\xbd\xef\xbf\xbdx";
+  EXPECT_EQ(neuron::detail::utf8_valid(name), two);
+  EXPECT_EQ(neuron::detail::prom_label_value(name), two);
+  EXPECT_EQ(neuron::detail::json_text(nlohmann::json{{"comm", name}}), "{\"comm\":\"" + two + "\"}");
+  // keys too, and valid strings beside them stay as they are
+  EXPECT_EQ(neuron::detail::json_text(nlohmann::json{{name, "\xc3\xa9"}}), "{\"" + two + "\":\"\xc3\xa9\"}");
+}
+
 TEST(TextEscape, TextKeepsPrintableAndUtf8EscapesTheRest) {
   using neuron::detail::text_escape;
   EXPECT_EQ(text_escape("python3 -u"), "python3 -u");

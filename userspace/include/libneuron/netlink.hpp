@@ -110,7 +110,9 @@ Result<GenlFamily> parse_family_message(std::span<const std::uint8_t> msg);
 /// An NLMSG_ERROR message: success for an ACK (error 0), otherwise the errno
 /// with the extended ack's message and offending attribute offset, if sent.
 Status parse_ack_message(std::span<const std::uint8_t> msg, const std::string& what);
-/// NLMSG_DONE: success, or the error a failed dump put in it (with extended ack).
+/// NLMSG_DONE: success, or the error a failed dump put in it (with extended
+/// ack). A message shorter than a netlink header, or than its nlmsg_len
+/// says, is errc::bad_message.
 Status parse_done_message(std::span<const std::uint8_t> msg, const std::string& what);
 
 class EventMonitor {
