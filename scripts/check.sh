@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # `make check`: sets up the host, builds everything, runs every test and
 # prints one closing line "N passed, N failed" over all suites:
-#   1. libneuron's GoogleTest suite on the host (ctest), then the docs'
+#   1. libneuron's GoogleTest suite on the host (ctest), its fuzz targets
+#      (userspace/fuzz/run-fuzz.sh: libFuzzer, ASan, UBSan; TAP), then the docs'
 #      citations and links (scripts/check-docs.sh, TAP) and the ABI headers'
 #      hygiene (scripts/check-headers.sh, TAP), libneuron.so's ABI against
 #      the committed dump (userspace/tests/check-abi.sh: abidiff, TAP), the YNL spec of the
 #      generic netlink family (scripts/check-ynl.sh, TAP), the device model's
 #      qtest on the host (emulator/tests/qtest, TAP), the performance
-#      report drawn from the committed JSON (scripts/perf-report.py)
+#      report drawn from the committed JSON (scripts/perf-report.py), the
+#      Kubernetes manifests of deploy/base (scripts/check-manifests.sh, TAP)
 #   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
@@ -50,6 +52,7 @@ elapsed() {
 }
 finish() {
 	wait_prep
+	[ -z "${fuzz_build_pid:-}" ] || wait "$fuzz_build_pid"
 	[ -z "${deb_pid:-}" ] || wait "$deb_pid"
 	echo "check: total $(($(date +%s) - t0)) s"
 	echo "$passed passed, $failed failed"
@@ -88,10 +91,25 @@ prep_pid=$!
 stage_begin
 make -s module userspace selftests || { stage_failed "build failed"; finish; }
 echo "check: build $(elapsed)"
+# the lanes' module is a test build (kernel/Kbuild NEURON_TEST_HOOKS): the
+# race tests skip without its pause points, so a build that lost them must
+# fail here rather than pass as skips (the packaged module has none:
+# selftests/dkms/dkms-test.sh)
+if modinfo -F parm kernel/nnq.ko | grep -q '^pause_step:'; then
+	passed=$((passed + 1))
+	echo "check: build.module_is_test_build: ok"
+else
+	failed=$((failed + 1))
+	echo "check: build.module_is_test_build: FAILED (kernel/nnq.ko has no pause_step)"
+fi
 # the Debian packages (stage 8) need only the tree: built in the background
 # at the lowest priority too, while the stages in front run
 (nice -n 19 make -s deb >"$build/deb.log" 2>&1; echo $? >"$build/deb.status") &
 deb_pid=$!
+# the fuzz targets' clang build (the longest part of their stage), in the
+# background at the lowest priority as well; the fuzz stage waits for it
+(nice -n 19 userspace/fuzz/run-fuzz.sh --build-only >"$build/fuzz-build.log" 2>&1) &
+fuzz_build_pid=$!
 
 stage_begin
 qemu=$(emulator/qemu/build-qemu.sh | tail -1) || { stage_failed "QEMU build failed"; finish; }
@@ -224,6 +242,28 @@ else
 	echo "check: perf_report.runs: FAILED (log: $build/perf-report.log); perf_report.doc_matches_json: not run"
 fi
 
+# the Kubernetes manifests (deploy/base, docs/k8s.md#manifest-checks): Debian's
+# kubectl kustomize renders them, every object is validated against the
+# Kubernetes schemas (npm's kubernetes-models) or NFD's CRD fields, the
+# image and prefix come from one place, the DaemonSet's hardening (TAP)
+stage_begin
+scripts/check-manifests.sh >"$build/manifests.log" 2>&1
+st=$?
+count_tap "k8s manifests ($(elapsed))" "$build/manifests.log" $st
+
+# libneuron's parsers and decoders under libFuzzer with ASan and UBSan
+# (userspace/fuzz/run-fuzz.sh, docs/robustness.md#fuzzing): five targets
+# built with Debian's clang 16 into build/fuzz (in the background since the
+# build), each run over its committed corpus (seeds and every past
+# finding), then 15 s of new inputs; one TAP line per target, a crash or a
+# broken invariant fails it
+stage_begin
+wait "$fuzz_build_pid"
+fuzz_build_pid=""
+userspace/fuzz/run-fuzz.sh --time 15 >"$build/fuzz.log" 2>&1
+st=$?
+count_tap "fuzz ($(elapsed))" "$build/fuzz.log" $st
+
 # make shell as people use it (docs/first-hour.md, docs/build-environment.md#make-shell),
 # one boot each: in tmux, a real terminal (typed commands read back with
 # capture-pane, Ctrl-C into monitor and a sleep, exit, the terminal's state
@@ -321,12 +361,14 @@ track_a() {
 		--scale-records 3000 --scale-repeats 1
 	# 6. robustness lanes (selftests/vm/lane-*.sh, robust_test and
 	#    lifecycle_test): surprise removal from the QEMU monitor and 50
-	#    reloads; DMA write error and stuck engine; interrupt storm; AER,
+	#    reloads; DMA write error and stuck engine; interrupt storm; host
+	#    rings where DMA is bounced (swiotlb=force); AER,
 	#    suspend and a vanishing device; the IOMMU lanes; the device plugin
 	#    against the real driver with the fake kubelet
 	robust_lane hotplug selftests/vm/lane-monitor.sh --lane hotplug
 	robust_lane faults selftests/vm/lane-robust.sh --lane faults
 	robust_lane storm selftests/vm/lane-robust.sh --lane storm
+	robust_lane swiotlb selftests/vm/lane-robust.sh --lane swiotlb
 	robust_lane recovery selftests/vm/lane-monitor.sh --lane recovery
 	robust_lane iommu selftests/vm/lane-monitor.sh --lane iommu
 	robust_lane iommu-removal selftests/vm/lane-monitor.sh --lane iommu-removal
@@ -394,7 +436,7 @@ count_lane sunda "VM sunda" "$build/vm/sunda.log"
 count_lane devtest-B "VM device faults" "$build/vm/devtest-B.log"
 count_lane e2e "VM end to end" "$build/vm/e2e.log"
 tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# (target|storm masks|.*(records/s|per record|ratio))' || true
-for name in hotplug faults storm recovery iommu iommu-removal k8s; do
+for name in hotplug faults storm swiotlb recovery iommu iommu-removal k8s; do
 	count_lane "$name" "VM $name" "$build/vm/lane-$name.log"
 done
 count_lane static "static analysis" "$build/static.log"

@@ -63,6 +63,11 @@ CHECK_PKGS=(
 	# /usr/share/gocode), which k8s.fake_kubelet and k8s.cdi_generate validate
 	# every CDI spec against, with python3-jsonschema (listed above)
 	golang-github-container-orchestrated-devices-container-device-interface-dev
+	# coverage-guided fuzzing of libneuron's parsers (userspace/fuzz/run-fuzz.sh):
+	# clang 16 with libFuzzer and the ASan/UBSan runtimes (libclang-rt-16-dev,
+	# only a Recommends of clang-16, holds -fsanitize=fuzzer's runtime), and
+	# llvm-16 for llvm-symbolizer: a finding's stack with files and lines
+	clang-16 libfuzzer-16-dev libclang-rt-16-dev llvm-16
 )
 
 STAMP_PKGS=("${DEMO_PKGS[@]}")
@@ -78,6 +83,14 @@ for p in "${STAMP_PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
+# the Kubernetes manifests' validator (scripts/check-manifests.sh) runs on
+# node with npm packages: Debian's npm (with its nodejs) unless an npm is
+# already there (a nodejs from elsewhere that ships npm conflicts with
+# Debian's). Its kubectl is Debian's kubernetes-client, taken out of the
+# .deb by scripts/fetch-kubectl.sh, not installed.
+if [ "${1:-}" != --demo ] && ! command -v npm >/dev/null; then
+	missing+=(npm)
+fi
 
 src_list=/etc/apt/sources.list.d/neuron-deb-src.sources
 need_update=0
