@@ -867,7 +867,7 @@ int neuron_owner_ioctl_grant(struct neuron_file *nfile,
 void neuron_owner_release_file(struct neuron_file *nfile, bool hw);
 void neuron_owner_forget_all(struct neuron_device *ndev);
 
-/* ---- neuron_mem.c ------------------------------------------------------- */
+/* ---- neuron_quota.c ----------------------------------------------------- */
 struct neuron_quota;
 int neuron_quota_open(struct neuron_file *nfile);
 struct neuron_quota *neuron_quota_get(struct neuron_quota *q);
@@ -878,6 +878,7 @@ void neuron_quota_uncharge(struct neuron_device *ndev, struct neuron_quota *q,
 			   u64 bytes);
 ssize_t neuron_quota_show(struct neuron_device *ndev, char *buf);
 
+/* ---- neuron_mem.c ------------------------------------------------------- */
 int neuron_mem_init(struct neuron_device *ndev);
 void neuron_mem_fini(struct neuron_device *ndev);
 int neuron_mem_ring_alloc(struct neuron_device *ndev, u64 size, u64 *off);

@@ -127,20 +127,21 @@ int neuron_quota_charge(struct neuron_device *ndev, struct neuron_quota *q,
 			u64 bytes)
 {
 	u64 quota = READ_ONCE(ndev->mem_quota), held;
+	bool fits;
 
 	spin_lock(&ndev->quota_lock);
 	held = q->bytes;
-	if (bytes <= quota && held <= quota - bytes)
+	fits = bytes <= quota && held <= quota - bytes;
+	if (fits)
 		q->bytes += bytes;
 	spin_unlock(&ndev->quota_lock);
-	if (bytes > quota || held > quota - bytes) {
-		dev_dbg_ratelimited(&ndev->pdev->dev, "uid %u (pid %d %s): %llu bytes of device memory held, %llu more would pass the quota of %llu per user\n",
-				    from_kuid(&init_user_ns, q->uid),
-				    task_tgid_nr(current), current->comm,
-				    held, bytes, quota);
-		return -ENOSPC;
-	}
-	return 0;
+	if (fits)
+		return 0;
+	dev_dbg_ratelimited(&ndev->pdev->dev, "uid %u (pid %d %s): %llu bytes of device memory held, %llu more would pass the quota of %llu per user\n",
+			    from_kuid(&init_user_ns, q->uid),
+			    task_tgid_nr(current), current->comm,
+			    held, bytes, quota);
+	return -ENOSPC;
 }
 
 /**

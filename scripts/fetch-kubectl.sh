@@ -15,26 +15,6 @@ cache=${NEURON_CACHE:-/var/cache/neuron}
 die() { echo "fetch-kubectl: $*" >&2; exit 1; }
 . "$(dirname "$0")/deb-fetch.sh"
 
-ver=$(apt-cache policy kubernetes-client 2>/dev/null | awk '/Candidate:/ { print $2; exit }')
-if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-	apt-get update -q >/dev/null 2>&1 || true
-	ver=$(apt-cache policy kubernetes-client 2>/dev/null | awk '/Candidate:/ { print $2; exit }')
-fi
-[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "apt knows no package kubernetes-client (apt-get update?)"
-d=$cache/kubectl-$ver
-if [ ! -x "$d/kubectl" ]; then
-	deb_lock fetch-kubectl
-	if [ ! -x "$d/kubectl" ]; then
-		tmp=$(mktemp -d)
-		trap 'rm -rf "$tmp"' EXIT
-		deb_download "$tmp" "kubernetes-client=$ver"
-		dpkg-deb -x "$tmp"/kubernetes-client_*.deb "$tmp/x"
-		[ -x "$tmp/x/usr/bin/kubectl" ] || die "no usr/bin/kubectl in kubernetes-client_$ver"
-		rm -rf "$d.tmp" "$d"
-		mkdir -p "$d.tmp"
-		cp "$tmp/x/usr/bin/kubectl" "$d.tmp/kubectl"
-		mv "$d.tmp" "$d"
-	fi
-fi
+d=$(deb_binary kubernetes-client kubectl)
 "$d/kubectl" version --client >/dev/null 2>&1 || die "$d/kubectl does not run"
 echo "$d/kubectl"

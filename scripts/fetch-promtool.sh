@@ -14,26 +14,6 @@ cache=${NEURON_CACHE:-/var/cache/neuron}
 die() { echo "fetch-promtool: $*" >&2; exit 1; }
 . "$(dirname "$0")/deb-fetch.sh"
 
-ver=$(apt-cache policy prometheus 2>/dev/null | awk '/Candidate:/ { print $2; exit }')
-if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-	apt-get update -q >/dev/null 2>&1 || true
-	ver=$(apt-cache policy prometheus 2>/dev/null | awk '/Candidate:/ { print $2; exit }')
-fi
-[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "apt knows no package prometheus (apt-get update?)"
-d=$cache/promtool-$ver
-if [ ! -x "$d/promtool" ]; then
-	deb_lock fetch-promtool
-	if [ ! -x "$d/promtool" ]; then
-		tmp=$(mktemp -d)
-		trap 'rm -rf "$tmp"' EXIT
-		deb_download "$tmp" "prometheus=$ver"
-		dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
-		[ -x "$tmp/x/usr/bin/promtool" ] || die "no usr/bin/promtool in prometheus_$ver"
-		rm -rf "$d.tmp" "$d"
-		mkdir -p "$d.tmp"
-		cp "$tmp/x/usr/bin/promtool" "$d.tmp/promtool"
-		mv "$d.tmp" "$d"
-	fi
-fi
+d=$(deb_binary prometheus promtool)
 "$d/promtool" --version >/dev/null 2>&1 || die "$d/promtool does not run"
 echo "$d/promtool"
