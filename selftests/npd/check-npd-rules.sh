@@ -3,8 +3,8 @@
 # Checks the node-problem-detector rules that neuron-tools ships
 # (userspace/tools/node-problem-detector/neuron-monitor.json) against the
 # hardware error lines the VM lanes' kernels really logged
-# (docs/decisions.md#hw-error-log, #npd-rules). Prints TAP ("ok N - ...",
-# "not ok N - ...", details as "# " lines):
+# (docs/decisions/0014-hw-error-log.md#hw-error-log, #npd-rules). Prints TAP
+# ("ok N - ...", "not ok N - ...", details as "# " lines):
 #   1. the file is a system log monitor config: plugin kmsg, logPath,
 #      lookback (a Go duration), bufferSize, source, conditions (type,
 #      reason, message), rules (type temporary or permanent, a CamelCase
@@ -14,7 +14,8 @@
 #      lookaround, backreferences, atomic groups, possessive quantifiers,
 #      \Z or \z, POSIX classes, \p; flags i, m, s only) and compiles
 #   3. the cause and action words of kernel/neuron_hw.c are exactly the
-#      rows of the cause and action tables of docs/decisions.md#hw-error-log
+#      rows of the cause and action tables of
+#      docs/decisions/0014-hw-error-log.md
 #   4. per log: every hardware error line is in the documented format, with
 #      the key order, a known cause and action, and (from /dev/kmsg) the
 #      level its action calls for
@@ -237,21 +238,21 @@ def table_words(text, header):
 
 try:
     hw = open(f"{top}/kernel/neuron_hw.c").read()
-    doc = open(f"{top}/docs/decisions.md").read()
+    doc = open(f"{top}/docs/decisions/0014-hw-error-log.md").read()
 except OSError as e:
     hw, doc = "", ""
     print(f"# {e}")
 k_causes = re.findall(r'\[NEURON_HWE_\w+\] = \{ "([a-z-]+)"', hw)
 k_actions = re.findall(r'\[NEURON_HWA_\w+\] = "([a-z-]+)"', hw)
-# from the anchor's heading to the next heading of that level
-sec = doc.split('<a id="hw-error-log"></a>\n## ', 1)[-1].split("\n## ", 1)[0] if doc else ""
+# the record is the section: its cause and action tables are the only ones
+sec = doc
 d_causes, d_actions = table_words(sec, "cause"), table_words(sec, "action")
 diff = [f"kernel causes {k_causes}", f"doc causes    {d_causes}",
         f"kernel actions {k_actions}", f"doc actions    {d_actions}"]
 result(k_causes and k_actions and sorted(k_causes) == sorted(d_causes) and
        sorted(k_actions) == sorted(d_actions),
        f"kernel/neuron_hw.c's {len(k_causes)} causes and {len(k_actions)} actions "
-       "are the tables of docs/decisions.md#hw-error-log",
+       "are the tables of docs/decisions/0014-hw-error-log.md",
        [] if sorted(k_causes) == sorted(d_causes) and sorted(k_actions) == sorted(d_actions) else diff)
 causes, actions = set(k_causes), set(k_actions)
 
