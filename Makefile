@@ -31,7 +31,7 @@ module:
 # debian/rules' hardening=+all, CPPFLAGS appended as debhelper appends them;
 # /usr), in a directory as deep as the package's (debian/rules
 # --builddirectory): the objects are then the ones `make deb` compiles, and
-# the compiler cache hands them over (docs/decisions.md#check-budget).
+# the compiler cache hands them over (docs/decisions/0030-check-budget.md).
 PKGFLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
 userspace:
 	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr \

@@ -2,7 +2,8 @@
 /*
  * nnq.ko private definitions: the per-device and per-file state shared by
  * the driver's files. Layouts of registers, records and the ioctl ABI are
- * not defined here; they come from include/ (docs/decisions.md#arch-parts).
+ * not defined here; they come from include/
+ * (docs/decisions/0001-original-architecture.md#arch-parts).
  *
  * Lifetimes (neuron_device.c, neuron_lifecycle.c):
  *
@@ -27,7 +28,7 @@
  *                         mapping is gone) and one per VMA mapping them
  *                         (vm_ops open/close). Freed by the last put, so
  *                         they stay readable until the last munmap
- *                         (docs/decisions.md#mapping-after-reset).
+ *                         (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset).
  *                         BAR-backed mappings (device rings, doorbells)
  *                         are zapped at teardown and then fault in a
  *                         harmless page (neuron_mmap.c).
@@ -106,7 +107,7 @@
 #define NEURON_MAX_DEVICES	64
 
 /*
- * Minor numbers (docs/decisions.md#core-nodes): /dev/nnqN is minor N, as
+ * Minor numbers (docs/decisions/0017-core-nodes.md): /dev/nnqN is minor N, as
  * before the core nodes; /dev/nnqN-coreC is minor NEURON_CORE_MINOR_BASE +
  * N * NEURON_MAX_CORES + C.
  */
@@ -115,7 +116,8 @@
 				 NEURON_MAX_DEVICES * NEURON_MAX_CORES)
 
 /*
- * Device memory (BAR4) layout, docs/decisions.md#arch-driver: the engines'
+ * Device memory (BAR4) layout,
+ * docs/decisions/0001-original-architecture.md#arch-driver: the engines'
  * program areas sit at the top, one 64 KiB area per engine
  * (NEURON_MAX_PROGRAM_INSNS instructions of NEURON_EMU_INSN_BYTES), core c
  * engine e at prog_base + (c * 5 + e) * 64 KiB with prog_base = mem_size -
@@ -128,7 +130,7 @@
 #define NEURON_RESET_CAUSES	(NEURON_RESET_SHUTDOWN + 1)
 
 /*
- * Event rate limit (docs/decisions.md#event-ratelimit): THROTTLE and FAULT
+ * Event rate limit (docs/decisions/0008-event-ratelimit.md): THROTTLE and FAULT
  * events of one core and kind, at most @evlimit_burst per
  * @evlimit_interval_ms (sysfs event_ratelimit).
  */
@@ -184,7 +186,7 @@ struct neuron_evlimit {
  *	when the disable path begins (surprise removal)
  * @NEURON_HWE_CAUSES: number of causes
  *
- * docs/decisions.md#hw-error-log has the same table; the names are the
+ * docs/decisions/0014-hw-error-log.md has the same table; the names are the
  * log's and never change meaning.
  */
 enum neuron_hw_error_cause {
@@ -391,7 +393,7 @@ struct neuron_vector {
  * @nq:		live queues by [core][queue]
  * @quarantine:	torn-down queues whose disable the device never confirmed:
  *		their rings are kept until bus mastering is off
- *		(docs/decisions.md#quarantine)
+ *		(docs/decisions/0011-reset-and-recovery.md#quarantine)
  * @quarantined_total: queues ever put there, since probe (sysfs)
  * @owner:	per core: the file that owns it, or NULL (neuron_owner.c)
  * @grant_cores: bit per core whose owner granted @grant_uid the right to
@@ -581,7 +583,7 @@ enum neuron_hang_policy {
  *		a file of /dev/nnqN, only its core for one of /dev/nnqN-coreC
  *		(set at open, never changed; neuron_file_may_core())
  * @core_node:	opened through a core node: device-wide calls are refused
- *		(docs/decisions.md#core-nodes)
+ *		(docs/decisions/0017-core-nodes.md)
  * @node:	in &neuron_device.files, under &neuron_device.lock
  * @ev_node:	in &neuron_device.ev_files or ev_watchers once subscribed,
  *		under &neuron_device.ev_lock
@@ -601,8 +603,8 @@ enum neuron_hang_policy {
  * @owner_comm:	its command name then
  * @mem_lock:	the file's allocations: taken by MEM_ALLOC, MEM_FREE and
  *		SUBMIT through this file, inside neuron_enter_file(), before
- *		&neuron_device.lock (neuron_mem.c, docs/decisions.md#tenancy
- *		"memory and running programs")
+ *		&neuron_device.lock (neuron_mem.c,
+ *		docs/decisions/0005-tenancy.md "memory and running programs")
  * @mem_blocks:	the file's device-memory allocations, an rbtree by offset
  *		(neuron_mem.c): changed with @mem_lock and
  *		&neuron_device.lock held, read with either
@@ -690,8 +692,8 @@ static inline int neuron_enter(struct neuron_device *ndev)
  * @nfile: the caller's file
  *
  * Return: as neuron_enter(), and -EIO when the file was opened before the
- * device's latest reset (its queues are gone; docs/decisions.md "Reset and
- * recovery").
+ * device's latest reset (its queues are gone;
+ * docs/decisions/0011-reset-and-recovery.md).
  */
 static inline int neuron_enter_file(struct neuron_file *nfile)
 {
@@ -711,7 +713,8 @@ static inline int neuron_enter_file(struct neuron_file *nfile)
  * @core: a core index, as the caller passed it (any value)
  *
  * A file of /dev/nnqN may name every core (the command itself checks the
- * range), one of /dev/nnqN-coreC only its own (docs/decisions.md#core-nodes).
+ * range), one of /dev/nnqN-coreC only its own
+ * (docs/decisions/0017-core-nodes.md).
  *
  * Return: true if @core is among &neuron_file.node_cores.
  */
@@ -964,7 +967,8 @@ void neuron_status_end(struct neuron_device *ndev, enum neuron_reset_cause cause
 /**
  * enum neuron_pause_step - the steps of the disable and enable paths a test
  *	may pause after (neuron_pause.c; the numbers are the module parameter
- *	pause_step's values, listed in docs/decisions.md#pause-points)
+ *	pause_step's values, listed in
+ *	docs/decisions/0011-reset-and-recovery.md#pause-points)
  * @NEURON_PAUSE_FENCED: every file's status page ended, device offline/dead
  * @NEURON_PAUSE_ENGINES_STOPPED: every engine reset
  * @NEURON_PAUSE_OWNERS_FORGOTTEN: every core free, every grant ended

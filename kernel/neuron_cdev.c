@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /dev/nnqN and /dev/nnqN-coreC: file operations and ioctl dispatch
- * (docs/decisions.md#arch-driver, #core-nodes, include/uapi/linux/neuron.h).
+ * (docs/decisions/0001-original-architecture.md#arch-driver,
+ * docs/decisions/0017-core-nodes.md, include/uapi/linux/neuron.h).
  *
  * Both kinds of node have the same file operations and the same struct
  * neuron_file; a file of a core node differs only in
@@ -11,7 +12,7 @@
  *
  * Every ioctl argument is copied in with copy_struct_from_user() at the
  * caller's size (_IOC_SIZE(cmd): any size from the command's first release
- * up, docs/decisions.md#uapi-growth), checked with no lock held (reserved
+ * up, docs/decisions/0010-uapi-growth.md), checked with no lock held (reserved
  * fields and unknown flags must be zero: -EINVAL, and a dynamic-debug
  * message names the field), carried out with the device's locks held, and
  * copied back out with no lock held. No user copy is ever done under
@@ -76,7 +77,8 @@ static u32 neuron_minor_decode(unsigned int minor, u32 *core)
  * Reports the geometry read at probe (regs.h global page), the ABI
  * limits of include/uapi/linux/neuron.h and the mapping sizes of this
  * kernel (@page_size = PAGE_SIZE, @doorbell_size), and the cores the file
- * may name (@file_cores: one for a core node's file); docs/decisions.md#arch-driver
+ * may name (@file_cores: one for a core node's file);
+ * docs/decisions/0001-original-architecture.md#arch-driver
  * "device info", #page-size, #core-nodes.
  *
  * Return: 0, or -ENODEV if the device was removed.
@@ -133,7 +135,7 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
  * read under &neuron_device.ts_lock so two callers' latches do not mix;
  * holding a spinlock also keeps the window free of preemption. It changes
  * nothing, so a read-only file and a file left stale by a reset may call
- * it, as DEVICE_INFO (docs/decisions.md#coalescing: why it exists).
+ * it, as DEVICE_INFO (docs/decisions/0028-coalescing.md: why it exists).
  *
  * Return: 0; -EINVAL (core out of range, reserved nonzero; the debug log
  * names the field); -EIO (device offline for a reset); -ENODEV (device
@@ -195,7 +197,7 @@ union neuron_ioctl_arg {
 
 /**
  * enum neuron_node_rule - what a file of a core node may do with a command
- *	(docs/decisions.md#core-nodes has the table)
+ *	(docs/decisions/0017-core-nodes.md has the table)
  * @NEURON_NODE_DEVICE: device-wide: -EPERM. Zero, so a command added
  *	without a rule is refused on core nodes until someone decides
  * @NEURON_NODE_FILE: names no core; acts on the file itself: allowed
@@ -373,7 +375,7 @@ static int neuron_ioctl_node_claim(struct neuron_file *nfile)
  * (DEVICE_INFO, MEM_FREE, EVENT_SIZE); MEM_ALLOC once it owns the node's
  * core (taken here if free); one that names a core or a core mask only
  * when it names the node's core alone (a mask of 0, a query, too); a
- * device-wide command (THROTTLE) never (docs/decisions.md#core-nodes).
+ * device-wide command (THROTTLE) never (docs/decisions/0017-core-nodes.md).
  * What follows is the handler's, with the same ownership rules as on
  * /dev/nnqN.
  *
@@ -503,9 +505,9 @@ static void neuron_ioctl_undo(struct neuron_file *nfile, unsigned int cmd,
  * Copies the argument in with copy_struct_from_user() (a smaller struct is
  * extended with zeros, a larger one must be zero beyond the kernel's), and
  * the result back up to the smaller of the two sizes
- * (docs/decisions.md#uapi-growth). A file opened without write access may
+ * (docs/decisions/0010-uapi-growth.md). A file opened without write access may
  * only call DEVICE_INFO, ENGINE_STATUS and TIMESTAMP
- * (docs/decisions.md#tenancy).
+ * (docs/decisions/0005-tenancy.md).
  *
  * Return: 0 or the command's error (see each neuron_*_ioctl_* function and
  * the UAPI header); -EPERM on a core node's file for a command naming
@@ -564,7 +566,7 @@ static long neuron_ioctl(struct file *filp, unsigned int cmd,
  *
  * A file of /dev/nnqN may name every core; one of the core node
  * /dev/nnqN-coreC only core C (&neuron_file.node_cores,
- * docs/decisions.md#core-nodes). A file of /dev/nnqN opened with
+ * docs/decisions/0017-core-nodes.md). A file of /dev/nnqN opened with
  * CAP_SYS_ADMIN is subscribed to every interrupt-edge event at once
  * (neuron_events.c); others subscribe when they need to. Every file gets
  * its status page, LIVE (neuron_status.c).
@@ -642,15 +644,15 @@ err_put:
  * @inode: the character device inode
  * @filp: the file
  *
- * docs/decisions.md#arch-driver: "NQs belong to the file that made them and are
- * torn down when it is released". The VFS calls this only once no VMA maps the
- * file any more (after kill -9, once the process's memory is torn down).
- * First the engines whose programs belong to this file (its own and the
- * detached ones it holds) are reset, so none keeps writing records, each
- * program stopped that way is reported (NEURON_EDGE_ENGINE_STOPPED), and
- * its cores and their grants are freed (docs/decisions.md#tenancy,
- * #submit-detach); the programs it submitted detached to other files'
- * cores keep running. Then each queue
+ * docs/decisions/0001-original-architecture.md#arch-driver: "NQs belong to
+ * the file that made them and are torn down when it is released". The VFS
+ * calls this only once no VMA maps the file any more (after kill -9, once
+ * the process's memory is torn down). First the engines whose programs
+ * belong to this file (its own and the detached ones it holds) are reset,
+ * so none keeps writing records, each program stopped that way is reported
+ * (NEURON_EDGE_ENGINE_STOPPED), and its cores and their grants are freed
+ * (docs/decisions/0005-tenancy.md, #submit-detach); the programs it submitted
+ * detached to other files' cores keep running. Then each queue
  * it owns is disabled, the disable flushed with a register read, its
  * eventfd unbound and its ring freed, and its device memory is freed.
  * Once the disable path (neuron_lifecycle.c) has fenced the device (a
@@ -658,7 +660,7 @@ err_put:
  * is not touched, but the file is still taken out of every table that
  * names it: its cores and engines are disowned, its queues are left to
  * the disable path to free once bus mastering is off, its memory is
- * returned (docs/decisions.md#reset-and-recovery "release during a
+ * returned (docs/decisions/0011-reset-and-recovery.md "release during a
  * reset"). Last, the file's event queue is unsubscribed and freed, its
  * status page (no longer mapped, and off the list the disable path
  * writes) is freed, and its reference on its user's device-memory record
@@ -765,7 +767,7 @@ static int neuron_cdev_create_cores(struct neuron_device *ndev)
  *
  * Publishes the instance number (neuron_device.c) so open() finds it, and
  * makes the whole device's node and one node per core
- * (docs/decisions.md#core-nodes), each live once every node exists.
+ * (docs/decisions/0017-core-nodes.md), each live once every node exists.
  *
  * Return: 0, -ENOMEM, or the error of cdev_add() or device_create(). On
  * error the number is not published and no node is left; the caller

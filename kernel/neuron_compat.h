@@ -77,7 +77,7 @@ static inline struct nlattr **neuron_genl_dump_attrs(struct netlink_callback *cb
  * Multicast groups gained capability flags in 6.6 (and Debian's 6.1 has
  * them backported). Without them any user could join the events group and
  * read every tenant's edges, so the module does not build rather than fall
- * back (docs/decisions.md#tenancy).
+ * back (docs/decisions/0005-tenancy.md).
  */
 #ifdef NEURON_HAVE_GENL_MCAST_CAP
 #define NEURON_GENL_MCAST_ADMIN	GENL_MCAST_CAP_NET_ADMIN

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Engines: program submission, status and reset, and the host-owned
- * NEURON_FEATURE_FLAGS register (docs/decisions.md#arch-device "Engines execute
+ * NEURON_FEATURE_FLAGS register
+ * (docs/decisions/0001-original-architecture.md#arch-device "Engines execute
  * instruction streams from per-engine queues in device memory",
- * docs/decisions.md#arch-driver "submit instructions to an engine; engine
+ * docs/decisions/0001-original-architecture.md#arch-driver "submit instructions
+ * to an engine; engine
  * status/reset; feature flags get/set"; docs/hardware.md#dge-feature-flags;
  * docs/device-model.md "Engines"; include/neuron/emu_isa.h).
  *
@@ -20,7 +22,7 @@
  * so none keeps producing records into rings that are about to be freed.
  * A program stopped while it runs or waits, by ENGINE_RESET or by the
  * ownership code, is counted and reported (neuron_events_engines_stopped(),
- * docs/decisions.md#submit-detach).
+ * docs/decisions/0024-submit-detach.md).
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -73,7 +75,8 @@ static u64 neuron_engine_prog_off(struct neuron_device *ndev, u32 core,
  * (docs/device-model.md). A detached program from a file the owner
  * granted the core (neuron_owner_of_program()) belongs to the owner: its
  * memory is checked against the owner's allocations and the owner's
- * release, not the submitter's, stops it. docs/decisions.md#arch-device,
+ * release, not the submitter's, stops it.
+ * docs/decisions/0001-original-architecture.md#arch-device,
  * #arch-driver, #tenancy, #submit-detach.
  *
  * Locking: the check (O(@count log m) in the owner's m allocations) runs
@@ -85,7 +88,7 @@ static u64 neuron_engine_prog_off(struct neuron_device *ndev, u32 core,
  * either ran before the check or sees the program and refuses (-EBUSY).
  * A detached program that belongs to another file is checked under the
  * device's lock instead, against which that file's allocations cannot
- * change (neuron_mem.c; docs/decisions.md#tenancy "memory and running
+ * change (neuron_mem.c; docs/decisions/0005-tenancy.md "memory and running
  * programs").
  *
  * Return: 0; -EINVAL (core/engine/count out of range, unknown flag,
@@ -214,7 +217,8 @@ out_free:
  *	(programs the driver stopped while they ran or waited)
  *
  * Reads the engine's registers (regs.h NEURON_ENG_*) and the driver's
- * count; docs/decisions.md#arch-driver, #submit-detach.
+ * count; docs/decisions/0001-original-architecture.md#arch-driver,
+ * docs/decisions/0024-submit-detach.md.
  *
  * Return: 0; -EINVAL (core/engine out of range, reserved nonzero);
  * -ENODEV (device removed).
@@ -258,11 +262,11 @@ int neuron_engine_ioctl_status(struct neuron_file *nfile,
  *
  * Writes CTRL.RESET: the engine stops, a fatal halt is cleared, state IDLE,
  * PC 0; semaphores, $S and FEATURE_FLAGS are kept (docs/device-model.md).
- * Only the core's owner may (docs/decisions.md#tenancy); a free core
+ * Only the core's owner may (docs/decisions/0005-tenancy.md); a free core
  * becomes the caller's. A program it stops while RUNNING or WAITING (the
  * owner's own or a detached one) is counted and reported
- * (NEURON_STOP_ENGINE_RESET, docs/decisions.md#submit-detach).
- * docs/decisions.md#arch-driver.
+ * (NEURON_STOP_ENGINE_RESET, docs/decisions/0024-submit-detach.md).
+ * docs/decisions/0001-original-architecture.md#arch-driver.
  *
  * Return: 0; -EINVAL (core/engine out of range, reserved nonzero); -EPERM
  * (another file owns the core); -EIO (stale file, device offline);
@@ -315,10 +319,11 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
  * interleave; GET reads the PE engine's copy (NEURON_ENGINE_PE), which SET
  * keeps equal to the others. Bit 1 gates every DGE packet notification
  * (docs/hardware.md#rec-dge-metadata, #dge-gating). The sunda generation has no
- * such register (docs/hardware.md#generations). docs/decisions.md#arch-driver
+ * such register (docs/hardware.md#generations).
+ * docs/decisions/0001-original-architecture.md#arch-driver
  * "feature flags get/set".
  *
- * SET needs ownership of the core (docs/decisions.md#tenancy); a free core
+ * SET needs ownership of the core (docs/decisions/0005-tenancy.md); a free core
  * becomes the caller's. GET is open to every writable file.
  *
  * Return: 0; -EINVAL (core out of range, unknown op, a flag outside

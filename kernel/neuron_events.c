@@ -3,8 +3,8 @@
  * Interrupt-edge events for userspace: the per-file event queue behind
  * read() and poll() of /dev/nnqN, and the eventfds bound to queues
  * (docs/hardware.md#host-paths, #completion, #intr-edge;
- * docs/decisions.md#arch-driver "MSI-X: handlers ... wake poll()ers, signal
- * bound eventfds"; include/uapi/linux/neuron.h "Events",
+ * docs/decisions/0001-original-architecture.md#arch-driver "MSI-X: handlers ...
+ * wake poll()ers, signal bound eventfds"; include/uapi/linux/neuron.h "Events",
  * NEURON_IOC_NQ_EVENTFD).
  *
  * Every edge the interrupt threads handle (neuron_irq.c), every reset
@@ -16,7 +16,7 @@
  *    NEURON_EVENT_QUEUE_LEN events. A NOTIFIC, ENGINE_STOPPED, THROTTLE,
  *    FAULT or HANG edge goes to the owner of its core and to the watchers
  *    (files opened with CAP_SYS_ADMIN); a RESET or PCI_ERROR edge to every
- *    subscribed file (docs/decisions.md#tenancy). So the
+ *    subscribed file (docs/decisions/0005-tenancy.md). So the
  *    per-edge cost of the hot NOTIFIC path is one copy plus one per
  *    watcher, whatever other tenants open; sysfs event_fanout counts edges
  *    and copies. A full ring keeps its oldest events and counts the new one
@@ -62,9 +62,11 @@
  * @nfile: the file being opened; @ndev and @filp set
  *
  * A file of /dev/nnqN opened with CAP_SYS_ADMIN watches every edge and is
- * subscribed at once (never one of a core node: docs/decisions.md#core-nodes);
+ * subscribed at once (never one of a core node:
+ * docs/decisions/0017-core-nodes.md);
  * any other file is subscribed by neuron_events_subscribe() when it
- * first acquires a core or calls read() or poll() (docs/decisions.md#tenancy).
+ * first acquires a core or calls read() or poll()
+ * (docs/decisions/0005-tenancy.md).
  *
  * Return: 0 or -ENOMEM.
  */
@@ -173,7 +175,8 @@ static void neuron_events_push(struct neuron_file *nfile,
 /*
  * An edge of one core, for its owner and the watchers only: a tenant's
  * THROTTLE or faulting ring reaches no other tenant
- * (docs/decisions.md#tenancy, #event-ratelimit). One with @core out of
+ * (docs/decisions/0005-tenancy.md, docs/decisions/0008-event-ratelimit.md). One
+ * with @core out of
  * range (a FAULT the device named no core for) reaches the watchers only.
  */
 static bool neuron_events_per_core(const struct neuron_event *ev)
@@ -190,7 +193,7 @@ static bool neuron_events_per_core(const struct neuron_event *ev)
  * for the files that see it, signals the eventfds bound to the queues in
  * @ev->queues (NOTIFIC edges: THRESHOLD_STATUS bits), and wakes read() and
  * poll() (docs/hardware.md#completion, #intr-edge;
- * docs/decisions.md#arch-driver). Never sleeps.
+ * docs/decisions/0001-original-architecture.md#arch-driver). Never sleeps.
  */
 static void neuron_events_deliver(struct neuron_device *ndev,
 				  const struct neuron_event *ev)
@@ -265,7 +268,7 @@ void neuron_events_broadcast(struct neuron_device *ndev,
  * NEURON_EDGE_ENGINE_STOPPED event: @queues the engines, @count the
  * core's programs stopped since probe, these included. It goes where a
  * NOTIFIC edge of the core goes (the core's owner, the watchers, netlink):
- * a program is never stopped silently (docs/decisions.md#submit-detach).
+ * a program is never stopped silently (docs/decisions/0024-submit-detach.md).
  * May sleep (netlink allocation).
  */
 void neuron_events_engines_stopped(struct neuron_device *ndev, u32 core,
@@ -479,7 +482,8 @@ static struct eventfd_ctx *neuron_events_swap_efd(struct neuron_device *ndev,
  * queue (NEURON_IOC_NQ_DESTROY, release of the file, remove()). The
  * threshold itself is the queue's THRESHOLD (NEURON_IOC_NQ_INIT) and is
  * re-armed by a HEAD write (docs/device-model.md). docs/hardware.md#completion
- * (the comp_efd wake chain), docs/decisions.md#arch-driver "bind an eventfd to
+ * (the comp_efd wake chain),
+ * docs/decisions/0001-original-architecture.md#arch-driver "bind an eventfd to
  * a queue's threshold interrupt".
  *
  * Return: 0; -EINVAL (core/queue out of range, reserved nonzero, @fd not
@@ -556,7 +560,7 @@ void neuron_events_unbind_nq(struct neuron_device *ndev, u32 core, u32 queue)
  *
  * A reader built against a later header passes its own struct size and
  * learns, from @kernel_size and each event's @size, which fields the
- * kernel fills (docs/decisions.md#uapi-growth). Serialised with read().
+ * kernel fills (docs/decisions/0010-uapi-growth.md). Serialised with read().
  *
  * Return: 0; -EINVAL (@size out of range, reserved nonzero);
  * -ERESTARTSYS (a signal while a read() of the file was blocked).

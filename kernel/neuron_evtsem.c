@@ -2,9 +2,9 @@
 /*
  * Host access to a core's EVT_SEM unit: 256 events and 256 semaphores, each
  * operation one 32-bit access in its window (docs/hardware.md#evt-sem,
- * #evt-sem-windows; docs/decisions.md#arch-driver "semaphore and event
- * access"; regs.h NEURON_EVT_SEM_*; include/uapi/linux/neuron.h
- * NEURON_IOC_EVT_SEM).
+ * #evt-sem-windows; docs/decisions/0001-original-architecture.md#arch-driver
+ * "semaphore and event access"; regs.h NEURON_EVT_SEM_*;
+ * include/uapi/linux/neuron.h NEURON_IOC_EVT_SEM).
  *
  * Each operation is one register access in its window (EVENT +0x0, READ
  * +0x1000, SET +0x1400, INC +0x1800, DEC +0x1C00) followed by a read of
@@ -34,7 +34,7 @@
  * the entry in between (engines are not stopped). A read needs a core the
  * caller owns or nobody owns; a write (SET, INC, DEC, EVENT_SET,
  * EVENT_CLEAR) needs ownership of the core, and a free core becomes the
- * caller's (docs/decisions.md#tenancy).
+ * caller's (docs/decisions/0005-tenancy.md).
  *
  * Return: 0; -EINVAL (core, index or op out of range, reserved nonzero);
  * -EPERM (a core another file owns); -EIO (stale file, device offline);

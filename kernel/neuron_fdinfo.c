@@ -18,7 +18,7 @@
  *			engine's EXEC_COUNT less its value then)
  *   nnq-axi-dropped-c<C>:	AXI_EVT_SEM records a core the file owns
  *			lost since the file took it (AXI_DROPPED less its
- *			value then; docs/decisions.md#axi-dropped)
+ *			value then; docs/decisions/0025-axi-dropped.md)
  *   nnq-queue-c<C>-q<Q>-records:	records the device wrote to a queue of
  *			the file (its TAIL)
  *   nnq-queue-c<C>-q<Q>-overflow:	records overwritten unread (ignore-full)

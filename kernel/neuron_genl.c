@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Generic netlink family "neuron" (docs/decisions.md#arch-driver "Generic
+ * Generic netlink family "neuron"
+ * (docs/decisions/0001-original-architecture.md#arch-driver "Generic
  * netlink family neuron (strict policies): get-device (do and dump), get-nq
  * (dump with counters), and a multicast group events";
  * include/uapi/linux/neuron.h NEURON_GENL_*; docs/hardware.md#intr-edge: the
@@ -26,8 +27,8 @@
  * (6.12 converts them to split ops); the one API difference, how a dump
  * finds its parsed attributes, is in neuron_compat.h.
  *
- * Permissions (docs/decisions.md#tenancy). Nothing here carries a kernel or
- * physical address, a ring's contents or anything a process gave the
+ * Permissions (docs/decisions/0005-tenancy.md). Nothing here carries a kernel
+ * or physical address, a ring's contents or anything a process gave the
  * driver. GET_DEVICE (geometry and edge counters, like the world-readable
  * sysfs attributes of neuron_sysfs.c) is open to everyone. GET_NQ shows
  * every tenant's queues and "events" every tenant's edges, so both need
@@ -371,7 +372,7 @@ static const struct genl_ops neuron_genl_ops[] = {
 		.dumpit = neuron_genl_get_nq_dumpit,
 		.policy = neuron_genl_policy,
 		.maxattr = NEURON_A_DEVICE,
-		/* every tenant's queues: docs/decisions.md#tenancy */
+		/* every tenant's queues: docs/decisions/0005-tenancy.md */
 		.flags = GENL_ADMIN_PERM,
 	},
 };
@@ -379,7 +380,7 @@ static const struct genl_ops neuron_genl_ops[] = {
 static const struct genl_multicast_group neuron_genl_mcgrps[] = {
 	[NEURON_GENL_MCGRP_EVENTS_IDX] = {
 		.name = NEURON_GENL_MCGRP_EVENTS,
-		/* every tenant's edges: docs/decisions.md#tenancy */
+		/* every tenant's edges: docs/decisions/0005-tenancy.md */
 		.flags = NEURON_GENL_MCAST_ADMIN,
 	},
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Hang detection and crash dumps (docs/decisions.md#hang-detection,
+ * Hang detection and crash dumps (docs/decisions/0012-hang-detection.md,
  * #coredump; include/uapi/linux/neuron.h NEURON_IOC_HANG_TIMEOUT,
  * NEURON_EDGE_HANG, struct neuron_coredump_header).
  *
@@ -33,7 +33,7 @@
  * last instruction retired (the stall starts at the first sample that
  * finds it, at most one period late, and the scanner runs again when its
  * timeout is up): 500 to 525 ms for a 500 ms timeout, within the 10% that
- * docs/decisions.md#hang-detection promises; 100 to 125 ms for the
+ * docs/decisions/0012-hang-detection.md promises; 100 to 125 ms for the
  * shortest, 100 ms, whose twentieth the period floor overrides.
  */
 #include <linux/devcoredump.h>
@@ -103,7 +103,7 @@ static u32 neuron_hang_timeout(struct neuron_device *ndev, u32 c)
  * @ndev: device; &neuron_device.lock held
  *
  * A twentieth of the smallest hang timeout in force, at least
- * NEURON_HANG_PERIOD_MIN_MS (docs/decisions.md#hang-detection "Scanner").
+ * NEURON_HANG_PERIOD_MIN_MS (docs/decisions/0012-hang-detection.md "Scanner").
  *
  * Return: the period in ms.
  */
@@ -154,7 +154,7 @@ static u32 neuron_hang_dump_queue(struct neuron_device *ndev,
 
 /*
  * Capture core @c for a hang or halt of engine @e and hand it to
- * devcoredump (docs/decisions.md#coredump): the header, every engine's
+ * devcoredump (docs/decisions/0013-coredump.md): the header, every engine's
  * registers, the queues on the core of the file the engine's program
  * belongs to with their last records (host rings read from their pages,
  * device rings from BAR4), and the program's instructions around @pc.
@@ -248,8 +248,8 @@ static void neuron_hang_dump(struct neuron_device *ndev, u32 c, u32 e,
 
 /*
  * KOBJ_CHANGE NNQ_EVENT=hang or fatal with the engine's core, number and
- * pc (docs/decisions.md#uevents); a fatal one adds NNQ_ERROR, the
- * engine's LAST_ERROR (a TPB error_id).
+ * pc (docs/decisions/0011-reset-and-recovery.md#uevents); a fatal one adds
+ * NNQ_ERROR, the engine's LAST_ERROR (a TPB error_id).
  */
 static void neuron_hang_uevent(struct neuron_device *ndev, const char *what,
 			       u32 c, u32 e, u32 pc)
@@ -427,10 +427,10 @@ void neuron_hang_stop(struct neuron_device *ndev)
  *	(@is_default is out only); out: @timeout_ms, the core's timeout now,
  *	@is_default (1: the module parameter hang_timeout_ms applies)
  *
- * Setting needs ownership of the core (docs/decisions.md#tenancy; a free
+ * Setting needs ownership of the core (docs/decisions/0005-tenancy.md; a free
  * core becomes the caller's); the override lasts while the caller owns the
  * core. The scanner runs at once, so its period follows the new timeout.
- * docs/decisions.md#hang-detection.
+ * docs/decisions/0012-hang-detection.md.
  *
  * Return: 0; -EINVAL (core or timeout_ms out of range, reserved nonzero);
  * -EPERM (another file owns the core); -ENOMEM; -EIO (stale file, device

@@ -10,7 +10,7 @@
  * Register access only; nothing here knows about queues, files or events.
  *
  * Also the one log line of every hardware error the driver sees,
- * neuron_hw_error() (docs/decisions.md#hw-error-log): node agents match it
+ * neuron_hw_error() (docs/decisions/0014-hw-error-log.md): node agents match it
  * (userspace/tools/node-problem-detector/neuron-monitor.json), so its shape
  * is fixed here once rather than at each site.
  */
@@ -94,7 +94,7 @@ void neuron_hw_error_init(struct neuron_device *ndev)
  *
  * at KERN_ERR for reset-device and replace-device, else KERN_WARNING; at
  * most DEFAULT_RATELIMIT_BURST lines of one device and cause per
- * DEFAULT_RATELIMIT_INTERVAL (docs/decisions.md#hw-error-log). Any
+ * DEFAULT_RATELIMIT_INTERVAL (docs/decisions/0014-hw-error-log.md). Any
  * context but hard interrupt (the interrupt handlers are threaded).
  */
 void neuron_hw_error(struct neuron_device *ndev, u32 core, u32 engine,
@@ -301,9 +301,9 @@ u32 neuron_hw_axi_dropped(struct neuron_device *ndev, u32 core)
  * Clears what one owner's programs leave for the next: every event and
  * semaphore of the EVT_SEM unit, every engine's $S registers and feature
  * flags, the core's TRACE_ENABLE bits and its ROUTE word, back to
- * NEURON_ROUTE_DEFAULT (docs/decisions.md#tenancy "a core changes hands
- * clean", docs/decisions.md#route-programmable). AXI_EVT_SEM records must be off already
- * (neuron_hw_notify_off()), so the clearing writes make none.
+ * NEURON_ROUTE_DEFAULT (docs/decisions/0005-tenancy.md "a core changes hands
+ * clean", docs/decisions/0022-route-programmable.md). AXI_EVT_SEM records must
+ * be off already (neuron_hw_notify_off()), so the clearing writes make none.
  */
 void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core)
 {
@@ -337,7 +337,7 @@ void neuron_hw_core_scrub(struct neuron_device *ndev, u32 core)
  * scrubbed by neuron_owner_drop() (the fenced device is not touched then).
  * The enable path calls this before any file can own a core, so no tenant
  * reads what the last one left, and a free core always reads its reset
- * values (docs/decisions.md#tenancy "a core changes hands clean").
+ * values (docs/decisions/0005-tenancy.md "a core changes hands clean").
  */
 void neuron_hw_scrub_all(struct neuron_device *ndev)
 {

@@ -2,7 +2,8 @@
 /*
  * MSI-X interrupt handling: the error and overflow edges, the only
  * notification-path interrupts (docs/hardware.md#intr-edge, #msix;
- * docs/decisions.md#msix-vectors, #arch-driver; regs.h).
+ * docs/decisions/0004-device-details.md#msix-vectors,
+ * docs/decisions/0001-original-architecture.md#arch-driver; regs.h).
  *
  * NEURON_MSIX_VECTORS(cores) vectors: vector c is core c's NOTIFIC summary
  * (tpb_notific_intr_0..8 in INTR_STATUS), then one for the throttle edge,
@@ -13,12 +14,13 @@
  * A handler reads its status register, writes the bits back to clear them
  * (W1C), counts each cause under &neuron_device.irq_lock and turns each
  * nonzero status it read into one struct neuron_event per core it names,
- * delivered three ways (docs/decisions.md#arch-driver): to the event queues
- * of the core's owner and the watchers and to the eventfds bound to queues
- * whose threshold was reached (neuron_events.c), and as a generic netlink
- * multicast (neuron_genl.c). THROTTLE and FAULT events are rate limited
+ * delivered three ways
+ * (docs/decisions/0001-original-architecture.md#arch-driver): to the event
+ * queues of the core's owner and the watchers and to the eventfds bound to
+ * queues whose threshold was reached (neuron_events.c), and as a generic
+ * netlink multicast (neuron_genl.c). THROTTLE and FAULT events are rate limited
  * per core and kind (neuron_irq_ratelimit(),
- * docs/decisions.md#event-ratelimit). The core handler also clears and
+ * docs/decisions/0008-event-ratelimit.md). The core handler also clears and
  * counts THRESHOLD_STATUS (bit per queue that reached its threshold;
  * the device re-arms a threshold when the consumer moves HEAD). A status of
  * all ones means the function is gone and is not counted.
@@ -108,7 +110,7 @@ static void neuron_irq_count_spurious(struct neuron_device *ndev)
  * reported per &neuron_device.evlimit_interval_ms; an interval begins with
  * its first event. A suppressed edge is still counted (sysfs edge_counts)
  * and traced, and the count of them rides on the next event reported for
- * the same (core, kind) (docs/decisions.md#event-ratelimit). So a tenant
+ * the same (core, kind) (docs/decisions/0008-event-ratelimit.md). So a tenant
  * whose program floods THROTTLE costs the interrupt thread one register
  * read per edge and no other file anything.
  *
@@ -148,7 +150,7 @@ static bool neuron_irq_ratelimit(struct neuron_device *ndev,
  * The count of suppressed edges rides on the next event of the same core
  * and kind (neuron_irq_ratelimit()); once the core changes hands, the edges
  * the previous owner's program made are not the next owner's to hear of
- * (docs/decisions.md#event-ratelimit). sysfs events_suppressed keeps them.
+ * (docs/decisions/0008-event-ratelimit.md). sysfs events_suppressed keeps them.
  * The interval and its budget stay: giving a core back and taking it again
  * does not buy a tenant more events.
  */
@@ -561,12 +563,12 @@ static void neuron_irq_free_vectors(struct neuron_device *ndev)
  * @ndev: device, BAR0 mapped, @id and @num_cores known
  *
  * Allocates exactly NEURON_MSIX_VECTORS(cores) MSI-X vectors
- * (docs/decisions.md#msix-vectors: one per core, throttle, fault), requests
- * each as a threaded interrupt (see the top of this file), then unmasks every
- * NOTIFIC cause (INTR_MASK = NEURON_NOTIFIC_INTR_MASK_ALL; its reset value is
- * 0) and the device faults (FAULT_MASK). The throttle edge needs no mask; its
- * records are armed by NEURON_IOC_THROTTLE (NEURON_REG_THROTTLE_CTRL), not
- * here.
+ * (docs/decisions/0004-device-details.md#msix-vectors: one per core, throttle,
+ * fault), requests each as a threaded interrupt (see the top of this file),
+ * then unmasks every NOTIFIC cause (INTR_MASK = NEURON_NOTIFIC_INTR_MASK_ALL;
+ * its reset value is 0) and the device faults (FAULT_MASK). The throttle
+ * edge needs no mask; its records are armed by NEURON_IOC_THROTTLE
+ * (NEURON_REG_THROTTLE_CTRL), not here.
  *
  * Return: 0, or the error of pci_alloc_irq_vectors() (e.g. -ENOSPC when
  * the device offers fewer vectors) or request_threaded_irq().
@@ -664,7 +666,7 @@ void neuron_irq_fini(struct neuron_device *ndev)
  * (docs/hardware.md#throttle, #nq-routing; docs/device-model.md). The throttle
  * edge itself is handled and counted either way. The setting is device-wide
  * and stays until changed (it does not belong to the file), so it needs
- * CAP_SYS_ADMIN (docs/decisions.md#tenancy).
+ * CAP_SYS_ADMIN (docs/decisions/0005-tenancy.md).
  *
  * Return: 0; -EINVAL (@enable not 0 or 1, reserved nonzero); -EPERM (no
  * CAP_SYS_ADMIN); -EIO (stale file, device offline); -ENODEV (device

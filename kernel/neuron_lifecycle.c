@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The one disable path and the one enable path (docs/decisions.md "Reset
- * and recovery"; docs/device-model.md "Reset, quiesce and failure").
+ * The one disable path and the one enable path
+ * (docs/decisions/0011-reset-and-recovery.md; docs/device-model.md "Reset,
+ * quiesce and failure").
  *
  * remove(), shutdown(), reset_prepare() (FLR, sysfs reset), suspend and
  * the AER error_detected() callback all call neuron_dev_disable(); probe,
@@ -44,9 +45,9 @@
 /*
  * A KOBJ_CHANGE uevent of /dev/nnqN's class device, so udev rules and
  * fleet agents see state changes without polling
- * (docs/decisions.md#uevents): NNQ_EVENT and NNQ_STATE both
- * offline|online|failed|removing (NNQ_EVENT is the one key every uevent of ours
- * has, hang and fatal too) and, when the change has one,
+ * (docs/decisions/0011-reset-and-recovery.md#uevents): NNQ_EVENT and NNQ_STATE
+ * both offline|online|failed|removing (NNQ_EVENT is the one key every uevent of
+ * ours has, hang and fatal too) and, when the change has one,
  * NNQ_CAUSE=<enum neuron_reset_cause name>.
  */
 static void neuron_uevent(struct neuron_device *ndev, const char *state,
@@ -72,7 +73,8 @@ static void neuron_uevent(struct neuron_device *ndev, const char *state,
  * @ndev: device whose remove() has begun, class device still registered
  *
  * Sends the KOBJ_CHANGE uevent NNQ_EVENT=removing NNQ_STATE=removing
- * NNQ_CAUSE=remove (docs/decisions.md#uevents). remove() unregisters the
+ * NNQ_CAUSE=remove (docs/decisions/0011-reset-and-recovery.md#uevents).
+ * remove() unregisters the
  * class device before the disable path runs, so the disable path's own
  * uevent finds none and the kernel's remove uevent of nnqN comes last.
  */
@@ -90,7 +92,8 @@ void neuron_dev_removing(struct neuron_device *ndev)
  * last uevent said offline and no online will follow, so a listener would
  * wait for ever: this sends the KOBJ_CHANGE uevent NNQ_EVENT=failed
  * NNQ_STATE=failed NNQ_CAUSE=pci_error, and sysfs state reads "failed"
- * until the device is removed (docs/decisions.md#uevents).
+ * until the device is removed
+ * (docs/decisions/0011-reset-and-recovery.md#uevents).
  */
 void neuron_dev_failed(struct neuron_device *ndev)
 {
@@ -132,7 +135,8 @@ int neuron_dev_enable(struct neuron_device *ndev)
 	 * The PCI core puts this config space back after the next FLR, AER
 	 * link reset or resume, and putting it back uses it up: saved on
 	 * every enable, or a fatal AER error after an FLR finds memory
-	 * decoding off (docs/decisions.md#saved-config).
+	 * decoding off
+	 * (docs/decisions/0011-reset-and-recovery.md#saved-config).
 	 */
 	pci_save_state(pdev);
 	neuron_pause(ndev, NEURON_PAUSE_ENABLE_READY);

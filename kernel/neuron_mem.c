@@ -2,8 +2,9 @@
 /*
  * Device memory (BAR4): the one allocator behind NEURON_IOC_MEM_ALLOC and
  * the device-memory rings, and the check that keeps every program inside
- * the memory its file allocated (docs/decisions.md#tenancy,
- * docs/decisions.md#arch-driver "device memory layout").
+ * the memory its file allocated (docs/decisions/0005-tenancy.md,
+ * docs/decisions/0001-original-architecture.md#arch-driver "device memory
+ * layout").
  *
  *   [0, mem_limit)          tenants' allocations (NEURON_IOC_MEM_ALLOC)
  *   [mem_limit, prog_base)  device-memory rings (neuron_nq.c)
@@ -19,7 +20,7 @@
  * anything outside them, so no tenant's program can touch another's
  * memory, a ring or a program area.
  *
- * Locking (docs/decisions.md#tenancy "memory and running programs"): a
+ * Locking (docs/decisions/0005-tenancy.md "memory and running programs"): a
  * file's tree is changed only with its &neuron_file.mem_lock and then
  * &neuron_device.lock held, and read with either. MEM_ALLOC, MEM_FREE and
  * SUBMIT through a file take its mem_lock first, inside
@@ -286,7 +287,7 @@ static void neuron_mem_clear(struct neuron_device *ndev, u64 off, u64 size)
  *	NEURON_MEM_ALIGN-aligned; else zero), reserved zero; out: @offset
  *
  * The allocation belongs to the file until NEURON_IOC_MEM_FREE or its
- * release (docs/decisions.md#tenancy) and reads as zeros when it is handed
+ * release (docs/decisions/0005-tenancy.md) and reads as zeros when it is handed
  * out, whoever held the bytes before. Its bookkeeping is charged to the
  * caller's memory cgroup. The range is found and zeroed under the file's
  * own lock; the device's lock is held only to link it into the file's
@@ -296,7 +297,7 @@ static void neuron_mem_clear(struct neuron_device *ndev, u64 off, u64 size)
  * at most sysfs mem_quota (bytes; default half of mem_alloc_limit) of its
  * allocations and device rings together, through however many files, so
  * no tenant can take all device memory (neuron_quota.c,
- * docs/decisions.md#tenancy "device memory per user").
+ * docs/decisions/0005-tenancy.md "device memory per user").
  *
  * Return: 0; -EINVAL (size, offset, flags or reserved); -ENOSPC (the
  * user's device memory would pass the per-user quota); -ENOMEM (no free
@@ -397,7 +398,7 @@ static bool neuron_mem_program_busy(struct neuron_file *nfile)
  * Refused while a program of the file runs or waits on any engine: SUBMIT
  * checked its addresses against the allocations it had then, so a freed
  * block handed to another file would still be reachable from it
- * (docs/decisions.md#tenancy "memory and running programs"). The caller
+ * (docs/decisions/0005-tenancy.md "memory and running programs"). The caller
  * waits for its engines, or resets them, and frees again. The file's lock
  * is held from the lookup to the removal, so no SUBMIT through the file
  * checks a program against the block meanwhile; the device's lock only
@@ -447,7 +448,7 @@ out_unlock:
  * neuron_mem_check_program() - refuse a program that leaves its memory
  * @nfile: the file the program belongs to: the submitting file, or for a
  *	detached program (NEURON_SUBMIT_F_DETACH) the core's owner, on whose
- *	behalf it runs (docs/decisions.md#submit-detach)
+ *	behalf it runs (docs/decisions/0024-submit-detach.md)
  * @insns: the program, @count struct neuron_emu_insn (kernel copy; its
  *	fields are little-endian)
  * @count: instructions
@@ -457,7 +458,7 @@ out_unlock:
  *
  * Every DGE_COPY's source and destination range, [addr, addr + length)
  * with a length of 0 taken as 1 byte, must lie inside one allocation of
- * @nfile (docs/decisions.md#tenancy). A source may also lie inside the
+ * @nfile (docs/decisions/0005-tenancy.md). A source may also lie inside the
  * program itself, [@prog_off, @prog_off + @count * 32): those are the
  * caller's own bytes, and the only way a program can bring constants
  * into device memory (device memory is not mapped to userspace). Gather
@@ -466,11 +467,11 @@ out_unlock:
  * (docs/device-model.md, "DGE copy"); their index table,
  * [insn.reserved0, + 4 * (length >> element shift)), must lie in an
  * allocation or the program too (include/uapi/linux/neuron_isa.h,
- * docs/decisions.md#dge-index-path), and must not overlap the destination
+ * docs/decisions/0018-dge-index-path.md), and must not overlap the destination
  * [dst, dst + length): a copy that writes its own table could steer its
  * later elements on a device that reads the table as it goes
- * (docs/decisions.md#tenancy "index tables"). O(@count log m) in @nfile's m
- * allocations, nothing logged. Called with @nfile's &neuron_file.mem_lock
+ * (docs/decisions/0005-tenancy.md "index tables"). O(@count log m) in @nfile's
+ * m allocations, nothing logged. Called with @nfile's &neuron_file.mem_lock
  * held (SUBMIT through @nfile: no other tenant waits meanwhile) or
  * &neuron_device.lock (a detached program of another file's core).
  *

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mmap of rings, head doorbell pages and the file's status page
- * (docs/decisions.md#arch-parts "data flows one way",
- * docs/decisions.md#arch-driver "mmap", #device-loss, #mapping-after-reset;
+ * (docs/decisions/0001-original-architecture.md#arch-parts "data flows one
+ * way",
+ * docs/decisions/0001-original-architecture.md#arch-driver "mmap",
+ * #device-loss, #mapping-after-reset;
  * include/uapi/linux/neuron.h NEURON_IOC_NQ_INIT, struct neuron_status_page).
  *
  * Cookies. NEURON_IOC_NQ_INIT returns two mmap offsets per queue; userspace
@@ -39,7 +41,8 @@
  *    whose pages are larger one page would hold other queues' doorbells
  *    and the NOTIFIC registers: there a doorbell mmap() is refused with
  *    -EOPNOTSUPP, DEVICE_INFO reports @doorbell_size 0, and HEAD is
- *    written with NEURON_IOC_NQ_HEAD (docs/decisions.md#page-size).
+ *    written with NEURON_IOC_NQ_HEAD
+ *    (docs/decisions/0011-reset-and-recovery.md#page-size).
  *  - the status page: MAP_SHARED, exactly one page, read-only like a ring
  *    (-EACCES for PROT_WRITE or PROT_EXEC, VM_MAYWRITE and VM_MAYEXEC
  *    cleared), on any open file: one opened read-only (the page tells it
@@ -56,9 +59,10 @@
  * when the DMA memory comes from the IOMMU's page allocator). A forked
  * child inherits none of them (VM_DONTCOPY): a mapping holds the file, so
  * an inherited one would keep a worker's parent's cores, memory and
- * queues after both closed the descriptor (docs/decisions.md#fork).
+ * queues after both closed the descriptor (docs/decisions/0007-fork.md).
  *
- * After a teardown (docs/decisions.md#mapping-after-reset: NQ_DESTROY,
+ * After a teardown
+ * (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset: NQ_DESTROY,
  * release, FLR, AER, suspend, shutdown, unbind, surprise removal) no
  * access to an old mapping raises a signal, the DRM/TTM unplug pattern:
  *  - a host ring VMA holds a reference on the ring's pages (vm_ops
@@ -333,10 +337,10 @@ static int neuron_mmap_status(struct neuron_file *nfile,
  *	or NEURON_STATUS_PAGE_OFFSET
  *
  * See the top of this file for the cookie encoding and the rules.
- * docs/decisions.md#arch-driver "mmap: rings read-only ..., the head doorbell
- * page write-only in effect. Offsets are opaque cookies from ioctls, checked
- * against the caller's file."; docs/decisions.md#device-loss for the
- * status page.
+ * docs/decisions/0001-original-architecture.md#arch-driver "mmap: rings
+ * read-only ..., the head doorbell page write-only in effect. Offsets
+ * are opaque cookies from ioctls, checked against the caller's file.";
+ * docs/decisions/0027-device-loss.md for the status page.
  *
  * No page is mapped here; each is inserted when first touched.
  *
@@ -344,7 +348,7 @@ static int neuron_mmap_status(struct neuron_file *nfile,
  * length, not MAP_SHARED); -EACCES (PROT_WRITE on a ring or the status
  * page, PROT_EXEC, a ring or doorbell of a file opened read-only); -EPERM
  * (a file of a core node, a ring or doorbell of another core:
- * docs/decisions.md#core-nodes);
+ * docs/decisions/0017-core-nodes.md);
  * -ENODEV (device removed); -EIO (device offline, or the file is stale
  * after a reset). The status page gets neither of the last two.
  */
@@ -369,7 +373,7 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 		     NEURON_COOKIE_DOORBELL);
 	if (pgoff == NEURON_LAYOUT_STATUS_PGOFF(PAGE_SHIFT))
 		return neuron_mmap_status(nfile, vma);
-	/* a read-only file owns no queue (docs/decisions.md#tenancy) */
+	/* a read-only file owns no queue (docs/decisions/0005-tenancy.md) */
 	if (!(filp->f_mode & FMODE_WRITE))
 		return -EACCES;
 	if ((type != NEURON_COOKIE_RING && type != NEURON_COOKIE_DOORBELL) ||
@@ -388,7 +392,10 @@ int neuron_mmap(struct file *filp, struct vm_area_struct *vma)
 				    core, task_pid_nr(current), current->comm);
 		return -EPERM;
 	}
-	/* a page would show other queues' doorbells (docs/decisions.md#page-size) */
+	/*
+	 * a page would show other queues' doorbells
+	 * (docs/decisions/0011-reset-and-recovery.md#page-size)
+	 */
 	if (type == NEURON_COOKIE_DOORBELL && !neuron_mmap_doorbell_size()) {
 		dev_dbg(&ndev->pdev->dev,
 			"mmap: offset (a doorbell: PAGE_SIZE %lu is above the doorbell stride %u; write HEAD with NEURON_IOC_NQ_HEAD)\n",
@@ -497,7 +504,8 @@ void neuron_mmap_zap_all(struct neuron_device *ndev)
  * Return: PAGE_SIZE when a page holds one queue's doorbell alone (4 KiB
  * pages: the doorbells are NEURON_DOORBELL_SIZE apart, regs.h), else 0:
  * doorbells cannot be mapped, HEAD is written with NEURON_IOC_NQ_HEAD
- * (docs/decisions.md#page-size). DEVICE_INFO reports it as @doorbell_size.
+ * (docs/decisions/0011-reset-and-recovery.md#page-size). DEVICE_INFO reports it
+ * as @doorbell_size.
  */
 u32 neuron_mmap_doorbell_size(void)
 {

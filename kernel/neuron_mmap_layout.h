@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The mmap offsets and lengths of nnq.ko as functions of the page shift
- * (docs/decisions.md#page-size, #mmap-cookies). neuron_mmap.c uses them
+ * (docs/decisions/0011-reset-and-recovery.md#page-size,
+ * docs/decisions/0003-choices.md#mmap-cookies). neuron_mmap.c uses them
  * with PAGE_SHIFT; userspace/tests/test_page_size.cpp evaluates the same
  * expressions with 12, 14 and 16 (4, 16 and 64 KiB pages), which is how a
  * 16 KiB kernel is checked without one. Only macros, on the UAPI's and

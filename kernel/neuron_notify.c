@@ -27,10 +27,10 @@
  *	@reserved and @reserved1 zero; out: @dma_armed (bit per armed DMA
  *	queue) and @axi_armed (0/1), read back from the device after the
  *	change, and @axi_dropped (AXI_EVT_SEM records lost since the caller
- *	took the core, docs/decisions.md#axi-dropped)
+ *	took the core, docs/decisions/0025-axi-dropped.md)
  *
  * Needs ownership of the core; a free core becomes the caller's
- * (docs/decisions.md#tenancy). Serialised with the other handlers of the
+ * (docs/decisions/0005-tenancy.md). Serialised with the other handlers of the
  * device under &neuron_device.lock, so the read-modify-write of
  * M2S_TRIGGER loses no other queue's bit.
  *

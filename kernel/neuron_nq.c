@@ -2,8 +2,8 @@
 /*
  * Software notification queues (NQs): ring memory, descriptor programming,
  * ownership (docs/hardware.md#notific, #nq-routing;
- * docs/decisions.md#arch-device, #arch-driver; docs/device-model.md "NOTIFIC
- * block").
+ * docs/decisions/0001-original-architecture.md#arch-device, #arch-driver;
+ * docs/device-model.md "NOTIFIC block").
  *
  * A ring lives either in host memory (pages mapped with dma_map_page(), the device
  * writes records by DMA) or, with NEURON_NQ_F_DEVICE_MEM, in device memory:
@@ -36,7 +36,7 @@
  * by the last of the queue and the VMAs that map them (struct
  * neuron_ring), so nothing the device can reach outlives the bound
  * device, and no access to an old mapping raises a signal
- * (docs/decisions.md#mapping-after-reset).
+ * (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset).
  */
 #include <linux/dma-mapping.h>
 #include <linux/log2.h>
@@ -51,7 +51,7 @@
 /*
  * The device model's ring-writer service time, programmed into
  * WRBUF_DRAIN_NS of a core whenever a queue of it is made
- * (docs/device-model.md#wrbuf, docs/decisions.md#wrbuf): 0, the reset
+ * (docs/device-model.md#wrbuf, docs/decisions/0026-wrbuf.md): 0, the reset
  * value, lets the writer keep up with any producer; a test that wants a
  * flood to outrun the writer sets it (root) before making its queues.
  */
@@ -67,7 +67,8 @@ MODULE_PARM_DESC(wrbuf_drain_ns,
  * handler inserts them by PFN (neuron_mmap.c). The pages live in a
  * refcounted struct neuron_ring, so the teardown can take the device's
  * mapping away (dma_unmap_page()) while a user mapping still shows the
- * records until its munmap (docs/decisions.md#mapping-after-reset). They
+ * records until its munmap
+ * (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset). They
  * are charged to the caller's memory cgroup; __GFP_RETRY_MAYFAIL makes a
  * cgroup at its limit fail the call with -ENOMEM rather than invoke its
  * OOM killer. Device rings come from the ring part of device memory
@@ -246,7 +247,8 @@ static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 		/*
 		 * The device never said the queue is off: it may still write
 		 * the ring. Keep the ring until bus mastering is off
-		 * (neuron_nq_teardown_all()); docs/decisions.md#quarantine.
+		 * (neuron_nq_teardown_all());
+		 * docs/decisions/0011-reset-and-recovery.md#quarantine.
 		 * A device that is gone is logged by its removal instead.
 		 */
 		nq->owner = NULL;
@@ -318,18 +320,18 @@ static struct neuron_nq *neuron_nq_find(struct neuron_file *nfile, u32 core,
  * docs/hardware.md#nq-descriptor (descriptor at 0x100 + i * 0x28, backpressure
  * vs ignore-full), docs/hardware.md#nq-arming (arming a ring);
  * docs/device-model.md#coalescing (THRESHOLD and COALESCE_NS);
- * docs/decisions.md#arch-driver "NQ init".
+ * docs/decisions/0001-original-architecture.md#arch-driver "NQ init".
  *
  * Return: 0; -EINVAL (a field out of range, a reserved field or unknown
  * flag set; the debug log names it); -EPERM (another file owns the core; otherwise the core is now
- * the caller's, docs/decisions.md#tenancy); -EBUSY (the queue is already
+ * the caller's, docs/decisions/0005-tenancy.md); -EBUSY (the queue is already
  * initialised, or its previous ring is quarantined until the next reset:
- * docs/decisions.md#quarantine); -ENOMEM (no host DMA memory, the caller's
- * memory cgroup is at its limit, or no room for a device ring); -ENOSPC
- * (a device ring would pass the user's device-memory quota,
- * docs/decisions.md#tenancy "device memory per user"); -EOPNOTSUPP (a
- * host ring where DMA to host memory is bounced: docs/decisions.md#swiotlb);
- * -EIO
+ * docs/decisions/0011-reset-and-recovery.md#quarantine); -ENOMEM (no host DMA
+ * memory, the caller's memory cgroup is at its limit, or no room for a device
+ * ring); -ENOSPC (a device ring would pass the user's device-memory quota,
+ * docs/decisions/0005-tenancy.md "device memory per user"); -EOPNOTSUPP (a
+ * host ring where DMA to host memory is bounced:
+ * docs/decisions/0006-swiotlb.md); -EIO
  * (stale file, device offline); -ENODEV (device removed).
  */
 int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
@@ -427,8 +429,8 @@ err_free:
  * The queue is disabled (records routed to it are dropped from then on,
  * docs/device-model.md), its doorbell page is unmapped from the caller
  * (a later access reaches the file's dummy page, not the device:
- * docs/decisions.md#mapping-after-reset) and its ring is freed at once,
- * even while the doorbell page is mapped.
+ * docs/decisions/0011-reset-and-recovery.md#mapping-after-reset) and its ring
+ * is freed at once, even while the doorbell page is mapped.
  *
  * Return: 0; -EINVAL (core/queue out of range, reserved nonzero); -ENOENT
  * (no such queue made by this file); -EBUSY (the ring is still mapped);
@@ -476,7 +478,7 @@ int neuron_nq_ioctl_destroy(struct neuron_file *nfile,
  * Reads the queue descriptor (regs.h NEURON_NQ_*; docs/hardware.md#nq-head-tail
  * head_ptr / tail_ptr); @threshold and @coalesce_ns are the values last set
  * by NQ_INIT or NQ_COALESCE (docs/device-model.md#coalescing);
- * docs/decisions.md#arch-driver "NQ info".
+ * docs/decisions/0001-original-architecture.md#arch-driver "NQ info".
  *
  * Return: 0; -EINVAL (core/queue out of range, reserved nonzero); -ENOENT
  * (no such queue made by this file); -ENODEV (device removed).
@@ -539,7 +541,7 @@ int neuron_nq_ioctl_info(struct neuron_file *nfile, struct neuron_nq_info *arg)
  * toward the new limits at once (docs/device-model.md#coalescing), so a
  * change loses no interrupt: at worst the write between the two registers
  * raises one a little early. The queue keeps its records, HEAD and TAIL.
- * docs/decisions.md#coalescing.
+ * docs/decisions/0028-coalescing.md.
  *
  * Return: 0; -EINVAL (core/queue out of range, @coalesce_ns above the
  * maximum, @reserved nonzero, @threshold above the ring's entries; the
@@ -596,7 +598,8 @@ int neuron_nq_ioctl_coalesce(struct neuron_file *nfile,
  *
  * What a store to the queue's doorbell mapping does, for a kernel whose
  * pages are larger than the doorbell stride (doorbells not mappable,
- * DEVICE_INFO @doorbell_size 0; docs/decisions.md#page-size); it works
+ * DEVICE_INFO @doorbell_size 0;
+ * docs/decisions/0011-reset-and-recovery.md#page-size); it works
  * with any page size. The device checks @head as it checks a doorbell
  * write (docs/device-model.md, docs/hardware.md#nq-head-tail).
  *
@@ -665,10 +668,10 @@ static bool neuron_nq_route_valid(u32 route)
  *	read back from the device after the call
  *
  * SET needs ownership of the core (a free core becomes the caller's,
- * docs/decisions.md#tenancy) and no queue of the core: the records a
+ * docs/decisions/0005-tenancy.md) and no queue of the core: the records a
  * queue holds keep the class they were routed with, so a consumer
  * decodes a queue's records with one route for the queue's life
- * (docs/decisions.md#route-programmable). The register is the state; the
+ * (docs/decisions/0022-route-programmable.md). The register is the state; the
  * driver keeps no copy. It is NEURON_ROUTE_DEFAULT after a function reset
  * and neuron_hw_core_scrub() writes the default back when the owner gives
  * the core up. GET needs no ownership. Serialised with the queue handlers
@@ -736,7 +739,7 @@ out_unlock:
  * quarantined without one. On a device the disable path has fenced, each
  * queue it has not torn down yet is only disowned: the device may still
  * write its ring, which neuron_nq_teardown_all() frees once bus mastering
- * is off (docs/decisions.md#reset-and-recovery "release during a reset").
+ * is off (docs/decisions/0011-reset-and-recovery.md "release during a reset").
  */
 void neuron_nq_release_file(struct neuron_file *nfile, bool hw)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Core ownership (docs/decisions.md#tenancy; include/uapi/linux/neuron.h
+ * Core ownership (docs/decisions/0005-tenancy.md; include/uapi/linux/neuron.h
  * "Tenancy", NEURON_IOC_CORE_ACQUIRE/RELEASE).
  *
  * Every core (TPB) belongs to at most one open file: &neuron_device.owner
@@ -14,7 +14,7 @@
  * (neuron_sysfs.c). The first acquisition subscribes the
  * file to events (neuron_events.c), so its NOTIFIC edges reach it.
  *
- * Grants (NEURON_IOC_CORE_GRANT, docs/decisions.md#submit-detach): the
+ * Grants (NEURON_IOC_CORE_GRANT, docs/decisions/0024-submit-detach.md): the
  * owner may name one uid per core, &neuron_device.grant_uid, whose files
  * may submit detached programs there; such a program belongs to the owner
  * (neuron_owner_of_program()), so giving the core up stops it like the
@@ -107,7 +107,7 @@ static void neuron_owner_drop(struct neuron_file *nfile, u32 c, u32 cause,
  * @core: core index, < num_cores
  *
  * Called with &neuron_device.lock held by every handler that changes
- * something on a core (docs/decisions.md#tenancy "implicit acquisition").
+ * something on a core (docs/decisions/0005-tenancy.md "implicit acquisition").
  *
  * Return: 0 if @nfile owns @core, now or already; -EPERM if another file
  * owns it; -ENOMEM (the file's event queue could not be allocated).
@@ -143,7 +143,7 @@ int neuron_owner_claim(struct neuron_file *nfile, u32 core)
  * another file owns, the program is that owner's if the owner granted the
  * core to the uid @nfile was opened with (the effective uid of its
  * f_cred: a permission travels with the file, not with whoever calls
- * through it); docs/decisions.md#submit-detach.
+ * through it); docs/decisions/0024-submit-detach.md.
  *
  * Return: the program's owner: @nfile or the core's owner;
  * ERR_PTR(-EPERM) (another file owns the core and granted it to no uid of
@@ -191,7 +191,7 @@ static int neuron_owner_check(struct neuron_device *ndev, const char *cmd,
  *	out: @owned, the cores the file owns afterwards
  *
  * All or nothing: if any named core belongs to another file, none is
- * taken. docs/decisions.md#tenancy.
+ * taken. docs/decisions/0005-tenancy.md.
  *
  * Return: 0; -EINVAL (a bit >= num_cores, reserved nonzero); -EBUSY (a
  * named core is owned by another file); -ENOMEM (event queue); -EIO (stale
@@ -241,7 +241,7 @@ out:
  *	@owned, the cores the file still owns
  *
  * Resets the engines the file started on each named core, then frees the
- * cores. All or nothing, like acquisition. docs/decisions.md#tenancy.
+ * cores. All or nothing, like acquisition. docs/decisions/0005-tenancy.md.
  *
  * Return: 0; -EINVAL (a bit >= num_cores, reserved nonzero); -EPERM (a
  * named core is not owned by this file); -EBUSY (the file has a queue on a
@@ -299,7 +299,7 @@ out:
  * grant's uid; REVOKE ends the grants (running programs keep running).
  * All or nothing: nothing changes unless the file owns every named core.
  * Unlike the calls that change a core, it never takes a free one.
- * docs/decisions.md#submit-detach.
+ * docs/decisions/0024-submit-detach.md.
  *
  * Return: 0; -EINVAL (a bit >= num_cores, unknown op, @uid unmapped or
  * nonzero for REVOKE, reserved nonzero); -EPERM (a named core is not owned
@@ -381,7 +381,7 @@ void neuron_owner_release_file(struct neuron_file *nfile, bool hw)
  * @ndev: device, in the disable path with &neuron_device.lock held; the
  *	engines are stopped already
  *
- * The files open now are stale (docs/decisions.md#reset-and-recovery):
+ * The files open now are stale (docs/decisions/0011-reset-and-recovery.md):
  * a file opened after the reset may acquire the cores. Every grant ends.
  */
 void neuron_owner_forget_all(struct neuron_device *ndev)

@@ -3,7 +3,8 @@
  * Pause points between the steps of the disable and enable paths
  * (neuron_lifecycle.c), for tests that must put a client's close, munmap,
  * ioctl, read() or poll() inside one exact window of a reset or removal
- * instead of hoping a loop hits it (docs/decisions.md#pause-points).
+ * instead of hoping a loop hits it
+ * (docs/decisions/0011-reset-and-recovery.md#pause-points).
  *
  * Two module parameters, both root only:
  *

@@ -130,7 +130,7 @@ static int neuron_pci_identify(struct neuron_device *ndev)
 		return -ENODEV;
 	}
 
-	/* program areas at the top: docs/decisions.md#arch-driver */
+	/* program areas at the top: docs/decisions/0001-original-architecture.md#arch-driver */
 	prog_bytes = (u64)ndev->num_cores * NEURON_ENGINES_PER_CORE *
 		     NEURON_PROG_AREA_SIZE;
 	if (ndev->mem_size > pci_resource_len(pdev, NEURON_BAR_MEM) ||

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Device memory per user (docs/decisions.md#tenancy "device memory per
+ * Device memory per user (docs/decisions/0005-tenancy.md "device memory per
  * user").
  *
  * Every byte of device memory a tenant holds is charged to one record per

@@ -2,7 +2,7 @@
 /*
  * Recovery: PCI error handling (AER), function reset (FLR, sysfs "reset")
  * and power management (suspend/resume, freeze/thaw, poweroff/restore).
- * docs/decisions.md "Reset and recovery" says what open files see.
+ * docs/decisions/0011-reset-and-recovery.md says what open files see.
  *
  * Every case that loses the device's state goes through the one disable
  * path and comes back through the one enable path (neuron_lifecycle.c):

@@ -2,7 +2,7 @@
 /*
  * The status page of an open file (NEURON_CAP_STATUS_PAGE; struct
  * neuron_status_page in include/uapi/linux/neuron.h;
- * docs/decisions.md#device-loss).
+ * docs/decisions/0027-device-loss.md).
  *
  * Every open file has one zeroed page (PAGE_SIZE bytes, DEVICE_INFO
  * @page_size), allocated at open (charged to the

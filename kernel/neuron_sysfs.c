@@ -9,7 +9,8 @@
  *                 file left no queue enabled
  *   axi_dropped   one line per core, "core<c> <n>": the core's AXI_DROPPED
  *                 register, AXI_EVT_SEM records its EVT_SEM unit lost
- *                 since the function's last reset (docs/decisions.md#axi-dropped)
+ *                 since the function's last reset
+ *                 (docs/decisions/0025-axi-dropped.md)
  *   intr_counts   one line per core, "core<c>" then the edges counted for
  *                 each tpb_notific_intr_0..8 cause; then "throttle <n>",
  *                 "spurious <n>"
@@ -37,7 +38,8 @@
  *                 (the first column, intr_0, stays 0: neuron_irq.c)
  *   events_suppressed  one line per core, "core<c> throttle <n> fault <n>":
  *                 THROTTLE and FAULT events of the core the rate limit
- *                 kept from files and netlink (docs/decisions.md#event-ratelimit)
+ *                 kept from files and netlink
+ *                 (docs/decisions/0008-event-ratelimit.md)
  *   event_ratelimit  (0644) "<burst> <interval_ms>": at most burst THROTTLE
  *                 (and, apart, FAULT) events of one core per interval_ms;
  *                 default "16 1000"; a write (root) starts a new interval
@@ -52,7 +54,7 @@
  *                 sees it; "<c> 0 ?" if invisible there, so neither PID
  *                 nor command crosses PID namespaces), "<c> - -" for a
  *                 free one
- *                 (docs/decisions.md#tenancy). <comm> is the owner's to
+ *                 (docs/decisions/0005-tenancy.md). <comm> is the owner's to
  *                 choose (PR_SET_NAME takes any bytes): its blanks,
  *                 backslashes, control and non-ASCII bytes are written
  *                 "\xHH" (lower-case hex), so a name is one word that
@@ -63,12 +65,13 @@
  *                 while RUNNING or WAITING (the owner's ENGINE_RESET,
  *                 CORE_RELEASE or release; each stop is also a
  *                 NEURON_EDGE_ENGINE_STOPPED event;
- *                 docs/decisions.md#submit-detach)
+ *                 docs/decisions/0024-submit-detach.md)
  *   hangs         one line per core, "core<c>" then, for each engine PE,
  *                 ACT, POOL, DVE, SP, the hangs the scanner reported
  *                 (NEURON_EDGE_HANG); then "coredumps <n>": devcoredumps
  *                 taken for hangs and halts; then "scan_period_ms <n>":
- *                 the scanner's period now (docs/decisions.md#hang-detection)
+ *                 the scanner's period now
+ *                 (docs/decisions/0012-hang-detection.md)
  *   hang_policy   (0644, written by root) "report" or "reset": what the
  *                 scanner does to a hung engine besides reporting it
  *   event_fanout  "edges <n>": edges handed to open files' event queues;
@@ -78,20 +81,22 @@
  *                 allocations and device rings through all its files
  *                 (MEM_ALLOC or NQ_INIT past it: -ENOSPC); default half of
  *                 mem_alloc_limit; a multiple of NEURON_MEM_ALIGN up to
- *                 mem_alloc_limit (docs/decisions.md#device-memory-per-user)
+ *                 mem_alloc_limit
+ *                 (docs/decisions/0005-tenancy.md#device-memory-per-user)
  *   mem_users     (0400) "uid <uid> bytes <n>" per user with a file open
  *                 or a device ring: what counts against mem_quota
  *   rings_quarantined  "now <n>", "total <n>": rings kept because the
  *                 device never confirmed their queue off, now and since
  *                 probe; freed once bus mastering is off
- *                 (docs/decisions.md#quarantine)
+ *                 (docs/decisions/0011-reset-and-recovery.md#quarantine)
  *
- * The counters count since probe (docs/decisions.md#arch-driver "count every
+ * The counters count since probe
+ * (docs/decisions/0001-original-architecture.md#arch-driver "count every
  * edge").
  *
  * A core node's class device, /sys/class/nnq/nnqN-coreC (a child of
  * nnqN's, so its "device" link names /sys/class/nnq/nnqN), has one
- * attribute of its own (docs/decisions.md#core-nodes):
+ * attribute of its own (docs/decisions/0017-core-nodes.md):
  *
  *   core          "<c>": the core whose calls a file of /dev/nnqN-coreC
  *                 may make
@@ -480,8 +485,8 @@ static DEVICE_ATTR_RO(hangs);
  * state: "online", "offline" (a reset or recovery is under way), "failed"
  * (PCI error recovery gave up; offline until removal) or "removing", as the
  * last NNQ_EVENT uevent said, for a reader that starts
- * after the event (docs/decisions.md#uevents). A snapshot: the flags may
- * change as soon as it is read.
+ * after the event (docs/decisions/0011-reset-and-recovery.md#uevents). A
+ * snapshot: the flags may change as soon as it is read.
  */
 static ssize_t state_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)

@@ -197,7 +197,7 @@ count_tap "qtest ($(elapsed))" "$build/qtest.log" $st
 # figures, not tests: the drain benchmark's records/s (the fastest and the
 # median of 25 interleaved repetitions) and the ratios for_each/drain,
 # drain/memcpy and drain/reference (targets in bench_drain.cpp, judged on
-# the fastest repetitions: docs/decisions.md#drain-bench-best; the medians'
+# the fastest repetitions: docs/decisions/0034-drain-bench-best.md; the medians'
 # on the line after) of the default drain path,
 # then one line per drain path this CPU has (userspace/README.md#drain-paths)
 # with the same three ratios; every figure in bench.json. It runs at the
@@ -382,7 +382,7 @@ track_a() {
 track_b() {
 	local pkg612=()
 	# 8. the Debian packages (make deb, in the background since the build;
-	#    docs/decisions.md#packaging): lintian, autopkgtest (null virt
+	#    docs/decisions/0023-packaging.md): lintian, autopkgtest (null virt
 	#    server) and the packaged install path: dpkg -i, DKMS builds nnq.ko
 	#    for 6.1 and 6.12, the 6.1 module in the VM (under udevd with the
 	#    packaged rule, then every kselftest), dpkg --purge
@@ -451,7 +451,8 @@ count_lane debug "VM debug kernel" "$build/vm/lane-debug.log"
 #     copies them from /dev/kmsg into its console log): every line in the
 #     documented format and matched by exactly one rule, every rule and
 #     cause seen or listed as out of the lanes' reach
-#     (selftests/npd/check-npd-rules.sh, docs/decisions.md#npd-rules)
+#     (selftests/npd/check-npd-rules.sh,
+#     docs/decisions/0014-hw-error-log.md#npd-rules)
 stage_begin
 selftests/npd/check-npd-rules.sh "$build"/vm/{tests,torn-control,sunda,devtest-B,e2e}.log \
 	"$build"/vm/lane-{hotplug,faults,storm,recovery,iommu,iommu-removal,k8s,6.12,debug}.log \

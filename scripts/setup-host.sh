@@ -42,10 +42,10 @@ CHECK_PKGS=(
 	# the driver's tracepoints, read in the VM by trace-cmd and by perf
 	# (6.1's linux-perf; selftests/vm/trace-payload.sh downloads 6.12's)
 	trace-cmd linux-perf
-	# the Debian packages (make deb, debian/; docs/decisions.md#packaging):
-	# debhelper with dh-sequence-dkms (dh-dkms), help2man for neuron-nq's
-	# man page, lintian, autopkgtest (run with its null virt server), adduser
-	# for neuron-dkms's postinst
+	# the Debian packages (make deb, debian/;
+	# docs/decisions/0023-packaging.md): debhelper with dh-sequence-dkms
+	# (dh-dkms), help2man for neuron-nq's man page, lintian, autopkgtest
+	# (run with its null virt server), adduser for neuron-dkms's postinst
 	debhelper dh-dkms help2man lintian autopkgtest adduser
 	# docs/performance.md's plots (scripts/perf-report.py)
 	python3-matplotlib

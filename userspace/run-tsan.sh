@@ -6,9 +6,9 @@
 # build/userspace). The single-threaded suites, the CLI, the device plugin
 # and the VM programs are not built here (the plain ctest and the VM lanes
 # run them): TSan reports races between threads, and the stage builds only
-# what it runs (docs/decisions.md#check-budget). The producer/consumer race tests are
-# shortened to NEURON_RACE_RECORDS records (default 1000000; the Reaper
-# race runs a tenth of it). Exits non-zero if
+# what it runs (docs/decisions/0030-check-budget.md). The producer/consumer
+# race tests are shortened to NEURON_RACE_RECORDS records (default 1000000; the
+# Reaper race runs a tenth of it). Exits non-zero if
 # the build or any test fails, or if TSan reports a race (TSan makes the test
 # fail: halt_on_error, exitcode 66).
 #

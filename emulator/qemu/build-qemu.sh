@@ -106,7 +106,7 @@ fi
 # Only the devices the guests use (devices.mak): no default features, no
 # default devices; no debug information, which costs a sixth of the
 # compiler's time (a backtrace still names the functions;
-# docs/decisions.md#check-budget). A build tree configured otherwise is
+# docs/decisions/0030-check-budget.md). A build tree configured otherwise is
 # configured again.
 cmp -s "$here/devices.mak" "$src/configs/devices/x86_64-softmmu/neuron.mak" ||
 	cp "$here/devices.mak" "$src/configs/devices/x86_64-softmmu/neuron.mak"

@@ -705,7 +705,7 @@ static void t_ignore_full_overflow(void)
 /*
  * A full queue with neither SW_BACKPRESSURE nor IGNORE_FULL drops the
  * record as a software queue overflow (intr_2, not the input buffer's
- * intr_3: docs/decisions.md#wrbuf), and the next record written to the
+ * intr_3: docs/decisions/0026-wrbuf.md), and the next record written to the
  * queue carries software_queue_overflow.
  */
 static void t_full_without_policy(void)
@@ -1228,9 +1228,9 @@ static void t_dge(void)
 	/*
 	 * m) gather, 1-byte elements, identity index table (emu_isa.h) except
 	 * index 7 = 200 > the index bound 100, idx_bound_is_err: an error that
-	 * the suppress bit cannot silence (docs/decisions.md#dge-index-path):
-	 * SEQUENCER_FATAL {DGE_BOUNDS, direction src, info src | src index},
-	 * halted, nothing copied
+	 * the suppress bit cannot silence
+	 * (docs/decisions/0018-dge-index-path.md): SEQUENCER_FATAL {DGE_BOUNDS,
+	 * direction src, info src | src index}, halted, nothing copied
 	 */
 	{
 		uint32_t idx[256];

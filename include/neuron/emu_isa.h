@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * The instruction format the emulated engines execute (ours:
- * docs/decisions.md#emu-isa): the encoding is UAPI, <linux/neuron_isa.h>
- * (NEURON_IOC_SUBMIT takes it); this header is the device model's and the
- * driver's way in, and pins that encoding: the static assertions below check
- * the size and byte offset of every field of every instruction structure,
- * and the bit ranges of the sub-byte fields, against literals taken from
- * the layouts the UAPI header's kernel-doc gives (bytes) and from
- * docs/hardware.md#dge-bounds-reg and #dge-indirect (bits).
+ * docs/decisions/0004-device-details.md#emu-isa): the encoding is UAPI,
+ * <linux/neuron_isa.h> (NEURON_IOC_SUBMIT takes it); this header is the
+ * device model's and the driver's way in, and pins that encoding: the static
+ * assertions below check the size and byte offset of every field of every
+ * instruction structure, and the bit ranges of the sub-byte fields, against
+ * literals taken from the layouts the UAPI header's kernel-doc gives (bytes)
+ * and from docs/hardware.md#dge-bounds-reg and #dge-indirect (bits).
  * scripts/check-headers.sh compiles this file alone as C11 and C++20
  * (headers.isa_asserts_c, headers.isa_asserts_cxx); offsetof() and sizeof
  * of a C bitfield do not compile, so a bitfield cannot come back unnoticed.
@@ -53,7 +53,10 @@ NEURON_STATIC_ASSERT(NEURON_ISA_SIZE(neuron_emu_dge_desc, indirect) == 1, "indir
 NEURON_STATIC_ASSERT(NEURON_ISA_OFFSET(neuron_emu_dge_desc, backend) == 15, "backend at 15");
 NEURON_STATIC_ASSERT(NEURON_ISA_SIZE(neuron_emu_dge_desc, backend) == 1, "backend: 1 B");
 
-/* struct neuron_emu_insn: 32 bytes, EVENTS at +8, the operand at +16 (docs/decisions.md#emu-isa) */
+/*
+ * struct neuron_emu_insn: 32 bytes, EVENTS at +8, the operand at +16
+ * (docs/decisions/0004-device-details.md#emu-isa)
+ */
 NEURON_STATIC_ASSERT(sizeof(struct neuron_emu_insn) == 32, "insn 32 B");
 NEURON_STATIC_ASSERT(NEURON_EMU_INSN_BYTES == 32, "NEURON_EMU_INSN_BYTES");
 NEURON_STATIC_ASSERT(NEURON_ISA_OFFSET(neuron_emu_insn, opcode) == 0, "opcode at 0");

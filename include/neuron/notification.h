@@ -52,8 +52,8 @@ struct neuron_isa_notification_header {
 union neuron_isa_tpb_error_metadata_lo {
 	uint16_t raw;
 	/*
-	 * Sequencer arm, ours (docs/decisions.md#seq-metadata-lo: the hardware
-	 * description names no sub-fields for bits 15:0):
+	 * Sequencer arm, ours (docs/decisions/0003-choices.md#seq-metadata-lo:
+	 * the hardware description names no sub-fields for bits 15:0):
 	 * what kind of condition metadata_hi.info describes, and for DGE
 	 * bounds failures which register and direction.
 	 */

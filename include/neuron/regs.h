@@ -12,7 +12,8 @@
  *     a disabled queue)
  *   docs/hardware.md#timestamp, #evt-sem-windows, #dge-feature-flags: the
  *     1 ps timestamp, the EVT_SEM windows, local register 38
- *   docs/decisions.md#register-map: where the rest of the map comes from
+ *   docs/decisions/0004-device-details.md#register-map: where the rest of the
+ *   map comes from
  *
  * BAR0 (1 MiB, 64-bit MMIO): a global page, then one 64 KiB window per core.
  * BAR2: MSI-X table and PBA.  BAR4: device memory ("HBM"), 64-bit prefetchable.
@@ -56,7 +57,8 @@
 
 /*
  * MSI-X vectors: one per core for its NOTIFIC summary, then the throttle
- * edge, then device faults (docs/decisions.md#msix-vectors).
+ * edge, then device faults
+ * (docs/decisions/0004-device-details.md#msix-vectors).
  */
 #define NEURON_MSIX_VEC_CORE(c)		(c)
 #define NEURON_MSIX_VEC_THROTTLE(ncores) (ncores)
@@ -150,7 +152,7 @@
  * phase written with a record is 1 on the first pass: ((count / entries) & 1) ^ 1.
  * The hardware's tail_ptr advances modulo the ring size; counting instead
  * lets a ring hold exactly `entries` records without a wasted slot
- * (docs/decisions.md#head-tail-counts).
+ * (docs/decisions/0002-departures.md#head-tail-counts).
  */
 
 /* Head doorbell pages: one 4 KiB page per queue, only its HEAD at +0. */

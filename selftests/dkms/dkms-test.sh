@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The packaged install path (docs/decisions.md#packaging): the .debs that
+# The packaged install path (docs/decisions/0023-packaging.md): the .debs that
 # `make deb` built (build/deb/), checked, installed on the host the way an
 # operator installs them, and the module DKMS built from them loaded in the VM.
 #   1. the four packages are there, at dkms.conf's version; lintian reports
@@ -298,7 +298,8 @@ if [ -n "$ko" ]; then
 fi
 result $st dkms.module_installed
 # the packaged module is not a test build: no pause point, no test-only
-# parameter (kernel/Kbuild NEURON_TEST_HOOKS, docs/decisions.md#pause-points)
+# parameter (kernel/Kbuild NEURON_TEST_HOOKS,
+# docs/decisions/0011-reset-and-recovery.md#pause-points)
 st=1
 if [ -n "$ko" ]; then
 	parms=$(modinfo -F parm "$ko" 2>/dev/null)
@@ -475,7 +476,7 @@ mkdir -p /run /lib/udev/rules.d /etc/udev/rules.d
 mount -t tmpfs tmpfs /run
 cp $u/60-neuron.rules /lib/udev/rules.d/
 # AWS's driver installs a rule making every node named neuron* mode 0666
-# (docs/decisions.md#names); with it present our node must stay 0660
+# (docs/decisions/0015-names.md); with it present our node must stay 0660
 echo 'KERNEL=="neuron*", MODE="0666"' >/etc/udev/rules.d/90-foreign-neuron.rules
 gid=$(cut -d: -f3 $u/group)
 { echo "root:x:0:"; echo "$(cat $u/group):nmember"; echo "nother:x:1001:"; } >/etc/group

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # In the guest, on the real driver: neuron-nq coredump decodes the
 # devcoredump of a real hang (docs/cli-json.md#coredump,
-# docs/decisions.md#coredump). Run by guest-tests.sh --trace after the
+# docs/decisions/0013-coredump.md). Run by guest-tests.sh --trace after the
 # kselftests (neuron-nq comes with trace-payload.sh's tools).
 #
 # With the module's hang_timeout_ms at 500 (restored after), `neuron-nq run`

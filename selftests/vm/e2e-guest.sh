@@ -125,7 +125,8 @@ grep -E '"object":"(record|edge)"' /tmp/mon2.json |
 result $? "e2e.monitor_lines_in_time_order"
 
 # ---- neuron-nq stats while a monitor holds queues 1 and 3 of core 0 and
-# runs a program there; core 0 is the monitor's (docs/decisions.md#tenancy),
+# runs a program there; core 0 is the monitor's
+# (docs/decisions/0005-tenancy.md),
 # so another process's submit to it is refused and names the owner
 $nq monitor --duration 4 --queue 1 --queue 3 --run $ex/hello.nq >/tmp/mon3.out 2>&1 &
 mpid=$!
@@ -146,7 +147,7 @@ result $? "e2e.stats_json"
 wait $mpid
 comment /tmp/mon3.out
 
-# ---- a detached submit (issue 13, docs/decisions.md#submit-detach): a
+# ---- a detached submit (issue 13, docs/decisions/0024-submit-detach.md): a
 # monitor (root) holds queue 1 of core 0 and grants the core to uid 1001;
 # that uid, another process, submits a program of 2,000 instructions with
 # `submit --detach` (1.5 s of DELAY, then 999 x NOTIFY and 2 ms of DELAY,
@@ -275,7 +276,7 @@ result $? "e2e.run.dge-structural_names_the_bad_byte"
 $nq reset --engine pool | comment
 
 # ---- the index path with index tables the programs bring themselves
-# (`data`, docs/program-syntax.md#data; docs/decisions.md#dge-index-path):
+# (`data`, docs/program-syntax.md#data; docs/decisions/0018-dge-index-path.md):
 # the tables are read from the program area, so an overflow is reported only
 # if the device read the program's own table {0, 5}
 run_case() { # run_case NAME FILE EXPECTED_EXIT PATTERN [ARGS...]

@@ -140,7 +140,7 @@ result $? "rmmod"
 # (priority, then the text and its SUBSYSTEM/DEVICE lines), which the
 # console ("quiet": errors only) does not all show, for the host's check of
 # the node-problem-detector rules (selftests/npd/check-npd-rules.sh,
-# docs/decisions.md#hw-error-log); a read past the last record blocks
+# docs/decisions/0014-hw-error-log.md); a read past the last record blocks
 timeout 1 cat /dev/kmsg >/tmp/kmsg 2>/dev/null
 awk '/^[0-9]+,/ { keep = index($0, ": hw-error ") > 0 } keep { print "# kmsg: " $0 }' /tmp/kmsg
 echo "# guest: $fails of $n checks failed"

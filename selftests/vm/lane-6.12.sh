@@ -19,7 +19,7 @@
 # status. Needs `make selftests userspace` (build/selftests,
 # build/userspace/neuron-nq) and scripts/setup-host.sh.
 #
-# The packaged path (docs/decisions.md#packaging): `--module KO` boots with
+# The packaged path (docs/decisions/0023-packaging.md): `--module KO` boots with
 # that module instead of building one (scripts/check.sh passes the one DKMS
 # built from the neuron-dkms .deb for the 6.12 headers,
 # selftests/dkms/dkms-test.sh), and `--root DIR` takes neuron-nq and

@@ -138,7 +138,7 @@ lane_relay() {
 				# with the vCPUs stopped: a change to the memory map made
 				# from the monitor's thread while a vCPU runs can send that
 				# vCPU's next MMIO access to the wrong region
-				# (docs/decisions.md#one-tcg-thread)
+				# (docs/decisions/0029-one-tcg-thread.md)
 				lane_monitor "$sock" stop >/dev/null
 				out=$(lane_monitor "$sock" "$req")
 				lane_monitor "$sock" cont >/dev/null

@@ -23,7 +23,8 @@
 #             removal, held there by the pause point) and "uevent_aer",
 #             "uevent_removal" (a uevent listener sees offline then online
 #             for the AER recovery, removing then remove then add for the
-#             removal: docs/decisions.md#uevents), on 2 vCPUs
+#             removal: docs/decisions/0011-reset-and-recovery.md#uevents), on 2
+#             vCPUs
 #   iommu     the guest behind an Intel IOMMU (intel_iommu=on
 #             iommu.strict=1), 2 vCPUs: robust_test "mmap_abuse", "removal",
 #             "hotplug", "reload", "fuzz" and lifecycle_test "pinning"

@@ -23,7 +23,7 @@
 #   swiotlb swiotlb=force on the guest kernel's command line (every
 #           streaming DMA mapping bounced, as in a confidential VM): the
 #           "swiotlb" group checks a host ring is refused with -EOPNOTSUPP
-#           and device rings carry the records (docs/decisions.md#swiotlb)
+#           and device rings carry the records (docs/decisions/0006-swiotlb.md)
 #
 # Usage: lane-robust.sh --lane faults|storm|swiotlb [--qemu PATH] [--kernel PATH]
 #                       [--module PATH] [--payload DIR] [--log PATH]

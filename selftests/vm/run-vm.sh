@@ -29,7 +29,8 @@
 #   --monitor PATH     QEMU monitor on a unix socket (for hot-unplug tests)
 #   --append ARGS      extra kernel command line (read by tests from /proc/cmdline)
 #   --smp N            virtual CPUs (default 1), all run by one TCG thread
-#                      (docs/decisions.md#one-tcg-thread); NEURON_TCG_THREAD=multi
+#                      (docs/decisions/0029-one-tcg-thread.md);
+#                      NEURON_TCG_THREAD=multi
 #                      gives each its own thread, for measuring only
 #   --iommu            an Intel IOMMU (intel-iommu, no interrupt remapping),
 #                      enabled in the guest with strict invalidation

@@ -44,7 +44,8 @@
 // shared host a neighbour on the same physical core slows the drain and the
 // reference for tens of seconds at a time, and memcpy (rep movsb) much less,
 // so a median can carry the neighbour more than the code
-// (docs/decisions.md#drain-bench-best); the medians' ratios are printed too.
+// (docs/decisions/0034-drain-bench-best.md); the medians' ratios are printed
+// too.
 //
 // Drain paths (userspace/README.md#drain-paths): the benchmarks above run on
 // the path RingView chooses by default (NEURON_DRAIN_PATH, else the widest

@@ -355,7 +355,7 @@ namespace {
 
 // Fills @out from @rec decoded with the queue class @cls; @unsure: the caller
 // named no queue, so an EXPLICIT with debug_hint 1 may be DGE_METADATA
-// (docs/decisions.md#dge-metadata-route), and the text says so.
+// (docs/decisions/0019-dge-metadata-route.md), and the text says so.
 void decode_into(const libneuron_record* rec, neuron::QueueClass cls, bool unsure, libneuron_decoded* out) {
   {
     neuron::Record r;

@@ -218,7 +218,7 @@ Result<Device> Device::open_mode(const std::string& path, int mode) {
   DeviceInfo di{};
   const std::uint64_t caps = xioctl(fd.get(), NEURON_IOC_DEVICE_INFO, &di) == 0 ? di.capabilities : 0;
   // The file's status page, once, for every queue made from it
-  // (docs/decisions.md#device-loss); a driver that announces it maps it.
+  // (docs/decisions/0027-device-loss.md); a driver that announces it maps it.
   std::shared_ptr<const StatusPage> status;
   if (caps & NEURON_CAP_STATUS_PAGE) {
     auto sp = StatusPage::map(fd.get());
@@ -232,7 +232,7 @@ Result<Device> Device::open_mode(const std::string& path, int mode) {
 Result<std::shared_ptr<const StatusPage>> StatusPage::map(int fd) {
   // One page of the kernel's (DEVICE_INFO page_size is this kernel's
   // PAGE_SIZE; NEURON_STATUS_PAGE_SIZE is the 4 KiB case only:
-  // docs/decisions.md#page-size).
+  // docs/decisions/0011-reset-and-recovery.md#page-size).
   const auto page_len = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   auto m = Mapping::map(fd, page_len, PROT_READ, NEURON_STATUS_PAGE_OFFSET,
                         fmt::format("status page of fd {}", fd));
@@ -250,7 +250,7 @@ std::vector<std::string> Device::list(const std::string& dir) {
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* e = ::readdir(d)) {
       const char* n = e->d_name;
-      // only our nodes: not AWS's /dev/neuronN (docs/decisions.md#names)
+      // only our nodes: not AWS's /dev/neuronN (docs/decisions/0015-names.md)
       constexpr std::size_t prefix = sizeof(NEURON_DEV_NAME) - 1;
       if (std::strncmp(n, NEURON_DEV_NAME, prefix) != 0 || n[prefix] == '\0') continue;
       char* end = nullptr;
@@ -572,7 +572,8 @@ void DeviceMemory::reset() noexcept {
 }
 
 std::optional<std::uint32_t> Device::index() const noexcept {
-  // the number before "-coreC" of a core node (docs/decisions.md#core-nodes)
+  // the number before "-coreC" of a core node
+  // (docs/decisions/0017-core-nodes.md)
   constexpr std::string_view core_suffix = "-core";
   std::size_t end = path_.size();
   std::size_t i = end;
@@ -626,7 +627,8 @@ Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned 
   }
 
   // Mapping lengths come from the kernel, never from 4 KiB
-  // (docs/decisions.md#page-size): the ring rounded up to its page size,
+  // (docs/decisions/0011-reset-and-recovery.md#page-size): the ring rounded up
+  // to its page size,
   // the doorbell DEVICE_INFO's doorbell_size; 0 there means doorbells cannot
   // be mapped (pages above the 4 KiB doorbell stride) and HEAD goes by
   // NEURON_IOC_NQ_HEAD. A driver without NEURON_CAP_PAGE_SIZE has 4 KiB.
@@ -870,7 +872,7 @@ bool NotificationQueue::check_device() noexcept {
 
 // NQ_INFO failed: ENODEV (removed) and EIO (stale after a reset, or the
 // device offline) mean the driver has revoked the mappings
-// (docs/decisions.md#reset-and-recovery).
+// (docs/decisions/0011-reset-and-recovery.md).
 void NotificationQueue::note_info_error(const Error& e) noexcept {
   if (e.code == std::errc::no_such_device || e.code == std::errc::io_error) mark_device_gone();
 }

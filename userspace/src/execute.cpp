@@ -444,7 +444,7 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   qo.flags = opt.queue_flags;
   qo.threshold = std::max<std::uint32_t>(opt.threshold, 1);
   qo.eventfd = true;
-  // Routing (docs/decisions.md#route-programmable): set before any queue
+  // Routing (docs/decisions/0022-route-programmable.md): set before any queue
   // of the core exists, then read back; records are decoded with it.
   for (unsigned core : cores) {
     if (opt.route)

@@ -218,7 +218,7 @@ std::string explain(const TpbError& e, const Program& program, unsigned core) {
     for (std::uint8_t dir : {std::uint8_t(NEURON_DGE_DIR_SRC), std::uint8_t(NEURON_DGE_DIR_DST)}) {
       if (!(q.direction & dir)) continue;
       const bool src = dir == NEURON_DGE_DIR_SRC;
-      if (q.info & (dir << 2)) {  // an index of this direction above its bound (docs/decisions.md#dge-index-path)
+      if (q.info & (dir << 2)) {  // an index of this direction above its bound (docs/decisions/0018-dge-index-path.md)
         parts += fmt::format("{}{} index > bound in $S[{}]", parts.empty() ? "" : "; ", src ? "src" : "dst",
                              bc_reg(src ? d.bc_src : d.bc_dst));
         continue;

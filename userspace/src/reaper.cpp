@@ -227,7 +227,7 @@ struct Reaper::Impl {
   bool joined = false;
   std::atomic<std::int64_t> final_cpu_ns{0};
   std::atomic<bool> exited{false};  // run() has returned (final_cpu_ns is set)
-  std::atomic<bool> gone{false};    // the device went (docs/decisions.md#device-loss)
+  std::atomic<bool> gone{false};    // the device went (docs/decisions/0027-device-loss.md)
 
   // statistics: written by the reaper thread, read by anyone
   std::atomic<std::uint64_t> wakes{0}, queue_wakes{0}, rescans{0}, drains{0}, records{0}, late_records{0},
@@ -506,7 +506,7 @@ struct Reaper::Impl {
   }
 
   /// The device went: no ring is touched again, every waiter left gets
-  /// DeviceGone, and the thread ends (docs/decisions.md#device-loss).
+  /// DeviceGone, and the thread ends (docs/decisions/0027-device-loss.md).
   void lose_device() {
     signal_completed();  // waiters a queued edge (the RESET) completed
     for (auto& q : queues) q->mark_device_gone();

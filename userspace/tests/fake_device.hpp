@@ -180,7 +180,7 @@ class FakeInterrupt {
 /// Ring memory for fakes: an anonymous shared mapping (zeroed, page aligned);
 /// revoke() makes it PROT_NONE: any later load faults (SIGSEGV), which
 /// catches a drain after the loss (the driver's old mappings no longer
-/// fault, docs/decisions.md#mapping-after-reset).
+/// fault, docs/decisions/0011-reset-and-recovery.md#mapping-after-reset).
 class FakeRing {
  public:
   explicit FakeRing(std::uint32_t entries) {

@@ -145,8 +145,8 @@ TEST(Decode, DgeMetadataOnTheDgeQueue) {
   EXPECT_NE(to_text(d).find("4096 packets per DMA engine on engines {0,15}"), std::string::npos) << to_text(d);
 }
 
-// docs/decisions.md#dge-metadata-route: the route decides which queue is the
-// DGE's. 0x01743210 is the default with the DGE class (5) on queue 7.
+// docs/decisions/0019-dge-metadata-route.md: the route decides which queue is
+// the DGE's. 0x01743210 is the default with the DGE class (5) on queue 7.
 TEST(Decode, DgeMetadataFollowsTheRoute) {
   constexpr std::uint32_t route = 0x01743210u;
   EXPECT_EQ(queue_class(7, route), QueueClass::Dge);
@@ -524,7 +524,8 @@ TEST(Decode, DeviceEncoderGivesTheHandWrittenDgeMetadataBytes) {
   EXPECT_EQ(std::get<DgeMetadata>(decode(dev, QueueClass::Dge)).num_packets, 1u);
 }
 
-// A programmed route (docs/hardware.md#nq-routing, docs/decisions.md#route-programmable):
+// A programmed route (docs/hardware.md#nq-routing,
+// docs/decisions/0022-route-programmable.md):
 // 0x03249867 sends trace to 7, EXPLICIT to 6, EVT_SEM to 8, errors to 9,
 // throttle to 4, DGE to 2, DMA to 3. Each queue's class, hand-written.
 TEST(Decode, QueueClassUnderAProgrammedRoute) {
@@ -540,8 +541,8 @@ TEST(Decode, QueueClassUnderAProgrammedRoute) {
 
 // The same EXPLICIT-with-debug_hint-1 bytes are DGE metadata on the queue
 // the route gives the DGE class and EXPLICIT anywhere else
-// (docs/decisions.md#dge-metadata-route): POOL EXPLICIT 0x0e, pc 7, hint 1,
-// dma_map 0x0003 (bytes 4..5), num_packets 2 (bytes 6..7).
+// (docs/decisions/0019-dge-metadata-route.md): POOL EXPLICIT 0x0e, pc 7, hint
+// 1, dma_map 0x0003 (bytes 4..5), num_packets 2 (bytes 6..7).
 TEST(Decode, DgeMetadataUnderAProgrammedRoute) {
   Record r;
   r.bytes = {0x07, 0x00, 0x10, 0x0e | NEURON_ISA_HEADER_PHASE, 0x03, 0x00, 0x02, 0x00, 0, 0, 0, 0, 0, 0, 0, 0};

@@ -247,7 +247,7 @@ TEST(Device, IndexFromThePath) {
   ASSERT_TRUE(d);
   EXPECT_FALSE(d->index());
   // a core node's device number is the one before "-coreC"
-  // (docs/decisions.md#core-nodes); /dev/null stands in for the nodes
+  // (docs/decisions/0017-core-nodes.md); /dev/null stands in for the nodes
   char dir[] = "/tmp/nnq-index-XXXXXX";
   ASSERT_NE(::mkdtemp(dir), nullptr);
   const std::string base(dir);

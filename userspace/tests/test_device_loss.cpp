@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// Device loss (userspace/README.md#device-loss, docs/decisions.md#device-loss)
-// on fakes that vanish the way a removed device does: the rings are revoked
-// first (PROT_NONE: a drain that still reads one kills this test with
-// SIGSEGV; the driver's old mappings no longer fault, so this is stricter
-// than the device), then the file reports
+// Device loss (userspace/README.md#device-loss,
+// docs/decisions/0027-device-loss.md) on fakes that vanish the way a removed
+// device does: the rings are revoked first (PROT_NONE: a drain that still reads
+// one kills this test with SIGSEGV; the driver's old mappings no longer fault,
+// so this is stricter than the device), then the file reports
 // EPOLLHUP or EPOLLERR and read() gives ENODEV after the queued edges.
 // Checked: every waiter completes with DeviceGone within 1 s, the Reaper's
 // thread exits and uses no CPU afterwards, no ring is read after the loss,
@@ -148,7 +148,8 @@ TEST(DeviceLoss, HangupCompletesEveryWaiterWithDeviceGoneAndTheThreadExits) {
   ws.join();
   // the rings go PROT_NONE once the loss is declared: a read after it
   // faults (before it, the pass that completed start_rig's waiter may still
-  // be reading, as the driver allows: docs/decisions.md#mapping-after-reset)
+  // be reading, as the driver allows:
+  // docs/decisions/0011-reset-and-recovery.md#mapping-after-reset)
   for (auto* q : rig.q) q->vanish();
   for (const auto& o : ws.out) {
     EXPECT_EQ(WaitStatus::DeviceGone, o.status) << wait_status_name(o.status);

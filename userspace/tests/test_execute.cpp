@@ -863,7 +863,7 @@ TEST(Perfetto, SlicesFromStartEndPairs) {
   EXPECT_EQ(names, 2);  // PE and ACT tracks
 }
 
-// Routing (issue 28 items 1 and 2, docs/decisions.md#route-programmable):
+// Routing (issue 28 items 1 and 2, docs/decisions/0022-route-programmable.md):
 // with ExecOptions::route 0x03249867 (trace 7, EXPLICIT 6, EVT_SEM 8, errors
 // 9, throttle 4, DGE 2, DMA 3) execute() programs the route before any
 // queue, makes queues 0..9, and decodes each record with it: a NOTIFY

@@ -158,7 +158,8 @@ TEST(Netlink, EventInputBufferEdgesParse) {
 }
 
 // A HANG edge carries the engine's pc, a THROTTLE edge the count the rate
-// limit kept back (docs/decisions.md#hang-detection, #event-ratelimit);
+// limit kept back (docs/decisions/0012-hang-detection.md,
+// docs/decisions/0008-event-ratelimit.md);
 // both read 0 from a driver that does not send them.
 TEST(Netlink, EventPcAndSuppressedParse) {
   Msg m(kFamily, NEURON_CMD_EVENT);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-// No page size in the ABI (docs/decisions.md#page-size): the driver's mmap
+// No page size in the ABI
+// (docs/decisions/0011-reset-and-recovery.md#page-size): the driver's mmap
 // offsets and lengths, kernel/neuron_mmap_layout.h, evaluated with the page
 // shifts of 4, 16 and 64 KiB kernels. neuron_mmap.c uses the same macros
 // with PAGE_SHIFT; there is no 16 KiB machine here, so this is how a 16 KiB

@@ -247,7 +247,7 @@ TEST(ReaperScale, FilesOfOneDeviceNodeArePolledOnce) {
 
 // One device of four goes: its one polled file hangs up, its rings are
 // revoked; every waiter gets DeviceGone, every queue is marked gone, the
-// thread exits (docs/decisions.md#device-loss: one device's loss ends the
+// thread exits (docs/decisions/0027-device-loss.md: one device's loss ends the
 // Reaper).
 TEST(ReaperScale, TheLossOfOneDeviceSeenThroughItsOneFile) {
   Host host(4, 1);
@@ -266,7 +266,8 @@ TEST(ReaperScale, TheLossOfOneDeviceSeenThroughItsOneFile) {
   // The file hangs up first; the rings go PROT_NONE only once the loss is
   // declared. The pass that completed `w` may still be reading queue 170 (a
   // pass drains a queue until it comes back empty), and the driver keeps a
-  // removed device's rings readable (docs/decisions.md#mapping-after-reset):
+  // removed device's rings readable
+  // (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset):
   // only a read after DeviceGone would be wrong, and that one would fault.
   host.files[2]->vanish();
   EXPECT_EQ(WaitStatus::DeviceGone, gone->wait(10s));

@@ -157,8 +157,8 @@ TEST(VisibleCores, GivenOverridesTheVariableWhichOverridesAll) {
   }
 }
 
-// docs/decisions.md#core-nodes: on a core node the visible set is the node's
-// core; NEURON_VISIBLE_CORES is narrowed to it and must include it.
+// docs/decisions/0017-core-nodes.md: on a core node the visible set is the
+// node's core; NEURON_VISIBLE_CORES is narrowed to it and must include it.
 TEST(VisibleCores, ACoreNodeSeesItsCoreOnly) {
   {
     EnvVar env(nullptr);

@@ -275,9 +275,10 @@ int run() {
     std::printf("# device_loss: no RESET edge read: the reaper stopped before the driver sent it\n");
   tap(all_gone && realtime.load() && g && from_gone_ms < 1000, "waiters_device_gone_within_1s");
 
-  // The status page (docs/decisions.md#device-loss): the Reaper read it
+  // The status page (docs/decisions/0027-device-loss.md): the Reaper read it
   // instead of polling a file, and it still reads Gone (it is never revoked,
-  // and no old mapping raises a signal: docs/decisions.md#mapping-after-reset).
+  // and no old mapping raises a signal:
+  // docs/decisions/0011-reset-and-recovery.md#mapping-after-reset).
   const auto rst = (*reaper)->stats();
   const std::int64_t pg = page_ns.load();
   std::printf("# device_loss: %zu status pages read, %zu files polled, %llu poll() calls for device loss; the "

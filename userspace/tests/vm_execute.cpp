@@ -11,7 +11,7 @@
 //      NOTIFIC cause SW_OVERFLOW (bit 2 of the cause,
 //      include/uapi/linux/neuron_record.h); the Device's own event stream
 //      (open_event_stream(), a dup of its file) gets that edge for core 1
-//      without CAP_SYS_ADMIN (docs/decisions.md#tenancy).
+//      without CAP_SYS_ADMIN (docs/decisions/0005-tenancy.md).
 //   2. execute_stops_on_overflow: execute() with lossy queues and a program
 //      of 600 NOTIFYs that then waits on semaphore 7 forever, timeout 20 s:
 //      it returns SW_NQ_OVERFLOW (1204), not TIMEOUT (5), and leaves the
@@ -32,7 +32,7 @@
 //      one-record slot, the last 5 are lost (docs/device-model.md#axi-evt-sem).
 //      Device::notify_trigger() reads axi_dropped 0 before and 5 after, and
 //      `neuron-nq metrics --json` ($NEURON_NQ) shows core 1's axi_dropped 5
-//      higher than before (docs/decisions.md#axi-dropped).
+//      higher than before (docs/decisions/0025-axi-dropped.md).
 //   0. throttle_is_its_own_outcome (as root, before --uid: arming throttle
 //      is device-wide and needs CAP_SYS_ADMIN): throttle armed, a program
 //      of two THROTTLEs ends COMPLETED_THROTTLED (2001), not

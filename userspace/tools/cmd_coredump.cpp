@@ -2,7 +2,8 @@
 //
 // neuron-nq coredump [FILE] [--json]: decode a devcoredump the driver took of
 // a hung or halted core (the NNQCORE format of include/uapi/linux/neuron.h,
-// struct neuron_coredump_header and what follows it; docs/decisions.md#coredump)
+// struct neuron_coredump_header and what follows it;
+// docs/decisions/0013-coredump.md)
 // into text or one JSON object (docs/cli-json.md#coredump). Without FILE it
 // reads the newest /sys/class/devcoredump/devcd<M>/data whose failing device
 // is bound to nnq. It only reads: writing to the data file frees the dump.

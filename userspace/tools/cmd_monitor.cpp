@@ -3,7 +3,7 @@
 // neuron-nq monitor and stats: a live stream of the ring records of queues
 // the monitor makes and drains, merged in time order with the interrupt
 // edges from netlink (merge.hpp), optionally granting its core to a user
-// for detached submits (docs/decisions.md#submit-detach); and the driver's
+// for detached submits (docs/decisions/0024-submit-detach.md); and the driver's
 // per-queue and per-core counters over netlink.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -98,7 +98,7 @@ int cmd_monitor(const MonitorArgs& a) {
   std::vector<std::unique_ptr<ReapQueue>> queues;
   std::uint32_t our_queues = 0;
   // the core's route as the driver reports it with the queues (NQ_INFO):
-  // records are decoded with it (docs/decisions.md#route-programmable)
+  // records are decoded with it (docs/decisions/0022-route-programmable.md)
   std::uint32_t route = NEURON_ROUTE_DEFAULT;
   for (unsigned q : a.queues) {
     NotificationQueue::Options o;
@@ -627,7 +627,7 @@ void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g) {
   monitor->add_option("--grant-submit", ma->grant_submit,
                       "Grant the monitored core to this user (uid or name; ours when given without one): programs it "
                       "submits detached run there on our behalf, their records in our queues "
-                      "(docs/decisions.md#submit-detach)")
+                      "(docs/decisions/0024-submit-detach.md)")
       ->expected(0, 1)
       ->type_name("[UID]");
   out.push_back({monitor, [ma, g] {

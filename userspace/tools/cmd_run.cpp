@@ -454,7 +454,7 @@ std::string engines_text(const Program& prog) {
   return s;
 }
 
-// submit --detach (docs/decisions.md#submit-detach): the program goes to
+// submit --detach (docs/decisions/0024-submit-detach.md): the program goes to
 // cores another open file owns, through the owner's grant
 // (NEURON_IOC_CORE_GRANT, `monitor --grant-submit`), with
 // NEURON_SUBMIT_F_DETACH. It then belongs to that owner: its records reach the
@@ -503,7 +503,7 @@ int cmd_submit_detached(const RunArgs& a) {
       Error err = std::move(s).error();
       if (err.code == std::errc::operation_not_permitted)
         err.what += fmt::format(" (core {} is not granted to this user, uid {}: its owner runs `neuron-nq monitor "
-                                "--core {} --grant-submit {}`, docs/decisions.md#submit-detach)",
+                                "--core {} --grant-submit {}`, docs/decisions/0024-submit-detach.md)",
                                 e.core, ::geteuid(), e.core, ::geteuid());
       if (!started.empty())
         fmt::print(stderr, "neuron-nq: submit --detach: started before the error, and left to the owner:{}\n", started);
@@ -572,7 +572,7 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
                   "engine of each DGE copy's split (docs/device-model.md#dma-engines)");
   run->add_flag("--axi-evt-sem", ra->axi_evt_sem,
                 "Arm AXI_EVT_SEM records on the program's cores for the run: one per host EVT_SEM write "
-                "(--sem-set); the records the device lost are counted (AXI_DROPPED; docs/decisions.md#axi-dropped)");
+                "(--sem-set); the records the device lost are counted (AXI_DROPPED; docs/decisions/0025-axi-dropped.md)");
   run->add_option("--sem-set", ra->sem_sets,
                   "Host write after submitting, [CORE:]INDEX=VALUE (SEM_SET; CORE defaults to the program's "
                   "lowest): wakes a program waiting on the semaphore; repeat for more, made in order");
@@ -598,7 +598,7 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   submit->add_flag("--detach", sa->detach,
                    "Submit to cores another process holds and granted us (its `monitor --grant-submit`): the program "
                    "then belongs to that process, its records go to its queues, and submit exits once the engines "
-                   "are started (docs/decisions.md#submit-detach)")
+                   "are started (docs/decisions/0024-submit-detach.md)")
       ->excludes(features)
       ->excludes(timeout);
   out.push_back({submit, [sa, g] {

@@ -2,7 +2,7 @@
 //
 // The NNQCORE devcoredump the driver takes of a hung or halted core
 // (include/uapi/linux/neuron.h, struct neuron_coredump_header and what
-// follows it; docs/decisions.md#coredump) as data, its text and its JSON
+// follows it; docs/decisions/0013-coredump.md) as data, its text and its JSON
 // (docs/cli-json.md#coredump). No I/O: `neuron-nq coredump` (cmd_coredump.cpp)
 // reads the file, and the fuzz target userspace/fuzz/fuzz_coredump.cpp feeds
 // it arbitrary bytes.

@@ -184,7 +184,7 @@ DeviceSample sample_device(unsigned index, const Sources& src) {
   if (auto t = slurp(dir + "/device/local_cpulist")) s.local_cpulist = std::string(trim(*t));
 
   // DEVICE_INFO, and ENGINE_STATUS of every engine (read-only ioctls: they
-  // claim no core, docs/decisions.md#tenancy).
+  // claim no core, docs/decisions/0005-tenancy.md).
   // read-only is enough (and all a member of group neuron without write
   // access gets): DEVICE_INFO and ENGINE_STATUS are read-only ioctls
   if (auto dev = Device::open_read_only(s.path)) {

@@ -106,7 +106,7 @@ struct DeviceSample {
   bool threshold_known = false;  ///< threshold_counts: CoreSample::threshold
   bool edges_known = false;      ///< edge_counts: CoreSample::notific_edges
   bool storms_known = false;     ///< intr_storms: CoreSample::storms, storm_masked
-  bool axi_known = false;        ///< axi_dropped: CoreSample::axi_dropped (docs/decisions.md#axi-dropped)
+  bool axi_known = false;        ///< axi_dropped: CoreSample::axi_dropped (docs/decisions/0025-axi-dropped.md)
   std::vector<std::string> counter_errors;      ///< one per counter file that failed
   std::vector<EngineSample> engines;
   std::string engines_error;

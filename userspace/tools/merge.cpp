@@ -79,12 +79,13 @@ void print_edge(std::FILE* out, const Item& it, bool json) {
     line["clock"] = "monotonic";
     fmt::print(out, "{}\n", json_text(line));
   } else if (e.edge == NEURON_EDGE_ENGINE_STOPPED) {
-    // a program the driver stopped (docs/decisions.md#submit-detach)
+    // a program the driver stopped (docs/decisions/0024-submit-detach.md)
     fmt::print(out, "{:>18}  edge  c{}     ENGINE_STOPPED {} engines {} (program #{} stopped on this core)\n",
                ns_text(it.t_ns), e.core, stop_cause_name(e.cause), engine_mask_names(e.queues), e.count);
   } else if (e.edge == NEURON_EDGE_HANG) {
     // an engine that retired nothing for its core's hang timeout
-    // (docs/decisions.md#hang-detection): cause is the state it was seen in
+    // (docs/decisions/0012-hang-detection.md): cause is the state it was seen
+    // in
     fmt::print(out, "{:>18}  edge  c{}     HANG engines {} {} at pc {} (hang #{} on this core)\n", ns_text(it.t_ns),
                e.core, engine_mask_names(e.queues), engine_state_name(e.cause), e.pc, e.count);
   } else {

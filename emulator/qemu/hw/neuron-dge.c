@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * neuron-tpb: the DGE copy descriptor (docs/hardware.md#dge,
- * docs/decisions.md#arch-device, the "DGE" section of docs/device-model.md).
+ * docs/decisions/0001-original-architecture.md#arch-device, the "DGE" section
+ * of docs/device-model.md).
  *
  * Error severities (docs/hardware.md#dge-structural, #dge-recovery,
- * docs/decisions.md#dge-index-path):
+ * docs/decisions/0018-dge-index-path.md):
  *  - structural: a BOUND_CHECK_REG or the indirect flags fail the validity
  *    predicates of docs/hardware.md#dge-indirect, #dge-validity, the index
  *    encoding is malformed, or the backend is not one we know:
@@ -268,8 +269,8 @@ static uint32_t neuron_dge_idx(const NeuronDgeCopy *op, uint32_t i)
 
 /*
  * The bounds check of one direction (docs/hardware.md#dge-detect: addr <=
- * limit; docs/decisions.md#dge-index-path). A direct direction compares the
- * last byte the copy touches, addr + max(length, 1) - 1; an indexed one
+ * limit; docs/decisions/0018-dge-index-path.md). A direct direction compares
+ * the last byte the copy touches, addr + max(length, 1) - 1; an indexed one
  * compares every index. Returns true if the direction is out of bounds;
  * @shown/@limit are what the log prints (the last byte or the first
  * failing index).
@@ -301,7 +302,7 @@ static bool neuron_dge_oob(const NeuronDgeCopy *op, unsigned int dir,
 /*
  * Element @i of direction @dir: its BAR4 offset, or false if it leaves the
  * direction's window [addr, addr + length) (the range the driver checked
- * against the file's allocations, docs/decisions.md#tenancy).
+ * against the file's allocations, docs/decisions/0005-tenancy.md).
  */
 static bool neuron_dge_elem(const NeuronDgeCopy *op, unsigned int dir,
                             uint32_t addr, uint32_t i, uint32_t elem,
@@ -368,7 +369,7 @@ static void neuron_dge_bounds_outcome(NeuronDgeCopy *op, unsigned int oob)
         }
         if (neuron_dge_indexed(d, dir)) {
             /*
-             * docs/decisions.md#dge-index-path: an index OOB is never
+             * docs/decisions/0018-dge-index-path.md: an index OOB is never
              * silent: an error with idx_bound_is_err, or when bit 1 leaves
              * no notification to carry it.
              */

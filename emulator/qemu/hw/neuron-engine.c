@@ -486,7 +486,7 @@ static bool neuron_engine_dge(NeuronEngine *e)
                                    op.bc_reg, op.dirs);
         break;
     case NEURON_DGE_RECORD_BOUNDS_FATAL:
-        /* docs/decisions.md#dge-index-path: an index OOB that is an error */
+        /* docs/decisions/0018-dge-index-path.md: an index OOB that is an error */
         neuron_engine_set_fatal(e, NEURON_ISA_SEQ_INFO_DGE_BOUNDS, op.info,
                                 op.bc_reg, op.dirs);
         return false;

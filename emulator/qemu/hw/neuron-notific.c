@@ -375,7 +375,7 @@ static bool neuron_nq_store(NeuronCore *c, unsigned int qi, uint32_t slot,
 /*
  * A record of queue @qi was lost by the ring writer itself (a failed ring
  * write): the queue's next record carries hardware_queue_overflow, so the
- * consumer sees where the gap is (docs/decisions.md#wrbuf). That is the
+ * consumer sees where the gap is (docs/decisions/0026-wrbuf.md). That is the
  * first record of @qi behind the writer's in the input buffer (@buffered:
  * the lost one was the buffer's head), else the next to arrive.
  */
@@ -404,8 +404,8 @@ static void neuron_nq_owe_hw_ovf(NeuronCore *c, unsigned int qi, bool buffered)
  * (software owns it, docs/hardware.md#head-doorbell); it wins over
  * backpressure. SW_BACKPRESSURE stalls the writer (@stall_queue = @qi);
  * with neither the record is dropped as a software queue overflow (intr_2,
- * docs/decisions.md#wrbuf) and the next record written to the queue carries
- * software_queue_overflow. A disabled queue drops the record (intr_1,
+ * docs/decisions/0026-wrbuf.md) and the next record written to the queue
+ * carries software_queue_overflow. A disabled queue drops the record (intr_1,
  * docs/hardware.md#nq-backpressure) and marks nothing: the queue has no
  * reader, and its next user must not inherit the mark. A failed ring write
  * drops it too (intr_4, device DMA fault), and the queue's next record

@@ -12,7 +12,8 @@
  *
  * BAR0  1 MiB 64-bit MMIO: global page at 0, core c at 0x10000 * (c + 1).
  * BAR2  MSI-X table + PBA: vector c = core c's NOTIFIC summary, then the
- *       throttle edge, then device faults (docs/decisions.md#msix-vectors).
+ *       throttle edge, then device faults
+ *       (docs/decisions/0004-device-details.md#msix-vectors).
  * BAR4  device memory ("HBM"), 64-bit prefetchable RAM: rings with
  *       CTRL.DEVICE_MEM, engine programs, DGE buffers.
  *

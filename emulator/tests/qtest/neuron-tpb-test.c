@@ -10,7 +10,7 @@
  * Expected values are written out here as literals from docs/hardware.md
  * (#notific, #nq-descriptor, #nq-head-tail, #rec-header, #rec-phase,
  * #rec-types, #evt-sem-windows, #intr-causes, #timestamp),
- * docs/decisions.md#register-map, docs/decisions.md#msix-vectors and
+ * docs/decisions/0004-device-details.md#register-map, #msix-vectors and
  * docs/device-model.md (reset values, queue rules, full-queue policies,
  * MSI-X edges, resets), never taken from the model's headers: a register
  * moved in the model, or in include/neuron/regs.h, fails here.
@@ -28,7 +28,7 @@
 #include "libqos/malloc-pc.h"
 #include "hw/pci/pci_regs.h"
 
-/* ---- the register map, by hand (docs/decisions.md#register-map) --------- */
+/* ---- the register map, by hand (docs/decisions/0004-device-details.md#register-map) */
 
 /* global page */
 #define R_ID            0x000
@@ -123,7 +123,7 @@
 #define QS_DMA_ERROR    0x8
 #define QC_DEVICE_MEM   0x1
 
-/* opcodes (docs/decisions.md#emu-isa) */
+/* opcodes (docs/decisions/0004-device-details.md#emu-isa) */
 #define OP_NOP          0x00
 #define OP_NOTIFY       0x01
 #define OP_HALT         0x02
@@ -214,7 +214,7 @@ static void step_us(Dev *d, unsigned int us)
     qtest_clock_step(d->qts, us * 1000ll);
 }
 
-/* ---- programs: 32-byte instructions (docs/decisions.md#emu-isa) --------- */
+/* ---- programs: 32-byte instructions (docs/decisions/0004-device-details.md#emu-isa) */
 
 typedef struct {
     uint8_t b[32];
@@ -654,7 +654,7 @@ static void test_ignore_full(void)
 
 /*
  * Neither policy bit: the fifth record is lost as a software-queue overflow
- * (DROP_COUNT, intr_2: docs/decisions.md#wrbuf).
+ * (DROP_COUNT, intr_2: docs/decisions/0026-wrbuf.md).
  */
 static void test_full_no_policy(void)
 {
@@ -1314,7 +1314,7 @@ static void test_evtsem_axi_record(void)
 
 /*
  * A failed ring write loses its record and marks the queue's next one
- * (docs/decisions.md#wrbuf). With bus mastering off every host write fails
+ * (docs/decisions/0026-wrbuf.md). With bus mastering off every host write fails
  * (a transient fault: the queue stays enabled and configured); the three
  * AXI_EVT_SEM records of the first writes are dropped (DROP_COUNT 3, TAIL
  * 0, intr_4). Bus mastering back on, the next record lands in slot 0 with

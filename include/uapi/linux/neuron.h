@@ -2,17 +2,17 @@
 /*
  * /dev/nnqN userspace ABI: ioctls and mmap cookies of the neuron driver.
  *
- * Names (docs/decisions.md#names): the module, its sysfs class and the
+ * Names (docs/decisions/0015-names.md): the module, its sysfs class and the
  * device nodes /dev/nnqN are NEURON_DEV_NAME, which shares no prefix with
  * AWS's driver (module "neuron", nodes /dev/neuronN), so both can be loaded
  * on one host.
  *
- * Conventions (docs/decisions.md#arch-driver): ioctl type
- * NEURON_IOCTL_MAGIC (docs/decisions.md#ioctl-magic); structs with explicit
- * padding, little-endian like the host and the device; every reserved
+ * Conventions (docs/decisions/0001-original-architecture.md#arch-driver): ioctl
+ * type NEURON_IOCTL_MAGIC (docs/decisions/0009-ioctl-magic.md); structs with
+ * explicit padding, little-endian like the host and the device; every reserved
  * field and unknown flag must be zero or the call fails with -EINVAL.
  *
- * Growing the ABI (docs/decisions.md#uapi-growth): the size in a command
+ * Growing the ABI (docs/decisions/0010-uapi-growth.md): the size in a command
  * number (_IOC_SIZE) is the caller's struct size, and the kernel accepts any
  * size from the command's first release (NEURON_<NAME>_SIZE_VER0) up, the
  * copy_struct_from_user() convention of openat2() and clone3(): a smaller
@@ -38,9 +38,9 @@
  * with NEURON_IOC_NQ_HEAD. Anything else wrong fails with -EINVAL; after
  * the device is removed, -ENODEV. No access to an old mapping raises a
  * signal after a reset, NQ_DESTROY or a removal
- * (docs/decisions.md#mapping-after-reset): a host ring stays readable,
- * with the records written before, until it is unmapped; a device ring
- * then reads zeros and a doorbell is a page of the file's own that
+ * (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset): a host ring
+ * stays readable, with the records written before, until it is unmapped; a
+ * device ring then reads zeros and a doorbell is a page of the file's own that
  * reaches no device. One offset needs no ioctl: NEURON_STATUS_PAGE_OFFSET maps the
  * calling file's own status page (struct neuron_status_page,
  * NEURON_CAP_STATUS_PAGE), with the same rules as a ring (MAP_SHARED,
@@ -68,9 +68,9 @@
  *            file was opened with), or (THROTTLE) the caller lacks
  *            CAP_SYS_ADMIN, or the file was opened through a core node
  *            /dev/nnqN-coreC and the call names another core or is
- *            device-wide (docs/decisions.md#core-nodes has the table)
+ *            device-wide (docs/decisions/0017-core-nodes.md has the table)
  *
- * Tenancy (docs/decisions.md#tenancy): every core (TPB) belongs to at most
+ * Tenancy (docs/decisions/0005-tenancy.md): every core (TPB) belongs to at most
  * one open file at a time. A file acquires cores with
  * NEURON_IOC_CORE_ACQUIRE, or implicitly by the first call that needs
  * ownership of a core nobody owns: NQ_INIT, SUBMIT, ENGINE_RESET, a
@@ -93,9 +93,10 @@
  * core_owners shows each core's owner (PID and command). Device memory is
  * allocated per file (NEURON_IOC_MEM_ALLOC) and a program may only name
  * memory its file allocated, or, detached, its core owner's (SUBMIT:
- * -EACCES). docs/decisions.md#tenancy, #submit-detach.
+ * -EACCES). docs/decisions/0005-tenancy.md,
+ * docs/decisions/0024-submit-detach.md.
  *
- * Core nodes (NEURON_CAP_CORE_NODES, docs/decisions.md#core-nodes): beside
+ * Core nodes (NEURON_CAP_CORE_NODES, docs/decisions/0017-core-nodes.md): beside
  * /dev/nnqN the driver makes /dev/nnqN-coreC for each core C, created and
  * removed with the device. A file opened through one may name core C only:
  * every ioctl naming another core, and every device-wide one (THROTTLE),
@@ -120,7 +121,7 @@
 /*
  * The ioctl type byte: 0xBA has no entry in the kernel's
  * Documentation/userspace-api/ioctl/ioctl-number.rst ('N', the first
- * choice, is the USB scanner's and NVMe's; docs/decisions.md#ioctl-magic).
+ * choice, is the USB scanner's and NVMe's; docs/decisions/0009-ioctl-magic.md).
  */
 #define NEURON_IOCTL_MAGIC	0xBA
 
@@ -144,36 +145,36 @@
 /*
  * struct neuron_device_info @page_size and @doorbell_size, NEURON_IOC_NQ_HEAD;
  * no mapping raises a signal after a reset or removal
- * (docs/decisions.md#mapping-after-reset, #page-size)
+ * (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset, #page-size)
  */
 #define NEURON_CAP_PAGE_SIZE	(1ull << 8)
 /*
  * NEURON_IOC_NQ_ROUTE; struct neuron_nq_info @route
- * (docs/decisions.md#route-programmable)
+ * (docs/decisions/0022-route-programmable.md)
  */
 #define NEURON_CAP_ROUTE	(1ull << 9)
 /*
  * per-core device nodes /dev/nnqN-coreC, struct neuron_device_info
- * @file_cores (docs/decisions.md#core-nodes)
+ * @file_cores (docs/decisions/0017-core-nodes.md)
  */
 #define NEURON_CAP_CORE_NODES	(1ull << 10)
 /*
  * hang detection: NEURON_IOC_HANG_TIMEOUT, NEURON_EDGE_HANG events,
  * NEURON_STOP_HANG, struct neuron_event @pc (the event grew from 56 to 64
  * bytes), devcoredumps in the struct neuron_coredump_header format
- * (docs/decisions.md#hang-detection)
+ * (docs/decisions/0012-hang-detection.md)
  */
 #define NEURON_CAP_HANG		(1ull << 11)
 /*
  * struct neuron_notify_trigger @axi_dropped (the struct grew from 32 to 40
  * bytes) and sysfs axi_dropped: AXI_EVT_SEM records the device lost
- * (docs/decisions.md#axi-dropped)
+ * (docs/decisions/0025-axi-dropped.md)
  */
 #define NEURON_CAP_AXI_DROPPED	(1ull << 12)
 
 /*
  * The struct sizes of each command's first release: the smallest a caller
- * may pass (docs/decisions.md#uapi-growth).
+ * may pass (docs/decisions/0010-uapi-growth.md).
  */
 #define NEURON_DEVICE_INFO_SIZE_VER0	80
 #define NEURON_NQ_INIT_SIZE_VER0	56
@@ -250,7 +251,8 @@
  *			(bits 0..num_cores - 1) for a file of /dev/nnqN, one
  *			bit for a file of a core node /dev/nnqN-coreC: its
  *			core; any call naming another core, or a device-wide
- *			one, gets -EPERM there (docs/decisions.md#core-nodes).
+ *			one, gets -EPERM there
+ *			(docs/decisions/0017-core-nodes.md).
  *			Was reserved (zero on return) before
  *			NEURON_CAP_CORE_NODES: 0 means every core
  */
@@ -344,7 +346,8 @@ struct neuron_nq_init {
  * Errors: -EINVAL (core/queue out of range), -ENOENT (no such queue made by
  * this file), -EBUSY (the ring is still mapped). A still-mapped doorbell
  * page does not block it; afterwards that page is a page of the file's own
- * (a write reaches no device; docs/decisions.md#mapping-after-reset).
+ * (a write reaches no device;
+ * docs/decisions/0011-reset-and-recovery.md#mapping-after-reset).
  */
 struct neuron_nq_id {
 	__u32 core;
@@ -412,10 +415,10 @@ struct neuron_nq_info {
  *
  * Writes the queue's HEAD register, what a store to its doorbell mapping
  * does, for a kernel whose pages are larger than the doorbell stride
- * (DEVICE_INFO @doorbell_size 0, docs/decisions.md#page-size); it works
- * with any page size. Errors: -EINVAL (a field out of range or reserved
- * nonzero), -ENOENT (no such queue made by this file), -EIO (stale file,
- * device offline).
+ * (DEVICE_INFO @doorbell_size 0,
+ * docs/decisions/0011-reset-and-recovery.md#page-size); it works with any page
+ * size. Errors: -EINVAL (a field out of range or reserved nonzero), -ENOENT (no
+ * such queue made by this file), -EIO (stale file, device offline).
  */
 struct neuron_nq_head {
 	__u32 core;
@@ -487,7 +490,7 @@ struct neuron_timestamp {
 #define NEURON_SUBMIT_F_TRACE	(1u << 0) /* INST_START/INST_END around each insn */
 /*
  * the program belongs to the core's owner, not to the submitting file
- * (NEURON_CAP_SUBMIT_GRANT; docs/decisions.md#submit-detach)
+ * (NEURON_CAP_SUBMIT_GRANT; docs/decisions/0024-submit-detach.md)
  */
 #define NEURON_SUBMIT_F_DETACH	(1u << 1)
 #define NEURON_SUBMIT_F_ALL	(NEURON_SUBMIT_F_TRACE | NEURON_SUBMIT_F_DETACH)
@@ -627,7 +630,8 @@ struct neuron_feature_flags {
  *
  * Lets a reaper sleep on the ring instead of spinning
  * (docs/hardware.md#completion: the comp_efd chain;
- * docs/decisions.md#arch-driver). The queue's THRESHOLD and coalesce_ns
+ * docs/decisions/0001-original-architecture.md#arch-driver). The queue's
+ * THRESHOLD and coalesce_ns
  * (NEURON_IOC_NQ_INIT, NEURON_IOC_NQ_COALESCE) say when the interrupt comes
  * (docs/device-model.md#coalescing); a HEAD write re-arms it.
  * Errors: -EINVAL (range, reserved), -ENOENT (queue not made by this file),
@@ -739,7 +743,7 @@ struct neuron_cores {
  * The owner of a core lets one uid (Linux's unit of trust) start programs
  * there that belong to the owner: their records reach the owner's queues,
  * their DGE_COPY ranges are checked against the owner's device memory,
- * and they outlive the submitting file (docs/decisions.md#submit-detach).
+ * and they outlive the submitting file (docs/decisions/0024-submit-detach.md).
  * The uid a SUBMIT is checked against is the effective uid of the
  * credentials its file was opened with, as for any permission that
  * travels with a file. A grant does not let anyone else make queues,
@@ -781,7 +785,7 @@ enum neuron_trigger_source {
  *		caller's: host EVT_SEM writes that found the unit's one-record
  *		slot taken (its queue full with backpressure), the device's
  *		AXI_DROPPED counted from the claim on. In: ignored. Appended
- *		with NEURON_CAP_AXI_DROPPED (docs/decisions.md#axi-dropped)
+ *		with NEURON_CAP_AXI_DROPPED (docs/decisions/0025-axi-dropped.md)
  * @reserved1:	in: must be zero
  *
  * Arms or disarms one completion notification of a core; all are off after
@@ -793,7 +797,7 @@ enum neuron_trigger_source {
  * SET, INC, DEC, EVENT_SET, EVENT_CLEAR). Behaviour:
  * docs/device-model.md#dma-engines, docs/device-model.md#axi-evt-sem.
  * Only the owner of the core may call it; a free core becomes the
- * caller's (docs/decisions.md#tenancy). A call that changes nothing
+ * caller's (docs/decisions/0005-tenancy.md). A call that changes nothing
  * (arming what is armed) is how an owner reads @axi_dropped.
  * Errors: -EINVAL (core, source, index, enable or a reserved field out of
  * range), -EPERM (another file owns the core).
@@ -831,15 +835,15 @@ struct neuron_notify_trigger {
  *
  * Which software queue of the core each class of record goes to
  * (docs/hardware.md#nq-routing). A route is the core's, not an engine's:
- * all five engines of a core share it (docs/decisions.md#route-programmable).
- * The core's owner sets it; a free core becomes the caller's
- * (docs/decisions.md#tenancy). It is NEURON_ROUTE_DEFAULT after the
- * device's reset and again whenever the core's owner gives the core up
- * (NEURON_IOC_CORE_RELEASE, close, exit), so every owner starts from the
- * default. SET is refused while the calling file has a queue on the core:
- * a queue's records keep the class they were routed with. GET needs no
- * ownership. Several classes may share a queue; the lowest class routed to
- * a queue names it for a decoder (libneuron queue_class()).
+ * all five engines of a core share it
+ * (docs/decisions/0022-route-programmable.md). The core's owner sets it; a
+ * free core becomes the caller's (docs/decisions/0005-tenancy.md). It is
+ * NEURON_ROUTE_DEFAULT after the device's reset and again whenever the core's
+ * owner gives the core up (NEURON_IOC_CORE_RELEASE, close, exit), so every
+ * owner starts from the default. SET is refused while the calling file has a
+ * queue on the core: a queue's records keep the class they were routed with.
+ * GET needs no ownership. Several classes may share a queue; the lowest class
+ * routed to a queue names it for a decoder (libneuron queue_class()).
  * Errors: -EINVAL (@core, @op, @route: a class's queue at or above
  * queues_per_core or a bit above NEURON_ROUTE_MASK; @route nonzero for
  * GET; reserved nonzero), -EPERM (SET: another file owns the core), -EBUSY
@@ -871,7 +875,7 @@ struct neuron_nq_route {
  * @reserved:	in: must be zero
  *
  * Allocates device memory for the calling file: DGE_COPY instructions it
- * submits may read and write it (docs/decisions.md#tenancy). The memory
+ * submits may read and write it (docs/decisions/0005-tenancy.md). The memory
  * reads as zeros when it is handed out. It is freed by NEURON_IOC_MEM_FREE
  * or the file's release.
  * Errors: -EINVAL (size 0 or above mem_alloc_limit, offset misaligned or
@@ -916,15 +920,15 @@ struct neuron_mem_free {
  * the file asks for more with NEURON_IOC_EVENT_SIZE; then each event is
  * that many bytes, zero beyond what the kernel fills, and @size says how
  * many bytes the kernel filled, so a reader built against a later header
- * knows which fields it got (docs/decisions.md#uapi-growth). Generic netlink
- * events are attributes and carry the family version in their header.
+ * knows which fields it got (docs/decisions/0010-uapi-growth.md). Generic
+ * netlink events are attributes and carry the family version in their header.
  *
- * Which edges a file sees (docs/decisions.md#tenancy): NOTIFIC,
+ * Which edges a file sees (docs/decisions/0005-tenancy.md): NOTIFIC,
  * ENGINE_STOPPED, THROTTLE and FAULT edges of the cores it owns
  * (ENGINE_STOPPED: owned when the program was stopped), and every RESET and
  * PCI_ERROR edge. A file opened by a process with CAP_SYS_ADMIN sees every
  * edge. THROTTLE and FAULT events are rate limited per core and kind
- * (docs/decisions.md#event-ratelimit): past the limit an edge is counted
+ * (docs/decisions/0008-event-ratelimit.md): past the limit an edge is counted
  * but not reported, and the next event of that core and kind that is
  * reported says in @suppressed how many were not. The event queue is
  * allocated, and charged to the caller's memory cgroup, when the file first
@@ -947,9 +951,9 @@ enum neuron_edge {
  * Why the driver tore every queue down (NEURON_EDGE_RESET @cause). Files
  * open before the reset get -EIO from every call but DEVICE_INFO,
  * ENGINE_STATUS, TIMESTAMP and read(); their ring and doorbell mappings
- * raise no signal (docs/decisions.md#mapping-after-reset).
- * A file opened afterwards works normally. docs/decisions.md "Reset and
- * recovery".
+ * raise no signal
+ * (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset). A file
+ * opened afterwards works normally (docs/decisions/0011-reset-and-recovery.md).
  */
 enum neuron_reset_cause {
 	NEURON_RESET_REMOVE = 1,	/* unbind, hot-unplug or surprise removal */
@@ -961,7 +965,7 @@ enum neuron_reset_cause {
 
 /*
  * Why the driver stopped a program that was running or waiting
- * (NEURON_EDGE_ENGINE_STOPPED @cause); docs/decisions.md#submit-detach.
+ * (NEURON_EDGE_ENGINE_STOPPED @cause); docs/decisions/0024-submit-detach.md.
  */
 enum neuron_stop_cause {
 	NEURON_STOP_ENGINE_RESET = 1,	/* the core's owner reset the engine (ENGINE_RESET) */
@@ -985,11 +989,11 @@ enum neuron_pci_error {
  *        NEURON_STATUS_PAGE_OFFSET)
  * (info from NEURON_IOC_DEVICE_INFO; the same offset on every file and
  * with every page size up to 64 KiB; it maps the caller's own page, and
- * descriptors dup()ed from one open share it). docs/decisions.md#device-loss,
- * #page-size. NEURON_STATUS_PAGE_SIZE is the length with 4 KiB pages
- * only, kept for programs built against the first header: mmap() rounds
- * the length up to the page, so it still maps the whole page on a larger
- * one; new code uses @page_size.
+ * descriptors dup()ed from one open share it).
+ * docs/decisions/0027-device-loss.md, #page-size. NEURON_STATUS_PAGE_SIZE is
+ * the length with 4 KiB pages only, kept for programs built against the first
+ * header: mmap() rounds the length up to the page, so it still maps the whole
+ * page on a larger one; new code uses @page_size.
  */
 #define NEURON_STATUS_PAGE_OFFSET	0x3000000000ull
 #define NEURON_STATUS_PAGE_SIZE		4096	/* 4 KiB pages only: use @page_size */
@@ -1009,14 +1013,14 @@ enum neuron_status_state {
  * struct neuron_status_page - a file's status page (NEURON_CAP_STATUS_PAGE)
  * @state:	enum neuron_status_state. NEURON_STATUS_LIVE from the open on.
  *		The driver changes it at the first step of a reset or removal
- *		(docs/decisions.md#reset-and-recovery), once every call inside
- *		the driver has left and before it stops an engine, disables a
- *		queue or revokes a ring or doorbell mapping: STALE for a reset
- *		(FLR, AER recovery, suspend, shutdown), GONE for a removal. It
- *		never goes back to LIVE (a file stale after a reset stays
- *		stale; open the device again); STALE may still become GONE.
- *		Written last, with release semantics and a full barrier after
- *		it: a reader that loads @state with acquire semantics and
+ *		(docs/decisions/0011-reset-and-recovery.md), once every call
+ *		inside the driver has left and before it stops an engine,
+ *		disables a queue or revokes a ring or doorbell mapping: STALE
+ *		for a reset (FLR, AER recovery, suspend, shutdown), GONE for a
+ *		removal. It never goes back to LIVE (a file stale after a reset
+ *		stays stale; open the device again); STALE may still become
+ *		GONE. Written last, with release semantics and a full barrier
+ *		after it: a reader that loads @state with acquire semantics and
  *		finds it changed also sees @cause and @generation of that
  *		change, and a load made after a mapping was revoked never
  *		finds LIVE.
@@ -1029,7 +1033,7 @@ enum neuron_status_state {
  *		file opened after a reset shows a larger generation than one
  *		left stale by it
  * @reserved:	zero; later releases may give these words a meaning (zero
- *		then means absent, docs/decisions.md#uapi-growth)
+ *		then means absent, docs/decisions/0010-uapi-growth.md)
  *
  * The rest of the page is zero.
  */
@@ -1081,7 +1085,7 @@ struct neuron_status_page {
  *		until it sets a larger size with NEURON_IOC_EVENT_SIZE
  * @suppressed: THROTTLE, FAULT: edges of this core and kind that the
  *		rate limit kept from every file and netlink since the last
- *		one reported (docs/decisions.md#event-ratelimit; sysfs
+ *		one reported (docs/decisions/0008-event-ratelimit.md; sysfs
  *		events_suppressed counts them all); otherwise 0. Was
  *		@reserved (zero) before
  * @wrbuf_full:	NOTIFIC: bit N per notify_error_wr_buffer_full_N edge
@@ -1134,7 +1138,7 @@ struct neuron_event_size {
 	__u64 reserved;
 };
 
-/* NEURON_IOC_HANG_TIMEOUT limits, milliseconds (docs/decisions.md#hang-detection) */
+/* NEURON_IOC_HANG_TIMEOUT limits, milliseconds (docs/decisions/0012-hang-detection.md) */
 #define NEURON_HANG_TIMEOUT_MIN_MS	100
 #define NEURON_HANG_TIMEOUT_MAX_MS	600000
 
@@ -1157,7 +1161,7 @@ struct neuron_event_size {
  * cause NEURON_STOP_HANG). A WAIT nobody signals and a long DELAY are
  * told apart only by this timeout. Setting needs ownership of the core (a
  * free core becomes the caller's); the override ends when the owner gives
- * the core up. docs/decisions.md#hang-detection. Errors: -EINVAL (@core
+ * the core up. docs/decisions/0012-hang-detection.md. Errors: -EINVAL (@core
  * or @timeout_ms out of range, reserved nonzero), -EPERM (another file
  * owns the core), -EIO (stale file), -ENODEV (device removed).
  */
@@ -1206,7 +1210,7 @@ enum neuron_coredump_cause {
  * Taken with dev_coredumpv() on the PCI device, read from
  * /sys/class/devcoredump/devcd<M>/data and freed by writing to it (or by
  * the kernel after five minutes). Little-endian, no padding between the
- * parts. docs/decisions.md#coredump.
+ * parts. docs/decisions/0013-coredump.md.
  */
 struct neuron_coredump_header {
 	char magic[8];
@@ -1269,8 +1273,8 @@ struct neuron_coredump_queue {
 };
 
 /*
- * Generic netlink family NEURON_GENL_NAME (docs/decisions.md#arch-driver),
- * strict policies:
+ * Generic netlink family NEURON_GENL_NAME
+ * (docs/decisions/0001-original-architecture.md#arch-driver), strict policies:
  *   NEURON_CMD_GET_DEVICE  do (NEURON_A_DEVICE required) and dump: device
  *                          attributes and per-core edge counters
  *   NEURON_CMD_GET_NQ      dump (NEURON_A_DEVICE optional filter): one message

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * The instruction format the emulated engines execute (ours:
- * docs/decisions.md#emu-isa), as NEURON_IOC_SUBMIT takes it (struct
- * neuron_submit @insns of <linux/neuron.h>): a program is an array of 32-byte
- * instructions the driver copies to device memory before it starts the engine.
- * This is the only definition of the encoding; include/neuron/emu_isa.h (the
- * device model's and the driver's view) includes it and checks the sizes.
+ * docs/decisions/0004-device-details.md#emu-isa), as NEURON_IOC_SUBMIT takes it
+ * (struct neuron_submit @insns of <linux/neuron.h>): a program is an array of
+ * 32-byte instructions the driver copies to device memory before it starts the
+ * engine. This is the only definition of the encoding; include/neuron/emu_isa.h
+ * (the device model's and the driver's view) includes it and checks the sizes.
  *
  * Every instruction carries the 8-byte EVENTS block of
  * docs/hardware.md#evt-sem-ops (wait_mode/wait_idx, update_mode/update_idx,
@@ -158,12 +158,12 @@ enum neuron_dge_backend {
 #define NEURON_ISA_INDIRECT_MODE_SHIFT			0
 /**
  * NEURON_ISA_INDIRECT_MODE_GATHER - indirect_mode value bit 0: the source is
- * indexed (ours, docs/decisions.md#dge-index-path)
+ * indexed (ours, docs/decisions/0018-dge-index-path.md)
  */
 #define NEURON_ISA_INDIRECT_MODE_GATHER			0x1
 /**
  * NEURON_ISA_INDIRECT_MODE_SCATTER - indirect_mode value bit 1: the
- * destination is indexed (ours, docs/decisions.md#dge-index-path)
+ * destination is indexed (ours, docs/decisions/0018-dge-index-path.md)
  */
 #define NEURON_ISA_INDIRECT_MODE_SCATTER		0x2
 /**
@@ -192,7 +192,7 @@ enum neuron_dge_backend {
 /*
  * A DGE_COPY also uses two fields of the instruction header that other
  * opcodes keep reserved (docs/program-syntax.md#dge-index,
- * docs/decisions.md#dge-index-path):
+ * docs/decisions/0018-dge-index-path.md):
  *  - insn.flags is the descriptor's mode byte, NEURON_DGE_F_*: bit 0 selects
  *    wide-offset limits ($S[bc_reg] | $S[bc_reg + 1] << 32; else $S[bc_reg]
  *    alone), bits 3..1 the log2 of the element size of an indirect

@@ -32,8 +32,8 @@
  *
  * Layouts the hardware description does not give (trace, explicit, EVT_SEM,
  * DMA, the ERROR 0x03 interrupt form) are ours
- * (docs/decisions.md#own-record-layouts); they keep the header at byte 3 and
- * the timestamp at byte 8 like every layout it gives.
+ * (docs/decisions/0003-choices.md#own-record-layouts); they keep the header at
+ * byte 3 and the timestamp at byte 8 like every layout it gives.
  */
 #ifndef _UAPI_LINUX_NEURON_RECORD_H
 #define _UAPI_LINUX_NEURON_RECORD_H
@@ -373,7 +373,7 @@ enum neuron_dge_direction {
  * (docs/hardware.md#rec-seq-metadata): block_id bits 3:0 (the engine),
  * program_counter bits 15:4 (the faulting instruction), info bits 23:16,
  * reserved bits 31:24. metadata_lo is ours
- * (docs/decisions.md#seq-metadata-lo): info_kind bits 3:0 (enum
+ * (docs/decisions/0003-choices.md#seq-metadata-lo): info_kind bits 3:0 (enum
  * neuron_isa_seq_info_kind), bc_reg bits 9:4 (DGE: the $S index holding the
  * bound), direction bits 11:10 (DGE: enum neuron_dge_direction bits),
  * reserved bits 15:12.

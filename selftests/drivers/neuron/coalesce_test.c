@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kselftests of interrupt coalescing and the device clock sample (issue 14;
- * docs/device-model.md#coalescing, docs/decisions.md#coalescing,
+ * docs/device-model.md#coalescing, docs/decisions/0028-coalescing.md,
  * include/uapi/linux/neuron.h: struct neuron_nq_init.coalesce_ns,
  * NEURON_IOC_NQ_COALESCE, NEURON_IOC_TIMESTAMP).
  *

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kselftests of the per-core device nodes (issue 26, docs/decisions.md#core-nodes):
- * beside /dev/nnq0 the driver makes /dev/nnq0-core0 and /dev/nnq0-core1
- * (the VM's device has 2 cores), and a file opened through a core node may
- * name its own core only.
+ * kselftests of the per-core device nodes (issue 26,
+ * docs/decisions/0017-core-nodes.md): beside /dev/nnq0 the driver makes
+ * /dev/nnq0-core0 and /dev/nnq0-core1 (the VM's device has 2 cores), and a file
+ * opened through a core node may name its own core only.
  *
  *   nodes.exist_with_sysfs	the nodes, their numbers (minor 64 + 15 * N + C),
  *				sysfs "core" and "device", DEVICE_INFO file_cores

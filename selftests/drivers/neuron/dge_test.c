@@ -9,12 +9,12 @@
  *    bc_reg 0/62/63, index in/out of bounds, length 1/8, addr == limit, POOL
  *    and the other engines, cayman and sunda, with the record (or none), the
  *    engine's end state and what the destination holds written out by hand
- *    (docs/decisions.md#dge-index-path); FP_ERROR with a fatal error id;
+ *    (docs/decisions/0018-dge-index-path.md); FP_ERROR with a fatal error id;
  *  - the structural leg (docs/hardware.md#dge-structural, #dge-indirect,
  *    #dge-validity): SEQUENCER_FATAL, engine HALTED, no completion (timeout),
  *    SUBMIT -EIO, reset, a new program works;
  *  - "no backend", the wide-offset limit register; a copy leaving device memory or the file's allocations is
- *    refused by SUBMIT (-EACCES, docs/decisions.md#tenancy);
+ *    refused by SUBMIT (-EACCES, docs/decisions/0005-tenancy.md);
  *  - NEURON_IOC_FEATURE_FLAGS: round trip and bad inputs;
  *  - generation sunda (docs/hardware.md#generations): no feature-flag register
  *    (-EOPNOTSUPP) and DGE_COPY is an illegal instruction.
@@ -59,7 +59,7 @@
 /*
  * Data regions: BAR4 offsets below mem_alloc_limit, each a page the test's
  * file allocates there (NEURON_MEM_F_FIXED): SUBMIT refuses a DGE_COPY
- * naming memory the file did not allocate (docs/decisions.md#tenancy).
+ * naming memory the file did not allocate (docs/decisions/0005-tenancy.md).
  */
 #define REG_S		0x100000u	/* source */
 #define REG_D		0x200000u	/* destination */
@@ -584,8 +584,8 @@ static void check_fatal(struct __test_metadata *_metadata, struct dge_env *env,
  * One row per case: the descriptor, the registers and flags it runs under,
  * and what must happen. The expected columns are written out by hand from
  * docs/hardware.md#dge (detection, the two gates, the validity rules,
- * idx_bound_is_err), docs/decisions.md#dge-index-path (the index policy, the
- * last-byte compare, wide-offset mode, POOL only) and docs/device-model.md
+ * idx_bound_is_err), docs/decisions/0018-dge-index-path.md (the index policy,
+ * the last-byte compare, wide-offset mode, POOL only) and docs/device-model.md
  * "DGE copy" (record fields); nothing in a row is derived by code. The
  * runner only builds the programs from the input columns and compares what
  * arrives with the expected ones.
@@ -1134,8 +1134,8 @@ FIXTURE_VARIANT_ADD(dge_structural, dst_disabled_with_suppress) {
 };
 /*
  * docs/hardware.md#dge-validity: enabled, but in wide-offset mode $S[63 + 1]
- * does not exist (docs/decisions.md#dge-index-path; narrow mode reads $S[63]
- * alone and is valid, see the table)
+ * does not exist (docs/decisions/0018-dge-index-path.md; narrow mode reads
+ * $S[63] alone and is valid, see the table)
  */
 FIXTURE_VARIANT_ADD(dge_structural, wide_src_reg_63) {
 	.bc_src = BC(63, 0), .bc_dst = BC(DST_REG, 0), .backend = NEURON_DGE_BACKEND_POOL,
@@ -1396,7 +1396,7 @@ TEST_F(dge, several_oob_report_and_continue)
 /*
  * A copy that leaves device memory (or the file's memory): the device would
  * report MEMORY_ERROR (docs/device-model.md, DGE step 4), but since tenancy
- * (docs/decisions.md#tenancy) SUBMIT refuses such a program with -EACCES
+ * (docs/decisions/0005-tenancy.md) SUBMIT refuses such a program with -EACCES
  * before anything runs, so the device's check is no longer reachable from
  * userspace. Each copy is refused as the second instruction of a program
  * whose first is a good copy: no instruction retires, no program starts,
@@ -1449,10 +1449,10 @@ TEST_F(dge, copy_outside_device_memory)
 /*
  * An indirect descriptor's index table is memory the program reads too:
  * SUBMIT refuses a table, [table, table + 4 * count), outside the file's
- * allocations and the program (kernel/neuron_mem.c, docs/decisions.md#tenancy,
- * #dge-index-path) with -EACCES before anything runs; the same gather with
- * its table in the file's memory runs. Gather of 16 one-byte elements: a
- * 64-byte table.
+ * allocations and the program (kernel/neuron_mem.c,
+ * docs/decisions/0005-tenancy.md, #dge-index-path) with -EACCES before anything
+ * runs; the same gather with its table in the file's memory runs. Gather of 16
+ * one-byte elements: a 64-byte table.
  */
 TEST_F(dge, index_table_outside_file_memory)
 {
@@ -1491,7 +1491,7 @@ TEST_F(dge, index_table_outside_file_memory)
 
 /*
  * A copy may not write its own index table (kernel/neuron_mem.c,
- * docs/decisions.md#tenancy "index tables"): SUBMIT refuses, with -EINVAL
+ * docs/decisions/0005-tenancy.md "index tables"): SUBMIT refuses, with -EINVAL
  * and before anything runs, a scatter of 16 one-byte elements into
  * [REG_D, REG_D + 16) whose 64-byte table overlaps that window: at its
  * start (REG_D), and with only its first 4 bytes in the window's last 4

@@ -22,7 +22,7 @@
  *    taken (its backpressured queue full) loses its record; the loss is
  *    counted for the owner (NOTIFY_TRIGGER @axi_dropped, fdinfo) and in
  *    sysfs, and the next owner of the core, an unprivileged uid, starts
- *    from 0 (docs/decisions.md#axi-dropped);
+ *    from 0 (docs/decisions/0025-axi-dropped.md);
  *  - bad_input, second_user: -EINVAL for every bad field, -EPERM for a
  *    second, unprivileged user; the owner's state is untouched.
  *

@@ -2,8 +2,8 @@
 /*
  * kselftests of the neuron driver's interrupt edges and their three
  * delivery channels (issue 5; docs/hardware.md#host-paths, #throttle,
- * #completion, #intr-edge, #evt-sem; docs/decisions.md#arch-driver): every edge
- * provoked on purpose and seen through read()/poll() of /dev/nnq0, through
+ * #completion, #intr-edge, #evt-sem; docs/decisions/0001-original-architecture.md#arch-driver):
+ * every edge provoked on purpose and seen through read()/poll() of /dev/nnq0, through
  * the eventfd bound to a queue (threshold edges) and as a generic netlink
  * multicast on family "neuron", group "events"; the overflow policies (lossless
  * backpressure under a 100,000-record load, lossy ignore-full with the gap

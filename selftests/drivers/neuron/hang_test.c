@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Hang detection and crash dumps (docs/decisions.md#hang-detection,
+ * Hang detection and crash dumps (docs/decisions/0012-hang-detection.md,
  * #coredump): NEURON_IOC_HANG_TIMEOUT, NEURON_EDGE_HANG, sysfs hangs and
  * hang_policy, the devcoredump of a hung core.
  *
@@ -25,7 +25,7 @@
  *			owner (not a watcher)
  *
  * The delay from SUBMIT to the HANG event is printed, not asserted beyond
- * the 20 s guard (docs/decisions.md#hang-detection gives its bounds).
+ * the 20 s guard (docs/decisions/0012-hang-detection.md gives its bounds).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -319,7 +319,7 @@ TEST_F(hang, wait_hang_reset)
 	/* netlink's copy carries the pc too */
 	EXPECT_EQ(2, nl_hang_pc(&nl));
 	close(nl.fd);
-	/* the uevent (docs/decisions.md#uevents) */
+	/* the uevent (docs/decisions/0011-reset-and-recovery.md#uevents) */
 	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=hang", NEURON_WAIT_MS,
 					keys, sizeof(keys)));
 	ksft_print_msg("uevent: %s", keys);

@@ -4,9 +4,9 @@
  * running programs and blocked callers see when the device is reset (FLR
  * through sysfs), hit by PCI errors (AER), suspended, or falls off the bus
  * (surprise removal), and that no syscall sequence pins driver memory.
- * The behaviour tested is docs/decisions.md "Reset and recovery" and the
+ * The behaviour tested is docs/decisions/0011-reset-and-recovery.md and the
  * UAPI header's enum neuron_reset_cause; each file's status page
- * (docs/decisions.md#device-loss) reads STALE after a reset and GONE after
+ * (docs/decisions/0027-device-loss.md) reads STALE after a reset and GONE after
  * a removal, with the cause, and stays readable.
  *
  *   lifecycle_test [GROUP...] [--rounds=N]
@@ -92,9 +92,9 @@ static int live_queue_start(struct live_queue *lq)
 }
 
 /*
- * The file's status page after the device went (docs/decisions.md#device-loss):
- * still mapped and readable (no SIGBUS), @state and @cause as given, and
- * @generation its value at open plus @resets.
+ * The file's status page after the device went
+ * (docs/decisions/0027-device-loss.md): still mapped and readable (no SIGBUS),
+ * @state and @cause as given, and @generation its value at open plus @resets.
  */
 static void expect_status(struct __test_metadata *_metadata, struct live_queue *lq,
 			  uint32_t state, uint32_t cause, uint32_t resets)
@@ -108,8 +108,8 @@ static void expect_status(struct __test_metadata *_metadata, struct live_queue *
 }
 
 /*
- * What every file open across a reset sees (docs/decisions.md "Reset and
- * recovery"): DEVICE_INFO and ENGINE_STATUS work, every other call is -EIO,
+ * What every file open across a reset sees
+ * (docs/decisions/0011-reset-and-recovery.md): DEVICE_INFO and ENGINE_STATUS work, every other call is -EIO,
  * the ring and doorbell raise no signal (#mapping-after-reset): the host
  * ring still holds the 256 records of live_queue_start() (slot 0: hint 1,
  * slot 255: hint 256, phase set), a write to the doorbell lands in the
@@ -142,7 +142,7 @@ static void expect_stale(struct __test_metadata *_metadata,
 	notify_prog(prog, 1, 7);
 	EXPECT_EQ(-EIO, neuron_submit(lq->fd, 0, NEURON_ENGINE_ACT, prog, 1, 0));
 	EXPECT_EQ(-EIO, neuron_nq_create(lq->fd, 0, 2, LC_RING_BYTES, 0, NULL));
-	/* the reset forgot the file's cores and memory (docs/decisions.md#tenancy) */
+	/* the reset forgot the file's cores and memory (docs/decisions/0005-tenancy.md) */
 	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_CORE_ACQUIRE, &cores));
 	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_CORE_RELEASE, &cores));
 	EXPECT_EQ(-EIO, neuron_ioctl(lq->fd, NEURON_IOC_MEM_ALLOC, &ma));
@@ -346,12 +346,12 @@ TEST_F_TIMEOUT(flr, sysfs_reset_live, 300)
 }
 
 /*
- * docs/decisions.md#mapping-after-reset, as a third-party client sees it:
- * an unprivileged process with NO signal handler maps a host ring (core 0
- * queue 1), a device ring (core 1 queue 1), both doorbells and its status
- * page, runs 16 NOTIFYs (hints 0x100..0x10f) into the host ring and
- * consumes none. Root then resets the function (sysfs reset) or unbinds
- * the driver; the client reads every byte of every mapping and writes
+ * docs/decisions/0011-reset-and-recovery.md#mapping-after-reset, as a
+ * third-party client sees it: an unprivileged process with NO signal handler
+ * maps a host ring (core 0 queue 1), a device ring (core 1 queue 1), both
+ * doorbells and its status page, runs 16 NOTIFYs (hints 0x100..0x10f) into the
+ * host ring and consumes none. Root then resets the function (sysfs reset) or
+ * unbinds the driver; the client reads every byte of every mapping and writes
  * both doorbells. It must survive; the host ring still shows the 16
  * records (slot i: hint 0x100 + i, phase 1) and zeros after them, the
  * device ring reads zeros, both doorbells read back the client's last
@@ -386,7 +386,7 @@ static int ns_client(int ready, int go, uint32_t state, uint32_t cause)
 	fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &di))
 		return NS_SETUP;
-	/* the sizes come from the kernel (docs/decisions.md#page-size) */
+	/* the sizes come from the kernel (docs/decisions/0011-reset-and-recovery.md#page-size) */
 	page = di.page_size;
 	if (page != (size_t)sysconf(_SC_PAGESIZE) || di.doorbell_size != page)
 		return NS_SETUP;
@@ -525,7 +525,7 @@ TEST_F_TIMEOUT(flr, no_signal_after_unbind, 300)
 
 /*
  * What one owner leaves on a core is gone for the next, however the first
- * lets go (docs/decisions.md#tenancy "a core changes hands clean"): uid
+ * lets go (docs/decisions/0005-tenancy.md "a core changes hands clean"): uid
  * 1000 takes core 0 and sets semaphore 7 to 0x5eed, event 9 and feature
  * flags 0x2, and holds its file while root unbinds the driver and binds it
  * again (or resets the function through sysfs); it closes only after.
@@ -874,9 +874,9 @@ TEST_F_TIMEOUT(surprise, vanish_then_unplug, 300)
 		       (unsigned long long)(poller.done_ms - t0));
 	EXPECT_EQ(-ENODEV, reader.result);
 	EXPECT_TRUE(poller.result > 0 && (poller.result & POLLHUP));
-	/* no signal (docs/decisions.md#mapping-after-reset): the host ring
-	 * keeps its 256 records, the device ring reads zeros, the doorbell
-	 * is the file's own page
+	/* no signal (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset):
+	 * the host ring keeps its 256 records, the device ring reads zeros,
+	 * the doorbell is the file's own page
 	 */
 	EXPECT_EQ(0, probe_read(lq.ring.slots, &v));
 	EXPECT_EQ(256, lq.ring.slots[255].explicit_notif.debug_hint_extended);

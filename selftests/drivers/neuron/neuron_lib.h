@@ -356,7 +356,7 @@ static inline void neuron_host_monitor(const char *cmd)
 
 /*
  * A NETLINK_KOBJECT_UEVENT socket bound to the kernel's uevent group
- * (docs/decisions.md#uevents), or -errno.
+ * (docs/decisions/0011-reset-and-recovery.md#uevents), or -errno.
  */
 static inline int neuron_uevent_socket(void)
 {

@@ -35,15 +35,15 @@ TEST(device_info)
 	EXPECT_EQ(NEURON_NQ_SIZE_MAX, info.nq_size_max);
 	EXPECT_EQ(NEURON_MAX_PROGRAM_INSNS, info.max_program_insns);
 	EXPECT_EQ(1000, info.timestamp_inc_ps);
-	/* docs/decisions.md#device-memory: tenants get [0, mem_size / 2) */
+	/* docs/decisions/0003-choices.md#device-memory: tenants get [0, mem_size / 2) */
 	EXPECT_EQ(32ull << 20, info.mem_alloc_limit);
 	/* the VM's x86-64 kernel: 4 KiB pages, one doorbell per page
-	 * (docs/decisions.md#page-size)
+	 * (docs/decisions/0011-reset-and-recovery.md#page-size)
 	 */
 	EXPECT_EQ(4096, info.page_size);
 	EXPECT_EQ(4096, info.doorbell_size);
 	EXPECT_TRUE(info.capabilities & NEURON_CAP_PAGE_SIZE);
-	/* /dev/nnq0 may name both cores (docs/decisions.md#core-nodes) */
+	/* /dev/nnq0 may name both cores (docs/decisions/0017-core-nodes.md) */
 	EXPECT_EQ(0x3ull, info.file_cores);
 	close(fd);
 }
@@ -174,7 +174,7 @@ TEST_F(nq, double_init_is_ebusy)
 	ASSERT_EQ(0, neuron_nq_create(self->fd, CORE, 2, 4096, 0, NULL));
 	EXPECT_EQ(-EBUSY, neuron_nq_create(self->fd, CORE, 2, 4096, 0, NULL));
 	/*
-	 * the first queue made the core this file's (docs/decisions.md#tenancy):
+	 * the first queue made the core this file's (docs/decisions/0005-tenancy.md):
 	 * another file may neither take the queue nor destroy it
 	 */
 	EXPECT_EQ(-EPERM, neuron_nq_create(other, CORE, 2, 4096, 0, NULL));

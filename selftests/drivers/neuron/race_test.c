@@ -2,12 +2,12 @@
 /*
  * Race kselftests of the neuron driver: a client's close, munmap, ioctl,
  * read() and poll() made inside each window of the disable and enable
- * paths (docs/decisions.md#pause-points). The driver's test-only pause
- * point (module parameter pause_step) holds a reset or a removal after one
- * step while this test acts, so every window is hit on every run, not by
- * luck; the debug-kernel lane runs it under KASAN, lockdep, kmemleak and
- * DMA-API debugging behind the IOMMU, and the module's unload afterwards
- * finds every ring and block of device memory returned.
+ * paths (docs/decisions/0011-reset-and-recovery.md#pause-points). The driver's
+ * test-only pause point (module parameter pause_step) holds a reset or a
+ * removal after one step while this test acts, so every window is hit on
+ * every run, not by luck; the debug-kernel lane runs it under KASAN, lockdep,
+ * kmemleak and DMA-API debugging behind the IOMMU, and the module's unload
+ * afterwards finds every ring and block of device memory returned.
  *
  *   race_test [flr] [unbind] [uevent] [aer] [surprise] [uevent_aer]
  *             [uevent_removal] [uevent_aer_failed]
@@ -48,11 +48,11 @@
  * device memory, a program running (600 NOTIFYs into a 256-record ring:
  * it stalls), its event subscription and its status page.
  *
- * The step numbers are the table of docs/decisions.md#pause-points,
- * written here as literals. The uevent group listens on a
- * NETLINK_KOBJECT_UEVENT socket across an FLR: a change uevent with
- * NNQ_STATE=offline and NNQ_CAUSE=flr, then one with NNQ_STATE=online
- * (docs/decisions.md#uevents).
+ * The step numbers are the table of
+ * docs/decisions/0011-reset-and-recovery.md#pause-points, written here as
+ * literals. The uevent group listens on a NETLINK_KOBJECT_UEVENT socket across
+ * an FLR: a change uevent with NNQ_STATE=offline and NNQ_CAUSE=flr, then one
+ * with NNQ_STATE=online (docs/decisions/0011-reset-and-recovery.md#uevents).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -80,7 +80,7 @@
 #define RACE_MEM_STRIDE	0x10000u	/* core c's: RACE_MEM + c * this */
 #define RACE_MAX_CLIENTS 4		/* one per action */
 
-/* docs/decisions.md#pause-points */
+/* docs/decisions/0011-reset-and-recovery.md#pause-points */
 static const struct {
 	unsigned int step;
 	const char *name;
@@ -715,7 +715,10 @@ TEST_F_TIMEOUT(surprise, every_step_every_action, 1800)
 	monitor_walk(_metadata, true);
 }
 
-/* ---- uevents: what a listener sees of a reset (docs/decisions.md#uevents) */
+/*
+ * ---- uevents: what a listener sees of a reset
+ * (docs/decisions/0011-reset-and-recovery.md#uevents)
+ */
 
 FIXTURE(uevent) {};
 FIXTURE_SETUP(uevent) {}
@@ -824,8 +827,8 @@ TEST_F_TIMEOUT(uevent_removal, removing_remove_add, 300)
  * injected; the link reset leaves it not ready, so slot_reset() times out
  * waiting for READY and returns PCI_ERS_RESULT_DISCONNECT. A listener sees offline
  * (pci_error), then failed (pci_error), and no online; sysfs state says
- * "failed" (docs/decisions.md#uevents). The device comes back by removal
- * and a new plug.
+ * "failed" (docs/decisions/0011-reset-and-recovery.md#uevents). The device
+ * comes back by removal and a new plug.
  */
 FIXTURE(uevent_aer_failed) {};
 FIXTURE_SETUP(uevent_aer_failed) {}

@@ -32,7 +32,8 @@
  * time; waits have generous bounds only so that a hang fails instead of
  * blocking the lane. Expected behaviour comes from the UAPI header, the
  * cookie encoding documented in kernel/neuron_mmap.c,
- * docs/decisions.md#arch-driver and docs/device-model.md.
+ * docs/decisions/0001-original-architecture.md#arch-driver and
+ * docs/device-model.md.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -216,7 +217,7 @@ TEST_F(mmap_abuse, other_files_cookie)
 				   PROT_READ | PROT_WRITE, MAP_SHARED));
 	EXPECT_EQ(-ENOENT, neuron_ioctl(b, NEURON_IOC_NQ_INFO, &info));
 	EXPECT_EQ(-ENOENT, neuron_nq_destroy(b, 0, 4));
-	/* core 0 is a's (docs/decisions.md#tenancy) */
+	/* core 0 is a's (docs/decisions/0005-tenancy.md) */
 	EXPECT_EQ(-EPERM, neuron_nq_create(b, 0, 4, 4096, 0, NULL));
 	tried += 5;
 
@@ -287,7 +288,7 @@ TEST_F(mmap_abuse, mprotect_cannot_add_write_or_exec)
 
 /*
  * fork() with a ring mapped: the child inherits no mapping of the file
- * (VM_DONTCOPY, docs/decisions.md#fork), so reading the ring or the
+ * (VM_DONTCOPY, docs/decisions/0007-fork.md), so reading the ring or the
  * doorbell at the parent's addresses faults in the child (SIGSEGV); the
  * parent reads its records as before; destroy is refused while the parent
  * maps the ring and succeeds once it unmaps, while the child still lives.
@@ -470,7 +471,8 @@ TEST_F(mmap_abuse, mremap_grow_shrink_move)
 
 /*
  * After destroy: the old cookies do not map; the doorbell raises no signal
- * and reaches no device (docs/decisions.md#mapping-after-reset): it is the
+ * and reaches no device
+ * (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset): it is the
  * file's dummy page, which reads 0, then what was written to it, and a new
  * queue in the same place does not revive it (its HEAD stays 0).
  */
@@ -836,7 +838,7 @@ static int nobody_reads_everything(struct secrets *s)
 
 	/*
 	 * netlink: the events group needs CAP_NET_ADMIN
-	 * (docs/decisions.md#tenancy): nobody's join is refused
+	 * (docs/decisions/0005-tenancy.md): nobody's join is refused
 	 */
 	if (nlc_open(&nl))
 		return 34;
@@ -1078,10 +1080,10 @@ static int join_guarded(pthread_t tid, unsigned int ms)
  * their doorbells, a thread blocked in poll(), one in read(), an eventfd
  * bound; then the device goes away by @how. Every later call must fail
  * with -ENODEV, no ring or doorbell mapping may raise a signal
- * (docs/decisions.md#mapping-after-reset: the host ring keeps its records,
- * the device ring reads zeros, the doorbells are the file's own page), the
- * blocked calls must return, and each file's status page
- * (docs/decisions.md#device-loss) must read GONE (cause REMOVE, the same
+ * (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset: the host ring
+ * keeps its records, the device ring reads zeros, the doorbells are the file's
+ * own page), the blocked calls must return, and each file's status page
+ * (docs/decisions/0027-device-loss.md) must read GONE (cause REMOVE, the same
  * generation: a removal is no reset) and stay readable, mapped before or
  * after; after the device comes back (bind, rescan, device_add) it works.
  */
@@ -1326,8 +1328,9 @@ TEST_F_TIMEOUT(removal, sysfs_remove_rescan, 120)
  * mmap() racing with remove(): threads map, read and unmap their host
  * rings in a loop while the device is unbound. Once remove() has returned,
  * every mapping a thread still reads must read its own ring's pages
- * without a signal (docs/decisions.md#mapping-after-reset), including one
- * whose mmap() was in flight while remove() ran (its VMA is linked only
+ * without a signal
+ * (docs/decisions/0011-reset-and-recovery.md#mapping-after-reset), including
+ * one whose mmap() was in flight while remove() ran (its VMA is linked only
  * after the driver's ->mmap returned, and holds the pages from then on):
  * the rings never got a record, so anything but zero would be memory that
  * is not the ring's. Eight rounds (--race-rounds).
@@ -1739,8 +1742,8 @@ ROBUST_FIXTURE(fuzz)
  * cores), or THROTTLE without CAP_SYS_ADMIN; EACCES: a DGE_COPY naming
  * memory the file did not allocate; ENOSPC: MEM_ALLOC or a device ring
  * past the quota of the user, whose files the threads all are
- * (docs/decisions.md#device-memory-per-user); EBUSY from MEM_FREE: a
- * program of the file still runs (docs/decisions.md#tenancy).
+ * (docs/decisions/0005-tenancy.md#device-memory-per-user); EBUSY from MEM_FREE:
+ * a program of the file still runs (docs/decisions/0005-tenancy.md).
  */
 static const struct fz_cmd {
 	unsigned long cmd;
@@ -1800,7 +1803,7 @@ struct fz {
 
 /*
  * The command @cmd is, whatever struct size it carries: the driver takes
- * any size from the first release's up (docs/decisions.md#uapi-growth).
+ * any size from the first release's up (docs/decisions/0010-uapi-growth.md).
  */
 static int fz_real_index(unsigned long cmd)
 {
@@ -2882,7 +2885,7 @@ TEST_F_TIMEOUT(faults, stuck_engine, 120)
 		/* its neighbour serves the same queue meanwhile */
 		EXPECT_EQ(0, run_notify(fd, &ring, c, e2, 8, (uint16_t)(r * 8)));
 		others += 8;
-		/* reset by the owner; another file is refused (docs/decisions.md#tenancy) */
+		/* reset by the owner; another file is refused (docs/decisions/0005-tenancy.md) */
 		if (r % 2)
 			EXPECT_EQ(-EPERM, neuron_ioctl(fd2, NEURON_IOC_ENGINE_RESET, &id));
 		ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_ENGINE_RESET, &id));
@@ -2915,9 +2918,9 @@ TEST_F_TIMEOUT(faults, stuck_engine, 120)
 /* ==== quarantined rings (fault-stuck-disable of the lane's VM) ============== */
 
 /*
- * docs/decisions.md#quarantine: a ring is freed only after the device
- * confirmed its queue off, or after bus mastering is off. The lane's
- * fault-stuck-disable (docs/device-model.md) makes one queue ignore the
+ * docs/decisions/0011-reset-and-recovery.md#quarantine: a ring is freed only
+ * after the device confirmed its queue off, or after bus mastering is off. The
+ * lane's fault-stuck-disable (docs/device-model.md) makes one queue ignore the
  * disable: it keeps writing its ring until the RESET register or a
  * function reset stops it. That queue is a trace queue (0), so traced
  * programs on its core write it; the other core is the second tenant's.
@@ -3468,7 +3471,7 @@ ROBUST_FIXTURE(swiotlb)
  * confidential VM bounces every streaming mapping: a host ring would be
  * written by the device into a bounce buffer its mapping never shows, so
  * NQ_INIT refuses it with -EOPNOTSUPP and a device
- * ring carries the records (docs/decisions.md#swiotlb). Without the
+ * ring carries the records (docs/decisions/0006-swiotlb.md). Without the
  * refusal the host ring is created and its records never arrive.
  */
 TEST_F_TIMEOUT(swiotlb, host_ring_refused, 120)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kselftests of NEURON_IOC_NQ_ROUTE (docs/hardware.md#nq-routing,
- * docs/decisions.md#route-programmable): a core's owner programs which
+ * docs/decisions/0022-route-programmable.md): a core's owner programs which
  * software queue each class of record goes to.
  *
  *  - routed_program: an unprivileged owner (uid 1000) sets a route other

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kselftests of tenancy (issue 10, docs/decisions.md#tenancy): a core
+ * kselftests of tenancy (issue 10, docs/decisions/0005-tenancy.md): a core
  * belongs to one open file, device memory to the file that allocated it,
  * and every cross-tenant action is refused with its documented errno.
  *
@@ -879,7 +879,7 @@ TEST_F_TIMEOUT(ten, kill9, 200)
  * neither address mapped (mincore() -ENOMEM), closes its copy of the
  * descriptor and waits. Once the parent unmaps and closes too, the file
  * is released and core 0 is free while the child still lives: nothing the
- * child inherited holds it (docs/decisions.md#fork). Without VM_DONTCOPY
+ * child inherited holds it (docs/decisions/0007-fork.md). Without VM_DONTCOPY
  * the child's copies of the mappings keep the file, and core 0 stays the
  * parent's.
  */
@@ -969,7 +969,7 @@ static int read_only_file(void *arg)
 	chk(-EBADF, mem_free(fd, 0), "%s O_RDONLY: MEM_FREE", who);
 	chk(-EBADF, read(fd, &ev, sizeof(ev)) < 0 ? -errno : 0, "%s O_RDONLY: read()", who);
 	chk(-EACCES, try_mmap(fd, cookie(1, 0, 1), PAGE, PROT_READ), "%s O_RDONLY: mmap", who);
-	/* its own status page is the one thing it maps (docs/decisions.md#tenancy) */
+	/* its own status page is the one thing it maps (docs/decisions/0005-tenancy.md) */
 	{
 		const struct neuron_status_page *sp = neuron_status_map(fd);
 
@@ -1309,8 +1309,8 @@ TEST_F(ten, core_ioctls)
 	 * the VM's 32), allocations and device rings of all the user's files
 	 * together, -ENOSPC past it, whatever is free; another uid has its
 	 * own; root may raise it to the limit
-	 * (docs/decisions.md#device-memory-per-user). Root holds 3 pages
-	 * now: 2 through fd (MEM_A), 1 through other.
+	 * (docs/decisions/0005-tenancy.md#device-memory-per-user). Root holds 3
+	 * pages now: 2 through fd (MEM_A), 1 through other.
 	 */
 	ASSERT_LT(0, neuron_sysfs_read("mem_quota", quota, sizeof(quota)));
 	EXPECT_STREQ("16777216\n", quota);
@@ -1579,7 +1579,7 @@ static int fanout_a(void *arg)
  * The per-edge cost of the hot path is bounded: while B holds 64
  * subscribed files that own no core, each NOTIFIC edge of A's core is
  * queued for A's file alone (no file here was opened with CAP_SYS_ADMIN),
- * so copies per edge is 1, not 65 (docs/decisions.md#tenancy).
+ * so copies per edge is 1, not 65 (docs/decisions/0005-tenancy.md).
  */
 TEST_F_TIMEOUT(ten, fanout, 200)
 {
@@ -1970,7 +1970,7 @@ static int detach_after_owner(void *arg)
 }
 
 /*
- * The issue's detached submit under tenancy (docs/decisions.md#submit-detach):
+ * The issue's detached submit under tenancy (docs/decisions/0024-submit-detach.md):
  * only a uid the owner granted may start a program on the owner's core,
  * the program is the owner's (records, memory, lifetime), and every program
  * the driver stops while it runs is counted and reported. The parent's
@@ -2125,8 +2125,8 @@ TEST_F(ten, grant_ioctls)
 /* ==== mem_busy ============================================================= */
 
 /*
- * docs/decisions.md#memory-and-programs: SUBMIT checks a program's DGE
- * ranges once, so MEM_FREE is refused (-EBUSY) while any program of the
+ * docs/decisions/0005-tenancy.md#memory-and-programs: SUBMIT checks a program's
+ * DGE ranges once, so MEM_FREE is refused (-EBUSY) while any program of the
  * file (its own, or a detached one it holds) runs or waits; the block
  * stays the file's, and another uid's NEURON_MEM_F_FIXED allocation of it
  * stays refused (-EBUSY), until the engine is reset or the program ends.
@@ -2362,7 +2362,7 @@ static int busy_o(void *arg)
  * B's NEURON_MEM_F_FIXED allocation of the block (-EBUSY) until A resets
  * the engine; so does a chain of DELAYs naming no memory (RUNNING); B's
  * waiting program holds B's frees, not A's; a detached program A submitted
- * to O's core holds O's MEM_FREE, not A's (docs/decisions.md#memory-and-programs).
+ * to O's core holds O's MEM_FREE, not A's (docs/decisions/0005-tenancy.md#memory-and-programs).
  */
 TEST_F_TIMEOUT(ten, mem_busy, 200)
 {
@@ -2386,8 +2386,8 @@ TEST_F_TIMEOUT(ten, mem_busy, 200)
 /* ==== submit_check ========================================================= */
 
 /*
- * docs/decisions.md#memory-and-programs: SUBMIT checks its program under
- * its file's mem_lock, not the device's lock, and keeps the file's lock
+ * docs/decisions/0005-tenancy.md#memory-and-programs: SUBMIT checks its program
+ * under its file's mem_lock, not the device's lock, and keeps the file's lock
  * until the engine is started. The driver's pause point
  * NEURON_PAUSE_SUBMIT_CHECKED (kernel/neuron_pause.c) holds A's SUBMIT
  * right after the check: B's calls that take the device's lock complete
@@ -2997,7 +2997,7 @@ static int flood_b(void *arg)
 /*
  * Issue 24: a tenant flooding THROTTLE harms no one. B's THROTTLE events
  * go to B (the core's owner) and the watchers only, rate limited per core
- * (docs/decisions.md#event-ratelimit); A, running programs with one
+ * (docs/decisions/0008-event-ratelimit.md); A, running programs with one
  * threshold edge each on core 0 meanwhile, gets exactly its own events
  * and records.
  */

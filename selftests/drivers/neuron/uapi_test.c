@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kselftests of the UAPI's growth rules (docs/decisions.md#uapi-growth,
+ * kselftests of the UAPI's growth rules (docs/decisions/0010-uapi-growth.md,
  * include/uapi/linux/neuron.h "Growing the ABI", "Event size"):
  *
  *   v0		a program built against the first release's header: its
@@ -276,7 +276,7 @@ TEST(sized_args_out_and_direction)
 }
 
 /*
- * Event sizes (docs/decisions.md#uapi-growth): this kernel fills 64 bytes
+ * Event sizes (docs/decisions/0010-uapi-growth.md): this kernel fills 64 bytes
  * (struct neuron_event up to @reserved, @pc appended by NEURON_CAP_HANG).
  * A reader asking for 72 gets 72-byte records, size 64 and zeros after; a
  * reader of the 56-byte layout of NEURON_CAP_PAGE_SIZE's release still gets
@@ -360,7 +360,7 @@ TEST(event_size)
 }
 
 /*
- * Command numbers never move (docs/decisions.md#uapi-growth,
+ * Command numbers never move (docs/decisions/0010-uapi-growth.md,
  * #ioctl-magic): type 0xBA, numbers 0x00.. in release order, each used
  * once: NQ_HEAD 0x14, NQ_ROUTE 0x15, HANG_TIMEOUT 0x16.
  */
@@ -424,7 +424,8 @@ TEST(capabilities)
 }
 
 /*
- * NEURON_IOC_NQ_HEAD (docs/decisions.md#page-size): what a doorbell store
+ * NEURON_IOC_NQ_HEAD (docs/decisions/0011-reset-and-recovery.md#page-size):
+ * what a doorbell store
  * does, by ioctl. 5 records are made unread, HEAD is written to 3 and
  * NQ_INFO reads head 3, tail 5; bad fields get -EINVAL, another file's
  * queue -ENOENT, a struct below the first release's 24 bytes -EINVAL.

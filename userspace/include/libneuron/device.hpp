@@ -119,7 +119,7 @@ std::string engine_state_name(std::uint32_t state);
 std::string edge_name(std::uint32_t edge);
 /// Why the driver stopped a program, the `cause` of a NEURON_EDGE_ENGINE_STOPPED
 /// event (enum neuron_stop_cause): "ENGINE_RESET", "CORE_RELEASE", "RELEASE";
-/// "STOP_N" for another value (docs/decisions.md#submit-detach).
+/// "STOP_N" for another value (docs/decisions/0024-submit-detach.md).
 std::string stop_cause_name(std::uint32_t cause);
 /// "SEM_READ", "EVENT_SET", ... (enum neuron_evt_sem_op).
 std::string evt_sem_op_name(std::uint32_t op);
@@ -145,7 +145,7 @@ std::size_t set_event_size(int fd) noexcept;
 /// per open file: device-wide edges (reset, PCI error, throttle, fault) go
 /// to every file, but a core's NOTIFIC and ENGINE_STOPPED edges only to the
 /// file that owns the core and to files opened with CAP_SYS_ADMIN
-/// (docs/decisions.md#tenancy). So a stream over a Device's own file
+/// (docs/decisions/0005-tenancy.md). So a stream over a Device's own file
 /// (Device::open_event_stream()) sees that Device's core edges whoever the
 /// caller is; a stream over a new open file (open()) sees its own cores'
 /// only, none without CAP_SYS_ADMIN.
@@ -181,9 +181,9 @@ enum class DeviceState : std::uint32_t {
 };
 
 /// The status page of one open file of /dev/nnqN (struct neuron_status_page,
-/// NEURON_CAP_STATUS_PAGE; docs/decisions.md#device-loss): the driver turns
-/// it from Live to Stale (a reset) or Gone (a removal) at the first step of
-/// its disable path, before it revokes any ring or doorbell mapping, and
+/// NEURON_CAP_STATUS_PAGE; docs/decisions/0027-device-loss.md): the driver
+/// turns it from Live to Stale (a reset) or Gone (a removal) at the first step
+/// of its disable path, before it revokes any ring or doorbell mapping, and
 /// never revokes this mapping. state() is one acquire load, no syscall, so
 /// it can be asked before every drain. A Device maps it once per open file
 /// and every NotificationQueue made from the Device shares it (they hold
@@ -307,7 +307,7 @@ class Device {
   /// a file that does not own the core, allowed when the owner granted this
   /// file's uid the core with grant_cores(); its records go to the owner's
   /// queues, its DGE_COPY ranges must be the owner's device memory, and this
-  /// file's close does not stop it; docs/decisions.md#submit-detach; needs
+  /// file's close does not stop it; docs/decisions/0024-submit-detach.md; needs
   /// NEURON_CAP_SUBMIT_GRANT). Errors: EPERM (another file owns the core and,
   /// for DETACH, granted it to no uid of this file), EACCES (a DGE_COPY
   /// outside the program owner's memory), EBUSY (the engine runs), EIO
@@ -340,7 +340,7 @@ class Device {
   [[nodiscard]] Status throttle(bool enable) const;
   /// NEURON_IOC_NQ_ROUTE GET: the core's ROUTE word, one 4-bit software
   /// queue number per enum neuron_notific_class (NEURON_ROUTE_QUEUE(),
-  /// docs/hardware.md#nq-routing, docs/decisions.md#route-programmable);
+  /// docs/hardware.md#nq-routing, docs/decisions/0022-route-programmable.md);
   /// needs no ownership. From a driver without NEURON_CAP_ROUTE:
   /// NEURON_ROUTE_DEFAULT, the only route such a driver leaves (no ioctl).
   /// Errors: the driver's errno (EINVAL: core out of range; EIO, ENODEV),
@@ -363,7 +363,7 @@ class Device {
     bool axi_armed = false;       ///< host EVT_SEM writes make AXI_EVT_SEM records
     /// AXI_EVT_SEM records the core lost since this file took it (a host
     /// write that found its backpressured queue full and the unit's slot
-    /// taken; docs/decisions.md#axi-dropped). nullopt: the driver does not
+    /// taken; docs/decisions/0025-axi-dropped.md). nullopt: the driver does not
     /// count them (no NEURON_CAP_AXI_DROPPED).
     std::optional<std::uint32_t> axi_dropped;
   };
@@ -392,7 +392,7 @@ class Device {
   /// (NEURON_SUBMIT_F_DETACH) to `cores` (bit c = core c), which this file
   /// must own; it replaces the uid of an earlier grant. Such programs belong
   /// to this file: their records reach its queues and its close stops them
-  /// (docs/decisions.md#submit-detach). 0 only asks. Returns the cores of
+  /// (docs/decisions/0024-submit-detach.md). 0 only asks. Returns the cores of
   /// this file that carry a grant afterwards. EPERM: a core is not this
   /// file's (nothing changed); EINVAL: a core out of range, `uid` not a
   /// user here; ENOTTY: a driver without NEURON_CAP_SUBMIT_GRANT.
@@ -426,7 +426,7 @@ class Device {
   /// read by one of them.
   [[nodiscard]] Result<EventStream> open_event_stream() const;
   /// N of /dev/nnqN (the NEURON_A_DEVICE of netlink), if the path ends in
-  /// it, or in "nnqN-coreC" (a core node, docs/decisions.md#core-nodes).
+  /// it, or in "nnqN-coreC" (a core node, docs/decisions/0017-core-nodes.md).
   [[nodiscard]] std::optional<std::uint32_t> index() const noexcept;
 
   [[nodiscard]] Result<UniqueFd> dup_fd() const { return fd_.dup(); }
@@ -708,7 +708,7 @@ class NotificationQueue {
   [[nodiscard]] std::uint32_t size() const noexcept { return size_; }
   /// The core's ROUTE word the queue's records were routed with: NQ_INFO's
   /// `route`, read once at create() (the driver refuses a route change
-  /// while the queue lives, docs/decisions.md#route-programmable);
+  /// while the queue lives, docs/decisions/0022-route-programmable.md);
   /// NEURON_ROUTE_DEFAULT for over() and from a driver without
   /// NEURON_CAP_ROUTE.
   [[nodiscard]] std::uint32_t route() const noexcept { return route_; }
@@ -717,7 +717,7 @@ class NotificationQueue {
   [[nodiscard]] QueueClass queue_class() const noexcept { return neuron::queue_class(queue_, route_); }
   /// decode(r, queue_class()): every kind right, DGE metadata included,
   /// with no queue or route from the caller
-  /// (docs/decisions.md#dge-metadata-route).
+  /// (docs/decisions/0019-dge-metadata-route.md).
   [[nodiscard]] Decoded decode(const Record& r) const noexcept { return neuron::decode(r, queue_class()); }
   /// Records known lost to overwrites so far.
   [[nodiscard]] std::uint64_t lost() const noexcept { return lost_; }
@@ -727,13 +727,13 @@ class NotificationQueue {
   /// DrainResult::device_gone (DEVICE_GONE, errc::device_gone) and never
   /// touch the ring or doorbell mapping again (after a removal or reset
   /// they fill no more; the driver raises no signal on them,
-  /// docs/decisions.md#mapping-after-reset); view() is then an empty view.
-  /// The queue learns it from its file's status page (status_page(): drain()
-  /// and for_each() look at it first, one load each), mark_device_gone() (a
-  /// Reaper calls it when it sees the device go), check_device(), or NQ_INFO
-  /// failing with ENODEV (removed) or EIO (stale after a reset). device_gone()
-  /// also looks at the status page (one load, no syscall). Not thread-safe:
-  /// call it on the thread that drains.
+  /// docs/decisions/0011-reset-and-recovery.md#mapping-after-reset); view()
+  /// is then an empty view. The queue learns it from its file's status page
+  /// (status_page(): drain() and for_each() look at it first, one load each),
+  /// mark_device_gone() (a Reaper calls it when it sees the device go),
+  /// check_device(), or NQ_INFO failing with ENODEV (removed) or EIO (stale
+  /// after a reset). device_gone() also looks at the status page (one load, no
+  /// syscall). Not thread-safe: call it on the thread that drains.
   [[nodiscard]] bool device_gone() const noexcept { return gone_ || status_gone(); }
   void mark_device_gone() noexcept;
   /// Whether the device went, asked now: the status page (one load) if the

@@ -220,7 +220,7 @@ struct ExecResult {
   /// the route its records were decoded with.
   std::map<unsigned, std::uint32_t> routes;
   /// With ExecOptions::axi_evt_sem: AXI_EVT_SEM records the program's cores
-  /// lost while armed (docs/decisions.md#axi-dropped), read as execute()
+  /// lost while armed (docs/decisions/0025-axi-dropped.md), read as execute()
   /// disarms them; nonzero makes the status SW_NQ_OVERFLOW. nullopt: not
   /// armed, or a driver that does not count them.
   std::optional<std::uint64_t> axi_dropped;

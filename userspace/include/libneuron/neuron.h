@@ -9,10 +9,10 @@
  *
  * Errors: every call that can fail returns 0 (or a count >= 0) on success
  * and a negative errno on failure: the driver's errno for an ioctl or mmap
- * (docs/decisions.md#errnos), -EINVAL for a bad argument (a NULL pointer, a
- * size that is not a power of two, max == 0), -EOPNOTSUPP for a missing
- * feature, -ENOMEM when memory runs out. libneuron_last_error() then says
- * what was asked and which argument was bad ("libneuron_queue_create: size
+ * (docs/decisions/0003-choices.md#errnos), -EINVAL for a bad argument (a NULL
+ * pointer, a size that is not a power of two, max == 0), -EOPNOTSUPP for a
+ * missing feature, -ENOMEM when memory runs out. libneuron_last_error() then
+ * says what was asked and which argument was bad ("libneuron_queue_create: size
  * 1000 bytes is not a power of two"); it is per thread.
  *
  * Thread safety: a libneuron_device may be used by several threads at once
@@ -136,7 +136,7 @@ LIBNEURON_API void libneuron_device_close(libneuron_device *dev);
  * @flags: NEURON_SUBMIT_F_* (NEURON_SUBMIT_F_TRACE: INST_START/INST_END records;
  *	NEURON_SUBMIT_F_DETACH: the program belongs to the core's owner, which
  *	may be another process that granted this user the core,
- *	docs/decisions.md#submit-detach)
+ *	docs/decisions/0024-submit-detach.md)
  *
  * Return: 0, -EINVAL (NULL @dev or @insns, @count 0, or the driver's check of
  * core, engine, count and flags), -EBUSY (the engine runs, or another open
@@ -230,7 +230,7 @@ LIBNEURON_API int libneuron_queue_fd(const libneuron_queue *q);
  *         -1 if unknown.
  *
  * No field of a record tells DGE_METADATA from an EXPLICIT record with
- * debug_hint 1 (docs/decisions.md#dge-metadata-route): with @queue -1 such
+ * debug_hint 1 (docs/decisions/0019-dge-metadata-route.md): with @queue -1 such
  * a record decodes as LIBNEURON_KIND_EXPLICIT and its @text ends with
  * "(or DGE_METADATA: the queue decides)". Callers that know the queue and
  * the route should use libneuron_record_decode_route().
@@ -243,7 +243,7 @@ LIBNEURON_API int libneuron_record_decode(const struct libneuron_record *rec, in
 /**
  * libneuron_record_decode_route() - decode one record with the queue it came
  * from and the route its core had, so that every kind is decoded right
- * (docs/decisions.md#dge-metadata-route): an EXPLICIT record with
+ * (docs/decisions/0019-dge-metadata-route.md): an EXPLICIT record with
  * debug_hint 1 is LIBNEURON_KIND_DGE_METADATA exactly when @route sends the
  * DGE class (NEURON_CLASS_DGE) to @queue and no lower class shares that
  * queue.
@@ -275,7 +275,8 @@ LIBNEURON_API int libneuron_record_decode_route(const struct libneuron_record *r
  * @max_program_insns: instructions one submit may carry
  * @timestamp_inc_ps: picoseconds per timestamp tick
  * @page_size: the kernel's page size, bytes: mappings are multiples of it
- *	(docs/decisions.md#page-size); 0 from a driver without NEURON_CAP_PAGE_SIZE
+ *	(docs/decisions/0011-reset-and-recovery.md#page-size); 0 from a driver
+ *	without NEURON_CAP_PAGE_SIZE
  * @doorbell_size: bytes of a doorbell mapping; 0: doorbells cannot be
  *	mapped on this kernel (pages above 4 KiB), HEAD goes by ioctl
  * @reserved: zero; room to grow without a new struct
@@ -299,8 +300,8 @@ struct libneuron_device_info {
 
 /**
  * struct libneuron_event - one interrupt edge of the open file
- * (include/uapi/linux/neuron.h struct neuron_event; docs/decisions.md#tenancy
- * "Events cost only their readers").
+ * (include/uapi/linux/neuron.h struct neuron_event;
+ * docs/decisions/0005-tenancy.md "Events cost only their readers").
  * @timestamp_ns: CLOCK_MONOTONIC ns of the interrupt
  * @device: N of /dev/nnqN
  * @core: the core the edge belongs to
@@ -314,10 +315,10 @@ struct libneuron_device_info {
  * @wrbuf_drop: records dropped by the input buffer
  * @suppressed: THROTTLE or FAULT edges of this core and kind the driver's
  *	rate limit kept from this file since the last one reported
- *	(docs/decisions.md#event-ratelimit); 0 for other edges
+ *	(docs/decisions/0008-event-ratelimit.md); 0 for other edges
  * @pc: HANG: the hung engine's pc, the instruction it is stuck on
- *	(docs/decisions.md#hang-detection); 0 for other edges. Was a reserved
- *	zero word: the struct keeps its 64 bytes
+ *	(docs/decisions/0012-hang-detection.md); 0 for other edges. Was a
+ *	reserved zero word: the struct keeps its 64 bytes
  * @reserved: zero
  */
 struct libneuron_event {
@@ -415,7 +416,7 @@ LIBNEURON_API int libneuron_device_get_info(libneuron_device *dev, struct libneu
 
 /**
  * libneuron_device_state() - what the file's status page says now
- * (docs/decisions.md#device-loss): NEURON_STATUS_LIVE (1), _STALE (2, a
+ * (docs/decisions/0027-device-loss.md): NEURON_STATUS_LIVE (1), _STALE (2, a
  * reset began: open again) or _GONE (3, the device is being removed). One
  * load, no system call; safe from any thread and from a signal handler.
  *
@@ -430,7 +431,8 @@ LIBNEURON_API int libneuron_device_state(const libneuron_device *dev);
  * @owned: if not NULL, receives the cores the file owns afterwards
  *
  * Ownership ends with libneuron_core_release() or the file's close (the
- * driver then resets the engines and scrubs the core, docs/decisions.md#tenancy).
+ * driver then resets the engines and scrubs the core,
+ * docs/decisions/0005-tenancy.md).
  * Return: 0, -EINVAL (NULL @dev, a core out of range), -EBUSY (another open
  * file owns one; sysfs core_owners says which), -EBADF (read-only), -EIO/-ENODEV.
  */
@@ -448,9 +450,9 @@ LIBNEURON_API int libneuron_core_release(libneuron_device *dev, uint64_t cores, 
 /**
  * libneuron_device_read_events() - read the file's events: the edges of the
  * cores it owns (NOTIFIC overflow/error/threshold causes, ENGINE_STOPPED)
- * and the device-wide ones the driver sends it (docs/decisions.md#tenancy).
- * Waits up to @timeout_ns for the first, then takes what is queued, up to
- * @max.
+ * and the device-wide ones the driver sends it
+ * (docs/decisions/0005-tenancy.md). Waits up to @timeout_ns for the first, then
+ * takes what is queued, up to @max.
  * @timeout_ns: nanoseconds, rounded up to milliseconds; 0 does not wait;
  *	negative: no limit; values past INT_MAX ms wait INT_MAX ms and return 0
  *	if nothing came (never at once)
@@ -475,8 +477,8 @@ LIBNEURON_API int libneuron_device_event_fd(const libneuron_device *dev);
 /**
  * libneuron_engine_get_status() - NEURON_IOC_ENGINE_STATUS of one engine of any
  * core, also from a read-only file: an engine's state and program counter
- * are the device's progress, not a tenant's data (docs/decisions.md#tenancy).
- * @out: filled on success
+ * are the device's progress, not a tenant's data
+ * (docs/decisions/0005-tenancy.md). @out: filled on success
  *
  * Return: 0, -EINVAL (NULL @dev or @out, core or engine out of range),
  * -EIO/-ENODEV (the device was reset / removed).
@@ -509,10 +511,10 @@ LIBNEURON_API int libneuron_queue_get_info(const libneuron_queue *q, struct libn
 /**
  * libneuron_queue_decode() - decode one record drained from @q with the
  * queue's number and the route its core had when the queue was made
- * (docs/decisions.md#dge-metadata-route, #route-programmable): every kind
- * right, DGE metadata included, with no queue or route from the caller.
- * @q: the queue @rec was drained from
- * @rec: the record
+ * (docs/decisions/0019-dge-metadata-route.md,
+ * docs/decisions/0022-route-programmable.md): every kind right, DGE metadata
+ * included, with no queue or route from the caller. @q: the queue @rec was
+ * drained from @rec: the record
  * @out: filled on success
  *
  * No system call: the route is read once, when the queue is made (the
@@ -539,7 +541,7 @@ LIBNEURON_API int libneuron_core_get_route(libneuron_device *dev, unsigned core,
 /**
  * libneuron_core_set_route() - NEURON_IOC_NQ_ROUTE SET: program which
  * software queue each class of the core's records goes to
- * (docs/decisions.md#route-programmable). The core must be this file's (a
+ * (docs/decisions/0022-route-programmable.md). The core must be this file's (a
  * free one becomes it) and carry no queue of it: set the route first, then
  * make the queues. It is NEURON_ROUTE_DEFAULT again once the core is given up.
  * @dev: the device

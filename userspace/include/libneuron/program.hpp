@@ -33,7 +33,7 @@ struct DataBlock {
 /// The address field of a DGE_COPY that names a data block: `src=@NAME`
 /// (operand.dge.src) or `idx=@NAME` (reserved0, the index table). A
 /// destination cannot be one: the driver lets a program write only memory
-/// its file allocated (docs/decisions.md#tenancy).
+/// its file allocated (docs/decisions/0005-tenancy.md).
 enum class DataField : std::uint8_t { Source = 0, IndexTable = 1 };
 
 /// An instruction field resolved to the device address of a data block when

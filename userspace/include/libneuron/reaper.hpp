@@ -115,22 +115,22 @@
 // (ReapQueue::device()); arrivals, completions, filters and on_batch carry
 // it.
 //
-// Device loss (userspace/README.md#device-loss, docs/decisions.md#device-loss):
-// the device's event stream and each queue's file of /dev/nnqN report
-// EPOLLHUP/EPOLLERR once the device is removed (the Reaper watches ONE file
-// per device, told apart by st_rdev, for those two only), a RESET edge
-// on the stream says every queue was torn down, and each queue's status
-// page (ReapQueue::status_page(): its open file's, NEURON_CAP_STATUS_PAGE)
-// turns Stale or Gone at the first step of a reset or removal, before the
-// driver revokes any mapping. On the first two the Reaper reads the edges
-// still queued (on_event and the waiters see the RESET edge); on any of
-// them it marks every queue gone (ReapQueue::mark_device_gone: no ring is
-// read again), completes every remaining waiter with WaitStatus::DeviceGone
-// and its thread exits: no rescan, no spinning. With several devices the
-// loss of any one ends the Reaper (use one Reaper per device if they
-// should outlive each other). So that a rescan or a queue wake that races
-// with a reset or removal does not read a revoked ring, it looks at every
-// status page (one load each) before every pass and at the queue's page
+// Device loss (userspace/README.md#device-loss,
+// docs/decisions/0027-device-loss.md): the device's event stream and each
+// queue's file of /dev/nnqN report EPOLLHUP/EPOLLERR once the device is
+// removed (the Reaper watches ONE file per device, told apart by st_rdev, for
+// those two only), a RESET edge on the stream says every queue was torn down,
+// and each queue's status page (ReapQueue::status_page(): its open file's,
+// NEURON_CAP_STATUS_PAGE) turns Stale or Gone at the first step of a reset or
+// removal, before the driver revokes any mapping. On the first two the Reaper
+// reads the edges still queued (on_event and the waiters see the RESET edge);
+// on any of them it marks every queue gone (ReapQueue::mark_device_gone:
+// no ring is read again), completes every remaining waiter with
+// WaitStatus::DeviceGone and its thread exits: no rescan, no spinning. With
+// several devices the loss of any one ends the Reaper (use one Reaper per
+// device if they should outlive each other). So that a rescan or a queue wake
+// that races with a reset or removal does not read a revoked ring, it looks at
+// every status page (one load each) before every pass and at the queue's page
 // before each drain call; what no page covers (a driver without the
 // capability, a queue without a file) it asks the kernel once per pass
 // instead (poll() with no wait on those files, which reports a removal,

@@ -46,7 +46,7 @@ enum class errc {
   bad_message = 5,       // a netlink message failed validation
   device_gone = 6,       // DEVICE_GONE: the device was removed or reset under the
                          // library; its queues and mappings are gone
-                         // (docs/decisions.md#device-loss)
+                         // (docs/decisions/0027-device-loss.md)
   moved_from = 7,        // a call on a moved-from (or default) object: it holds nothing
 };
 const std::error_category& category() noexcept;

@@ -61,7 +61,7 @@ Result<VisibleCores> visible_cores(const std::optional<CoreList>& given, unsigne
 
 /// visible_cores() for a file that may name only `file_cores` (struct
 /// neuron_device_info file_cores, NEURON_CAP_CORE_NODES;
-/// docs/decisions.md#core-nodes). 0 (a driver without core nodes, where
+/// docs/decisions/0017-core-nodes.md). 0 (a driver without core nodes, where
 /// the word was reserved and zero), or every core of the device: a file of
 /// /dev/nnqN, and this is the two-argument form. Otherwise the file is one of
 /// a core node /dev/nnqN-coreC: with no list the visible set is its core(s),

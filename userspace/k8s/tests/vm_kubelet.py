@@ -20,7 +20,8 @@
 # registration again after kubelet.sock is re-created.
 #
 # The FLR and the AER recovery are held offline at the driver's pause point
-# 12 (enable: device ready, calls not yet let in; docs/decisions.md#pause-points)
+# 12 (enable: device ready, calls not yet let in;
+# docs/decisions/0011-reset-and-recovery.md#pause-points)
 # until the Unhealthy answer is in, so a reset shorter than the plugin's
 # reaction cannot hide the flip. The QEMU monitor commands go out as
 # "NEURON-HOTPLUG: <cmd> :END" console lines, relayed by the lane.

@@ -27,7 +27,7 @@ static void check(int ok, const char *name)
 
 /*
  * DGE metadata cannot be told from an EXPLICIT record by its bytes
- * (docs/decisions.md#dge-metadata-route): the queue and the route decide.
+ * (docs/decisions/0019-dge-metadata-route.md): the queue and the route decide.
  * POOL EXPLICIT (0x04 + 4*2 + 2 = 0x0e), header 0x8e (phase 1), word 0
  * pc 0x12345 | debug_hint 1 << 20 = 0x00112345 -> 45 23 11 8e; dma_map
  * 0x8001 -> 01 80; num_packets 0 (4096), infer_program_counter (bit 14),

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Writes the hand-made devcoredumps the cli.golden.coredump_* tests decode
 # (userspace/CMakeLists.txt). Every field is a literal picked by hand from
-# the NNQCORE layout of docs/decisions.md#coredump and
+# the NNQCORE layout of docs/decisions/0013-coredump.md and
 # include/uapi/linux/neuron.h (struct neuron_coredump_header, _engine,
 # _queue), the record layouts of include/uapi/linux/neuron_record.h and the
 # instruction layout of include/uapi/linux/neuron_isa.h; hang.txt and
