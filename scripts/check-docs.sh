@@ -7,12 +7,12 @@
 #      only the sources note of docs/decisions.md, between its
 #      "<!-- sources-note -->" markers, may name them;
 #   2. every cited anchor exists, one line per cited document: plain
-#      "docs/<file>.md#<anchor>" (and "docs/<file>.md#<a>, #<b>") anywhere,
+#      "docs/<path>.md#<anchor>" (and "docs/<path>.md#<a>, #<b>") anywhere,
 #      and markdown links "[text](<path>.md#<anchor>)" or "(#<anchor>)" in
 #      *.md files. An anchor exists if the document has id="anchor" (or
 #      name="anchor") or a heading whose GitHub slug is "anchor";
-#   3. every relative link in docs/*.md and README.md points to a file or
-#      directory that exists, one line per document;
+#   3. every relative link in docs/*.md, docs/decisions/*.md and README.md
+#      points to a file or directory that exists, one line per document;
 #   4. the interrupt-cause table (docs/device-model.md#intr-cause-table)
 #      agrees with the UAPI and the tests: its rows are exactly the causes
 #      of enum neuron_notific_intr (include/uapi/linux/neuron_record.h),
@@ -55,7 +55,19 @@
 #      the line before, that it is the real driver's (real, AWS, runtime)
 #      or names ours beside it (/dev/NEURON_DEV_NAME); the first value
 #      within 40 characters after "magic" or "type byte" is
-#      NEURON_IOCTL_MAGIC.
+#      NEURON_IOCTL_MAGIC;
+#   8. the decision records, docs/decisions/NNNN-slug.md, and their index
+#      docs/decisions.md: each record is numbered as its file is and has a
+#      Status line and Context, Decision and Consequences sections, and the
+#      index links it; every anchor a record defines is listed in the index,
+#      and every anchor the page had when it held the records itself (the
+#      list docs/decisions/.old-anchors) is still defined there, so an old
+#      link lands on the entry of its record; every "docs/decisions/NNNN-
+#      slug.md" cited without an anchor (any file) is a record; and no file
+#      cites a record's anchor through the index (decisions.md#<anchor>
+#      where the anchor is a record's): cite the record, the index is for
+#      people. The fuzzers' corpus (userspace/fuzz/corpus) is input, not a
+#      citation, and is left out.
 # Files: those git tracks plus untracked ones it does not ignore (or every
 # file, outside a git tree). Exits non-zero if any line is "not ok".
 #
@@ -129,7 +141,7 @@ fi
 # ---- 2. cited anchors exist
 # "SOURCE:LINE TARGET ANCHOR" for every citation; TARGET relative to the top
 while IFS= read -r f; do
-	grep -noE 'docs/[A-Za-z0-9_.-]+[.]md#[A-Za-z0-9_-]+(, #[A-Za-z0-9_-]+)*' "$f" |
+	grep -noE 'docs/([A-Za-z0-9_.-]+/)*[A-Za-z0-9_.-]+[.]md#[A-Za-z0-9_-]+(, #[A-Za-z0-9_-]+)*' "$f" |
 		while IFS= read -r hit; do
 			line=${hit%%:*} cite=${hit#*:}
 			target=${cite%%#*}
@@ -184,7 +196,7 @@ for target in $(awk '{ print $2 }' "$tmp/cites" | sort -u); do
 done
 
 # ---- 3. relative links in docs/ and README.md point to existing files
-for f in README.md docs/*.md; do
+for f in README.md docs/*.md docs/decisions/*.md; do
 	[ -f "$f" ] || continue
 	dir=$(dirname "$f")
 	awk '
@@ -648,6 +660,83 @@ else
 		result 1 "UAPI names: $(wc -l <"$tmp/uapi-names") lines of the docs name another device node or ioctl magic"
 	else
 		result 0 "UAPI names: the docs name /dev/${devname}N and ioctl magic $magic as include/uapi/linux/neuron.h defines them"
+	fi
+fi
+
+# ---- 8. the decision records and their index
+idx=docs/decisions.md recdir=docs/decisions
+if [ ! -f "$idx" ] || [ ! -d "$recdir" ]; then
+	result 1 "decision records: no $idx or no $recdir"
+else
+	# the records: numbered as their files, the four parts, an index entry each
+	: >"$tmp/rec-bad"
+	nrec=0
+	for r in "$recdir"/[0-9][0-9][0-9][0-9]-*.md; do
+		[ -f "$r" ] || continue
+		nrec=$((nrec + 1))
+		b=$(basename "$r") num=${b%%-*}
+		grep -qE "^# $num\. " "$r" || echo "$r: no title \"# $num. ...\"" >>"$tmp/rec-bad"
+		grep -qE '^\*\*Status:\*\* ' "$r" || echo "$r: no \"**Status:**\" line" >>"$tmp/rec-bad"
+		for s in Context Decision Consequences; do
+			grep -qx "## $s" "$r" || echo "$r: no \"## $s\" section" >>"$tmp/rec-bad"
+		done
+		grep -qF "](decisions/$b)" "$idx" || echo "$idx: no entry links $r" >>"$tmp/rec-bad"
+	done
+	ls "$recdir" | sed -n 's/^\([0-9][0-9][0-9][0-9]\)-.*\.md$/\1/p' | sort | uniq -d |
+		sed "s|^|$recdir: two records numbered |" >>"$tmp/rec-bad"
+	if [ "$nrec" -eq 0 ]; then
+		result 1 "decision records: none in $recdir"
+	elif [ -s "$tmp/rec-bad" ]; then
+		diag <"$tmp/rec-bad"
+		result 1 "decision records: $(wc -l <"$tmp/rec-bad") problems in $nrec records"
+	else
+		result 0 "decision records: $nrec, each numbered as its file, with Status, Context, Decision and Consequences, each in $idx"
+	fi
+	# anchors: the old page's all resolve in the index; the records' all listed there
+	anchors_of "$idx" | sort -u >"$tmp/idx-anchors"
+	: >"$tmp/anchor-bad" >"$tmp/rec-anchors"
+	for r in "$recdir"/[0-9][0-9][0-9][0-9]-*.md; do
+		[ -f "$r" ] || continue
+		grep -oE '<a id="[^"]+"></a>' "$r" | sed -E 's/<a id="([^"]*)"><\/a>/\1/' |
+			while IFS= read -r a; do printf '%s %s\n' "$a" "$r"; done
+	done | sort >"$tmp/rec-anchors"
+	grep -v '^#' "$recdir/.old-anchors" 2>/dev/null | grep . | sort -u >"$tmp/old-anchors"
+	[ -s "$tmp/old-anchors" ] || echo "$recdir/.old-anchors: missing or empty" >>"$tmp/anchor-bad"
+	comm -23 "$tmp/old-anchors" "$tmp/idx-anchors" |
+		sed "s|^|$idx: the old anchor |; s|\$| is gone|" >>"$tmp/anchor-bad"
+	awk '{ print $1 }' "$tmp/rec-anchors" | sort | uniq -d |
+		sed 's|^|two records define the anchor |' >>"$tmp/anchor-bad"
+	awk 'NR == FNR { have[$0] = 1; next } !($1 in have) { print $2 ": anchor " $1 " is not listed in the index" }' \
+		"$tmp/idx-anchors" "$tmp/rec-anchors" >>"$tmp/anchor-bad"
+	if [ -s "$tmp/anchor-bad" ]; then
+		diag <"$tmp/anchor-bad"
+		result 1 "$idx: $(wc -l <"$tmp/anchor-bad") anchors lost or unlisted"
+	else
+		result 0 "$idx: the $(wc -l <"$tmp/old-anchors") anchors of the page before the split all resolve, the $(wc -l <"$tmp/rec-anchors") anchors of the records all listed"
+	fi
+	# citations: a bare record path names a record; none reaches a record's anchor through the index
+	grep -v '^userspace/fuzz/corpus/' "$tmp/files" | grep -vxF -e "$idx" -e "$recdir/.old-anchors" >"$tmp/citers"
+	: >"$tmp/cite-bad"
+	ncite=0
+	while IFS= read -r f; do
+		grep -noE 'docs/decisions/[0-9]{4}-[A-Za-z0-9_.-]+[.]md|decisions[.]md#[A-Za-z0-9_-]+' "$f" | sed "s|^|$f:|"
+	done <"$tmp/citers" >"$tmp/dcites"
+	while IFS= read -r hit; do
+		f=${hit%%:*} rest=${hit#*:} line=${rest%%:*} c=${rest#*:}
+		ncite=$((ncite + 1))
+		case $c in
+		docs/decisions/*)
+			[ -f "$c" ] || echo "$f:$line: $c: no such record" ;;
+		*)
+			a=${c#*#} in=$(awk -v a="$a" '$1 == a { print $2; exit }' "$tmp/rec-anchors")
+			[ -z "$in" ] || echo "$f:$line: $c: cite the record, $in#$a" ;;
+		esac
+	done <"$tmp/dcites" >>"$tmp/cite-bad"
+	if [ -s "$tmp/cite-bad" ]; then
+		diag <"$tmp/cite-bad"
+		result 1 "decision citations: $(wc -l <"$tmp/cite-bad") of $ncite name no record, or a record's anchor through the index"
+	else
+		result 0 "decision citations: $ncite, each of a record (or of the index's own anchors)"
 	fi
 fi
 
