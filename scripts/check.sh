@@ -22,6 +22,9 @@
 #   3. static analysis (W=1, sparse, checkpatch) as TAP
 #   4. the node-problem-detector rules against the hardware error lines the
 #      lanes' kernels logged (selftests/npd/check-npd-rules.sh, TAP)
+#   5. nnq.ko's line and function coverage from the debug lane's gcov
+#      counters (scripts/coverage-report.sh, TAP), and libneuron's from the
+#      host tests (userspace/run-coverage.sh, TAP)
 # Exits non-zero if any test failed or a stage could not run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +56,7 @@ elapsed() {
 finish() {
 	wait_prep
 	[ -z "${fuzz_build_pid:-}" ] || wait "$fuzz_build_pid"
+	[ -z "${coverage_pid:-}" ] || wait "$coverage_pid"
 	[ -z "${deb_pid:-}" ] || wait "$deb_pid"
 	echo "check: total $(($(date +%s) - t0)) s"
 	echo "$passed passed, $failed failed"
@@ -154,6 +158,11 @@ count_ctest "host ctest ($(elapsed))" "$build/ctest.log"
 stage_begin
 userspace/run-tsan.sh >"$build/tsan.log" 2>&1
 count_ctest "host ctest under TSan ($(elapsed))" "$build/tsan.log"
+# what the host tests reach in libneuron (userspace/run-coverage.sh, its own
+# -O0 --coverage build): in the background at the lowest priority, so it
+# takes the CPU the single-vCPU VM lanes leave; counted after the lanes
+(nice -n 19 userspace/run-coverage.sh >"$build/coverage-libneuron.log" 2>&1) &
+coverage_pid=$!
 
 # the docs: no citation of pages outside the repository, cited anchors and
 # relative links resolve
@@ -445,6 +454,21 @@ count_lane static "static analysis" "$build/static.log"
 count_lane dkms "DKMS from the packages" "$build/vm/dkms.log"
 count_lane 6.12 "VM 6.12" "$build/vm/lane-6.12.log"
 count_lane debug "VM debug kernel" "$build/vm/lane-debug.log"
+# what the tests reach in nnq.ko: the debug lane's gcov counters, line and
+# function coverage per file, every unreached function listed with a reason
+# (scripts/coverage-report.sh, docs/robustness.md#coverage)
+stage_begin
+scripts/coverage-report.sh "$build/kernel-debug/kernel" "$build"/vm/lane-debug.log.{1,2} \
+	>"$build/coverage.log" 2>&1
+st=$?
+grep -E '^# (coverage: total|unreached|listed)' "$build/coverage.log" || true
+count_tap "kernel coverage ($(elapsed))" "$build/coverage.log" $st
+stage_begin
+wait "$coverage_pid"
+st=$?
+coverage_pid=""
+grep -E '^(ok|not ok) ' "$build/coverage-libneuron.log" || true
+count_tap "libneuron coverage (waited $(elapsed))" "$build/coverage-libneuron.log" $st
 
 # 11. the node-problem-detector rules neuron-tools ships, against the
 #     hardware error lines the lanes' kernels logged (each guest-tests.sh

@@ -68,6 +68,9 @@ CHECK_PKGS=(
 	# only a Recommends of clang-16, holds -fsanitize=fuzzer's runtime), and
 	# llvm-16 for llvm-symbolizer: a finding's stack with files and lines
 	clang-16 libfuzzer-16-dev libclang-rt-16-dev llvm-16
+	# what the host tests reach in libneuron: userspace/run-coverage.sh
+	# (docs/robustness.md#coverage; the kernel's figures need only gcc's gcov)
+	gcovr
 )
 
 STAMP_PKGS=("${DEMO_PKGS[@]}")

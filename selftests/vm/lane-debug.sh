@@ -45,9 +45,10 @@ dk=$("$top/scripts/debug-kernel/build.sh" | tail -1) || lane_fail_early kernel_b
 echo "lane-debug: debug kernel ready in $(($(date +%s) - t0)) s ($dk)" >&2
 [ -n "$qemu" ] || qemu=$("$top/emulator/qemu/build-qemu.sh" | tail -1) || lane_fail_early qemu "QEMU build failed"
 
-# the module, built against the debug tree (sources only, own directory)
+# the module, built against the debug tree (sources only, own directory),
+# counted for gcov (scripts/coverage-report.sh reads the counters)
 obj=$build/kernel-debug
-lane_build_module "$obj" "$dk/build" ||
+lane_build_module "$obj" "$dk/build" NEURON_GCOV=1 ||
 	lane_fail_early module_build "nnq.ko does not build against $dk/build"
 
 payload=$build/lane-debug-payload
@@ -180,6 +181,22 @@ fi
 grep -E 'lock-classes|direct dependencies|dependency chains' /proc/lockdep_stats 2>/dev/null |
 	sed 's/^ */# lockdep: /'
 echo "# debug: $fails of $n checks failed"
+# nnq.ko's gcov counters (a NEURON_GCOV=1 build; kept by the kernel after
+# the module's unload), for scripts/coverage-report.sh on the host: each
+# .gcda read with cat (debugfs gives no real size), as a gzipped tar in
+# base64 between two marker lines, the console quiet meanwhile so no
+# kernel message lands inside it (docs/robustness.md#coverage)
+if [ -d /sys/kernel/debug/gcov ]; then
+	mkdir -p /tmp/gcov
+	find /sys/kernel/debug/gcov -name '*.gcda' >/tmp/gcda-list
+	while read -r f; do cat "$f" >"/tmp/gcov/${f##*/}"; done </tmp/gcda-list
+	dmesg -n 1
+	echo "NEURON-GCOV-BEGIN $(wc -l </tmp/gcda-list)"
+	tar -C /tmp/gcov -czf - . | base64
+	echo "NEURON-GCOV-END"
+else
+	echo "# no /sys/kernel/debug/gcov: no coverage from this guest"
+fi
 [ "$suite" -eq 0 ] && [ "$fails" -eq 0 ]
 GUEST
 chmod +x "$payload/guest-debug.sh"
@@ -224,6 +241,10 @@ guest() {
 	local name=$1 vm
 	shift
 	local log=$log.$name
+	# emptied before the relay starts: it would otherwise replay the
+	# monitor requests of the last run's console (run-vm.sh writes the
+	# console only once QEMU runs)
+	: >"$log"
 	: >"$log.host"
 	NEURON_VM_LOG=$log "$here/run-vm.sh" --qemu "$qemu" --kernel "$dk/bzImage" \
 		--module "$obj/kernel/nnq.ko" --payload "$payload" --memory 1024 \

@@ -25,12 +25,14 @@ lane_payload() {
 	cp "$top/selftests/vm/guest-tests.sh" "$dir/"
 }
 
-# lane_build_module OBJ KDIR: nnq.ko from the sources alone (no object of
-# another kernel's build reused), a test build (NEURON_TEST_HOOKS=1), in
-# OBJ/kernel, against the kernel tree KDIR;
+# lane_build_module OBJ KDIR [MAKE_VAR=VALUE...]: nnq.ko from the sources
+# alone (no object of another kernel's build reused), a test build
+# (NEURON_TEST_HOOKS=1), in OBJ/kernel, against the kernel tree KDIR, with
+# any further make variables (the debug lane's NEURON_GCOV=1);
 # the build log is OBJ/build.log
 lane_build_module() {
 	local obj=$1 kdir=$2 top f
+	shift 2
 	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 	rm -rf "$obj"
 	mkdir -p "$obj/kernel"
@@ -39,7 +41,7 @@ lane_build_module() {
 		case $f in *.mod.c) continue ;; esac
 		cp "$f" "$obj/kernel/"
 	done
-	make -C "$obj/kernel" KDIR="$kdir" NEURON_TEST_HOOKS=1 -j2 >"$obj/build.log" 2>&1 ||
+	make -C "$obj/kernel" KDIR="$kdir" NEURON_TEST_HOOKS=1 "$@" -j2 >"$obj/build.log" 2>&1 ||
 		{ tail -30 "$obj/build.log" >&2; return 1; }
 }
 
