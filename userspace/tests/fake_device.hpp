@@ -508,6 +508,10 @@ class LossyFake {
   std::uint64_t bad_heads() const { return bad_head_.load(std::memory_order_relaxed); }
   std::uint32_t head() const { return head_.load(std::memory_order_acquire); }
   std::uint32_t tail() const { return tail_.load(std::memory_order_acquire); }
+  /// The ring as written and its HEAD doorbell, for a consumer written by
+  /// hand (test_lossy.cpp's modulo drain); the device's HEAD rule applies.
+  std::span<const Record> ring() const { return {mem_.data(), mem_.size()}; }
+  Doorbell doorbell() { return Doorbell::callback(&LossyFake::on_head, this); }
   /// For a failure message: HEAD, TAIL, the interrupt's state and the last
   /// HEAD write and edge, each with the TAIL it saw.
   std::string describe() {

@@ -19,6 +19,7 @@
 
 #include "fake_device.hpp"
 #include "libneuron/reaper.hpp"
+#include "nq_read_ref.hpp"
 
 using namespace neuron;
 using neuron::test::LossyFake;
@@ -248,4 +249,162 @@ TEST(LossyQueue, ReaperUnderLiveProducerExactLossNoRescan) {
               static_cast<unsigned long long>(n), seen.size(), static_cast<unsigned long long>(st.lost),
               static_cast<unsigned long long>(st.overwritten), static_cast<unsigned long long>(st.resyncs),
               static_cast<double>(worst_ns) / 1e6);
+}
+
+// ---- A drain that counts modulo the ring, on a lapped lossy queue ----------
+// (docs/hardware.md#nq-lapped)
+//
+// The real runtime's drain (docs/hardware.md#host-drain) works on ring
+// positions: the hardware's tail_ptr moves one record modulo the ring size,
+// so the records available are (tail - head) mod entries and the record at
+// head is slot head mod entries. modulo_drain() is that arithmetic over our
+// registers: it reads TAIL (NQ_INFO) and keeps HEAD as the register's count
+// (so every HEAD it writes is one the device accepts), but it counts and
+// indexes modulo `entries`. On our device HEAD and TAIL are free-running
+// counts and a lossy queue leaves HEAD alone when it overwrites, so TAIL -
+// HEAD can exceed `entries`; the tests below show, on the same rings, what
+// that drain delivers and what libneuron's NotificationQueue::drain does.
+namespace {
+
+/// One modulo drain: the sequence numbers of the records it takes (in the
+/// order it takes them), HEAD moved past them through the doorbell.
+std::vector<std::uint64_t> modulo_drain(LossyFake& dev, std::uint32_t& head) {
+  const NqInfo in = dev.info();
+  const std::uint32_t entries = in.size / static_cast<std::uint32_t>(sizeof(Record));
+  const std::uint32_t avail = (in.tail - head) % entries;
+  const std::span<const Record> ring = dev.ring();
+  std::vector<std::uint64_t> got;
+  for (std::uint32_t i = 0; i < avail; ++i) got.push_back(seq_of(ring[(head + i) % entries]));
+  head += avail;
+  dev.doorbell().ring(head);
+  return got;
+}
+
+std::vector<std::uint64_t> seqs(std::span<const Record> recs) {
+  std::vector<std::uint64_t> v;
+  for (const Record& r : recs) v.push_back(seq_of(r));
+  return v;
+}
+
+}  // namespace
+
+// 20 records (0..19) into an 8-entry lossy ring nobody read: TAIL 20, HEAD 0.
+// Slots 0..3 hold records 16..19, slots 4..7 records 12..15; records 8..19
+// were written into a full ring (OVERFLOW_COUNT 12).
+//  - The modulo drain: (20 - 0) mod 8 = 4 available, slots 0..3, so it takes
+//    16, 17, 18, 19 as if they were the records at counts 0..3, and HEAD 4.
+//    Next call: (20 - 4) mod 8 = 0, nothing: records 12..15, still in the
+//    ring, are never read, and nothing says 16 records were lost. TAIL - HEAD
+//    stays 16 >= 8, so the device keeps overwriting: 4 more records (20..23)
+//    all count as overflows (OVERFLOW_COUNT 16) and land in slots 4..7,
+//    which the next call takes ((24 - 4) mod 8 = 4: 20..23), leaving HEAD 8
+//    against TAIL 24, still two laps behind for good.
+//  - The runtime's own drain (userspace/reference, counts in place of
+//    positions): 20 - 0 = 20 records "available" in an 8-entry ring is
+//    impossible, so it flags the ring bad (where the runtime calls
+//    al_abort_program) and reads nothing.
+//  - libneuron on the same ring (the hand-worked case of
+//    LossyQueue.LappedQueueRecoversInOneCall): records 14..19, lost 14 (12
+//    overwritten, 2 skipped as the margin), HEAD 20. Then 20..23 arrive with
+//    no overwrite (OVERFLOW_COUNT stays 12) and are delivered, lost 0, HEAD 24.
+TEST(LappedLossyQueue, ModuloDrainMisreadsWhatLibneuronRecovers) {
+  LossyFake mod(0, 1, 8, 0);
+  for (std::uint64_t i = 0; i < 20; ++i) mod.push(lossy_record(i));
+  ASSERT_EQ(mod.tail(), 20u);
+  ASSERT_EQ(mod.info().overflow_count, 12u);
+  std::uint32_t head = 0;
+  EXPECT_EQ(modulo_drain(mod, head), (std::vector<std::uint64_t>{16, 17, 18, 19}));
+  EXPECT_EQ(head, 4u);
+  EXPECT_EQ(modulo_drain(mod, head), (std::vector<std::uint64_t>{}));
+  EXPECT_EQ(seq_of(mod.ring()[4]), 12u);  // still there, never read
+  for (std::uint64_t i = 20; i < 24; ++i) mod.push(lossy_record(i));
+  EXPECT_EQ(mod.info().overflow_count, 16u);
+  EXPECT_EQ(modulo_drain(mod, head), (std::vector<std::uint64_t>{20, 21, 22, 23}));
+  EXPECT_EQ(mod.head(), 8u);
+  EXPECT_EQ(mod.tail(), 24u);
+  EXPECT_EQ(mod.bad_heads(), 0u);  // every HEAD it wrote was accepted
+
+  LossyFake ref_dev(0, 1, 8, 0);
+  for (std::uint64_t i = 0; i < 20; ++i) ref_dev.push(lossy_record(i));
+  volatile std::uint32_t tail = ref_dev.tail();
+  reference::EnsNq nq{8, 0, ref_dev.ring()[0].bytes.data(), &tail};
+  std::vector<Record> buf(8);
+  std::uint32_t consumed = 0;
+  EXPECT_EQ(reference::nq_read_cayman(&nq, buf.data(), 8 * 16, &consumed), 0u);
+  EXPECT_TRUE(nq.bad_ring);
+  EXPECT_EQ(consumed, 0u);
+
+  LossyFake dev(0, 1, 8, 0);
+  NotificationQueue q = dev.queue();
+  for (std::uint64_t i = 0; i < 20; ++i) dev.push(lossy_record(i));
+  std::vector<Record> out(32);
+  DrainResult r = q.drain(out);
+  EXPECT_EQ(seqs(std::span(out.data(), r.count)), (std::vector<std::uint64_t>{14, 15, 16, 17, 18, 19}));
+  EXPECT_EQ(r.lost, 14u);
+  EXPECT_EQ(r.overwritten, 12u);
+  EXPECT_EQ(dev.head(), 20u);
+  for (std::uint64_t i = 20; i < 24; ++i) dev.push(lossy_record(i));
+  EXPECT_EQ(dev.info().overflow_count, 12u);
+  r = q.drain(out);
+  EXPECT_EQ(seqs(std::span(out.data(), r.count)), (std::vector<std::uint64_t>{20, 21, 22, 23}));
+  EXPECT_EQ(r.lost, 0u);
+  EXPECT_FALSE(r.lap_suspected);
+  EXPECT_EQ(dev.head(), 24u);
+  EXPECT_EQ(q.lost(), 14u);
+  EXPECT_EQ(dev.bad_heads(), 0u);
+}
+
+// Exactly two laps: 16 records into 8 entries, TAIL 16, HEAD 0; slots 0..7
+// hold records 8..15 (second pass, phase 0, all marked).
+//  - The modulo drain: (16 - 0) mod 8 = 0: a ring holding 8 unread records
+//    looks empty, and stays so until the producer writes again.
+//  - libneuron: slot 0 is stale for count 0 (phase 1 expected) and marked ->
+//    NQ_INFO: 16 - 0 > 8, nothing sound; resync to 16 - 8 + 8/4 = 10 (lost
+//    10: records 0..7 overwritten, 8 and 9 the margin), HEAD write 10; then
+//    records 10..15 (phase 0, expected for counts 10..15); slot 0 for count
+//    16 (phase 1 expected) is stale and marked -> NQ_INFO: 16 - 10 = 6 <= 8,
+//    sound. count 6, lost 10, overwritten 8, one resync, HEAD 16.
+TEST(LappedLossyQueue, TwoLapsLookEmptyModuloEntries) {
+  LossyFake mod(0, 1, 8, 0);
+  for (std::uint64_t i = 0; i < 16; ++i) mod.push(lossy_record(i));
+  std::uint32_t head = 0;
+  EXPECT_EQ(modulo_drain(mod, head), (std::vector<std::uint64_t>{}));
+  EXPECT_EQ(head, 0u);
+  EXPECT_EQ(seq_of(mod.ring()[0]), 8u);
+
+  LossyFake dev(0, 1, 8, 0);
+  NotificationQueue q = dev.queue();
+  for (std::uint64_t i = 0; i < 16; ++i) dev.push(lossy_record(i));
+  std::vector<Record> out(32);
+  const DrainResult r = q.drain(out);
+  EXPECT_EQ(seqs(std::span(out.data(), r.count)), (std::vector<std::uint64_t>{10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(r.lost, 10u);
+  EXPECT_EQ(r.overwritten, 8u);
+  EXPECT_EQ(r.resyncs, 1u);
+  EXPECT_TRUE(r.lap_suspected);
+  EXPECT_TRUE(r.sw_overflow);
+  EXPECT_EQ(dev.head(), 16u);
+  EXPECT_EQ(dev.bad_heads(), 0u);
+}
+
+// Not lapped, only full: 8 records into 8 entries, nothing overwritten. The
+// modulo drain sees (8 - 0) mod 8 = 0 (the full ring and the empty one look
+// alike, docs/decisions/0002-departures.md#head-tail-counts); under backpressure the
+// producer would now wait for a HEAD write that never comes. libneuron
+// takes all 8 (records 0..7), lost 0.
+TEST(LappedLossyQueue, FullRingLooksEmptyModuloEntries) {
+  LossyFake mod(0, 1, 8, 0);
+  for (std::uint64_t i = 0; i < 8; ++i) mod.push(lossy_record(i));
+  std::uint32_t head = 0;
+  EXPECT_EQ(modulo_drain(mod, head), (std::vector<std::uint64_t>{}));
+  EXPECT_EQ(mod.info().overflow_count, 0u);
+
+  LossyFake dev(0, 1, 8, 0);
+  NotificationQueue q = dev.queue();
+  for (std::uint64_t i = 0; i < 8; ++i) dev.push(lossy_record(i));
+  std::vector<Record> out(32);
+  const DrainResult r = q.drain(out);
+  EXPECT_EQ(seqs(std::span(out.data(), r.count)), (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(r.lost, 0u);
+  EXPECT_EQ(dev.head(), 8u);
 }

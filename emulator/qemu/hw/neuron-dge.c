@@ -393,6 +393,63 @@ static void neuron_dge_bounds_outcome(NeuronDgeCopy *op, unsigned int oob)
     }
 }
 
+/*
+ * The log of a failed bounds check, in the reference firmware's words
+ * (docs/device-model.md#dge-log, docs/hardware.md#dge-detect):
+ *   DGE: bounds:(%1d 0x%llx<=0x%llx, %1d 0x%llx<=0x%llx)
+ *       per direction, src then dst: bc_enabled, the address (or index)
+ *       checked, the limit
+ *   DGE: Failed bounds check. $S[%i]+=%i.
+ *       once per failing direction, src first: its bc_reg and by how much
+ *       the address (or index) exceeds the limit
+ *   DGE: Dispatched error notification
+ *       when the SEQUENCER_NONFATAL record is dispatched; the other two
+ *       outcomes (an index bound error, or no record) have lines of ours.
+ * Each line is prefixed with op->who by neuron_dge_log().
+ */
+static void neuron_dge_log_bounds(const NeuronDgeCopy *op, unsigned int oob,
+                                  const uint64_t shown[2],
+                                  const uint64_t limit[2])
+{
+    const NeuronDgeDesc *d = &op->desc;
+    unsigned int dir, i;
+
+    if (!qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+        return;
+    }
+    neuron_dge_log(op, "DGE: bounds:(%1d 0x%" PRIx64 "<=0x%" PRIx64
+                   ", %1d 0x%" PRIx64 "<=0x%" PRIx64 ")",
+                   (int)NEURON_DGE_FIELD(d->bc_src, BC_ENABLED),
+                   shown[0], limit[0],
+                   (int)NEURON_DGE_FIELD(d->bc_dst, BC_ENABLED),
+                   shown[1], limit[1]);
+    for (dir = NEURON_DGE_DIR_SRC, i = 0; dir <= NEURON_DGE_DIR_DST;
+         dir <<= 1, i++) {
+        uint8_t bc = dir == NEURON_DGE_DIR_SRC ? d->bc_src : d->bc_dst;
+
+        if (oob & dir) {
+            neuron_dge_log(op, "DGE: Failed bounds check. $S[%u]+=%" PRIu64
+                           ".", (unsigned int)NEURON_DGE_FIELD(bc, BC_REG),
+                           shown[i] - limit[i]);
+        }
+    }
+    switch (op->record) {
+    case NEURON_DGE_RECORD_BOUNDS:
+        neuron_dge_log(op, "DGE: Dispatched error notification");
+        break;
+    case NEURON_DGE_RECORD_BOUNDS_FATAL:
+        neuron_dge_log(op, "DGE: index out of bounds: SEQUENCER_FATAL, "
+                       "engine halted");
+        break;
+    default:
+        neuron_dge_log(op, "DGE: error notification not dispatched (%s): "
+                       "descriptor skipped",
+                       op->packet_notif ? "bc_disable_oob_error_notif"
+                                        : "FEATURE_FLAGS bit 1 clear");
+        break;
+    }
+}
+
 /* The body of neuron_dge_exec(), which owns @op->idx around it. */
 static void neuron_dge_run(NeuronDgeCopy *op)
 {
@@ -438,30 +495,7 @@ static void neuron_dge_run(NeuronDgeCopy *op)
     }
     if (oob) {
         neuron_dge_bounds_outcome(op, oob);
-        /*
-         * The reference firmware's shape: per direction, src then dst,
-         * {bc_enabled, address, limit} (docs/hardware.md#dge-detect); then
-         * which directions failed and what the device does about it.
-         */
-        neuron_dge_log(op, "DGE: Failed bounds check. bounds:(%1d 0x%" PRIx64
-                       "<=0x%" PRIx64 ", %1d 0x%" PRIx64 "<=0x%" PRIx64
-                       ") failing:%s%s%s: descriptor not emitted, %s",
-                       (int)NEURON_DGE_FIELD(d->bc_src, BC_ENABLED),
-                       shown[0], limit[0],
-                       (int)NEURON_DGE_FIELD(d->bc_dst, BC_ENABLED),
-                       shown[1], limit[1],
-                       oob & NEURON_DGE_DIR_SRC ?
-                       (neuron_dge_indexed(d, NEURON_DGE_DIR_SRC) ?
-                        " src index" : " src") : "",
-                       oob & NEURON_DGE_DIR_DST ?
-                       (neuron_dge_indexed(d, NEURON_DGE_DIR_DST) ?
-                        " dst index" : " dst") : "",
-                       neuron_dge_wide(d->mode) ? ", wide" : "",
-                       op->record == NEURON_DGE_RECORD_BOUNDS_FATAL ?
-                       "index bound error: SEQUENCER_FATAL" :
-                       op->record == NEURON_DGE_RECORD_BOUNDS ?
-                       "error notification dispatched" :
-                       "notification suppressed");
+        neuron_dge_log_bounds(op, oob, shown, limit);
         return;
     }
 

@@ -1726,6 +1726,263 @@ static void test_bad_opcode(void)
     dev_stop(d);
 }
 
+/* ---- issue 44: records in order, the bounds log, DMA packet counters ---- */
+
+/* Loads @n instructions for engine @e of core @c (as run()) without a step. */
+static void load_start(Dev *d, unsigned int c, unsigned int e, const Insn *p,
+                       unsigned int n)
+{
+    uint32_t off = PROG_OFF + (c * 5 + e) * 0x10000u;
+
+    qpci_memwrite(d->dev, d->bar4, off, p, n * sizeof(*p));
+    wr(d, CORE(c) + ENG(e) + E_PROG_BASE_LO, off);
+    wr(d, CORE(c) + ENG(e) + E_PROG_BASE_HI, 0);
+    wr(d, CORE(c) + ENG(e) + E_PROG_COUNT, n);
+    wr(d, CORE(c) + ENG(e) + E_CTRL, CTRL_START);
+}
+
+/*
+ * Two engines hand a token back and forth through semaphores 0 and 1, so
+ * the order in which their NOTIFYs are produced is fixed by the program:
+ * PE's round k is NOTIFY 0xa0 + 2k (pc 3k), SEM_INC sem 0, WAIT_GE sem 1 >=
+ * k + 1; ACT's is WAIT_GE sem 0 >= k + 1, NOTIFY 0xa1 + 2k (pc 3k + 1),
+ * SEM_INC sem 1. Both EXPLICIT classes go to queue 1, here a ring in device
+ * memory (CTRL.DEVICE_MEM, BAR4 0x800000) of 4 entries under backpressure,
+ * drained by hand through BAR4 and the doorbell while the engines run. The
+ * ten records must arrive in the order produced, with the phase of their
+ * pass (docs/hardware.md#rec-phase: 1, 0, 1 over passes of 4). Expected
+ * per record: header (phase | PE EXPLICIT 0x06 or ACT EXPLICIT 0x0a), the
+ * NOTIFY's pc (bits 19..0 of word 0) and debug_hint_extended (bytes 6..7).
+ */
+static void test_device_ring_order(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0), head = 0, tail;
+    Insn pe[16], act[16];
+    uint8_t r[16];
+    unsigned int k, n = 0, loops;
+    static const struct {
+        uint8_t hdr;
+        uint32_t pc;
+        uint16_t ext;
+    } want[10] = {
+        { 0x86, 0, 0xa0 }, { 0x8a, 1, 0xa1 }, { 0x86, 3, 0xa2 },
+        { 0x8a, 4, 0xa3 }, { 0x06, 6, 0xa4 }, { 0x0a, 7, 0xa5 },
+        { 0x06, 9, 0xa6 }, { 0x0a, 10, 0xa7 }, { 0x86, 12, 0xa8 },
+        { 0x8a, 13, 0xa9 },
+    };
+
+    for (k = 0; k < 5; k++) {
+        pe[3 * k] = notify(0, 0xa0 + 2 * k);
+        pe[3 * k + 1] = insn(OP_SEM_INC, 0, 0, 1);
+        pe[3 * k + 2] = insn(OP_WAIT_GE, 0, 1, k + 1);
+        act[3 * k] = insn(OP_WAIT_GE, 0, 0, k + 1);
+        act[3 * k + 1] = notify(0, 0xa1 + 2 * k);
+        act[3 * k + 2] = insn(OP_SEM_INC, 0, 1, 1);
+    }
+    pe[15] = insn(OP_HALT, 0, 0, 0);
+    act[15] = insn(OP_HALT, 0, 0, 0);
+
+    wr(d, b + Q(1) + Q_BASE_LO, 0x800000);
+    wr(d, b + Q(1) + Q_BASE_HI, 0);
+    wr(d, b + Q(1) + Q_SIZE, 64);
+    wr(d, b + Q(1) + Q_CTRL, QC_DEVICE_MEM);
+    wr(d, b + N_QUEUE_ENABLE, 1u << 1);
+    g_assert_cmphex(rd(d, b + N_QUEUE_ENABLE), ==, 1u << 1);
+
+    load_start(d, 0, 1, act, 16);
+    load_start(d, 0, 0, pe, 16);
+    for (loops = 0; n < 10 && loops < 200; loops++) {
+        step_us(d, 50);
+        tail = rd(d, b + Q(1) + Q_TAIL);
+        g_assert_cmpuint(tail - head, <=, 4);
+        for (; head != tail && n < 10; head++, n++) {
+            qpci_memread(d->dev, d->bar4, 0x800000 + (head & 3) * 16, r, 16);
+            g_assert_cmphex(r[3], ==, want[n].hdr);
+            g_assert_cmphex(ldl_le_p(r) & 0xfffff, ==, want[n].pc);
+            g_assert_cmphex(lduw_le_p(&r[6]), ==, want[n].ext);
+        }
+        wr(d, b + DOORBELL(1), head);
+    }
+    g_assert_cmpuint(n, ==, 10);
+    step_us(d, 1000);
+    g_assert_cmphex(rd(d, b + Q(1) + Q_TAIL), ==, 10);
+    g_assert_cmphex(rd(d, b + Q(1) + Q_HEAD), ==, 10);
+    g_assert_cmphex(rd(d, b + Q(1) + Q_DROP), ==, 0);
+    g_assert_cmphex(rd(d, b + Q(1) + Q_OVERFLOW), ==, 0);
+    g_assert_cmphex(rd(d, b + ENG(0) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, b + ENG(1) + E_STATUS), ==, ST_IDLE);
+    dev_stop(d);
+}
+
+/*
+ * DGE_COPY of 8 bytes from 0x1000 to 0x2000 on POOL, backend POOL, with
+ * the two BOUND_CHECK_REG bytes @bc_src, @bc_dst (bit 7 bc_enabled, bit 6
+ * bc_disable_oob_error_notif, bits 5..0 bc_reg).
+ */
+static Insn dge_bc(uint8_t bc_src, uint8_t bc_dst)
+{
+    Insn in = insn(OP_DGE_COPY, 0, 0, 0);
+
+    stl_le_p(&in.b[16], 0x1000);
+    stl_le_p(&in.b[20], 0x2000);
+    stl_le_p(&in.b[24], 8);
+    in.b[28] = bc_src;
+    in.b[29] = bc_dst;
+    in.b[31] = 1;
+    return in;
+}
+
+/* The lines of @path that hold "DGE:", in order, as one string. */
+static char *dge_log_lines(const char *path)
+{
+    g_autofree char *text = NULL;
+    g_auto(GStrv) lines = NULL;
+    GString *out = g_string_new("");
+    unsigned int i;
+
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    lines = g_strsplit(text, "\n", -1);
+    for (i = 0; lines[i]; i++) {
+        if (strstr(lines[i], "DGE:")) {
+            g_string_append_printf(out, "%s\n", lines[i]);
+        }
+    }
+    return g_string_free(out, false);
+}
+
+/*
+ * The guest-error log of failed bounds checks, in the reference firmware's
+ * words (docs/device-model.md#dge-log): "bounds:(" with, per direction,
+ * bc_enabled, the last byte and the limit; "Failed bounds check.
+ * $S[reg]+=overshoot." per failing direction; "Dispatched error
+ * notification" when the record goes out. $S[10] = 0x1007 (src passes),
+ * $S[11] = 0x1003 (src 4 over), $S[20] = 0x2005 (dst 2 over).
+ * First program, FEATURE_FLAGS bit 1 set: pc 0 dst fails (reported); pc 1
+ * src fails, dst check off; pc 2 both fail, src suppressed (dst reported);
+ * pc 3 dst fails, suppressed (no record). Second program, bit 1 clear:
+ * pc 0 dst fails, no record. Third, bit 1 still clear: a scatter of two
+ * 4-byte elements, indices {0, 1} at 0x3000, dst bound $S[12] = 0: index 1
+ * is 1 over, and an index overflow with bit 1 clear is SEQUENCER_FATAL
+ * (the engine halts). Four records on queue 3.
+ */
+static void test_dge_bounds_log(void)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *props = NULL;
+    g_autofree char *got = NULL;
+    int fd = g_file_open_tmp("neuron-dge-log-XXXXXX", &path, NULL);
+    Dev *d;
+    uint32_t b = CORE(0);
+    Insn p1[5] = {
+        dge_bc(0x8a, 0x94), dge_bc(0x8b, 0x00), dge_bc(0xcb, 0x94),
+        dge_bc(0x00, 0xd4), insn(OP_HALT, 0, 0, 0),
+    };
+    Insn p2[2] = { dge_bc(0x8a, 0x94), insn(OP_HALT, 0, 0, 0) };
+    Insn p3[2] = { dge_scatter(0x1000, 0x2000, 8, 2, 0x3000),
+                   insn(OP_HALT, 0, 0, 0) };
+#define WHO "neuron-tpb: core 0 engine 2 (POOL) pc "
+    static const char want[] =
+        WHO "0: DGE: bounds:(1 0x1007<=0x1007, 1 0x2007<=0x2005)\n"
+        WHO "0: DGE: Failed bounds check. $S[20]+=2.\n"
+        WHO "0: DGE: Dispatched error notification\n"
+        WHO "1: DGE: bounds:(1 0x1007<=0x1003, 0 0x0<=0x0)\n"
+        WHO "1: DGE: Failed bounds check. $S[11]+=4.\n"
+        WHO "1: DGE: Dispatched error notification\n"
+        WHO "2: DGE: bounds:(1 0x1007<=0x1003, 1 0x2007<=0x2005)\n"
+        WHO "2: DGE: Failed bounds check. $S[11]+=4.\n"
+        WHO "2: DGE: Failed bounds check. $S[20]+=2.\n"
+        WHO "2: DGE: Dispatched error notification\n"
+        WHO "3: DGE: bounds:(0 0x0<=0x0, 1 0x2007<=0x2005)\n"
+        WHO "3: DGE: Failed bounds check. $S[20]+=2.\n"
+        WHO "3: DGE: error notification not dispatched "
+            "(bc_disable_oob_error_notif): descriptor skipped\n"
+        WHO "0: DGE: bounds:(1 0x1007<=0x1007, 1 0x2007<=0x2005)\n"
+        WHO "0: DGE: Failed bounds check. $S[20]+=2.\n"
+        WHO "0: DGE: error notification not dispatched (FEATURE_FLAGS bit 1 "
+            "clear): descriptor skipped\n"
+        WHO "0: DGE: bounds:(0 0x0<=0x0, 1 0x1<=0x0)\n"
+        WHO "0: DGE: Failed bounds check. $S[12]+=1.\n"
+        WHO "0: DGE: index out of bounds: SEQUENCER_FATAL, engine halted\n";
+#undef WHO
+
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    /* the rest of the command line after -device's properties */
+    props = g_strdup_printf(" -d guest_errors -D %s", path);
+    d = dev_start(props);
+    host_ring(d, 0, 3, 64, 0);                  /* the error class's queue */
+    wr(d, b + ENG(2) + E_SREG(10), 0x1007);
+    wr(d, b + ENG(2) + E_SREG(11), 0x1003);
+    wr(d, b + ENG(2) + E_SREG(20), 0x2005);
+    wr(d, b + ENG(2) + E_FEATURE_FLAGS, 0x2);
+    run(d, 0, 2, p1, 5);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_STATUS), ==, ST_IDLE);
+    wr(d, b + ENG(2) + E_FEATURE_FLAGS, 0x0);
+    run(d, 0, 2, p2, 2);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, b + Q(3) + Q_TAIL), ==, 3);
+    p3[0].b[29] = 0x8c;                         /* bc_enabled, $S[12] */
+    wr(d, b + ENG(2) + E_SREG(12), 0);
+    mem_wl(d, 0x3000, 0);
+    mem_wl(d, 0x3004, 1);
+    run(d, 0, 2, p3, 2);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_STATUS), ==, ST_HALTED);
+    g_assert_cmphex(rd(d, b + Q(3) + Q_TAIL), ==, 4);
+    got = dge_log_lines(path);
+    g_assert_cmpstr(got, ==, want);
+    dev_stop(d);
+    unlink(path);
+}
+
+/*
+ * PACKETS(i) (docs/device-model.md#dma-engines): packets DMA engine i of
+ * the core carried, counted only for copies that were emitted, per core,
+ * kept by the RESET register, cleared by a function reset. Copies (POOL,
+ * 0 -> 0x400000): 65 bytes = 2 packets, engine 0; 262208 bytes = 4097
+ * packets, 2049 on engine 0 and 2048 on engine 1; then a bounds failure
+ * ($S[10] = 0, src checked, FEATURE_FLAGS 0: no record) and a copy with
+ * backend NONE, neither of which reaches the DMA engines.
+ */
+static void test_dma_packets(void)
+{
+    Dev *d = dev_start(NULL);
+    uint32_t b = CORE(0);
+    Insn p[5] = { dge(65), dge(262208), dge(64), dge(64),
+                  insn(OP_HALT, 0, 0, 0) };
+    uint16_t ctl;
+
+    p[2].b[28] = 0x8a;                          /* bc_enabled, $S[10] */
+    p[3].b[31] = 0;                             /* backend NONE */
+    wr(d, b + ENG(2) + E_SREG(10), 0);
+    run(d, 0, 2, p, 5);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_STATUS), ==, ST_IDLE);
+    g_assert_cmphex(rd(d, b + ENG(2) + E_PC), ==, 5);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(0)), ==, 2051);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(1)), ==, 2048);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(2)), ==, 0);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(15)), ==, 0);
+    g_assert_cmphex(rd(d, CORE(1) + DMA_PACKETS(0)), ==, 0);
+    /* read-only */
+    wr(d, b + DMA_PACKETS(0), 7);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(0)), ==, 2051);
+    /* the RESET register keeps them */
+    wr(d, R_RESET, 1);
+    step_us(d, 100);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(0)), ==, 2051);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(1)), ==, 2048);
+    /* a function reset (FLR) clears them */
+    ctl = qpci_config_readw(d->dev, 0x80 + PCI_EXP_DEVCTL);
+    qpci_config_writew(d->dev, 0x80 + PCI_EXP_DEVCTL, ctl | PCI_EXP_DEVCTL_BCR_FLR);
+    dev_map(d);
+    step_us(d, 100);
+    g_assert_cmphex(rd(d, R_DEV_STATUS), ==, 0x3);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(0)), ==, 0);
+    g_assert_cmphex(rd(d, b + DMA_PACKETS(1)), ==, 0);
+    dev_stop(d);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1780,6 +2037,10 @@ int main(int argc, char **argv)
     qtest_add_func("/neuron-tpb/reset/flr", test_flr);
     qtest_add_func("/neuron-tpb/engine/bad-opcode", test_bad_opcode);
     qtest_add_func("/neuron-tpb/engine/fetch-exception", test_fetch_exception);
+    qtest_add_func("/neuron-tpb/queue/device-ring-order",
+                   test_device_ring_order);
+    qtest_add_func("/neuron-tpb/dge/bounds-log", test_dge_bounds_log);
+    qtest_add_func("/neuron-tpb/dma/packets", test_dma_packets);
 
     return g_test_run();
 }

@@ -3,8 +3,8 @@
  * kselftests of the neuron driver's first-light ABI against the emulated
  * device: device info, NQ init/destroy with every bad input, mmap rules
  * (rings, doorbells, the file's status page),
- * records flowing from the engines through a mapped ring (order, types,
- * debug_hint, phase across a wrap), teardown on release.
+ * records flowing from the engines through mapped host and device rings
+ * (order, types, debug_hint, phase across wraps), teardown on release.
  *
  * Expected values come from the UAPI docstrings (include/uapi/linux/neuron.h),
  * the record layouts of docs/hardware.md#rec-format and the device contract
@@ -448,6 +448,72 @@ TEST_F(nq, ring_wrap_flips_phase)
 	EXPECT_EQ(12, info.head);
 	EXPECT_EQ(0, info.phase);	/* the 4th pass writes phase 0 */
 	EXPECT_EQ(0, info.overflow_count);
+	neuron_ring_unmap(&ring);
+}
+
+/*
+ * Records in a ring in device memory (BAR4, NEURON_NQ_F_DEVICE_MEM) arrive
+ * in the order the engine produced them, across wraps. A 4-entry device
+ * ring on queue 1 (EXPLICIT's default route), SP runs NOTIFY 0x300 + i for
+ * i = 0..9, then HALT. The consumer first lets the ring fill: the engine
+ * stalls on the full lossless queue (WAITING, TAIL 4) after record 3; then
+ * it reads the ten records through its mapping of BAR4, writing HEAD back
+ * after each. Expected, literally: header byte 0x96 (phase | SP EXPLICIT
+ * 0x16) on passes 1 and 3, 0x16 on pass 2 (docs/hardware.md#rec-phase),
+ * program_counter = i, debug_hint_extended = 0x300 + i.
+ */
+TEST_F(nq, device_ring_order_across_wraps)
+{
+	static const uint8_t want_hdr[10] = {
+		0x96, 0x96, 0x96, 0x96, 0x16, 0x16, 0x16, 0x16, 0x96, 0x96,
+	};
+	static const uint32_t want_pc[10] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	static const uint16_t want_ext[10] = {
+		0x300, 0x301, 0x302, 0x303, 0x304, 0x305, 0x306, 0x307, 0x308, 0x309,
+	};
+	struct neuron_emu_insn prog[11];
+	union neuron_isa_notification recs[10];
+	struct neuron_nq_init init;
+	struct neuron_nq_info info = { .core = CORE, .queue = 1 };
+	struct neuron_engine_status st;
+	struct neuron_ring ring = { 0 };
+
+	ASSERT_EQ(0, neuron_nq_create(self->fd, CORE, 1, 64, NEURON_NQ_F_DEVICE_MEM, &init));
+	ASSERT_EQ(0, neuron_ring_map(self->fd, &init, &ring));
+	ASSERT_EQ(4, ring.entries);
+	for (int i = 0; i < 10; i++) {
+		prog[i] = neuron_insn(NEURON_OP_NOTIFY, 0);
+		prog[i].operand.arg.debug_hint_extended = htole16(0x300 + i);
+	}
+	prog[10] = neuron_insn(NEURON_OP_HALT, 0);
+	ASSERT_EQ(0, neuron_submit(self->fd, CORE, NEURON_ENGINE_SP, prog, 11, 0));
+
+	/* nobody reads yet: four records, then the engine waits for room */
+	usleep(200 * 1000);
+	ASSERT_EQ(0, neuron_engine_status(self->fd, CORE, NEURON_ENGINE_SP, &st));
+	EXPECT_EQ(NEURON_ENGINE_WAITING, st.state);
+	ASSERT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_NQ_INFO, &info));
+	EXPECT_EQ(4, info.tail);
+	EXPECT_EQ(0, info.head);
+
+	ASSERT_EQ(0, neuron_ring_read(&ring, recs, 10, NEURON_WAIT_MS));
+	for (int i = 0; i < 10; i++) {
+		EXPECT_EQ(want_hdr[i], recs[i].bytes[NEURON_ISA_HEADER_OFFSET]) TH_LOG("record %d", i);
+		EXPECT_EQ(want_pc[i], (uint32_t)recs[i].explicit_notif.program_counter)
+			TH_LOG("record %d", i);
+		EXPECT_EQ(want_ext[i], le16toh(recs[i].explicit_notif.debug_hint_extended))
+			TH_LOG("record %d", i);
+	}
+	ASSERT_EQ(NEURON_ENGINE_IDLE, neuron_engine_wait(self->fd, CORE, NEURON_ENGINE_SP,
+							 NEURON_WAIT_MS));
+	ASSERT_EQ(0, neuron_ioctl(self->fd, NEURON_IOC_NQ_INFO, &info));
+	EXPECT_EQ(10, info.tail);
+	EXPECT_EQ(10, info.head);
+	EXPECT_EQ(0, info.overflow_count);
+	EXPECT_EQ(0, info.drop_count);
+	/* nothing more arrives */
+	usleep(100 * 1000);
+	EXPECT_EQ(0, neuron_ring_pop(&ring, recs));
 	neuron_ring_unmap(&ring);
 }
 
