@@ -211,7 +211,7 @@ result $st deb.libneuron-dev.headers_pkgconfig_cmake
 dpkg-deb -c "$(deb_of neuron-tools)" | awk '{print $6}' | sed 's|^\./||' >"$logs/neuron-tools.list"
 st=0
 for f in usr/bin/neuron-nq usr/share/man/man1/neuron-nq.1.gz usr/share/bash-completion/completions/neuron-nq \
-	usr/share/neuron/node-problem-detector/neuron-monitor.json; do
+	usr/share/neuron/node-problem-detector/nnq-hw-errors.json; do
 	grep -qx "$f" "$logs/neuron-tools.list" || { say "# neuron-tools lacks $f"; st=1; }
 done
 result $st deb.neuron-tools.binary_manpage_completion_npd

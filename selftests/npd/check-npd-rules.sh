@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Checks the node-problem-detector rules that neuron-tools ships
-# (userspace/tools/node-problem-detector/neuron-monitor.json) against the
-# hardware error lines the VM lanes' kernels really logged
-# (docs/decisions/0014-hw-error-log.md#hw-error-log, #npd-rules). Prints TAP
-# ("ok N - ...", "not ok N - ...", details as "# " lines):
+# (userspace/tools/node-problem-detector/nnq-hw-errors.json), and rules of
+# the shape the vendor's own node-problem-detector configuration has
+# (selftests/npd/vendor-shape.json), against the hardware error lines the
+# VM lanes' kernels really logged
+# (docs/decisions/0014-hw-error-log.md#hw-error-log, #npd-rules,
+# #hw-error-key). Prints TAP ("ok N - ...", "not ok N - ...", details as
+# "# " lines):
 #   1. the file is a system log monitor config: plugin kmsg, logPath,
 #      lookback (a Go duration), bufferSize, source, conditions (type,
 #      reason, message), rules (type temporary or permanent, a CamelCase
@@ -15,10 +18,12 @@
 #      \Z or \z, POSIX classes, \p; flags i, m, s only) and compiles
 #   3. the cause and action words of kernel/neuron_hw.c are exactly the
 #      rows of the cause and action tables of
-#      docs/decisions/0014-hw-error-log.md
+#      docs/decisions/0014-hw-error-log.md,
+#      and each cause's NEURON_HW_ERR= key is the cause in upper case with
+#      '_' for '-'
 #   4. per log: every hardware error line is in the documented format, with
-#      the key order, a known cause and action, and (from /dev/kmsg) the
-#      level its action calls for
+#      the key order, a known cause and action, its cause's key, and (from
+#      /dev/kmsg) the level its action calls for
 #   5. per log: every one matches exactly one rule the way
 #      node-problem-detector matches (the pattern followed by \z against the
 #      last bufferSize messages joined by newlines), and no rule matches
@@ -26,6 +31,12 @@
 #   6. per rule: it matched a line of the logs, unless UNREACHED_RULES below
 #      says why no lane can produce one
 #   7. per cause: some log has it, unless UNREACHED_CAUSES says why not
+#   8. the vendor-shape rules (each ".* NEURON_HW_ERR=<TYPE> .*", permanent,
+#      bufferSize 10): per log, a line whose key is a rule's TYPE matches
+#      that rule alone and every other line none, node-problem-detector's
+#      way, and none once a message of another kind follows; per rule, it
+#      matched a line (the first one printed as a "# " line), unless
+#      VENDOR_UNREACHED says why no lane can produce one
 # A log's lines are the "# kmsg: " records that guest-tests.sh copies from
 # /dev/kmsg after its tests (the text after ';' and the SUBSYSTEM/DEVICE
 # lines after it: what the kmsg plugin hands the rules) and the lines the
@@ -35,24 +46,28 @@
 # timestamp (the kernel's output interleaved with a program's) is only
 # reported; the same record is in the log's kmsg copy.
 #
-# Usage: check-npd-rules.sh [--rules FILE] LOG...
+# Usage: check-npd-rules.sh [--rules FILE] [--vendor FILE] LOG...
 # Exits non-zero if any line is "not ok".
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-rules=$top/userspace/tools/node-problem-detector/neuron-monitor.json
-if [ "${1:-}" = --rules ]; then
-	rules=$2
-	shift 2
-fi
-[ $# -gt 0 ] || { echo "usage: check-npd-rules.sh [--rules FILE] LOG..." >&2; exit 2; }
+rules=$top/userspace/tools/node-problem-detector/nnq-hw-errors.json
+vendor=$here/vendor-shape.json
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rules) rules=$2; shift 2 ;;
+	--vendor) vendor=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "usage: check-npd-rules.sh [--rules FILE] [--vendor FILE] LOG..." >&2; exit 2; }
 
-exec python3 - "$rules" "$top" "$@" <<'PY'
+exec python3 - "$rules" "$vendor" "$top" "$@" <<'PY'
 import json
 import re
 import sys
 
-rules_path, top, logs = sys.argv[1], sys.argv[2], sys.argv[3:]
+rules_path, vendor_path, top, logs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 
 # Rules and causes no lane can produce, and why. A listed one that a log
 # does have fails, so the list stays true.
@@ -65,8 +80,14 @@ UNREACHED_CAUSES = {
 # a line of the driver that is not a hardware error, as /dev/kmsg gives it
 OTHER = ("nnq 0000:01:00.0: reset (cause 2): 1 queues torn down, 256 records unread"
          "\n SUBSYSTEM=pci\n DEVICE=+pci:0000:01:00.0")
+# Types of the vendor's rules no device of ours has, and why
+VENDOR_UNREACHED = {
+    t: "the emulated device reports no memory or NeuronCore ECC error; no cause maps to it"
+    for t in ("SRAM_UNCORRECTABLE_ERROR", "NC_UNCORRECTABLE_ERROR", "HBM_UNCORRECTABLE_ERROR")
+}
 FORMAT = re.compile(
     r"^nnq (?P<bdf>[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]): nnq[0-9]+: hw-error "
+    r"NEURON_HW_ERR=(?P<key>[A-Z_]+) "
     r"core=(?P<core>-|[0-9]+) engine=(?P<engine>-|pe|act|pool|dve|sp) "
     r"cause=(?P<cause>[a-z-]+) action=(?P<action>[a-z-]+): (?P<text>.+)$")
 ERR_ACTIONS = ("reset-device", "replace-device")   # KERN_ERR; the rest KERN_WARNING
@@ -243,6 +264,7 @@ except OSError as e:
     hw, doc = "", ""
     print(f"# {e}")
 k_causes = re.findall(r'\[NEURON_HWE_\w+\] = \{ "([a-z-]+)"', hw)
+k_keys = dict(re.findall(r'\[NEURON_HWE_\w+\] = \{ "([a-z-]+)", "([A-Z_]+)"', hw))
 k_actions = re.findall(r'\[NEURON_HWA_\w+\] = "([a-z-]+)"', hw)
 # the record is the section: its cause and action tables are the only ones
 sec = doc
@@ -255,6 +277,10 @@ result(k_causes and k_actions and sorted(k_causes) == sorted(d_causes) and
        "are the tables of docs/decisions/0014-hw-error-log.md",
        [] if sorted(k_causes) == sorted(d_causes) and sorted(k_actions) == sorted(d_actions) else diff)
 causes, actions = set(k_causes), set(k_actions)
+bad_keys = [f"{c}: key {k_keys.get(c)!r}, want {c.upper().replace('-', '_')!r}"
+            for c in k_causes if k_keys.get(c) != c.upper().replace("-", "_")]
+result(k_causes and not bad_keys, f"kernel/neuron_hw.c: each of the {len(k_causes)} causes has "
+       "the key NEURON_HW_ERR=<CAUSE IN UPPER CASE>", bad_keys)
 
 
 # --- 4 and 5. the logs
@@ -265,6 +291,7 @@ def npd_matches(buf):
 
 rule_hits = {r["reason"]: 0 for r in rules}
 cause_hits = {}
+all_msgs = []
 for log in logs:
     try:
         lines = [l.rstrip("\r\n").replace("\r", "") for l in open(log, errors="replace")]
@@ -310,6 +337,8 @@ for log in logs:
                 bad_format.append(f"{kind}: unknown cause {f['cause']}: {text}")
             if f["action"] not in actions:
                 bad_format.append(f"{kind}: unknown action {f['action']}: {text}")
+            if f["key"] != f["cause"].upper().replace("-", "_"):
+                bad_format.append(f"{kind}: key {f['key']} is not cause {f['cause']}'s: {text}")
             want = 3 if f["action"] in ERR_ACTIONS else 4
             if prio is not None and prio != want:
                 bad_format.append(f"{kind}: level {prio}, want {want}: {text}")
@@ -325,6 +354,7 @@ for log in logs:
             rule_hits[reason] += 1
         if kind == "kmsg":
             history = buf[-buffer_size:]
+    all_msgs.append((name, msgs))
     nk = sum(1 for m in msgs if m[0] == "kmsg")
     if skipped:
         print(f"# {name}: {len(skipped)} line(s) with the marker left out "
@@ -355,6 +385,63 @@ for c in k_causes:
                skip=None if hits else f"no lane can: {UNREACHED_CAUSES[c]}")
     else:
         result(hits > 0, f"cause {c}: in {lines_of(hits)}")
+
+# --- 8. the vendor's shape of rules
+vproblems, vrules = [], []
+try:
+    vcfg = json.load(open(vendor_path))
+except (OSError, ValueError) as e:
+    vcfg = {}
+    vproblems.append(f"{vendor_path}: {e}")
+vbuffer = vcfg.get("bufferSize") if isinstance(vcfg.get("bufferSize"), int) else 0
+if vcfg and (vcfg.get("plugin") != "kmsg" or vbuffer < 1):
+    vproblems.append("not a kmsg config with a bufferSize")
+for r in vcfg.get("rules", []) if isinstance(vcfg.get("rules"), list) else []:
+    m = re.fullmatch(r"\.\* NEURON_HW_ERR=([A-Z_]+) \.\*", str(r.get("pattern", "")))
+    if not m or r.get("type") != "permanent":
+        vproblems.append(f"rule {r.get('reason')}: not a permanent '.* NEURON_HW_ERR=<TYPE> .*' rule")
+        continue
+    vproblems += subset_problems(r["pattern"])
+    vrules.append((r["reason"], m.group(1), re.compile(r["pattern"] + r"\Z")))
+result(not vproblems and bool(vrules), f"{vendor_path.removeprefix(top + '/')}: {len(vrules)} "
+       f"vendor-shape rules (kmsg, bufferSize {vbuffer})", vproblems)
+
+
+def vendor_matches(buf):
+    joined = "\n".join(buf[-vbuffer:])
+    return [(reason, vtype) for reason, vtype, rx in vrules if rx.search(joined)]
+
+
+vhits = {reason: [] for reason, _, _ in vrules}
+for name, msgs in all_msgs:
+    bad = []
+    history = []
+    for kind, text, npd, prio in msgs:
+        f = FORMAT.match(text)
+        key = f["key"] if f else None
+        buf = (history if kind == "kmsg" else []) + [npd]
+        hit = vendor_matches(buf)
+        want = [(reason, vtype) for reason, vtype, _ in vrules if vtype == key]
+        if hit != want:
+            bad.append(f"{kind}: {[h[0] for h in hit]}, want {[w[0] for w in want]}: {npd}")
+        after = vendor_matches(buf + [OTHER])
+        if after:
+            bad.append(f"{kind}: {[h[0] for h in after]} also match the message after it: {npd}")
+        for reason, _ in hit:
+            vhits[reason].append(f"{name}: {kind}: {npd}")
+        if kind == "kmsg":
+            history = buf[-vbuffer:]
+    result(not bad, f"{name}: the vendor-shape rules match exactly the lines of their "
+           "NEURON_HW_ERR= type, as node-problem-detector matches", bad)
+for reason, vtype, rx in vrules:
+    hits = vhits[reason]
+    if vtype in VENDOR_UNREACHED:
+        result(not hits, f"vendor rule {reason}: no line (listed as unreached)",
+               [f"matched {lines_of(len(hits))}: take it off VENDOR_UNREACHED"] if hits else [],
+               skip=None if hits else f"no lane can: {VENDOR_UNREACHED[vtype]}")
+    else:
+        result(bool(hits), f"vendor rule {reason} ({rx.pattern[:-2]!r}): matched "
+               f"{lines_of(len(hits))}", [f"first: {hits[0]}"] if hits else [])
 
 print(f"1..{n}")
 print(f"# npd rules: {fails} of {n} checks failed")
