@@ -92,6 +92,7 @@
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
+#include <linux/string_helpers.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 #include <linux/wait.h>
@@ -387,8 +388,8 @@ struct neuron_vector {
  * @reset_count: per enum neuron_reset_cause: times the queues were torn down
  * @reset_lost:	records unread in rings torn down by those resets
  * @lock:	queue table, queue/engine registers, @owner, @grant_cores,
- *		@grant_uid, @eng_owner, @programs_stopped, @files and their
- *		device-memory allocations
+ *		@grant_uid, @eng_owner, @eng_pid, @eng_comm, @programs_stopped,
+ *		the busy times, @files and their device-memory allocations
  * @files:	open struct neuron_file, for zapping their mappings
  * @nq:		live queues by [core][queue]
  * @quarantine:	torn-down queues whose disable the device never confirmed:
@@ -404,8 +405,18 @@ struct neuron_vector {
  *		NULL; its engines are reset when it gives the core up
  * @programs_stopped: per [core][engine]: programs the driver stopped while
  *		RUNNING or WAITING (NEURON_EDGE_ENGINE_STOPPED), since probe
+ * @eng_pid:	per [core][engine]: the thread group id, in the initial PID
+ *		namespace, of the process that submitted the engine's last
+ *		program (0: none since probe); for the hang log and uevents
+ * @eng_comm:	per [core][engine]: that submitting thread's command name
  * @exec_base:	per [core][engine]: EXEC_COUNT when the core's owner took it
  *		(fdinfo, neuron_fdinfo.c)
+ * @busy_total:	per [core][engine]: ns of the engine's closed busy
+ *		intervals since probe (neuron_busy.c)
+ * @busy_from:	per [core][engine]: ktime_get_ns() when the open interval
+ *		began, 0 when none is open
+ * @busy_base:	per [core][engine]: neuron_busy_ns() when the core's owner
+ *		took it (fdinfo)
  * @nvec:	MSI-X vectors allocated
  * @vec:	per-vector state
  * @irq_lock:	guards the counters below
@@ -512,7 +523,12 @@ struct neuron_device {
 	kuid_t grant_uid[NEURON_MAX_CORES];
 	struct neuron_file *eng_owner[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 	u64 programs_stopped[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	pid_t eng_pid[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	char eng_comm[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE][TASK_COMM_LEN];
 	u32 exec_base[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	u64 busy_total[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	u64 busy_from[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
+	u64 busy_base[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 	/* AXI_DROPPED when the core's owner took it (neuron_owner.c) */
 	u32 axi_dropped_base[NEURON_MAX_CORES];
 
@@ -770,6 +786,27 @@ static inline void neuron_nq_read_counts(struct neuron_nq *nq, u32 *overflow,
 static inline bool neuron_engine_state_busy(u32 state)
 {
 	return state == NEURON_ENGINE_RUNNING || state == NEURON_ENGINE_WAITING;
+}
+
+/*
+ * A task's command name as the driver prints it (sysfs core_owners, the
+ * hang log line and uevents): the name may hold any byte (PR_SET_NAME),
+ * so every byte but printable ASCII (ESCAPE_NAP), and blank and backslash
+ * besides (ESCAPE_APPEND with only " \\"), becomes "\xHH" (ESCAPE_HEX); a
+ * reader may split on blanks and lines. Each byte takes at most 4, so a
+ * name of TASK_COMM_LEN - 1 bytes at most 4 * (TASK_COMM_LEN - 1).
+ */
+#define NEURON_COMM_ESCAPED_LEN	(4 * (TASK_COMM_LEN - 1) + 1)
+
+static inline void neuron_comm_escape(const char *comm,
+				      char out[NEURON_COMM_ESCAPED_LEN])
+{
+	int n = string_escape_mem(comm, strnlen(comm, TASK_COMM_LEN), out,
+				  NEURON_COMM_ESCAPED_LEN - 1,
+				  ESCAPE_NAP | ESCAPE_APPEND | ESCAPE_HEX,
+				  " \\");
+
+	out[min_t(int, n, NEURON_COMM_ESCAPED_LEN - 1)] = '\0';
 }
 
 /*
@@ -1037,6 +1074,12 @@ extern const char *const neuron_engine_names[NEURON_ENGINES_PER_CORE];
 struct seq_file;
 void neuron_fdinfo_open(struct neuron_file *nfile);
 void neuron_fdinfo_show(struct seq_file *m, struct file *filp);
+
+/* ---- neuron_busy.c ------------------------------------------------------ */
+void neuron_busy_start(struct neuron_device *ndev, u32 core, u32 engine);
+void neuron_busy_update(struct neuron_device *ndev, u32 core, u32 engine,
+			u32 state);
+u64 neuron_busy_ns(struct neuron_device *ndev, u32 core, u32 engine);
 
 /* ---- neuron_uapi.c ------------------------------------------------------ */
 int neuron_bad_field(struct neuron_device *ndev, const char *cmd,

@@ -160,6 +160,7 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	}
 
 	state = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_STATUS));
+	neuron_busy_update(ndev, c, e, state);
 	if (neuron_engine_state_busy(state)) {
 		ret = -EBUSY;
 		goto out_unlock;
@@ -195,7 +196,11 @@ int neuron_engine_ioctl_submit(struct neuron_file *nfile,
 	/* writel() orders START after the program stores above */
 	neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_CTRL),
 		  NEURON_ENG_CTRL_START);
+	neuron_busy_start(ndev, c, e);
 	ndev->eng_owner[c][e] = owner;
+	/* who to name if it hangs: the log is read in the initial namespace */
+	ndev->eng_pid[c][e] = task_tgid_nr(current);
+	get_task_comm(ndev->eng_comm[c][e], current);
 
 out_unlock:
 	mutex_unlock(&ndev->lock);
@@ -250,6 +255,7 @@ int neuron_engine_ioctl_status(struct neuron_file *nfile,
 		neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_EXEC_COUNT));
 	mutex_lock(&ndev->lock);
 	arg->programs_stopped = ndev->programs_stopped[c][e];
+	neuron_busy_update(ndev, c, e, arg->state);
 	mutex_unlock(&ndev->lock);
 	neuron_exit(ndev);
 	return 0;
@@ -293,6 +299,8 @@ int neuron_engine_ioctl_reset(struct neuron_file *nfile,
 	if (!ret) {
 		u32 state = neuron_hw_engine_reset(ndev, arg->core, arg->engine);
 
+		neuron_busy_update(ndev, arg->core, arg->engine,
+				   NEURON_ENGINE_IDLE);
 		ndev->eng_owner[arg->core][arg->engine] = NULL;
 		if (neuron_engine_state_busy(state))
 			neuron_events_engines_stopped(ndev, arg->core,
@@ -378,17 +386,23 @@ out_unlock:
  * @hw_ok: the device answers MMIO; when false only the submitters are
  *	forgotten
  *
- * Writes CTRL.RESET to every engine; the caller then waits for the device
- * to report itself quiesced (neuron_hw_wait_quiesced()).
+ * Writes CTRL.RESET to every engine (and ends every engine's busy
+ * interval, neuron_busy.c); the caller then waits for the device to report
+ * itself quiesced (neuron_hw_wait_quiesced()).
  */
 void neuron_engine_stop_all(struct neuron_device *ndev, bool hw_ok)
 {
 	u32 c, e;
 
 	lockdep_assert_held(&ndev->lock);
-	for (c = 0; hw_ok && c < ndev->num_cores; c++)
-		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
-			neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_CTRL),
-				  NEURON_ENG_CTRL_RESET);
+	for (c = 0; c < ndev->num_cores; c++) {
+		for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+			if (hw_ok)
+				neuron_wr(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_CTRL),
+					  NEURON_ENG_CTRL_RESET);
+			/* stopped now, or gone with the device */
+			neuron_busy_update(ndev, c, e, NEURON_ENGINE_IDLE);
+		}
+	}
 	memset(ndev->eng_owner, 0, sizeof(ndev->eng_owner));
 }

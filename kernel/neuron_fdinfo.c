@@ -16,6 +16,10 @@
  *   nnq-insns-c<C>-<ENGINE>:	instructions an engine of a core the file
  *			owns retired since the file took the core (the
  *			engine's EXEC_COUNT less its value then)
+ *   nnq-engine-c<C>-<ENGINE>:	ns that engine spent running or waiting on
+ *			programs since the file took the core (the
+ *			meaning of DRM's drm-engine-<name>; the driver's
+ *			own timing, neuron_busy.c), with the unit "ns"
  *   nnq-axi-dropped-c<C>:	AXI_EVT_SEM records a core the file owns
  *			lost since the file took it (AXI_DROPPED less its
  *			value then; docs/decisions/0025-axi-dropped.md)
@@ -82,7 +86,7 @@ void neuron_fdinfo_show(struct seq_file *m, struct file *filp)
 	unsigned long cores;
 	u64 ring_bytes = 0;
 	bool live;
-	u32 c, q, e, insns;
+	u32 c, q, e, insns, state;
 
 	seq_puts(m, "nnq-driver:\t" NEURON_DEV_NAME "\n");
 	seq_printf(m, "nnq-pdev:\t%s\n", pci_name(ndev->pdev));
@@ -106,6 +110,16 @@ void neuron_fdinfo_show(struct seq_file *m, struct file *filp)
 				seq_printf(m, "nnq-insns-c%u-%s:\t%u\n", c,
 					   neuron_engine_names[e],
 					   insns - ndev->exec_base[c][e]);
+			}
+			for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+				state = neuron_rd(ndev, NEURON_ENG_REG(c, e,
+								       NEURON_ENG_STATUS));
+				/* this read is a sample of the busy time too */
+				neuron_busy_update(ndev, c, e, state);
+				seq_printf(m, "nnq-engine-c%u-%s:\t%llu ns\n", c,
+					   neuron_engine_names[e],
+					   neuron_busy_ns(ndev, c, e) -
+					   ndev->busy_base[c][e]);
 			}
 			seq_printf(m, "nnq-axi-dropped-c%u:\t%u\n", c,
 				   neuron_hw_axi_dropped(ndev, c) -

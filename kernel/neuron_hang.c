@@ -21,11 +21,16 @@
  *    probe; delivered like ENGINE_STOPPED (the core's owner, the watchers,
  *    generic netlink);
  *  - sysfs hangs (per core and engine) and a KOBJ_CHANGE uevent
- *    NNQ_EVENT=hang NNQ_CORE=<c> NNQ_ENGINE=<e> NNQ_PC=<pc>;
+ *    NNQ_EVENT=hang NNQ_CORE=<c> NNQ_ENGINE=<e> NNQ_PC=<pc> NNQ_PID=<pid>
+ *    NNQ_COMM=<comm>, the process that submitted the program (its PID in
+ *    the initial namespace, where uevents and the log are read; its
+ *    command name escaped as sysfs core_owners escapes it), which the log
+ *    line names too;
  *  - under the device's hang_policy "reset", the engine is reset and the
  *    stop reported (NEURON_EDGE_ENGINE_STOPPED, NEURON_STOP_HANG).
  * An engine seen HALTED (a fatal error) gets a devcoredump and a KOBJ_CHANGE
- * uevent NNQ_EVENT=fatal NNQ_CORE NNQ_ENGINE NNQ_PC NNQ_ERROR=<error_id>,
+ * uevent NNQ_EVENT=fatal NNQ_CORE NNQ_ENGINE NNQ_PC NNQ_PID NNQ_COMM
+ * NNQ_ERROR=<error_id>,
  * once per halt, and no event: the fatal error was already reported to the
  * program's owner by its record.
  *
@@ -247,26 +252,51 @@ static void neuron_hang_dump(struct neuron_device *ndev, u32 c, u32 e,
 }
 
 /*
- * KOBJ_CHANGE NNQ_EVENT=hang or fatal with the engine's core, number and
- * pc (docs/decisions/0011-reset-and-recovery.md#uevents); a fatal one adds
- * NNQ_ERROR, the engine's LAST_ERROR (a TPB error_id).
+ * The process that submitted the program on @c/@e, as the hang log line
+ * and uevent name it: its PID in the initial namespace, where the kernel
+ * log and uevents are read, and its escaped command name; "-" for both
+ * when no program was submitted there since probe.
+ */
+static void neuron_hang_submitter(struct neuron_device *ndev, u32 c, u32 e,
+				  char pid[12], char comm[NEURON_COMM_ESCAPED_LEN])
+{
+	if (!ndev->eng_pid[c][e]) {
+		strscpy(pid, "-", 12);
+		strscpy(comm, "-", NEURON_COMM_ESCAPED_LEN);
+		return;
+	}
+	snprintf(pid, 12, "%d", ndev->eng_pid[c][e]);
+	neuron_comm_escape(ndev->eng_comm[c][e], comm);
+}
+
+/*
+ * KOBJ_CHANGE NNQ_EVENT=hang or fatal with the engine's core, number, pc
+ * and the program's submitter, NNQ_PID and NNQ_COMM
+ * (docs/decisions/0011-reset-and-recovery.md#uevents,
+ * #uevent-process); a fatal one adds NNQ_ERROR, the engine's
+ * LAST_ERROR (a TPB error_id).
  */
 static void neuron_hang_uevent(struct neuron_device *ndev, const char *what,
 			       u32 c, u32 e, u32 pc)
 {
-	char evt[24], core[24], engine[24], pcs[24], err[24];
-	char *envp[6] = { evt, core, engine, pcs, NULL, NULL };
+	char evt[24], core[24], engine[24], pcs[24], err[24], pid[24];
+	char comm[sizeof("NNQ_COMM=") + NEURON_COMM_ESCAPED_LEN];
+	char *envp[8] = { evt, core, engine, pcs, pid, comm, NULL, NULL };
+	char p[12], n[NEURON_COMM_ESCAPED_LEN];
 
 	if (!ndev->cdevice)
 		return;
+	neuron_hang_submitter(ndev, c, e, p, n);
 	snprintf(evt, sizeof(evt), "NNQ_EVENT=%s", what);
 	snprintf(core, sizeof(core), "NNQ_CORE=%u", c);
 	snprintf(engine, sizeof(engine), "NNQ_ENGINE=%u", e);
 	snprintf(pcs, sizeof(pcs), "NNQ_PC=%u", pc);
+	snprintf(pid, sizeof(pid), "NNQ_PID=%s", p);
+	snprintf(comm, sizeof(comm), "NNQ_COMM=%s", n);
 	if (!strcmp(what, "fatal")) {
 		snprintf(err, sizeof(err), "NNQ_ERROR=%u",
 			 neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_LAST_ERROR)));
-		envp[4] = err;
+		envp[6] = err;
 	}
 	kobject_uevent_env(&ndev->cdevice->kobj, KOBJ_CHANGE, envp);
 }
@@ -284,17 +314,19 @@ static void neuron_hang_report(struct neuron_device *ndev, u32 c, u32 e,
 		.queues = BIT(e),
 		.pc = pc,
 	};
+	char pid[12], comm[NEURON_COMM_ESCAPED_LEN];
 	u32 i;
 
 	ndev->hang_seen[c][e] = true;
 	ndev->hangs[c][e]++;
 	for (i = 0; i < NEURON_ENGINES_PER_CORE; i++)
 		ev.count += ndev->hangs[c][i];
+	neuron_hang_submitter(ndev, c, e, pid, comm);
 	neuron_hw_error(ndev, c, e, NEURON_HWE_HANG,
 			reset ? NEURON_HWA_NONE : NEURON_HWA_CHECK_PROGRAM,
-			"%s at pc %u, nothing retired for %u ms; %s",
+			"%s at pc %u, nothing retired for %u ms; program of pid %s comm %s; %s",
 			state == NEURON_ENGINE_WAITING ? "waiting" : "running",
-			pc, neuron_hang_timeout(ndev, c),
+			pc, neuron_hang_timeout(ndev, c), pid, comm,
 			reset ? "engine reset (hang_policy reset)" :
 				"left to its owner (hang_policy report)");
 	neuron_hang_dump(ndev, c, e, NEURON_COREDUMP_HANG, pc);
@@ -302,6 +334,7 @@ static void neuron_hang_report(struct neuron_device *ndev, u32 c, u32 e,
 	neuron_hang_uevent(ndev, "hang", c, e, pc);
 	if (reset) {
 		state = neuron_hw_engine_reset(ndev, c, e);
+		neuron_busy_update(ndev, c, e, NEURON_ENGINE_IDLE);
 		ndev->eng_owner[c][e] = NULL;
 		if (neuron_engine_state_busy(state))
 			neuron_events_engines_stopped(ndev, c, BIT(e),
@@ -325,15 +358,19 @@ static unsigned long neuron_hang_check(struct neuron_device *ndev, u32 c,
 	u32 mark = exec ^ (src << 20);
 	unsigned long deadline;
 
+	/* the scanner's sample is also the busy time's (neuron_busy.c) */
+	neuron_busy_update(ndev, c, e, state);
 	if (state == NEURON_ENGINE_HALTED) {
 		if (!ndev->hang_seen[c][e]) {
 			u32 pc = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_PC));
 			u32 err = neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_LAST_ERROR));
+			char pid[12], comm[NEURON_COMM_ESCAPED_LEN];
 
+			neuron_hang_submitter(ndev, c, e, pid, comm);
 			neuron_hw_error(ndev, c, e, NEURON_HWE_ENGINE_HALTED,
 					NEURON_HWA_CHECK_PROGRAM,
-					"fatal error %u at pc %u; halted until the engine is reset",
-					err, pc);
+					"fatal error %u at pc %u; program of pid %s comm %s; halted until the engine is reset",
+					err, pc, pid, comm);
 			neuron_hang_dump(ndev, c, e, NEURON_COREDUMP_HALTED, pc);
 			neuron_hang_uevent(ndev, "fatal", c, e, pc);
 		}

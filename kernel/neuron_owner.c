@@ -49,10 +49,12 @@ static int neuron_owner_take(struct neuron_file *nfile, u32 c)
 		get_task_comm(nfile->owner_comm, current);
 	}
 	ndev->owner[c] = nfile;
-	/* fdinfo counts the instructions retired from here on */
-	for (e = 0; e < NEURON_ENGINES_PER_CORE; e++)
+	/* fdinfo counts the instructions retired and busy time from here on */
+	for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
 		ndev->exec_base[c][e] =
 			neuron_rd(ndev, NEURON_ENG_REG(c, e, NEURON_ENG_EXEC_COUNT));
+		ndev->busy_base[c][e] = neuron_busy_ns(ndev, c, e);
+	}
 	/* and the AXI_EVT_SEM records lost (NOTIFY_TRIGGER @axi_dropped) */
 	ndev->axi_dropped_base[c] = neuron_hw_axi_dropped(ndev, c);
 	neuron_events_set_owner(ndev, c, nfile);
@@ -81,6 +83,7 @@ static void neuron_owner_drop(struct neuron_file *nfile, u32 c, u32 cause,
 			state = neuron_hw_engine_reset(ndev, c, e);
 			if (neuron_engine_state_busy(state))
 				stopped |= BIT(e);
+			neuron_busy_update(ndev, c, e, NEURON_ENGINE_IDLE);
 		}
 		ndev->eng_owner[c][e] = NULL;
 	}

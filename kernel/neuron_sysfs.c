@@ -394,22 +394,12 @@ static ssize_t reset_counts_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(reset_counts);
 
-/*
- * The escaping of a command name in core_owners: every byte but printable
- * ASCII (ESCAPE_NAP), and blank and backslash besides (ESCAPE_APPEND with
- * @only), as "\xHH" (ESCAPE_HEX). Each byte takes at most 4, so a name of
- * TASK_COMM_LEN - 1 bytes at most 4 * (TASK_COMM_LEN - 1).
- */
-#define NEURON_COMM_ESCAPE	(ESCAPE_NAP | ESCAPE_APPEND | ESCAPE_HEX)
-#define NEURON_COMM_ESCAPE_ONLY	" \\"
-#define NEURON_COMM_ESCAPED_LEN	(4 * (TASK_COMM_LEN - 1) + 1)
-
 static ssize_t core_owners_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
 	struct neuron_device *ndev = dev_get_drvdata(dev);
 	char comm[NEURON_COMM_ESCAPED_LEN];
-	int len = 0, n;
+	int len = 0;
 	u32 c;
 
 	mutex_lock(&ndev->lock);
@@ -419,13 +409,7 @@ static ssize_t core_owners_show(struct device *dev,
 
 		/* an owner outside the reader's PID namespace: no name either */
 		if (owner && pid) {
-			n = string_escape_mem(owner->owner_comm,
-					      strnlen(owner->owner_comm,
-						      TASK_COMM_LEN),
-					      comm, sizeof(comm) - 1,
-					      NEURON_COMM_ESCAPE,
-					      NEURON_COMM_ESCAPE_ONLY);
-			comm[min_t(int, n, sizeof(comm) - 1)] = '\0';
+			neuron_comm_escape(owner->owner_comm, comm);
 			len += sysfs_emit_at(buf, len, "%u %d %s\n", c, pid,
 					     comm);
 		} else if (owner) {

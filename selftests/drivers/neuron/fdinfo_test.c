@@ -7,9 +7,21 @@
  * NOTIFYs on core 0's PE into a 4 KiB host ring (32 instructions retired,
  * 32 records), holds no device memory; process B runs 20 NOTIFYs on core
  * 1's ACT into a 4 KiB host ring and holds 8 KiB of device memory.
+ *
+ *   two_processes_two_cores	the counters above, per process
+ *   engine_busy_time		nnq-engine-c0-pe (docs/metrics.md#fdinfo):
+ *				a program WAITING on a semaphore for 300 ms
+ *				shows at least 300 ms and at most the time
+ *				since before its SUBMIT; the other engines
+ *				0 ns; once the semaphore is set and the engine
+ *				is IDLE, the value stops (two reads 100 ms
+ *				apart are equal) and is no more than the time
+ *				from SUBMIT to the IDLE status
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -140,6 +152,78 @@ TEST(two_processes_two_cores)
 	ASSERT_NE(NULL, value_of(text[0], "nnq-client-id", ida, sizeof(ida)));
 	ASSERT_NE(NULL, value_of(text[1], "nnq-client-id", idb, sizeof(idb)));
 	EXPECT_STRNE(ida, idb);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/* The ns of "key:\t<N> ns", or -1 if the line is missing or malformed. */
+static long long busy_of(const char *text, const char *key)
+{
+	char v[64], unit[8];
+	long long ns;
+
+	if (!value_of(text, key, v, sizeof(v)) ||
+	    sscanf(v, "%lld %7s", &ns, unit) != 2 || strcmp(unit, "ns"))
+		return -1;
+	return ns;
+}
+
+TEST(engine_busy_time)
+{
+	/* SEM_SET sem=0, WAIT_GE sem>=1 (waits until the host sets it), HALT */
+	struct neuron_emu_insn prog[3];
+	struct neuron_evt_sem sem = {
+		.core = 0, .index = 202, .op = NEURON_SEM_SET, .value = 1,
+	};
+	char text[4096], again[4096];
+	long long waiting, done, stopped;
+	uint64_t t0, t1, t2;
+	int fd = neuron_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, neuron_nq_create(fd, 0, 1, 4096, 0, NULL));
+	prog[0] = neuron_insn(NEURON_OP_SEM_SET, 0);
+	prog[0].operand.arg.idx = 202;
+	prog[0].operand.arg.value = 0;
+	prog[1] = neuron_insn(NEURON_OP_WAIT_GE, 0);
+	prog[1].operand.arg.idx = 202;
+	prog[1].operand.arg.value = 1;
+	prog[2] = neuron_insn(NEURON_OP_HALT, 0);
+
+	t0 = now_ns();
+	ASSERT_EQ(0, neuron_submit(fd, 0, NEURON_ENGINE_PE, prog, 3, 0));
+	usleep(300 * 1000);
+	read_fdinfo(getpid(), fd, text, sizeof(text));
+	t1 = now_ns();
+	ksft_print_msg("fdinfo while waiting:%s", text);
+	waiting = busy_of(text, "nnq-engine-c0-pe");
+	EXPECT_LE(300000000LL, waiting);
+	EXPECT_GE((long long)(t1 - t0), waiting);
+	EXPECT_KEY(text, "nnq-engine-c0-act", "0 ns");
+	EXPECT_KEY(text, "nnq-engine-c0-sp", "0 ns");
+
+	/* the host sets the semaphore: the program ends */
+	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &sem));
+	ASSERT_EQ(NEURON_ENGINE_IDLE, neuron_engine_wait(fd, 0, NEURON_ENGINE_PE,
+							 NEURON_WAIT_MS));
+	t2 = now_ns();
+	read_fdinfo(getpid(), fd, text, sizeof(text));
+	usleep(100 * 1000);
+	read_fdinfo(getpid(), fd, again, sizeof(again));
+	done = busy_of(text, "nnq-engine-c0-pe");
+	stopped = busy_of(again, "nnq-engine-c0-pe");
+	ksft_print_msg("busy: %lld ns waiting, %lld ns done, %lld ns 100 ms later; %llu ns SUBMIT to IDLE\n",
+		       waiting, done, stopped, (unsigned long long)(t2 - t0));
+	EXPECT_LE(waiting, done);
+	EXPECT_GE((long long)(t2 - t0), done);
+	EXPECT_EQ(done, stopped);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

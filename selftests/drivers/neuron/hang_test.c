@@ -15,8 +15,15 @@
  *			3 s DELAY under a 500 ms one is (RUNNING, pc 0): only
  *			the timeout tells a long DELAY from a hang
  *   fatal_uevent	FP_ERROR SEQUENCER_FATAL halts PE at pc 1: uevent
- *			NNQ_EVENT=fatal with core, engine, pc and NNQ_ERROR 10,
+ *			NNQ_EVENT=fatal with core, engine, pc, the
+ *			submitter's NNQ_PID and NNQ_ERROR 10,
  *			a devcoredump with cause HALTED, no HANG event
+ *   names_process	a program submitted from a new PID namespace by a
+ *			process named "hang wait\n" hangs: the uevent has
+ *			NNQ_PID, its PID as the initial namespace sees it
+ *			(what fork() returned, not 1), and NNQ_COMM
+ *			"hang\x20wait\x0a" (escaped as core_owners); the
+ *			kernel log's hw-error line names both
  *   tenant		as uid 1000: another owner's core -EPERM, bad values
  *			-EINVAL; the scanner's period (sysfs hangs
  *			scan_period_ms) follows its timeouts but not below
@@ -37,6 +44,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/klog.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -425,6 +435,58 @@ TEST_F(hang, delay_by_timeout)
 					      NEURON_WAIT_MS));
 }
 
+/*
+ * The kernel log (syslog(2), as dmesg reads it: no /dev/kmsg escaping)
+ * into @buf; bytes, or -errno.
+ */
+static int kernel_log(char *buf, int len)
+{
+	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len - 1);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return n;
+}
+
+TEST_F(hang, names_process)
+{
+	static char log[1 << 20];
+	struct neuron_emu_insn prog[4];
+	char keys[1024], want[256];
+	int sock = neuron_uevent_socket(), status;
+	pid_t pid;
+
+	ASSERT_LE(0, sock);
+	ASSERT_EQ(0, hang_timeout(self->fd, 0, 500, NULL));
+	wait_prog(prog);
+	/* the submitter is PID 1 of its own namespace, named by a tenant */
+	ASSERT_EQ(0, unshare(CLONE_NEWPID));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (getpid() != 1 || prctl(PR_SET_NAME, "hang wait\n"))
+			_exit(1);
+		_exit(neuron_submit(self->fd, 0, NEURON_ENGINE_POOL, prog, 4, 0) ? 2 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("submitter: %d", status);
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=hang", NEURON_WAIT_MS,
+					keys, sizeof(keys)));
+	ksft_print_msg("uevent: %s", keys);
+	close(sock);
+	snprintf(want, sizeof(want),
+		 "NNQ_CORE=0\nNNQ_ENGINE=2\nNNQ_PC=2\nNNQ_PID=%d\nNNQ_COMM=hang\\x20wait\\x0a\n",
+		 pid);
+	EXPECT_NE(NULL, strstr(keys, want)) TH_LOG("no %s", want);
+
+	ASSERT_LT(0, kernel_log(log, sizeof(log)));
+	snprintf(want, sizeof(want),
+		 "hw-error NEURON_HW_ERR=HANG core=0 engine=pool cause=hang action=check-program: waiting at pc 2, nothing retired for 500 ms; program of pid %d comm hang\\x20wait\\x0a; left to its owner (hang_policy report)\n",
+		 pid);
+	EXPECT_NE(NULL, strstr(log, want)) TH_LOG("no line %s", want);
+}
+
 /* uid 1000's checks; exit status 0, or the number of the failed one */
 /*
  * A fatal error halts the engine: FP_ERROR with SEQUENCER_FATAL (0x0a) at
@@ -438,7 +500,7 @@ TEST_F(hang, fatal_uevent)
 	struct neuron_emu_insn prog[3];
 	struct neuron_coredump_header h;
 	struct neuron_event ev = { 0 };
-	char keys[1024], path[256];
+	char keys[1024], path[256], want[32];
 	int sock = neuron_uevent_socket();
 	ssize_t n;
 
@@ -455,8 +517,10 @@ TEST_F(hang, fatal_uevent)
 					keys, sizeof(keys)));
 	ksft_print_msg("uevent: %s", keys);
 	EXPECT_NE(NULL, strstr(keys, "ACTION=change\n"));
-	EXPECT_NE(NULL, strstr(keys,
-			       "NNQ_CORE=0\nNNQ_ENGINE=0\nNNQ_PC=1\nNNQ_ERROR=10\n"));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_CORE=0\nNNQ_ENGINE=0\nNNQ_PC=1\n"));
+	snprintf(want, sizeof(want), "NNQ_PID=%d\n", getpid());
+	EXPECT_NE(NULL, strstr(keys, want)) TH_LOG("no %s", want);
+	EXPECT_NE(NULL, strstr(keys, "NNQ_ERROR=10\n"));
 	close(sock);
 	if (have_devcoredump()) {
 		n = coredump_read(dump, sizeof(dump), path, sizeof(path));
