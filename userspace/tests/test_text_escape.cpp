@@ -3,7 +3,8 @@
 // Strings a tenant chooses (src/text_escape.hpp): a process name of hostile
 // bytes through each sink (text, Prometheus label, JSON) and through the
 // driver's escaping of sysfs core_owners and back; `top`'s rate of a
-// counter that went down (tools/output.hpp counter_rate). Every expected
+// counter that went down (tools/output.hpp counter_rate) and its engine
+// utilisation (busy_percent). Every expected
 // value is written out by hand, byte by byte.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -161,6 +162,20 @@ TEST(CounterRate, NeverNegativeNeverHuge) {
   EXPECT_EQ(counter_rate(4294967290u, 6, 1.0), std::nullopt);  // a 32-bit counter wrapped
   EXPECT_EQ(counter_rate(1, 2, 0.0), std::nullopt);
   EXPECT_EQ(counter_rate(1, 2, -1.0), std::nullopt);
+}
+
+// top's BUSY%: an engine's busy ns over the interval as a share of it
+TEST(BusyPercent, ShareOfTheIntervalNeverNegative) {
+  using neuron::cli::busy_percent;
+  // 250 ms busy in a 1 s interval: 25 %; 1.5 s busy in 2 s: 75 %
+  EXPECT_EQ(busy_percent(1'000'000'000, 1'250'000'000, 1.0), 25.0);
+  EXPECT_EQ(busy_percent(0, 1'500'000'000, 2.0), 75.0);
+  EXPECT_EQ(busy_percent(7, 7, 0.5), 0.0);  // idle
+  // 1.02 s busy in 1 s (an interval ended at a late sample): at most 100
+  EXPECT_EQ(busy_percent(0, 1'020'000'000, 1.0), 100.0);
+  // the counter went down (the core changed hands): unknown, not negative
+  EXPECT_EQ(busy_percent(2'000'000'000, 5, 1.0), std::nullopt);
+  EXPECT_EQ(busy_percent(0, 1, 0.0), std::nullopt);
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ struct Client {
   std::uint64_t records = 0;  // sum of nnq-queue-*-records
   std::uint64_t lost = 0;     // sum of nnq-queue-*-overflow and -drops
   unsigned queues = 0;
+  std::map<std::string, std::uint64_t> busy_ns;  // "c0-pe": nnq-engine-c0-pe
 };
 
 /// /proc/PID/comm: the name and the newline the kernel ends it with. The
@@ -102,6 +103,9 @@ std::optional<Client> parse_fdinfo(const std::string& path) {
     else if (key == "nnq-memory-device") c.mem_device_kib = value_of(v, 10).value_or(0);
     else if (key == "nnq-memory-rings") c.mem_rings_kib = value_of(v, 10).value_or(0);
     else if (key.rfind("nnq-insns-", 0) == 0) c.insns += value_of(v, 10).value_or(0);
+    else if (key.rfind("nnq-engine-", 0) == 0) {
+      if (const auto ns = value_of(v, 10)) c.busy_ns[key.substr(11)] = *ns;  // "<N> ns"
+    }
     else if (key.rfind("nnq-queue-", 0) == 0 && has("-records")) {
       c.records += value_of(v, 10).value_or(0);
       ++c.queues;
@@ -174,19 +178,37 @@ int cmd_top(const TopArgs& a) {
       if (report == 0 || it == prev.end()) return std::nullopt;
       return counter_rate(it->second.*field, c.*field, secs);
     };
+    // the busiest of the client's engines over the interval, in percent:
+    // an engine must be in both reports (busy_percent: never negative)
+    const auto busiest = [&](const Client& c) -> std::optional<double> {
+      const auto it = prev.find({c.pid, c.id});
+      if (report == 0 || it == prev.end()) return std::nullopt;
+      std::optional<double> top;
+      for (const auto& [engine, ns] : c.busy_ns) {
+        const auto was = it->second.busy_ns.find(engine);
+        if (was == it->second.busy_ns.end()) continue;
+        if (const auto p = busy_percent(was->second, ns, secs); p && (!top || *p > *top)) top = p;
+      }
+      return top;
+    };
     if (a.json) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& c : clients) {
         const auto ips = rate(c, &Client::insns), rps = rate(c, &Client::records);
+        const auto busy = busiest(c);
         nlohmann::json cores = nlohmann::json::array();
         for (unsigned i = 0; i < 64; ++i)
           if (c.cores >> i & 1) cores.push_back(i);
+        nlohmann::json engines = nlohmann::json::object();
+        for (const auto& [engine, ns] : c.busy_ns) engines[engine] = ns;
         list.push_back({{"pid", c.pid}, {"uid", c.uid}, {"comm", c.comm}, {"device", c.device},
                         {"client_id", c.id}, {"cores", cores},
                         {"memory_device_kib", c.mem_device_kib}, {"memory_rings_kib", c.mem_rings_kib},
                         {"queues", c.queues}, {"instructions", c.insns}, {"records", c.records}, {"lost", c.lost},
                         {"instructions_per_s", ips ? nlohmann::json(*ips) : nlohmann::json(nullptr)},
-                        {"records_per_s", rps ? nlohmann::json(*rps) : nlohmann::json(nullptr)}});
+                        {"records_per_s", rps ? nlohmann::json(*rps) : nlohmann::json(nullptr)},
+                        {"engine_busy_ns", engines},
+                        {"busy_percent", busy ? nlohmann::json(*busy) : nlohmann::json(nullptr)}});
       }
       fmt::print("{}\n", json_text(nlohmann::json{{"schema", kJsonSchemaVersion},
                                                   {"object", "top"},
@@ -195,15 +217,15 @@ int cmd_top(const TopArgs& a) {
                                                   {"clients", list}}));
     } else {
       if (tty) fmt::print("\033[H\033[2J");  // refresh in place: home, clear
-      fmt::print("{:>7} {:>6} {:<15} {:<10} {:<8} {:>12} {:>12} {:>10} {:>10} {:>9}\n", "PID", "UID", "COMMAND",
-                 "DEVICE", "CORES", "INSNS/S", "RECORDS/S", "LOST", "DEV KiB", "RING KiB");
+      fmt::print("{:>7} {:>6} {:<15} {:<10} {:<8} {:>5} {:>12} {:>12} {:>10} {:>10} {:>9}\n", "PID", "UID",
+                 "COMMAND", "DEVICE", "CORES", "BUSY%", "INSNS/S", "RECORDS/S", "LOST", "DEV KiB", "RING KiB");
       for (const auto& c : clients) {
         const auto ips = rate(c, &Client::insns), rps = rate(c, &Client::records);
         const auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("-"); };
         // the name is the tenant's: escaped, so it cannot forge a line
-        fmt::print("{:>7} {:>6} {:<15} {:<10} {:<8} {:>12} {:>12} {:>10} {:>10} {:>9}\n", c.pid, c.uid,
+        fmt::print("{:>7} {:>6} {:<15} {:<10} {:<8} {:>5} {:>12} {:>12} {:>10} {:>10} {:>9}\n", c.pid, c.uid,
                    text_escape(c.comm), text_escape(c.device.substr(5)), c.cores ? core_list_text(c.cores) : "-",
-                   num(ips), num(rps), c.lost, c.mem_device_kib, c.mem_rings_kib);
+                   num(busiest(c)), num(ips), num(rps), c.lost, c.mem_device_kib, c.mem_rings_kib);
       }
       if (clients.empty()) fmt::print("no open " NEURON_DEV_NAME " file this user can see\n");
       if (!tty) fmt::print("\n");
@@ -220,8 +242,8 @@ int cmd_top(const TopArgs& a) {
 void add_top_commands(CLI::App& app, Commands& out) {
   auto ta = std::make_shared<TopArgs>();
   auto* top = app.add_subcommand(
-      "top", "Per process: cores, instructions/s, records/s, losses and memory of every open device file, from fdinfo "
-             "(docs/cli-json.md#top)");
+      "top", "Per process: cores, busiest engine's utilisation, instructions/s, records/s, losses and memory of every "
+             "open device file, from fdinfo (docs/cli-json.md#top)");
   top->add_flag("--json", ta->json, "JSON Lines: one object per report (docs/cli-json.md)");
   top->add_option("--interval", ta->interval, "Seconds between reports")
       ->capture_default_str()

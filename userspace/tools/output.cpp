@@ -148,4 +148,10 @@ std::optional<double> counter_rate(std::uint64_t before, std::uint64_t now, doub
   return static_cast<double>(now - before) / secs;
 }
 
+std::optional<double> busy_percent(std::uint64_t before_ns, std::uint64_t now_ns, double secs) {
+  const auto ns_per_s = counter_rate(before_ns, now_ns, secs);
+  if (!ns_per_s) return std::nullopt;
+  return std::min(100.0, *ns_per_s / 1e7);
+}
+
 }  // namespace neuron::cli

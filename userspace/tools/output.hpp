@@ -123,6 +123,14 @@ std::int64_t monotonic_ns();
 /// would be near 1.8e19. Never negative.
 std::optional<double> counter_rate(std::uint64_t before, std::uint64_t now, double secs);
 
+/// An engine's utilisation in percent from its busy-time counter (fdinfo's
+/// nnq-engine-c<C>-<engine>, ns; docs/metrics.md#fdinfo) read `before`,
+/// then `now` `secs` seconds later: counter_rate() / 1e9 * 100, at most
+/// 100 (the driver ends a busy interval at its next sample, so one
+/// interval may lend a few ms to the next). nullopt when counter_rate() is
+/// (secs not above 0, the counter went down). Never negative.
+std::optional<double> busy_percent(std::uint64_t before_ns, std::uint64_t now_ns, double secs);
+
 /// A one-line status on stderr, only when stderr is a terminal (quiet when
 /// piped or redirected), at most 10 updates a second. The destructor clears it.
 class Progress {
