@@ -240,8 +240,8 @@ static Insn notify(uint16_t hint, uint16_t ext)
 }
 
 /* Loads @n instructions at PROG_OFF + e * 0x10000 and starts engine @e. */
-static void run(Dev *d, unsigned int c, unsigned int e, const Insn *p,
-                unsigned int n)
+static void load_start(Dev *d, unsigned int c, unsigned int e, const Insn *p,
+                       unsigned int n)
 {
     uint32_t off = PROG_OFF + (c * 5 + e) * 0x10000u;
 
@@ -250,8 +250,8 @@ static void run(Dev *d, unsigned int c, unsigned int e, const Insn *p,
     wr(d, CORE(c) + ENG(e) + E_PROG_BASE_HI, 0);
     wr(d, CORE(c) + ENG(e) + E_PROG_COUNT, n);
     wr(d, CORE(c) + ENG(e) + E_CTRL, CTRL_START);
-    step_us(d, 1000);
 }
+#define run(d, c, e, p, n) (load_start(d, c, e, p, n), step_us(d, 1000)) /* and 1 ms */
 
 /* Queue q of core c as a host-memory ring of @size bytes; returns its address */
 static uint64_t host_ring(Dev *d, unsigned int c, unsigned int q,
@@ -1727,19 +1727,6 @@ static void test_bad_opcode(void)
 }
 
 /* ---- issue 44: records in order, the bounds log, DMA packet counters ---- */
-
-/* Loads @n instructions for engine @e of core @c (as run()) without a step. */
-static void load_start(Dev *d, unsigned int c, unsigned int e, const Insn *p,
-                       unsigned int n)
-{
-    uint32_t off = PROG_OFF + (c * 5 + e) * 0x10000u;
-
-    qpci_memwrite(d->dev, d->bar4, off, p, n * sizeof(*p));
-    wr(d, CORE(c) + ENG(e) + E_PROG_BASE_LO, off);
-    wr(d, CORE(c) + ENG(e) + E_PROG_BASE_HI, 0);
-    wr(d, CORE(c) + ENG(e) + E_PROG_COUNT, n);
-    wr(d, CORE(c) + ENG(e) + E_CTRL, CTRL_START);
-}
 
 /*
  * Two engines hand a token back and forth through semaphores 0 and 1, so
