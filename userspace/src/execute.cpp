@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "exec_guards.hpp"
+#include "exec_timeout.hpp"
 
 namespace neuron {
 
@@ -315,13 +316,13 @@ Status start_engines(ExecTarget& target, const std::vector<Plan>& plans,
 
 // Sleep on the waiter's eventfd (comp_efd) until completion or the deadline,
 // `opt.progress` called every progress_interval meanwhile.
-WaitStatus wait_for_completion(Waiter& waiter, const ExecOptions& opt, clock::time_point start, const Counters& n,
-                               unsigned n_engines) {
-  // start + timeout saturates: a timeout past the clock's range is no limit
+WaitStatus wait_for_completion(Waiter& waiter, const ExecOptions& opt, std::chrono::milliseconds budget,
+                               clock::time_point start, const Counters& n, unsigned n_engines) {
+  // start + budget saturates: a budget past the clock's range is no limit
   const auto deadline =
-      opt.timeout > std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start)
+      budget > std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start)
           ? clock::time_point::max()
-          : start + opt.timeout;
+          : start + budget;
   WaitStatus ws = WaitStatus::TimedOut;
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
@@ -348,6 +349,16 @@ void count_losses(ExecResult& res, const std::vector<ReapQueue*>& queues) {
   }
   if (res.device_lost) res.overflow_seen = true;
   if (res.axi_dropped.value_or(0)) res.overflow_seen = true;
+}
+
+// A TIMEOUT's error: the runtime's line (docs/hardware.md#exec-timeout)
+// naming the engines whose completion record never came.
+Error timeout_error(const Program& program, std::chrono::milliseconds budget, const std::set<EngineKey>& remaining) {
+  std::string engines;
+  for (const auto& k : remaining)
+    engines += fmt::format("{}core {} {}", engines.empty() ? "" : ", ", k.core, engine_name(k.engine));
+  return Error::make(std::make_error_code(std::errc::timed_out),
+                     detail::exec_timeout_line(program.name, budget, engines.empty() ? "no engine" : engines));
 }
 
 // The status rule of execute.hpp: the first that applies of SW_NQ_OVERFLOW,
@@ -377,6 +388,10 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
     return std::move(res);
   };
 
+  // The budget first: a bad NEURON_RT_EXEC_TIMEOUT is the caller's input
+  // error, reported before anything else is looked at.
+  const auto budget = detail::resolve_exec_timeout(opt.timeout);
+  if (!budget) return fail(std::move(budget).error());
   auto plans = check_program(program, opt);
   if (!plans) return fail(std::move(plans).error());
   const auto cores = program.cores();
@@ -429,7 +444,7 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
   StartedEngines started(target);  // destroyed before the reaper and its queues
   if (auto s = start_engines(target, *plans, *images, opt, started); !s) return stop_and_fail(std::move(s).error());
 
-  const WaitStatus ws = wait_for_completion(*waiter, opt, start, n, n_engines);
+  const WaitStatus ws = wait_for_completion(*waiter, opt, *budget, start, n, n_engines);
   // before the final drain: no record is made after it, and AXI_DROPPED is
   // read (nullopt unless AXI_EVT_SEM records were armed)
   res.axi_dropped = notifications.disarm(&res.triggers);
@@ -451,6 +466,7 @@ ExecResult execute(ExecTarget& target, const Program& program, const ExecOptions
     res.engines.push_back(*st);
   }
   res.status = final_status(res, halted);
+  if (res.status == ExecStatus::Timeout) res.error = timeout_error(program, *budget, remaining);
   res.elapsed = clock::now() - start;
   return res;
 }

@@ -77,6 +77,7 @@ struct RunArgs {
   std::string file;
   std::string device = kDefaultDevicePath;
   unsigned timeout_ms = 5000;
+  bool timeout_given = false;  // run, trace: --timeout given, so NEURON_RT_EXEC_TIMEOUT is not read
   bool json = false;
   bool no_trace = false;
   bool stop_on_fatal = false;

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "exec_timeout.hpp"
 #include "output.hpp"
 #include "program.hpp"
 #include "run_summary.hpp"
@@ -74,9 +75,28 @@ Result<SemWrite> parse_sem_set(const std::string& text, unsigned default_core) {
   return w;
 }
 
-ExecOptions exec_options(const RunArgs& a, bool trace) {
+/// How long run and trace wait (docs/decisions/0037-exec-timeout.md): --timeout
+/// if given, else NEURON_RT_EXEC_TIMEOUT's seconds if set, else 5000 ms.
+/// Errors: the variable's, naming it (exit 1 before the device is opened).
+Result<std::chrono::milliseconds> run_budget(const RunArgs& a) {
+  return detail::resolve_exec_timeout(a.timeout_given ? std::chrono::milliseconds(a.timeout_ms)
+                                                      : kExecTimeoutFromEnv);
+}
+
+/// "5.0 s", or "no limit" for NEURON_RT_EXEC_TIMEOUT=0.
+std::string budget_text(std::chrono::milliseconds budget) {
+  return budget == std::chrono::milliseconds::max() ? std::string("no limit")
+                                                    : fmt::format("{:.1f} s", static_cast<double>(budget.count()) / 1000.0);
+}
+
+/// A TIMEOUT's line (docs/hardware.md#exec-timeout) on stderr, as execute() made it.
+void print_timeout_line(const ExecResult& r) {
+  if (r.status == ExecStatus::Timeout && r.error) fmt::print(stderr, "{}\n", r.error->what);
+}
+
+ExecOptions exec_options(const RunArgs& a, bool trace, std::chrono::milliseconds budget) {
   ExecOptions o;
-  o.timeout = std::chrono::milliseconds(a.timeout_ms);
+  o.timeout = budget;
   o.trace = trace;
   o.queue_size = 4096;
   o.queues = 6;
@@ -112,14 +132,16 @@ Result<Ran> run_program(const RunArgs& a, bool trace) {
   auto prog = load_program(a.file, a.features);
   if (!prog) return unexpected(std::move(prog).error());
   if (auto st = check_cores_early(*prog, a.cores); !st) return unexpected(std::move(st).error());
+  const auto budget = run_budget(a);
+  if (!budget) return unexpected(budget.error());
   auto dev = Device::open(a.device);
   if (!dev) return unexpected(std::move(dev).error());
-  ExecOptions o = exec_options(a, trace);
+  ExecOptions o = exec_options(a, trace, *budget);
   Progress progress(!a.json || !::isatty(STDOUT_FILENO));
   o.progress = [&](const ExecProgress& p) {
     if (p.elapsed > std::chrono::milliseconds(500))
-      progress.update("neuron-nq run: waiting {:.1f} s of {:.1f} s: {} records, {}/{} engines done",
-                      std::chrono::duration<double>(p.elapsed).count(), a.timeout_ms / 1000.0, p.records,
+      progress.update("neuron-nq run: waiting {:.1f} s of {}: {} records, {}/{} engines done",
+                      std::chrono::duration<double>(p.elapsed).count(), budget_text(*budget), p.records,
                       p.engines_done, p.engines);
   };
   ExecResult r = execute(*dev, *prog, o);
@@ -184,12 +206,14 @@ int cmd_run(const RunArgs& a) {
   if (auto st = check_cores_early(*prog, a.cores); !st) return fail(st.error());
   ExecOptions armed;  // checked before the device is opened
   if (auto s = notification_options(a, *prog, armed); !s) return fail(s.error());
+  const auto budget = run_budget(a);
+  if (!budget) return fail(budget.error());
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
 
   Storm storm({a.verbose, a.record_lines, true, a.group_lines, Storm::Options{}.max_buffered}, *prog);
   RunPrinter printer(stdout, storm, *prog, a.json, a.interval);
-  ExecOptions o = exec_options(a, !a.no_trace);
+  ExecOptions o = exec_options(a, !a.no_trace, *budget);
   o.keep_records = false;  // the Storm counts them: memory does not grow with the records
   o.on_record = [&storm](const CollectedRecord& c) { storm.add(c.core, c.queue, c.raw, c.decoded, monotonic_ns()); };
   o.progress_interval = std::chrono::milliseconds(100);
@@ -199,9 +223,9 @@ int cmd_run(const RunArgs& a) {
     progress.clear();
     printer.pump(false);
     if (p.elapsed > std::chrono::milliseconds(500))
-      progress.update("neuron-nq run{}: waiting {:.1f} s of {:.1f} s: {} records, {}/{} engines done",
+      progress.update("neuron-nq run{}: waiting {:.1f} s of {}: {} records, {}/{} engines done",
                       a.repeat > 1 ? fmt::format(" {}/{}", run_no + 1, a.repeat) : "",
-                      std::chrono::duration<double>(p.elapsed).count(), a.timeout_ms / 1000.0, p.records,
+                      std::chrono::duration<double>(p.elapsed).count(), budget_text(*budget), p.records,
                       p.engines_done, p.engines);
   };
 
@@ -228,6 +252,7 @@ int cmd_run(const RunArgs& a) {
         fmt::print("{}\n", json_text(edge_json(edge_fields(e))));
     add_run(t, r);
     printer.pump(false);
+    print_timeout_line(r);
     // a stuck or overflowing run makes the next one meaningless
     if (r.status == ExecStatus::Timeout || r.status == ExecStatus::SwNqOverflow) break;
   }
@@ -243,6 +268,7 @@ int cmd_run(const RunArgs& a) {
 int cmd_trace(const RunArgs& a) {
   auto res = run_program(a, true);
   if (!res) return print_parse_or_device_error(res.error());
+  print_timeout_line(res->result);
   TraceStats st;
   const auto j = chrome_trace(res->result.records, &st);
   std::ofstream out(a.perfetto);
@@ -259,6 +285,11 @@ int cmd_trace(const RunArgs& a) {
 }
 
 
+/// run's and trace's --timeout (docs/decisions/0037-exec-timeout.md).
+constexpr const char* kTimeoutHelp =
+    "Milliseconds to wait for the engines (if not given: NEURON_RT_EXEC_TIMEOUT, whole seconds, 0 for no limit; "
+    "else 5000)";
+
 }  // namespace
 
 void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
@@ -273,7 +304,7 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   auto* run = app.add_subcommand("run", "Assemble, submit with trace, wait, drain and print every record");
   run->add_option("FILE", ra->file, "Program file (docs/program-syntax.md)")->required();
   add_device_option(*run, ra->device);
-  run->add_option("--timeout", ra->timeout_ms, "Milliseconds to wait for the engines")
+  auto* run_timeout = run->add_option("--timeout", ra->timeout_ms, kTimeoutHelp)
       ->capture_default_str()
       ->transform(number_option(UINT32_MAX));
   run->add_flag("--json", ra->json, "JSON Lines: one object per line (docs/cli-json.md)");
@@ -302,8 +333,9 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
                   "Host write after submitting, [CORE:]INDEX=VALUE (SEM_SET; CORE defaults to the program's "
                   "lowest): wakes a program waiting on the semaphore; repeat for more, made in order");
   add_storm_options(*run, *ra);
-  out.push_back({run, [ra, g] {
+  out.push_back({run, [ra, g, run_timeout] {
                    ra->cores = g->core_list();
+                   ra->timeout_given = run_timeout->count() > 0;
                    return cmd_run(*ra);
                  }});
 
@@ -314,13 +346,14 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   trace->add_option("FILE", ta->file, "Program file")->required();
   trace->add_option("--perfetto", ta->perfetto, "Output JSON trace file")->required();
   add_device_option(*trace, ta->device);
-  trace->add_option("--timeout", ta->timeout_ms, "Milliseconds to wait for the engines")
+  auto* trace_timeout = trace->add_option("--timeout", ta->timeout_ms, kTimeoutHelp)
       ->capture_default_str()
       ->transform(number_option(UINT32_MAX));
   trace->add_option("--features", ta->features, "NEURON_FEATURE_FLAGS for the program's cores")
       ->check(number_option(UINT32_MAX));
-  out.push_back({trace, [ta, g] {
+  out.push_back({trace, [ta, g, trace_timeout] {
                    ta->cores = g->core_list();
+                   ta->timeout_given = trace_timeout->count() > 0;
                    return cmd_trace(*ta);
                  }});
 }
