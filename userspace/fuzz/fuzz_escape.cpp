@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // Fuzz target: strings a tenant controls on their way out of neuron-nq
-// (src/text_escape.cpp; the emitters of tools/report.cpp; the core_owners
+// (src/text_escape.cpp; the emitters of tools/report.cpp and prometheus.cpp; the core_owners
 // parser of src/tenancy.cpp). Input: any bytes, taken as the command name
 // (comm) of a core's owner. Invariants, beyond no crash and no sanitizer
 // report (src/text_escape.hpp, docs/cli-json.md#strings, docs/metrics.md):

@@ -21,6 +21,7 @@
 #include "libneuron/assembler.hpp"
 #include "libneuron/execute.hpp"
 #include "libneuron/perfetto.hpp"
+#include "scoped_env.hpp"
 
 using namespace neuron;
 using neuron::test::FakeEvents;
@@ -1001,4 +1002,73 @@ TEST(Execute, DataIsSubmittedInTheImageWithItsAddressResolved) {
   EXPECT_EQ(r.status, ExecStatus::Ok) << (r.error ? r.error->message() : std::string());
   ASSERT_EQ(u.submitted.size(), 1u);
   EXPECT_EQ(u.submitted[0].size(), 3u);
+}
+
+// NEURON_RT_EXEC_TIMEOUT (docs/hardware.md#exec-timeout,
+// docs/decisions/0037-exec-timeout.md): the budget when the options give none,
+// and the runtime's line in the TIMEOUT's error. The lines are written out
+// by hand.
+namespace {
+
+// A stuck SP on core 0, which never completes, run with the variable set
+// to `env` (nullptr: unset).
+ExecResult run_stuck_sp(const char* env, const ExecOptions& o) {
+  neuron::test::ScopedEnv e(kExecTimeoutEnv, env);
+  FakeTarget t;
+  t.stuck = true;
+  return execute(t, prog("[sp]\nnop\n"), o);
+}
+
+// A program that completes at once, on `t`, with the variable set to `env`.
+ExecResult run_quick(FakeTarget& t, const char* env) {
+  neuron::test::ScopedEnv e(kExecTimeoutEnv, env);
+  return execute(t, prog("[pe]\nnotify hint=1\nhalt\n"), ExecOptions{});
+}
+
+}  // namespace
+
+TEST(ExecuteTimeout, TheVariableIsTheBudgetWhenTheOptionsGiveNone) {
+  auto r = run_stuck_sp("1", ExecOptions{});
+  EXPECT_EQ(r.status, ExecStatus::Timeout);
+  EXPECT_GE(r.elapsed, std::chrono::milliseconds(1000));
+  EXPECT_LT(r.elapsed, std::chrono::milliseconds(4000));
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, std::errc::timed_out);
+  EXPECT_EQ(r.error->what,
+            "(FATAL-RT-UNDEFINED-STATE) t.nq: execution timeout (1000 ms) on core 0 SP: waiting for execution "
+            "completion notification");
+}
+
+TEST(ExecuteTimeout, UnsetTheBudgetIsFiveSeconds) {
+  auto r = run_stuck_sp(nullptr, ExecOptions{});
+  EXPECT_GE(r.elapsed, std::chrono::milliseconds(5000));
+  EXPECT_EQ(r.error ? r.error->what : "",
+            "(FATAL-RT-UNDEFINED-STATE) t.nq: execution timeout (5000 ms) on core 0 SP: waiting for execution "
+            "completion notification");
+}
+
+TEST(ExecuteTimeout, AGivenBudgetWinsOverTheVariable) {
+  auto r = run_stuck_sp("60", fast());  // 300 ms
+  EXPECT_LT(r.elapsed, std::chrono::milliseconds(5000));
+  EXPECT_EQ(r.error ? r.error->what : "",
+            "(FATAL-RT-UNDEFINED-STATE) t.nq: execution timeout (300 ms) on core 0 SP: waiting for execution "
+            "completion notification");
+}
+
+TEST(ExecuteTimeout, AnInvalidVariableFailsBeforeAnyIoctl) {
+  FakeTarget t;
+  auto r = run_quick(t, "1.5");
+  EXPECT_EQ(r.status, ExecStatus::Failure);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, errc::invalid_argument);
+  EXPECT_EQ(r.error->what,
+            "NEURON_RT_EXEC_TIMEOUT='1.5': not a whole number of seconds from 0 to 2147483647 (0: no limit)");
+  EXPECT_TRUE(t.log.empty());
+}
+
+TEST(ExecuteTimeout, ACompletedRunHasNoTimeoutLine) {
+  FakeTarget t;
+  auto r = run_quick(t, "5");
+  EXPECT_EQ(r.status, ExecStatus::Ok);
+  EXPECT_FALSE(r.error);
 }

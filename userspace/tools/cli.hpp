@@ -77,6 +77,7 @@ struct RunArgs {
   std::string file;
   std::string device = kDefaultDevicePath;
   unsigned timeout_ms = 5000;
+  bool timeout_given = false;  // run, trace: --timeout given, so NEURON_RT_EXEC_TIMEOUT is not read
   bool json = false;
   bool no_trace = false;
   bool stop_on_fatal = false;
@@ -115,7 +116,7 @@ struct MonitorArgs {
   bool all_edges = false;
   bool until_done = false;  // --until-done: stop when --run's last run has stopped
   /// --passive: observe --core without taking it: no queue, no ownership
-  /// (cmd_monitor.cpp cmd_observe; privileges in docs/cli-json.md#observe)
+  /// (cmd_observe.cpp; privileges in docs/cli-json.md#observe)
   bool passive = false;
   /// --grant-submit [UID]: grant the monitored core to this user (a number
   /// or a name; "" = our own effective uid) for detached submits
@@ -134,12 +135,19 @@ CLI::Option* add_device_option(CLI::App& sub, std::string& device);
 void add_info_commands(CLI::App& app, Commands& out);
 /// list, metrics (cmd_metrics.cpp).
 void add_metrics_commands(CLI::App& app, Commands& out);
-/// asm, run, submit, trace (cmd_run.cpp).
+/// asm, run, submit, trace (cmd_run.cpp; submit is cmd_submit.cpp).
 void add_run_commands(CLI::App& app, Commands& out, const Globals& g);
 /// reset, features (cmd_engine.cpp).
 void add_engine_commands(CLI::App& app, Commands& out);
 /// monitor, stats (cmd_monitor.cpp).
 void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g);
+/// submit (cmd_submit.cpp), which add_run_commands() registers between run
+/// and trace.
+void add_submit_command(CLI::App& app, Commands& out, const Globals& g);
+/// stats (cmd_stats.cpp), which add_monitor_commands() registers after monitor.
+void add_stats_command(CLI::App& app, Commands& out);
+/// monitor --passive (cmd_observe.cpp), run by monitor's option checks.
+int cmd_observe(const MonitorArgs& a);
 /// top (cmd_top.cpp).
 void add_top_commands(CLI::App& app, Commands& out);
 /// coredump (cmd_coredump.cpp).

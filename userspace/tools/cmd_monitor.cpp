@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// neuron-nq monitor and stats: a live stream of the ring records of queues
-// the monitor makes and drains, merged in time order with the interrupt
-// edges from netlink (merge.hpp), optionally granting its core to a user
-// for detached submits (docs/decisions/0024-submit-detach.md); and the driver's
-// per-queue and per-core counters over netlink.
+// neuron-nq monitor: a live stream of the ring records of queues the
+// monitor makes and drains, merged in time order with the interrupt edges
+// from netlink (merge.hpp), optionally granting its core to a user for
+// detached submits (docs/decisions/0024-submit-detach.md). monitor --passive is
+// cmd_observe.cpp; stats, registered here after monitor, cmd_stats.cpp.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <poll.h>
@@ -49,17 +49,6 @@ Result<std::uint32_t> grant_uid(const std::string& v) {
                     fmt::format("--grant-submit '{}' is neither a uid nor a user of this system", v));
 }
 
-/// "core 0 PE, ACT" of the engines of `core` that run or wait (empty if none).
-std::string busy_engines(const Device& dev, unsigned core) {
-  std::string s;
-  for (unsigned e = 0; e < NEURON_ENGINES_PER_CORE; ++e) {
-    auto st = dev.engine_status(core, e);
-    if (st && (st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING))
-      s += (s.empty() ? "" : ",") + engine_name(e);
-  }
-  return s;
-}
-
 int cmd_monitor(const MonitorArgs& a) {
   if (a.queues.empty()) return kExitUsage;
   auto dev = Device::open(a.device);
@@ -86,14 +75,10 @@ int cmd_monitor(const MonitorArgs& a) {
 
   // Ctrl-C / SIGTERM through a signalfd; blocked before the reaper thread
   // starts so it inherits the mask and the signal comes here.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  if (::pthread_sigmask(SIG_BLOCK, &sigs, nullptr) != 0) return fail(Error::from_errno(errno, "sigprocmask"));
-  UniqueFd sigfd(::signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK));
+  auto sigfd = stop_signal_fd();
+  if (!sigfd) return fail(sigfd.error());
   UniqueFd notify(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!sigfd || !notify) return fail(Error::from_errno(errno, "signalfd/eventfd"));
+  if (!notify) return fail(Error::from_errno(errno, "eventfd"));
 
   std::vector<std::unique_ptr<ReapQueue>> queues;
   std::uint32_t our_queues = 0;
@@ -214,7 +199,7 @@ int cmd_monitor(const MonitorArgs& a) {
   while (!stop) {
     const std::int64_t now = monotonic_ns();
     if (now >= end) break;
-    pollfd p[3] = {{sigfd.get(), POLLIN, 0}, {notify.get(), POLLIN, 0}, {mon ? mon->fd() : -1, POLLIN, 0}};
+    pollfd p[3] = {{sigfd->get(), POLLIN, 0}, {notify.get(), POLLIN, 0}, {mon ? mon->fd() : -1, POLLIN, 0}};
     const int ms = static_cast<int>(std::min<std::int64_t>(50, (end - now) / 1'000'000 + 1));
     if (::poll(p, 3, ms) < 0 && errno != EINTR) return fail(Error::from_errno(errno, "poll (monitor)"));
     if (p[0].revents & POLLIN) stop = true;
@@ -279,10 +264,7 @@ int cmd_monitor(const MonitorArgs& a) {
   const auto totals = storm.totals();
   n_records = totals.records;
   if (a.json) {
-    nlohmann::json j = totals_json(totals, a.run.group_lines);
-    j["schema"] = kJsonSchemaVersion;
-    j["object"] = "summary";
-    j["command"] = "monitor";
+    nlohmann::json j = summary_json("monitor", totals, a.run.group_lines);
     j["edges_shown"] = n_edges;
     j["own_threshold_edges_hidden"] = hidden_edges;
     j["lines_printed"] = shown;
@@ -324,163 +306,6 @@ int cmd_monitor(const MonitorArgs& a) {
   return kExitOk;
 }
 
-/// The counters of one core that `monitor --passive` follows.
-struct CoreCounters {
-  std::array<std::uint64_t, NEURON_NOTIFIC_INTR_BITS> edges{};  // NOTIFIC edges by cause (GET_DEVICE)
-  std::map<unsigned, GenlNq> queues;                            // live queues of the core (GET_NQ)
-};
-
-/// monitor --passive: watch a core that someone else owns. Opens the node
-/// read-only, makes no queue, takes no core and submits nothing, so it
-/// cannot block or slow the workload it watches. Every --interval it prints
-/// what changed on the core: NOTIFIC edges by cause (NEURON_CMD_GET_DEVICE,
-/// open to every user) and, per live queue of the core, records written
-/// (TAIL), overflows, drops and threshold edges (NEURON_CMD_GET_NQ); and the
-/// core's edges as they come (the "events" group). GET_NQ and the events
-/// group need CAP_NET_ADMIN: without it those parts are marked unavailable
-/// (null in JSON), never shown as 0. docs/cli-json.md#observe.
-int cmd_observe(const MonitorArgs& a) {
-  auto dev = Device::open_read_only(a.device);
-  if (!dev) return fail(dev.error());
-  const auto idx = dev->index();
-  if (!idx) {
-    fmt::print(stderr, "neuron-nq: monitor: {} is not named " NEURON_DEV_NAME "N\n", a.device);
-    return kExitDevice;
-  }
-  auto info = dev->info();
-  if (!info) return fail(info.error());
-  if (a.core >= info->num_cores)
-    return fail(Error::make(make_error_code(errc::invalid_argument),
-                            fmt::format("--core {} is not a core of {} (0..{})", a.core, a.device,
-                                        info->num_cores - 1)));
-  auto ctl = EventMonitor::open(false);
-  if (!ctl) return fail(ctl.error());
-  std::optional<EventMonitor> edges;
-  std::string edges_why;
-  if (!a.no_events) {
-    auto m = EventMonitor::open(true);
-    if (m) edges = std::move(m).value();
-    else edges_why = m.error().message();
-  }
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  if (::pthread_sigmask(SIG_BLOCK, &sigs, nullptr) != 0) return fail(Error::from_errno(errno, "sigprocmask"));
-  UniqueFd sigfd(::signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!sigfd) return fail(Error::from_errno(errno, "signalfd"));
-
-  // one sample of the counters; queues nullopt when GET_NQ is refused
-  std::string queues_why;
-  const auto sample = [&](CoreCounters& c, bool& have_queues) -> Status {
-    auto d = ctl->get_device(*idx);
-    if (!d) return unexpected(std::move(d).error());
-    for (const auto& dd : *d)
-      for (const auto& cc : dd.cores)
-        if (cc.core == a.core) c.edges = cc.counts;
-    c.queues.clear();
-    auto q = ctl->get_nq(*idx);
-    have_queues = static_cast<bool>(q);
-    if (!q) {
-      queues_why = q.error().message();
-      return {};
-    }
-    for (const auto& n : *q)
-      if (n.core == a.core) c.queues[n.queue] = n;
-    return {};
-  };
-  CoreCounters prev;
-  bool have_queues = false;
-  if (auto s = sample(prev, have_queues); !s) return fail(s.error());
-  if (!a.json)
-    fmt::print(stderr, "monitor --passive: core {} of {}, taking nothing (no queue, no ownership){}{}; Ctrl-C to stop\n",
-               a.core, a.device,
-               have_queues ? "" : fmt::format("; per-queue counters unavailable ({}: needs CAP_NET_ADMIN)", queues_why),
-               edges || a.no_events ? "" : fmt::format("; live edges unavailable ({}: needs CAP_NET_ADMIN)", edges_why));
-
-  Merger merger;
-  Program none;
-  std::uint64_t shown = 0, n_edges = 0;
-  unsigned reports = 0;
-  const std::int64_t interval_ns = static_cast<std::int64_t>(a.run.interval * 1e9);
-  const std::int64_t start = monotonic_ns();
-  const std::int64_t end = a.duration > 0 ? start + static_cast<std::int64_t>(a.duration * 1e9) : INT64_MAX;
-  std::int64_t next = start + interval_ns;
-  const auto report = [&](std::int64_t now) -> Status {
-    CoreCounters cur;
-    if (auto s = sample(cur, have_queues); !s) return s;
-    nlohmann::json by_cause = nlohmann::json::object();
-    std::string text;
-    for (unsigned i = 0; i < cur.edges.size(); ++i)
-      if (const auto dlt = cur.edges[i] - prev.edges[i]) {
-        by_cause[notific_cause_names(1u << i)] = dlt;
-        text += fmt::format(" {} {}", notific_cause_names(1u << i), dlt);
-      }
-    nlohmann::json qs = have_queues ? nlohmann::json::array() : nlohmann::json(nullptr);
-    std::string qtext;
-    for (const auto& [qn, q] : cur.queues) {
-      const auto it = prev.queues.find(qn);
-      const GenlNq base = it != prev.queues.end() ? it->second : GenlNq{};
-      const std::uint32_t recs = q.tail - base.tail;
-      qs.push_back({{"queue", qn}, {"records", recs}, {"unread", q.tail - q.head},
-                    {"overflows", q.overflow_count - base.overflow_count}, {"drops", q.drop_count - base.drop_count},
-                    {"threshold_edges", q.threshold_count - base.threshold_count}});
-      qtext += fmt::format("  q{} +{} records, {} unread, +{} overflows, +{} drops", qn, recs, q.tail - q.head,
-                           q.overflow_count - base.overflow_count, q.drop_count - base.drop_count);
-    }
-    if (a.json) {
-      nlohmann::json j = {{"schema", kJsonSchemaVersion}, {"object", "observe"}, {"time_ns", now},
-                          {"device", *idx}, {"core", a.core}, {"interval", reports},
-                          {"edges_by_cause", by_cause}, {"queues", qs}};
-      fmt::print("{}\n", json_text(j));
-    } else {
-      fmt::print("{:>18}  core {} edges:{}{}\n", ns_text(now), a.core, text.empty() ? " none" : text,
-                 have_queues ? (qtext.empty() ? "  (no live queue)" : qtext) : "  (queues: needs CAP_NET_ADMIN)");
-    }
-    std::fflush(stdout);
-    ++reports;
-    prev = std::move(cur);
-    return {};
-  };
-
-  std::vector<NetlinkEvent> evs;
-  while (true) {
-    const std::int64_t now = monotonic_ns();
-    if (now >= end || (a.count && shown >= a.count)) break;
-    pollfd p[2] = {{sigfd.get(), POLLIN, 0}, {edges ? edges->fd() : -1, POLLIN, 0}};
-    const int ms = static_cast<int>(std::clamp<std::int64_t>((std::min(next, end) - now) / 1'000'000 + 1, 1, 1000));
-    if (::poll(p, 2, ms) < 0 && errno != EINTR) return fail(Error::from_errno(errno, "poll (monitor --passive)"));
-    if (p[0].revents & POLLIN) break;
-    if (dev->device_gone()) {
-      fmt::print(stderr, "neuron-nq: monitor: the device was removed or reset (DEVICE_GONE)\n");
-      return kExitDevice;
-    }
-    if (edges) {
-      evs.clear();
-      auto n = edges->receive(evs, std::chrono::milliseconds(0));
-      if (!n) return fail(n.error());
-      for (const auto& e : evs) {
-        if (e.device != *idx || e.core != a.core) continue;
-        ++n_edges;
-        merger.add_event(e);
-      }
-      for (const auto& it : merger.take(monotonic_ns(), true)) {
-        if (a.count && shown >= a.count) break;
-        ++shown;
-        print_item(it, none, merger.offset(), a.json);
-      }
-    }
-    if (monotonic_ns() >= next) {
-      if (auto s = report(monotonic_ns()); !s) return fail(s.error());
-      ++shown;
-      while (next <= monotonic_ns()) next += interval_ns;
-    }
-  }
-  if (!a.json)
-    fmt::print(stderr, "monitor --passive: {} reports, {} edges of core {} shown\n", reports, n_edges, a.core);
-  return kExitOk;
-}
-
 /// monitor's defaults and checks on the parsed options, then cmd_monitor().
 int check_and_monitor(MonitorArgs& a) {
   if (a.passive) {
@@ -508,79 +333,6 @@ int check_and_monitor(MonitorArgs& a) {
   }
   a.run.device = a.device;
   return cmd_monitor(a);
-}
-
-/// stats: every device's counters, or with --device (`one`) that device's
-/// only: a node that does not open (read-only is enough: the counters come
-/// from netlink) or whose name has no number is an error (exit 2), never
-/// every device instead.
-int cmd_stats(const DeviceArgs& a, bool one) {
-  std::optional<std::uint32_t> idx;
-  if (one) {
-    auto dev = Device::open_read_only(a.device);
-    if (!dev) return fail(dev.error());
-    idx = dev->index();
-    if (!idx) {
-      fmt::print(stderr, "neuron-nq: stats: {} is not named " NEURON_DEV_NAME "N\n", a.device);
-      return kExitDevice;
-    }
-  }
-  auto mon = EventMonitor::open(false);
-  if (!mon) return fail(mon.error());
-  auto devs = mon->get_device(idx);
-  if (!devs) return fail(devs.error());
-  auto nqs = mon->get_nq(idx);
-  if (!nqs) return fail(nqs.error());
-  if (a.json) {
-    nlohmann::json j = {{"schema", kJsonSchemaVersion}, {"object", "stats"}};
-    j["devices"] = nlohmann::json::array();
-    for (const auto& d : *devs) {
-      nlohmann::json cores = nlohmann::json::array();
-      for (const auto& c : d.cores) {
-        nlohmann::json per;
-        for (unsigned i = 0; i < c.counts.size(); ++i) per[notific_cause_names(1u << i)] = c.counts[i];
-        cores.push_back({{"core", c.core}, {"edges_by_cause", per}});
-      }
-      j["devices"].push_back({{"device", d.device}, {"num_cores", d.num_cores}, {"gen", gen_name(d.gen)},
-                              {"mem_size", d.mem_size}, {"cores", cores}, {"throttle_edges", d.throttle_count},
-                              {"fault_edges", d.fault_count}});
-    }
-    j["queues"] = nlohmann::json::array();
-    for (const auto& q : *nqs)
-      j["queues"].push_back({{"device", q.device}, {"core", q.core}, {"queue", q.queue}, {"head", q.head},
-                             {"tail", q.tail}, {"unread", q.tail - q.head}, {"phase", q.phase}, {"size", q.size},
-                             {"flags", q.flags}, {"records", q.tail}, {"overflows", q.overflow_count},
-                             {"drops", q.drop_count}, {"threshold_edges", q.threshold_count}});
-    fmt::print("{}\n", json_text(j, 2));
-    return kExitOk;
-  }
-  for (const auto& d : *devs) {
-    fmt::print(NEURON_DEV_NAME "{}: {} cores, gen {}, {} MiB; throttle edges {}, fault edges {}\n", d.device, d.num_cores,
-               gen_name(d.gen), d.mem_size >> 20, d.throttle_count, d.fault_count);
-    for (const auto& c : d.cores) {
-      std::string s;
-      std::uint64_t total = 0;
-      for (unsigned i = 0; i < c.counts.size(); ++i) {
-        total += c.counts[i];
-        if (c.counts[i]) s += fmt::format(" {} {}", notific_cause_names(1u << i), c.counts[i]);
-      }
-      fmt::print("  core {} NOTIFIC edges by cause: {}\n", c.core, total ? s.substr(1) : "none");
-    }
-  }
-  if (nqs->empty()) {
-    fmt::print("no live queues (a queue lives while the file that made it, e.g. `neuron-nq run` or `monitor`, "
-               "holds it)\n");
-    return kExitOk;
-  }
-  fmt::print("{:<6} {:<4} {:<5} {:>8} {:<11} {:>10} {:>10} {:>6} {:>5} {:>10} {:>9} {:>6} {:>7}\n", "device", "core",
-             "queue", "size", "policy", "head", "tail", "unread", "phase", "records", "overflows", "drops", "edges");
-  for (const auto& q : *nqs)
-    fmt::print("{:<6} {:<4} {:<5} {:>8} {:<11} {:>10} {:>10} {:>6} {:>5} {:>10} {:>9} {:>6} {:>7}\n", q.device, q.core,
-               q.queue, q.size, (q.flags & NEURON_NQ_F_IGNORE_FULL) ? "ignore-full" : "backpress.", q.head, q.tail,
-               q.tail - q.head, q.phase, q.tail, q.overflow_count, q.drop_count, q.threshold_count);
-  fmt::print("(records = TAIL: written since the queue was made; overflows, drops: since it was made; edges = "
-             "threshold interrupts of this core/queue slot since the driver was loaded)\n");
-  return kExitOk;
 }
 
 }  // namespace
@@ -634,12 +386,7 @@ void add_monitor_commands(CLI::App& app, Commands& out, const Globals& g) {
                    ma->run.cores = g->core_list();
                    return check_and_monitor(*ma);
                  }});
-
-  auto sa = std::make_shared<DeviceArgs>();
-  auto* stats = app.add_subcommand("stats", "Per queue: records, overflows, drops, edges; per core: edges by cause");
-  auto* stats_dev = stats->add_option("--device,-d", sa->device, "Only this device (default: every device)");
-  stats->add_flag("--json", sa->json, "JSON output");
-  out.push_back({stats, [sa, stats_dev] { return cmd_stats(*sa, stats_dev->count() > 0); }});
+  add_stats_command(app, out);
 }
 
 }  // namespace neuron::cli

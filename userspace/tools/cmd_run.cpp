@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// neuron-nq asm, run, submit and trace: assemble a program; run it and print
-// every record with a summary (text or JSON); start it and wait for its
-// engines, or (submit --detach) hand it to the cores' owner and exit; run
-// it and write a Perfetto/Chrome trace of its instructions. Each claims the
+// neuron-nq asm, run and trace: assemble a program; run it and print every
+// record with a summary (text or JSON, run_summary.hpp); run it and write a
+// Perfetto/Chrome trace of its instructions. submit is cmd_submit.cpp,
+// registered here between run and trace. Each claims the
 // program's cores and device memory first (libneuron's ProgramClaim), within
 // the global --cores or NEURON_VISIBLE_CORES, except a detached submit,
 // whose program runs on another process's cores and memory.
@@ -18,8 +18,10 @@
 #include <string>
 
 #include "cli.hpp"
+#include "exec_timeout.hpp"
 #include "output.hpp"
 #include "program.hpp"
+#include "run_summary.hpp"
 #include "storm.hpp"
 
 namespace neuron::cli {
@@ -73,9 +75,28 @@ Result<SemWrite> parse_sem_set(const std::string& text, unsigned default_core) {
   return w;
 }
 
-ExecOptions exec_options(const RunArgs& a, bool trace) {
+/// How long run and trace wait (docs/decisions/0037-exec-timeout.md): --timeout
+/// if given, else NEURON_RT_EXEC_TIMEOUT's seconds if set, else 5000 ms.
+/// Errors: the variable's, naming it (exit 1 before the device is opened).
+Result<std::chrono::milliseconds> run_budget(const RunArgs& a) {
+  return detail::resolve_exec_timeout(a.timeout_given ? std::chrono::milliseconds(a.timeout_ms)
+                                                      : kExecTimeoutFromEnv);
+}
+
+/// "5.0 s", or "no limit" for NEURON_RT_EXEC_TIMEOUT=0.
+std::string budget_text(std::chrono::milliseconds budget) {
+  return budget == std::chrono::milliseconds::max() ? std::string("no limit")
+                                                    : fmt::format("{:.1f} s", static_cast<double>(budget.count()) / 1000.0);
+}
+
+/// A TIMEOUT's line (docs/hardware.md#exec-timeout) on stderr, as execute() made it.
+void print_timeout_line(const ExecResult& r) {
+  if (r.status == ExecStatus::Timeout && r.error) fmt::print(stderr, "{}\n", r.error->what);
+}
+
+ExecOptions exec_options(const RunArgs& a, bool trace, std::chrono::milliseconds budget) {
   ExecOptions o;
-  o.timeout = std::chrono::milliseconds(a.timeout_ms);
+  o.timeout = budget;
   o.trace = trace;
   o.queue_size = 4096;
   o.queues = 6;
@@ -111,165 +132,22 @@ Result<Ran> run_program(const RunArgs& a, bool trace) {
   auto prog = load_program(a.file, a.features);
   if (!prog) return unexpected(std::move(prog).error());
   if (auto st = check_cores_early(*prog, a.cores); !st) return unexpected(std::move(st).error());
+  const auto budget = run_budget(a);
+  if (!budget) return unexpected(budget.error());
   auto dev = Device::open(a.device);
   if (!dev) return unexpected(std::move(dev).error());
-  ExecOptions o = exec_options(a, trace);
+  ExecOptions o = exec_options(a, trace, *budget);
   Progress progress(!a.json || !::isatty(STDOUT_FILENO));
   o.progress = [&](const ExecProgress& p) {
     if (p.elapsed > std::chrono::milliseconds(500))
-      progress.update("neuron-nq run: waiting {:.1f} s of {:.1f} s: {} records, {}/{} engines done",
-                      std::chrono::duration<double>(p.elapsed).count(), a.timeout_ms / 1000.0, p.records,
+      progress.update("neuron-nq run: waiting {:.1f} s of {}: {} records, {}/{} engines done",
+                      std::chrono::duration<double>(p.elapsed).count(), budget_text(*budget), p.records,
                       p.engines_done, p.engines);
   };
   ExecResult r = execute(*dev, *prog, o);
   progress.clear();
   if (r.status == ExecStatus::Failure && r.error) return unexpected(*r.error);
   return Ran{std::move(prog).value(), std::move(r)};
-}
-
-/// How bad a status is, to report the worst of several runs (--repeat).
-int severity(ExecStatus s) {
-  switch (s) {
-    case ExecStatus::Ok: return 0;
-    case ExecStatus::CompletedThrottled: return 1;
-    case ExecStatus::CompletedWithError: return 2;
-    case ExecStatus::Timeout: return 3;
-    case ExecStatus::SwNqOverflow: return 4;
-    case ExecStatus::Failure: return 6;
-  }
-  return 5;
-}
-
-/// What the runs of `run` add up to (several with --repeat).
-struct RunTotals {
-  ExecStatus status = ExecStatus::Ok;
-  unsigned runs = 0;
-  bool completed = true;
-  std::optional<CollectedRecord> first_error;
-  std::optional<CollectedRecord> first_throttle;  // a condition, not an error
-  std::uint64_t throttle_records = 0;
-  std::map<std::string, std::size_t> edges;  // "NOTIFIC THRESHOLD" -> edges
-  std::uint64_t n_edges = 0, lost = 0, wakes = 0, late_records = 0, reaper_events = 0;
-  std::vector<EngineStatus> engines;  // of the last run
-  std::optional<std::uint32_t> features;
-  std::map<unsigned, std::uint32_t> routes;  // of the last run: each core's ROUTE word
-  std::map<unsigned, Device::NotifyTriggers> triggers;  // of the last run: what was armed
-  bool axi_counted = true;                    // every run's AXI_DROPPED was read
-  std::uint64_t axi_dropped = 0;              // AXI_EVT_SEM records lost, all runs
-  double elapsed_ms = 0;
-};
-
-void add_run(RunTotals& t, const ExecResult& r) {
-  if (t.runs++ == 0 || severity(r.status) > severity(t.status)) t.status = r.status;
-  t.completed = t.completed && r.completed;
-  if (!t.first_error && r.first_error) t.first_error = r.first_error;
-  if (!t.first_throttle && r.first_throttle) t.first_throttle = r.first_throttle;
-  t.throttle_records += r.throttle_records;
-  for (const auto& e : r.events) {
-    ++t.n_edges;
-    std::string key = edge_name(e.edge);
-    if (e.edge == NEURON_EDGE_NOTIFIC) key += " " + notific_cause_names(e.cause);
-    if (e.edge == NEURON_EDGE_ENGINE_STOPPED) key += " " + stop_cause_name(e.cause);
-    ++t.edges[key];
-  }
-  t.lost += r.lost;
-  t.wakes += r.reaper.wakes;
-  t.late_records += r.reaper.late_records;
-  t.reaper_events += r.reaper.events;
-  t.engines = r.engines;
-  t.features = r.features;
-  t.routes = r.routes;
-  t.triggers = r.triggers;
-  if (r.axi_dropped) t.axi_dropped += *r.axi_dropped;
-  else t.axi_counted = false;
-  t.elapsed_ms += std::chrono::duration<double, std::milli>(r.elapsed).count();
-}
-
-std::string edges_summary(const std::map<std::string, std::size_t>& n) {
-  std::string s;
-  for (const auto& [k, v] : n) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", k, v);
-  return s;
-}
-
-std::string first_error_text(const CollectedRecord& c, const Program& prog) {
-  return record_sentence(c.decoded, prog, c.core);
-}
-
-void print_run_summary_json(std::FILE* out, const RunTotals& t, const Program& prog, const Storm::Totals& st,
-                            unsigned group_lines) {
-  nlohmann::json engines = nlohmann::json::array();
-  for (const auto& e : t.engines)
-    engines.push_back({{"core", e.core}, {"engine", engine_name(e.engine)}, {"state", engine_state_name(e.state)},
-                       {"program_counter", e.pc}});
-  nlohmann::json j = totals_json(st, group_lines);
-  j["schema"] = kJsonSchemaVersion;
-  j["object"] = "summary";
-  j["command"] = "run";
-  j["status"] = status_name(t.status);
-  j["status_code"] = static_cast<int>(t.status);
-  j["exit_code"] = exit_code(t.status);
-  j["completed"] = t.completed;
-  j["runs"] = t.runs;
-  j["edges"] = t.edges;
-  j["lost"] = t.lost;
-  j["engines"] = engines;
-  j["reaper"] = {{"wakes", t.wakes}, {"late_records", t.late_records}, {"events", t.reaper_events}};
-  j["elapsed_ms"] = t.elapsed_ms;
-  j["features"] = t.features ? nlohmann::json(*t.features) : nlohmann::json(nullptr);
-  j["first_error"] = t.first_error ? nlohmann::json(first_error_text(*t.first_error, prog)) : nlohmann::json(nullptr);
-  nlohmann::json routes = nlohmann::json::object();
-  for (const auto& [core, route] : t.routes) routes[std::to_string(core)] = fmt::format("{:#010x}", route);
-  j["routes"] = routes;
-  j["throttle_records"] = t.throttle_records;
-  nlohmann::json armed = nlohmann::json::object();
-  bool axi = false;
-  for (const auto& [core, tr] : t.triggers) {
-    armed[std::to_string(core)] = {{"dma_queues", fmt::format("{:#06x}", tr.dma_armed)}, {"axi_evt_sem", tr.axi_armed}};
-    axi = axi || tr.axi_armed;
-  }
-  j["notifications"] = armed;
-  // null: not armed, or a driver that does not count them
-  j["axi_dropped"] = axi && t.axi_counted ? nlohmann::json(t.axi_dropped) : nlohmann::json(nullptr);
-  j["first_throttle"] =
-      t.first_throttle ? nlohmann::json(first_error_text(*t.first_throttle, prog)) : nlohmann::json(nullptr);
-  fmt::print(out, "{}\n", json_text(j));
-}
-
-void print_run_summary_text(std::FILE* out, const RunTotals& t, const Program& prog, const Storm::Totals& st,
-                            unsigned group_lines) {
-  fmt::print(out, "\n");
-  if (t.runs > 1) fmt::print(out, "runs: {}\n", t.runs);
-  print_totals_text(out, st, group_lines);
-  for (const auto& [core, route] : t.routes)
-    if (route != NEURON_ROUTE_DEFAULT) fmt::print(out, "core {} route: {:#010x}\n", core, route);
-  for (const auto& [core, tr] : t.triggers) {
-    fmt::print(out, "core {} notifications: DMA queues {:#06x}, AXI_EVT_SEM {}\n", core, tr.dma_armed,
-               tr.axi_armed ? "on" : "off");
-    if (!tr.axi_armed) continue;
-    if (tr.axi_dropped)
-      fmt::print(out, "core {} AXI_EVT_SEM records lost (AXI_DROPPED): {}\n", core, *tr.axi_dropped);
-    else
-      fmt::print(out, "core {} AXI_EVT_SEM records lost: not counted by this driver (no NEURON_CAP_AXI_DROPPED)\n",
-                 core);
-  }
-  if (t.first_error) fmt::print(out, "first error: {}\n", first_error_text(*t.first_error, prog));
-  if (t.throttle_records)
-    fmt::print(out, "throttled: {} throttle record{} (not errors), first: {}\n", t.throttle_records,
-               t.throttle_records == 1 ? "" : "s", first_error_text(*t.first_throttle, prog));
-  if (!t.edges.empty()) fmt::print(out, "interrupt edges meanwhile: {}\n", edges_summary(t.edges));
-  if (t.lost) fmt::print(out, "lost to overflow: {} records\n", t.lost);
-  for (const auto& e : t.engines)
-    fmt::print(out, "engine core {} {:<4} {}{}\n", e.core, engine_name(e.engine), engine_state_name(e.state),
-               e.state == NEURON_ENGINE_HALTED
-                   ? fmt::format(" (fatal: reset with `neuron-nq reset --core {} --engine {}`)", e.core,
-                                 lower(engine_name(e.engine)))
-                   : std::string());
-  std::string why;
-  if (t.status == ExecStatus::Timeout)
-    why = t.first_error ? " — no completion record arrived in time; the error above is why"
-                        : " — no completion record arrived in time (an engine still running or waiting?)";
-  fmt::print(out, "status: {} ({}) in {:.1f} ms{}; exit status {}\n", status_name(t.status),
-             static_cast<int>(t.status), t.elapsed_ms, why, exit_code(t.status));
 }
 
 /// Prints what the Storm holds: record lines as they come, group lines once
@@ -328,12 +206,14 @@ int cmd_run(const RunArgs& a) {
   if (auto st = check_cores_early(*prog, a.cores); !st) return fail(st.error());
   ExecOptions armed;  // checked before the device is opened
   if (auto s = notification_options(a, *prog, armed); !s) return fail(s.error());
+  const auto budget = run_budget(a);
+  if (!budget) return fail(budget.error());
   auto dev = Device::open(a.device);
   if (!dev) return fail(dev.error());
 
   Storm storm({a.verbose, a.record_lines, true, a.group_lines, Storm::Options{}.max_buffered}, *prog);
   RunPrinter printer(stdout, storm, *prog, a.json, a.interval);
-  ExecOptions o = exec_options(a, !a.no_trace);
+  ExecOptions o = exec_options(a, !a.no_trace, *budget);
   o.keep_records = false;  // the Storm counts them: memory does not grow with the records
   o.on_record = [&storm](const CollectedRecord& c) { storm.add(c.core, c.queue, c.raw, c.decoded, monotonic_ns()); };
   o.progress_interval = std::chrono::milliseconds(100);
@@ -343,9 +223,9 @@ int cmd_run(const RunArgs& a) {
     progress.clear();
     printer.pump(false);
     if (p.elapsed > std::chrono::milliseconds(500))
-      progress.update("neuron-nq run{}: waiting {:.1f} s of {:.1f} s: {} records, {}/{} engines done",
+      progress.update("neuron-nq run{}: waiting {:.1f} s of {}: {} records, {}/{} engines done",
                       a.repeat > 1 ? fmt::format(" {}/{}", run_no + 1, a.repeat) : "",
-                      std::chrono::duration<double>(p.elapsed).count(), a.timeout_ms / 1000.0, p.records,
+                      std::chrono::duration<double>(p.elapsed).count(), budget_text(*budget), p.records,
                       p.engines_done, p.engines);
   };
 
@@ -372,6 +252,7 @@ int cmd_run(const RunArgs& a) {
         fmt::print("{}\n", json_text(edge_json(edge_fields(e))));
     add_run(t, r);
     printer.pump(false);
+    print_timeout_line(r);
     // a stuck or overflowing run makes the next one meaningless
     if (r.status == ExecStatus::Timeout || r.status == ExecStatus::SwNqOverflow) break;
   }
@@ -387,6 +268,7 @@ int cmd_run(const RunArgs& a) {
 int cmd_trace(const RunArgs& a) {
   auto res = run_program(a, true);
   if (!res) return print_parse_or_device_error(res.error());
+  print_timeout_line(res->result);
   TraceStats st;
   const auto j = chrome_trace(res->result.records, &st);
   std::ofstream out(a.perfetto);
@@ -402,137 +284,11 @@ int cmd_trace(const RunArgs& a) {
   return exit_code(res->result.status);
 }
 
-/// Poll ENGINE_STATUS of the program's engines until none runs or waits, at
-/// most a.timeout_ms; the exit status: 0 all stopped, 4 one HALTED (fatal),
-/// 3 still busy at the timeout (the caller's claim then resets them).
-int wait_engines(const Device& dev, const Program& prog, const RunArgs& a) {
-  const std::int64_t deadline = monotonic_ns() + std::int64_t{a.timeout_ms} * 1'000'000;
-  for (;;) {
-    std::string busy, halted;
-    for (const auto& e : prog.engines) {
-      auto st = dev.engine_status(e.core, e.engine);
-      if (!st) return fail(st.error());
-      const std::string name = fmt::format(" core {} {}", e.core, engine_name(e.engine));
-      if (st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING) busy += name;
-      if (st->state == NEURON_ENGINE_HALTED) halted += name;
-    }
-    if (busy.empty()) {
-      fmt::print("{}: every engine stopped{}\n", a.file, halted.empty() ? "" : "; HALTED (fatal):" + halted);
-      return halted.empty() ? kExitOk : kExitCompletedWithErr;
-    }
-    if (monotonic_ns() >= deadline) {
-      fmt::print("{}: still running or waiting after {} ms:{}; reset now\n", a.file, a.timeout_ms, busy);
-      return kExitTimeout;  // the caller's claim resets them
-    }
-    ::usleep(10'000);
-  }
-}
 
-// A program runs only while the open file that owns its cores lives (the
-// driver stops its engines when the file closes), so submit holds the device
-// until the engines stop, polling ENGINE_STATUS; it reads no records.
-int cmd_submit_and_wait(const RunArgs& a) {
-  auto prog = load_program(a.file, a.features);
-  if (!prog) return print_program_error(prog.error());
-  if (auto st = check_cores_early(*prog, a.cores); !st) return fail(st.error());
-  auto dev = Device::open(a.device);
-  if (!dev) return fail(dev.error());
-  auto started = start_program(*dev, *prog, !a.no_trace, a.cores);
-  if (!started) return fail(started.error());
-  fmt::print("{}: started {} engine(s){}; waiting up to {} ms for them to stop (no records are read: "
-             "`neuron-nq run` or `monitor --run` show them)\n",
-             a.file, prog->engines.size(), prog->features ? ", feature flags " + features_text(*prog->features) : "",
-             a.timeout_ms);
-  std::fflush(stdout);
-  return wait_engines(*dev, *prog, a);
-}
-
-/// "core 0 PE, core 0 ACT" for the engines of a program.
-std::string engines_text(const Program& prog) {
-  std::string s;
-  for (const auto& e : prog.engines) s += fmt::format("{}core {} {}", s.empty() ? "" : ", ", e.core, engine_name(e.engine));
-  return s;
-}
-
-// submit --detach (docs/decisions/0024-submit-detach.md): the program goes to
-// cores another open file owns, through the owner's grant
-// (NEURON_IOC_CORE_GRANT, `monitor --grant-submit`), with
-// NEURON_SUBMIT_F_DETACH. It then belongs to that owner: its records reach the
-// owner's queues, its DGE_COPY ranges are the owner's memory, and our exit
-// does not stop it, so submit exits as soon as the engines are started.
-int cmd_submit_detached(const RunArgs& a) {
-  auto prog = load_program(a.file, a.features);
-  if (!prog) return print_program_error(prog.error());
-  if (prog->features) {
-    fmt::print(stderr, "neuron-nq: submit --detach: {} sets feature flags ({}), which only the cores' owner may do; "
-                       "drop the `features` directive or --features\n",
-               a.file, features_text(*prog->features));
-    return kExitUsage;
-  }
-  auto dev = Device::open(a.device);
-  if (!dev) return fail(dev.error());
-  auto info = dev->info();
-  if (!info) return fail(info.error());
-  if (!(info->capabilities & NEURON_CAP_SUBMIT_GRANT))
-    return fail(Error::make(make_error_code(std::errc::function_not_supported),
-                            fmt::format("{}: this driver has no detached submit (NEURON_CAP_SUBMIT_GRANT); submit "
-                                        "without --detach",
-                                        a.device)));
-  auto visible = visible_cores(a.cores, info->num_cores, info->file_cores);
-  if (!visible) return fail(visible.error());
-  if (auto s = check_program_cores(*prog, *visible); !s) return fail(s.error());
-  // who holds each core: a core nobody holds would become ours and the
-  // program would stop when we exit, which is what --detach is to avoid
-  auto owners = dev->core_owners();
-  if (!owners) return fail(owners.error());
-  std::string holders;
-  for (unsigned core : prog->cores()) {
-    const auto it = std::find_if(owners->begin(), owners->end(), [&](const CoreOwner& o) { return o.core == core; });
-    if (it == owners->end() || it->is_free())
-      return fail(Error::make(make_error_code(std::errc::no_such_process),
-                              fmt::format("core {} has no owner: a detached program belongs to the core's owner, and "
-                                          "nobody holds the core (start the holder first, e.g. `neuron-nq monitor "
-                                          "--core {} --grant-submit {}`, or submit without --detach)",
-                                          core, core, ::geteuid())));
-    holders += fmt::format("{}core {}: {}", holders.empty() ? "" : "; ", core, owner_text(*it));
-  }
-  const std::uint32_t flags = NEURON_SUBMIT_F_DETACH | (a.no_trace ? 0u : NEURON_SUBMIT_F_TRACE);
-  std::string started;
-  for (const auto& e : prog->engines) {
-    if (auto s = submit_engine(*dev, *prog, e, flags); !s) {
-      Error err = std::move(s).error();
-      if (err.code == std::errc::operation_not_permitted)
-        err.what += fmt::format(" (core {} is not granted to this user, uid {}: its owner runs `neuron-nq monitor "
-                                "--core {} --grant-submit {}`, docs/decisions/0024-submit-detach.md)",
-                                e.core, ::geteuid(), e.core, ::geteuid());
-      if (!started.empty())
-        fmt::print(stderr, "neuron-nq: submit --detach: started before the error, and left to the owner:{}\n", started);
-      return fail(err);
-    }
-    started += fmt::format(" core {} {}", e.core, engine_name(e.engine));
-  }
-  // the owner may have left between the check and the submit: then the
-  // call took the free core for us, and the program lives as long as we do
-  std::uint64_t want = 0;
-  for (unsigned core : prog->cores()) want |= std::uint64_t{1} << core;
-  if (auto owned = dev->acquire_cores(0); owned && (*owned & want)) {
-    fmt::print("{}: started {} engine(s) ({}), but core(s) {} had lost their owner and are ours now: waiting up to {} "
-               "ms for the engines to stop, as submit without --detach does\n",
-               a.file, prog->engines.size(), engines_text(*prog), core_list_text(*owned & want), a.timeout_ms);
-    std::fflush(stdout);
-    const int st = wait_engines(*dev, *prog, a);
-    if (st == kExitTimeout)
-      for (const auto& e : prog->engines) (void)dev->engine_reset(e.core, e.engine);
-    return st;
-  }
-  fmt::print("{}: started {} engine(s) detached: {}. The program now belongs to the cores' owner ({}): its records go "
-             "to that owner's queues, and only the owner (an engine reset, giving the core up, its exit) or a device "
-             "reset stops it; submit exits now\n",
-             a.file, prog->engines.size(), engines_text(*prog), holders);
-  return kExitOk;
-}
-
-int cmd_submit(const RunArgs& a) { return a.detach ? cmd_submit_detached(a) : cmd_submit_and_wait(a); }
+/// run's and trace's --timeout (docs/decisions/0037-exec-timeout.md).
+constexpr const char* kTimeoutHelp =
+    "Milliseconds to wait for the engines (if not given: NEURON_RT_EXEC_TIMEOUT, whole seconds, 0 for no limit; "
+    "else 5000)";
 
 }  // namespace
 
@@ -548,7 +304,7 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
   auto* run = app.add_subcommand("run", "Assemble, submit with trace, wait, drain and print every record");
   run->add_option("FILE", ra->file, "Program file (docs/program-syntax.md)")->required();
   add_device_option(*run, ra->device);
-  run->add_option("--timeout", ra->timeout_ms, "Milliseconds to wait for the engines")
+  auto* run_timeout = run->add_option("--timeout", ra->timeout_ms, kTimeoutHelp)
       ->capture_default_str()
       ->transform(number_option(UINT32_MAX));
   run->add_flag("--json", ra->json, "JSON Lines: one object per line (docs/cli-json.md)");
@@ -577,47 +333,27 @@ void add_run_commands(CLI::App& app, Commands& out, const Globals& g) {
                   "Host write after submitting, [CORE:]INDEX=VALUE (SEM_SET; CORE defaults to the program's "
                   "lowest): wakes a program waiting on the semaphore; repeat for more, made in order");
   add_storm_options(*run, *ra);
-  out.push_back({run, [ra, g] {
+  out.push_back({run, [ra, g, run_timeout] {
                    ra->cores = g->core_list();
+                   ra->timeout_given = run_timeout->count() > 0;
                    return cmd_run(*ra);
                  }});
 
-  auto sa = std::make_shared<RunArgs>();
-  auto* submit = app.add_subcommand(
-      "submit", "Start a program and wait for its engines to stop, reading no records (the cores stay ours meanwhile); "
-                "with --detach, hand it to the cores' owner and exit at once");
-  submit->add_option("FILE", sa->file, "Program file")->required();
-  add_device_option(*submit, sa->device);
-  submit->add_flag("--no-trace", sa->no_trace, "Submit without tracing");
-  auto* features = submit->add_option("--features", sa->features, "NEURON_FEATURE_FLAGS to set first, e.g. 0x2")
-                       ->check(number_option(UINT32_MAX));
-  auto* timeout =
-      submit->add_option("--timeout", sa->timeout_ms, "Milliseconds to wait for the engines to stop; then they are reset")
-          ->capture_default_str()
-          ->transform(number_option(UINT32_MAX));
-  submit->add_flag("--detach", sa->detach,
-                   "Submit to cores another process holds and granted us (its `monitor --grant-submit`): the program "
-                   "then belongs to that process, its records go to its queues, and submit exits once the engines "
-                   "are started (docs/decisions/0024-submit-detach.md)")
-      ->excludes(features)
-      ->excludes(timeout);
-  out.push_back({submit, [sa, g] {
-                   sa->cores = g->core_list();
-                   return cmd_submit(*sa);
-                 }});
+  add_submit_command(app, out, g);
 
   auto ta = std::make_shared<RunArgs>();
   auto* trace = app.add_subcommand("trace", "Run a program and write a Perfetto/Chrome trace of its instructions");
   trace->add_option("FILE", ta->file, "Program file")->required();
   trace->add_option("--perfetto", ta->perfetto, "Output JSON trace file")->required();
   add_device_option(*trace, ta->device);
-  trace->add_option("--timeout", ta->timeout_ms, "Milliseconds to wait for the engines")
+  auto* trace_timeout = trace->add_option("--timeout", ta->timeout_ms, kTimeoutHelp)
       ->capture_default_str()
       ->transform(number_option(UINT32_MAX));
   trace->add_option("--features", ta->features, "NEURON_FEATURE_FLAGS for the program's cores")
       ->check(number_option(UINT32_MAX));
-  out.push_back({trace, [ta, g] {
+  out.push_back({trace, [ta, g, trace_timeout] {
                    ta->cores = g->core_list();
+                   ta->timeout_given = trace_timeout->count() > 0;
                    return cmd_trace(*ta);
                  }});
 }

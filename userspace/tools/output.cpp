@@ -3,10 +3,13 @@
 // neuron-nq's shared output helpers (output.hpp).
 #include "output.hpp"
 
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 
 namespace neuron::cli {
 
@@ -141,6 +144,17 @@ std::int64_t monotonic_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+Result<UniqueFd> stop_signal_fd() {
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  if (::pthread_sigmask(SIG_BLOCK, &sigs, nullptr) != 0) return unexpected(Error::from_errno(errno, "sigprocmask"));
+  UniqueFd fd(::signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd) return unexpected(Error::from_errno(errno, "signalfd"));
+  return fd;
 }
 
 std::optional<double> counter_rate(std::uint64_t before, std::uint64_t now, double secs) {

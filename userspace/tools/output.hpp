@@ -115,6 +115,12 @@ std::uint64_t peak_rss_kb();
 /// CLOCK_MONOTONIC in nanoseconds.
 std::int64_t monotonic_ns();
 
+/// SIGINT and SIGTERM blocked in the calling thread (and so in the threads
+/// it starts afterwards) and delivered to the returned signalfd
+/// (non-blocking), which a long-running command (monitor, monitor
+/// --passive) polls to stop cleanly. Errors: sigprocmask's, signalfd's.
+Result<UniqueFd> stop_signal_fd();
+
 /// The rate per second of a counter that read `before`, then `now` `secs`
 /// seconds later: (now - before) / secs. nullopt (top prints "-", JSON
 /// null) when secs is not above 0, and when the counter went down (now <

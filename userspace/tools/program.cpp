@@ -59,4 +59,14 @@ Result<StartedProgram> start_program(const Device& dev, const Program& prog, boo
   return started;
 }
 
+std::string busy_engines(const Device& dev, unsigned core) {
+  std::string s;
+  for (unsigned e = 0; e < NEURON_ENGINES_PER_CORE; ++e) {
+    auto st = dev.engine_status(core, e);
+    if (st && (st->state == NEURON_ENGINE_RUNNING || st->state == NEURON_ENGINE_WAITING))
+      s += (s.empty() ? "" : ",") + engine_name(e);
+  }
+  return s;
+}
+
 }  // namespace neuron::cli

@@ -58,4 +58,8 @@ struct StartedProgram {
 Result<StartedProgram> start_program(const Device& dev, const Program& prog, bool trace,
                                      const std::optional<CoreList>& cores);
 
+/// "PE,ACT": the engines of `core` that run or wait, by ENGINE_STATUS (""
+/// if none, or if the status cannot be read).
+std::string busy_engines(const Device& dev, unsigned core);
+
 }  // namespace neuron::cli

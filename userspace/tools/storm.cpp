@@ -272,4 +272,12 @@ void print_totals_text(std::FILE* out, const Storm::Totals& t, unsigned group_li
                t.hidden_records, t.dropped_lines);
 }
 
+nlohmann::json summary_json(const char* command, const Storm::Totals& t, unsigned group_lines) {
+  nlohmann::json j = totals_json(t, group_lines);
+  j["schema"] = kJsonSchema;
+  j["object"] = "summary";
+  j["command"] = command;
+  return j;
+}
+
 }  // namespace neuron::cli

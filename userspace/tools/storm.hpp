@@ -167,6 +167,10 @@ void print_interval(std::FILE* out, const Storm::Interval& iv, unsigned group_li
 /// fields and "schema"/"object".
 nlohmann::json totals_json(const Storm::Totals& t, unsigned group_lines);
 
+/// The summary object run and monitor print last (docs/cli-json.md#summary):
+/// totals_json() plus "schema", "object": "summary" and "command".
+nlohmann::json summary_json(const char* command, const Storm::Totals& t, unsigned group_lines);
+
 /// The text of the totals: "summary: N records, ..." with the per-type
 /// counts, "errors: N by type: ...", the biggest groups and what was not shown.
 void print_totals_text(std::FILE* out, const Storm::Totals& t, unsigned group_lines);

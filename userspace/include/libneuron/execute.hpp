@@ -133,8 +133,24 @@ struct ExecProgress {
   unsigned engines = 0;
 };
 
+/// The environment variable with the execution budget, in whole seconds
+/// (0: no limit), read when ExecOptions::timeout is kExecTimeoutFromEnv
+/// (docs/hardware.md#exec-timeout, docs/decisions/0037-exec-timeout.md).
+inline constexpr const char* kExecTimeoutEnv = "NEURON_RT_EXEC_TIMEOUT";
+/// ExecOptions::timeout's default: take the budget from NEURON_RT_EXEC_TIMEOUT
+/// if it is set, else kExecTimeoutDefault. An invalid value makes execute()
+/// return FAILURE (errc::invalid_argument, the text naming the variable).
+inline constexpr std::chrono::milliseconds kExecTimeoutFromEnv{-1};
+/// The budget when ExecOptions::timeout is kExecTimeoutFromEnv and the
+/// variable is unset.
+inline constexpr std::chrono::milliseconds kExecTimeoutDefault{5000};
+
 struct ExecOptions {
-  std::chrono::milliseconds timeout{5000};
+  /// How long to wait for every engine's completion record; then the status
+  /// is TIMEOUT. kExecTimeoutFromEnv (the default): NEURON_RT_EXEC_TIMEOUT's
+  /// seconds if set, else kExecTimeoutDefault. A budget past the clock's
+  /// range is no limit.
+  std::chrono::milliseconds timeout{kExecTimeoutFromEnv};
   bool trace = true;                 ///< NEURON_SUBMIT_F_TRACE
   std::uint32_t queue_size = 4096;   ///< bytes per queue
   unsigned queues = 6;               ///< queues 0..queues-1 per core used (default routing uses 0..5)
@@ -198,7 +214,11 @@ struct ExecResult {
   std::vector<CollectedRecord> records;         ///< in drain order
   std::vector<Event> events;                    ///< interrupt edges seen meanwhile (device event stream)
   std::vector<EngineStatus> engines;            ///< final status of each engine used
-  std::optional<Error> error;                   ///< why, for FAILURE
+  /// Why, for FAILURE. For TIMEOUT: std::errc::timed_out and the line the
+  /// runtime logs for it (docs/hardware.md#exec-timeout), e.g.
+  /// "(FATAL-RT-UNDEFINED-STATE) t.nq: execution timeout (5000 ms) on core 0
+  /// PE: waiting for execution completion notification".
+  std::optional<Error> error;
   std::uint64_t lost = 0;                       ///< records lost to overflow
   /// Records the device lost on the program's queues, from NQ_INFO at the
   /// end: overwritten (ignore-full) plus dropped (input buffer, no policy,
