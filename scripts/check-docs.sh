@@ -51,7 +51,7 @@
 #      code prints in its order, and "shows the first N" (both files) is the
 #      number of lines printed before the register-backed ones;
 #   7. names and numbers restated from include/uapi/linux/neuron.h: a line
-#      of docs/*.md or README.md naming a /dev/neuron... node says, on it or
+#      of docs/*.md, docs/*/*.md or README.md naming a /dev/neuron... node says, on it or
 #      the line before, that it is the real driver's (real, AWS, runtime)
 #      or names ours beside it (/dev/NEURON_DEV_NAME); the first value
 #      within 40 characters after "magic" or "type byte" is
@@ -624,7 +624,7 @@ else
 fi
 
 # ---- 7. names and numbers the docs restate from the UAPI
-# Device nodes: a line of docs/*.md or README.md that names a /dev/neuron...
+# Device nodes: a line of docs/*.md, docs/*/*.md or README.md that names a /dev/neuron...
 # node (the real driver's name) must say whose it is, on it or the line
 # before: the real device or runtime, AWS's, or ours (/dev/nnq...) beside
 # it. The ioctl magic: the first value ('c' or 0xNN) within 40 characters
@@ -634,7 +634,7 @@ devname=$(sed -nE 's/^#define[ \t]+NEURON_DEV_NAME[ \t]+"([^"]+)".*/\1/p' includ
 if [ -z "$magic" ] || [ -z "$devname" ]; then
 	result 1 "UAPI names: NEURON_IOCTL_MAGIC ($magic) or NEURON_DEV_NAME ($devname) not found in include/uapi/linux/neuron.h"
 else
-	for f in README.md docs/*.md; do
+	for f in README.md docs/*.md docs/*/*.md; do
 		awk -v f="$f" -v magic="$magic" -v dev="$devname" -v q="'" '
 			function up(v) { return (v ~ /^0[xX]/) ? "0x" toupper(substr(v, 3)) : v }
 			/\/dev\/neuron/ {
