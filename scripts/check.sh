@@ -158,11 +158,6 @@ count_ctest "host ctest ($(elapsed))" "$build/ctest.log"
 stage_begin
 userspace/run-tsan.sh >"$build/tsan.log" 2>&1
 count_ctest "host ctest under TSan ($(elapsed))" "$build/tsan.log"
-# what the host tests reach in libneuron (userspace/run-coverage.sh, its own
-# -O0 --coverage build): in the background at the lowest priority, so it
-# takes the CPU the single-vCPU VM lanes leave; counted after the lanes
-(nice -n 19 userspace/run-coverage.sh >"$build/coverage-libneuron.log" 2>&1) &
-coverage_pid=$!
 
 # the docs: no citation of pages outside the repository, cited anchors and
 # relative links resolve
@@ -287,6 +282,13 @@ stage_begin
 selftests/vm/first-hour.sh --qemu "$qemu" -- --smp 2 >"$build/first-hour.log" 2>&1
 st=$?
 count_tap "first hour ($(elapsed))" "$build/first-hour.log" $st
+
+# what the host tests reach in libneuron (userspace/run-coverage.sh, its own
+# -O0 --coverage build): in the background at the lowest priority from here
+# on, so it takes the CPU the VM lanes' guests leave idle (started earlier
+# it slowed the fuzz build in front of them); counted after the lanes
+(nice -n 19 userspace/run-coverage.sh >"$build/coverage-libneuron.log" 2>&1) &
+coverage_pid=$!
 
 # 2-10. The VM lanes, the static analysis and the packaged install path,
 # in two tracks that run side by side (docs/build-environment.md#check-time):
