@@ -454,14 +454,21 @@ TEST_F(hang, names_process)
 	static char log[1 << 20];
 	struct neuron_emu_insn prog[4];
 	char keys[1024], want[256];
-	int sock = neuron_uevent_socket(), status;
+	int sock = neuron_uevent_socket(), status, ret;
 	pid_t pid;
 
 	ASSERT_LE(0, sock);
 	ASSERT_EQ(0, hang_timeout(self->fd, 0, 500, NULL));
 	wait_prog(prog);
-	/* the submitter is PID 1 of its own namespace, named by a tenant */
-	ASSERT_EQ(0, unshare(CLONE_NEWPID));
+	/* the submitter is PID 1 of its own namespace, named by a tenant; the
+	 * debug lane's kernel has no PID namespaces (EINVAL): Debian's have
+	 */
+	ret = unshare(CLONE_NEWPID);
+	if (ret && errno == EINVAL) {
+		close(sock);
+		SKIP(return, "no PID namespaces in this kernel (CONFIG_PID_NS)");
+	}
+	ASSERT_EQ(0, ret);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
