@@ -12,6 +12,8 @@
 // mapping, and NQ_INFO failing with ENODEV/EIO marks a queue gone.
 #include <dirent.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <array>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -132,8 +135,13 @@ Rig start_rig(std::optional<VanishingFd::Kind> kind, Reaper::Options opt, bool q
 
 TEST(DeviceLoss, HangupCompletesEveryWaiterWithDeviceGoneAndTheThreadExits) {
   // ThreadSanitizer starts a helper thread with the process's first thread:
-  // start and join one first, so it is already in the count
-  std::thread([] {}).join();
+  // start and join one first, so it is already in the count; join()
+  // returns before the kernel drops the joined thread from /proc/self/task,
+  // so wait for its entry to go (it was counted once in 20 TSan runs)
+  long helper = 0;
+  std::thread([&] { helper = ::syscall(SYS_gettid); }).join();
+  const std::string helper_task = "/proc/self/task/" + std::to_string(helper);
+  EXPECT_TRUE(wait_until([&] { return ::access(helper_task.c_str(), F_OK) != 0; }, 5s));
   const int threads_before = thread_count();
   Reaper::Options opt;
   opt.rescan = 100ms;  // the default: a rescan after the loss would read a revoked ring
