@@ -628,14 +628,18 @@ fi
 # node (the real driver's name) must say whose it is, on it or the line
 # before: the real device or runtime, AWS's, or ours (/dev/nnq...) beside
 # it. The ioctl magic: the first value ('c' or 0xNN) within 40 characters
-# after "magic" or "type byte" must be NEURON_IOCTL_MAGIC.
+# after "magic" or "type byte" must be NEURON_IOCTL_MAGIC. Link targets are
+# not prose (a record's file name says "magic"); a superseded decision
+# record, and its index entry, keep the value they decided.
 magic=$(sed -nE 's/^#define[ \t]+NEURON_IOCTL_MAGIC[ \t]+([^ \t]+).*/\1/p' include/uapi/linux/neuron.h)
 devname=$(sed -nE 's/^#define[ \t]+NEURON_DEV_NAME[ \t]+"([^"]+)".*/\1/p' include/uapi/linux/neuron.h)
 if [ -z "$magic" ] || [ -z "$devname" ]; then
 	result 1 "UAPI names: NEURON_IOCTL_MAGIC ($magic) or NEURON_DEV_NAME ($devname) not found in include/uapi/linux/neuron.h"
 else
 	for f in README.md docs/*.md docs/*/*.md; do
-		awk -v f="$f" -v magic="$magic" -v dev="$devname" -v q="'" '
+		super=0
+		grep -q '^\*\*Status:\*\* Superseded' "$f" && super=1
+		awk -v f="$f" -v magic="$magic" -v super="$super" -v dev="$devname" -v q="'" '
 			function up(v) { return (v ~ /^0[xX]/) ? "0x" toupper(substr(v, 3)) : v }
 			/\/dev\/neuron/ {
 				w = prev " " $0
@@ -644,7 +648,10 @@ else
 			}
 			{
 				t = $0
-				while (match(t, /[Mm]agic|type byte/)) {
+				gsub(/\]\([^)]*\)/, "]", t)
+				if (t ~ /Superseded/)
+					t = ""
+				while (!super && match(t, /[Mm]agic|type byte/)) {
 					t = substr(t, RSTART + RLENGTH); s = substr(t, 1, 40)
 					if (match(s, q "." q "|0[xX][0-9A-Fa-f][0-9A-Fa-f]")) {
 						v = substr(s, RSTART, RLENGTH)

@@ -8,7 +8,7 @@
  * on one host.
  *
  * Conventions (docs/decisions/0001-original-architecture.md#arch-driver): ioctl
- * type NEURON_IOCTL_MAGIC (docs/decisions/0009-ioctl-magic.md); structs with
+ * type NEURON_IOCTL_MAGIC (docs/decisions/0044-ioctl-type-1-0.md); structs with
  * explicit padding, little-endian like the host and the device; every reserved
  * field and unknown flag must be zero or the call fails with -EINVAL.
  *
@@ -22,7 +22,9 @@
  * is appended to its struct, never given a new command number, and a
  * program built against an older header keeps working. Optional features
  * are announced by NEURON_CAP_* bits in struct neuron_device_info, not by
- * NEURON_ABI_VERSION, which changes only if compatibility is ever broken.
+ * NEURON_ABI_VERSION, which changes only if compatibility is ever broken
+ * under one type byte (1.0's move from 0xBA to 0xBB broke it by the type
+ * itself: an older caller's commands are -ENOTTY).
  *
  * Sizes are in bytes, counts in records (16 bytes) or instructions (32
  * bytes), times in picoseconds unless a name says otherwise.
@@ -119,11 +121,13 @@
 
 #define NEURON_ABI_VERSION	1
 /*
- * The ioctl type byte: 0xBA has no entry in the kernel's
- * Documentation/userspace-api/ioctl/ioctl-number.rst ('N', the first
- * choice, is the USB scanner's and NVMe's; docs/decisions/0009-ioctl-magic.md).
+ * The ioctl type byte: 0xBB has no entry in the kernel's
+ * Documentation/userspace-api/ioctl/ioctl-number.rst. 'N', the first
+ * choice, is the USB scanner's and NVMe's; 0xBA, the second, became Live
+ * Update's (docs/decisions/0044-ioctl-type-1-0.md). Commands of type 0xBA
+ * (releases before 1.0) are -ENOTTY.
  */
-#define NEURON_IOCTL_MAGIC	0xBA
+#define NEURON_IOCTL_MAGIC	0xBB
 
 /*
  * struct neuron_device_info.capabilities: optional features this driver

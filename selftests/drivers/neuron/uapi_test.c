@@ -3,8 +3,9 @@
  * kselftests of the UAPI's growth rules (docs/decisions/0010-uapi-growth.md,
  * include/uapi/linux/neuron.h "Growing the ABI", "Event size"):
  *
- *   v0		a program built against the first release's header: its
- *		structs and command numbers are copied here, frozen, and it
+ *   v0		a program built against the first release's header (with
+ *		1.0's type byte, 0xBB): its structs and command numbers
+ *		are copied here, frozen, and it
  *		makes a queue, runs a program, reads the records, reads an
  *		event as 40 bytes and tears everything down
  *   sized	every command with a struct larger than the kernel's: zero
@@ -18,6 +19,7 @@
  *   v0_detach	the first release's SUBMIT and ENGINE_STATUS structs with
  *		NEURON_SUBMIT_F_DETACH and @programs_stopped (once reserved),
  *		and an ENGINE_STOPPED event read as 40 bytes
+ *   pre_1_0	every command of the type before 1.0 (0xBA): -ENOTTY
  *
  * The frozen structs below are the layouts of the first release, written
  * out by hand: never derive them from the current header.
@@ -85,12 +87,12 @@ struct v0_event {
 	__u64 count;
 };
 
-#define V0_DEVICE_INFO	_IOR(0xBA, 0x00, struct v0_device_info)
-#define V0_NQ_INIT	_IOWR(0xBA, 0x01, struct v0_nq_init)
-#define V0_NQ_DESTROY	_IOW(0xBA, 0x02, struct v0_nq_id)
-#define V0_NQ_INFO	_IOWR(0xBA, 0x03, struct v0_nq_info)
-#define V0_SUBMIT	_IOW(0xBA, 0x04, struct v0_submit)
-#define V0_ENGINE_STATUS _IOWR(0xBA, 0x05, struct v0_engine_status)
+#define V0_DEVICE_INFO	_IOR(0xBB, 0x00, struct v0_device_info)
+#define V0_NQ_INIT	_IOWR(0xBB, 0x01, struct v0_nq_init)
+#define V0_NQ_DESTROY	_IOW(0xBB, 0x02, struct v0_nq_id)
+#define V0_NQ_INFO	_IOWR(0xBB, 0x03, struct v0_nq_info)
+#define V0_SUBMIT	_IOW(0xBB, 0x04, struct v0_submit)
+#define V0_ENGINE_STATUS _IOWR(0xBB, 0x05, struct v0_engine_status)
 
 /* The sizes, worked out by hand from the layouts above. */
 _Static_assert(sizeof(struct v0_device_info) == 80, "v0 DEVICE_INFO");
@@ -260,7 +262,7 @@ TEST(sized_args_out_and_direction)
 	ASSERT_LE(0, fd);
 	/* a known number with the wrong direction is no command */
 	memset(&g, 0, sizeof(g));
-	EXPECT_EQ(-ENOTTY, neuron_ioctl(fd, _IOW(0xBA, 0x00, struct neuron_device_info), &g));
+	EXPECT_EQ(-ENOTTY, neuron_ioctl(fd, _IOW(0xBB, 0x00, struct neuron_device_info), &g));
 	/*
 	 * an out-only command reads nothing in: a larger struct is filled up
 	 * to the kernel's size (80 bytes) and the rest left alone; a smaller
@@ -361,7 +363,7 @@ TEST(event_size)
 
 /*
  * Command numbers never move (docs/decisions/0010-uapi-growth.md,
- * #ioctl-magic): type 0xBA, numbers 0x00.. in release order, each used
+ * 0044-ioctl-type-1-0.md): type 0xBB, numbers 0x00.. in release order, each used
  * once: NQ_HEAD 0x14, NQ_ROUTE 0x15, HANG_TIMEOUT 0x16.
  */
 TEST(ioctl_numbers)
@@ -382,13 +384,45 @@ TEST(ioctl_numbers)
 	};
 
 	for (unsigned int i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		EXPECT_EQ(0xBA, _IOC_TYPE(cmds[i].cmd)) TH_LOG("command %u", i);
+		EXPECT_EQ(0xBB, _IOC_TYPE(cmds[i].cmd)) TH_LOG("command %u", i);
 		EXPECT_EQ(cmds[i].nr, _IOC_NR(cmds[i].cmd)) TH_LOG("command %u", i);
 		EXPECT_EQ(i, _IOC_NR(cmds[i].cmd)) TH_LOG("command %u", i);
 	}
 	EXPECT_EQ(16, sizeof(struct neuron_hang_timeout));
 	EXPECT_EQ(16, NEURON_HANG_TIMEOUT_SIZE_VER0);
 	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(NEURON_IOC_HANG_TIMEOUT));
+}
+
+/*
+ * Releases before 1.0 used type 0xBA, which mainline has since given to
+ * Live Update (docs/decisions/0044-ioctl-type-1-0.md): every command of
+ * that type, whatever its number, direction or size, is no command here,
+ * so a program built against a 0.x header fails at its first call instead
+ * of reaching a command by accident.
+ */
+TEST(pre_1_0_type_refused)
+{
+	static const unsigned int dirs[] = { _IOC_NONE, _IOC_READ, _IOC_WRITE,
+					     _IOC_READ | _IOC_WRITE };
+	struct neuron_device_info info;
+	__u64 arg[16];
+	int fd = neuron_open();
+
+	ASSERT_LE(0, fd);
+	for (unsigned int nr = 0; nr <= 0x3f; nr++) {
+		for (unsigned int d = 0; d < 4; d++) {
+			for (unsigned int size = 0; size <= sizeof(arg); size += 8) {
+				unsigned long cmd = _IOC(dirs[d], 0xBA, nr, size);
+
+				memset(arg, 0, sizeof(arg));
+				EXPECT_EQ(-ENOTTY, neuron_ioctl(fd, cmd, arg))
+					TH_LOG("nr 0x%02x dir %u size %u", nr, dirs[d], size);
+			}
+		}
+	}
+	/* the file is unharmed: DEVICE_INFO works */
+	EXPECT_EQ(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info));
+	close(fd);
 }
 
 TEST(capabilities)
@@ -465,7 +499,7 @@ TEST(nq_head_ioctl)
 	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, NEURON_IOC_NQ_HEAD, &h));
 	h.queue = QUEUE;
 	EXPECT_EQ(-ENOENT, neuron_ioctl(other, NEURON_IOC_NQ_HEAD, &h));
-	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, _IOW(0xBA, 0x14, __u64[2]), &h));
+	EXPECT_EQ(-EINVAL, neuron_ioctl(fd, _IOW(0xBB, 0x14, __u64[2]), &h));
 	EXPECT_EQ(0, neuron_nq_destroy(fd, CORE, QUEUE));
 	EXPECT_EQ(-ENOENT, neuron_ioctl(fd, NEURON_IOC_NQ_HEAD, &h));
 	close(other);
