@@ -6,8 +6,8 @@
 #   1. the four packages are there, at dkms.conf's version; lintian reports
 #      no error (its warnings are printed as comments); each package holds
 #      what it must (neuron-dkms: dkms.conf and every kernel/ source file
-#      under /usr/src/neuron-<version>, the udev rule; libneuron0: SONAME
-#      libneuron.so.0 and a shlibs file; libneuron-dev: headers, neuron.pc,
+#      under /usr/src/neuron-<version>, the udev rule; libneuron1: SONAME
+#      libneuron.so.1 and a shlibs file; libneuron-dev: headers, neuron.pc,
 #      the CMake package; neuron-tools: neuron-nq, man page, completion,
 #      node-problem-detector rules)
 #   2. Debian's autopkgtest (null virt server, on this host) runs
@@ -28,7 +28,7 @@
 #      to selftests/vm/lane-6.12.sh --module)
 #   5. boots the VM with the module DKMS installed, the packaged rule under a
 #      real systemd-udevd (the host's udevadm, package udev) and neuron-nq and
-#      libneuron.so.0 from the packages (dpkg -x into build/dkms/root): the
+#      libneuron.so.1 from the packages (dpkg -x into build/dkms/root): the
 #      rule parses, the node comes up root:neuron 0660, a member of the group
 #      opens it read-write and runs examples/hello.nq with the packaged
 #      neuron-nq, anyone else gets EACCES even read-only; then boots it again
@@ -70,7 +70,7 @@ name=neuron # the DKMS package; the module it builds is $module.ko
 module=nnq
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 src=/usr/src/$name-$ver
-pkgs=(neuron-dkms libneuron0 libneuron-dev neuron-tools)
+pkgs=(neuron-dkms libneuron1 libneuron-dev neuron-tools)
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 mkdir -p "$(dirname "$log")" "$logs"
@@ -191,15 +191,15 @@ for f in dkms.conf kernel/Kbuild kernel/Makefile $(cd "$top" && ls kernel/*.c ke
 done
 grep -qx "${rule#/}" "$logs/neuron-dkms.list" || { say "# neuron-dkms lacks $rule"; st=1; }
 result $st deb.neuron-dkms.ships_every_kernel_source_and_the_rule
-rm -rf "$logs/libneuron0"
-mkdir -p "$logs/libneuron0"
-dpkg-deb -x "$(deb_of libneuron0)" "$logs/libneuron0"
-so=$(ls "$logs/libneuron0/usr/lib/$multiarch"/libneuron.so.0.* 2>/dev/null | head -1)
+rm -rf "$logs/libneuron1"
+mkdir -p "$logs/libneuron1"
+dpkg-deb -x "$(deb_of libneuron1)" "$logs/libneuron1"
+so=$(ls "$logs/libneuron1/usr/lib/$multiarch"/libneuron.so.1.* 2>/dev/null | head -1)
 soname=$(objdump -p "$so" 2>/dev/null | awk '$1 == "SONAME" {print $2}')
-shlibs=$(dpkg-deb -I "$(deb_of libneuron0)" shlibs 2>/dev/null)
-say "# libneuron0: ${so#"$logs"/libneuron0} SONAME ${soname:-none}; shlibs: ${shlibs:-none}"
-[ "$soname" = libneuron.so.0 ] && [ "$shlibs" = "libneuron 0 libneuron0 (>= $ver)" ]
-result $? deb.libneuron0.soname_and_shlibs
+shlibs=$(dpkg-deb -I "$(deb_of libneuron1)" shlibs 2>/dev/null)
+say "# libneuron1: ${so#"$logs"/libneuron1} SONAME ${soname:-none}; shlibs: ${shlibs:-none}"
+[ "$soname" = libneuron.so.1 ] && [ "$shlibs" = "libneuron 1 libneuron1 (>= $ver)" ]
+result $? deb.libneuron1.soname_and_shlibs
 dpkg-deb -c "$(deb_of libneuron-dev)" | awk '{print $6}' | sed 's|^\./||' >"$logs/libneuron-dev.list"
 st=0
 for f in usr/include/libneuron/neuron.hpp usr/include/libneuron/neuron.h usr/include/libneuron/abi/uapi/linux/neuron.h \
@@ -215,16 +215,16 @@ for f in usr/bin/neuron-nq usr/share/man/man1/neuron-nq.1.gz usr/share/bash-comp
 	grep -qx "$f" "$logs/neuron-tools.list" || { say "# neuron-tools lacks $f"; st=1; }
 done
 result $st deb.neuron-tools.binary_manpage_completion_npd
-# the packaged binaries for the VM: neuron-nq and libneuron.so.0 as dpkg
+# the packaged binaries for the VM: neuron-nq and libneuron.so.1 as dpkg
 # unpacks them
 root=$logs/root
 rm -rf "$root"
 mkdir -p "$root"
-dpkg-deb -x "$(deb_of libneuron0)" "$root" && dpkg-deb -x "$(deb_of neuron-tools)" "$root"
+dpkg-deb -x "$(deb_of libneuron1)" "$root" && dpkg-deb -x "$(deb_of neuron-tools)" "$root"
 nq=$root/usr/bin/neuron-nq
-nq_lib=$(LD_LIBRARY_PATH=$root/usr/lib/$multiarch ldd "$nq" 2>/dev/null | awk '$1 == "libneuron.so.0" {print $3}')
+nq_lib=$(LD_LIBRARY_PATH=$root/usr/lib/$multiarch ldd "$nq" 2>/dev/null | awk '$1 == "libneuron.so.1" {print $3}')
 say "# packaged neuron-nq links $nq_lib"
-[ "$nq_lib" = "$root/usr/lib/$multiarch/libneuron.so.0" ]
+[ "$nq_lib" = "$root/usr/lib/$multiarch/libneuron.so.1" ]
 result $? deb.neuron-nq_links_packaged_libneuron
 
 # 2. Debian's autopkgtest on this host (virt server null) with the built
@@ -242,7 +242,7 @@ if command -v autopkgtest >/dev/null; then
 	for t in dkms-build consumer; do
 		case $t in
 		dkms-build) tdebs=("$(deb_of neuron-dkms)") ;;
-		consumer) tdebs=("$(deb_of libneuron0)" "$(deb_of libneuron-dev)") ;;
+		consumer) tdebs=("$(deb_of libneuron1)" "$(deb_of libneuron-dev)") ;;
 		esac
 		t1=$(date +%s)
 		autopkgtest --no-built-binaries --test-name "$t" --output-dir "$logs/autopkgtest-$t" \
@@ -505,7 +505,7 @@ result $? member_opens_read_write
 su -s /bin/sh nother -c 'exec 3</dev/nnq0' 2>&1 | sed 's/^/# nother: /'
 ! su -s /bin/sh nother -c 'exec 3</dev/nnq0' 2>/dev/null
 result $? other_cannot_open_read_only
-# the packaged neuron-nq (and libneuron.so.0) as the group member
+# the packaged neuron-nq (and libneuron.so.1) as the group member
 su -s /bin/sh nmember -c 'neuron-nq run /opt/neuron/hello.nq' >/tmp/nq.out 2>&1
 st=$?
 sed 's/^/# neuron-nq: /' /tmp/nq.out

@@ -23,7 +23,7 @@
 # that module instead of building one (scripts/check.sh passes the one DKMS
 # built from the neuron-dkms .deb for the 6.12 headers,
 # selftests/dkms/dkms-test.sh), and `--root DIR` takes neuron-nq and
-# libneuron.so.0 from DIR, where dpkg -x unpacked libneuron0 and neuron-tools.
+# libneuron.so.1 from DIR, where dpkg -x unpacked libneuron1 and neuron-tools.
 #
 # Usage: lane-6.12.sh [--qemu PATH] [--module KO] [--root DIR]
 set -euo pipefail

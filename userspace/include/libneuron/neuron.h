@@ -100,8 +100,8 @@ struct libneuron_version_info {
 };
 
 /* The version of the headers a program is built with. */
-#define LIBNEURON_VERSION_MAJOR 0
-#define LIBNEURON_VERSION_MINOR 2
+#define LIBNEURON_VERSION_MAJOR 1
+#define LIBNEURON_VERSION_MINOR 0
 #define LIBNEURON_VERSION_PATCH 0
 
 /**
