@@ -19,6 +19,8 @@
 #      Reaper over 320 queues of 4 devices), the Debian
 #      packages (lintian, autopkgtest, DKMS from the .debs), 6.12 (with
 #      DKMS's module), the debug kernel
+#      and the device plugin's OCI image built from the packages
+#      (scripts/check-image.sh, TAP)
 #   3. static analysis (W=1, sparse, checkpatch) as TAP
 #   4. the node-problem-detector rules against the hardware error lines the
 #      lanes' kernels logged (selftests/npd/check-npd-rules.sh, TAP)
@@ -107,8 +109,16 @@ else
 	echo "check: build.module_is_test_build: FAILED (kernel/nnq.ko has no pause_step)"
 fi
 # the Debian packages (stage 8) need only the tree: built in the background
-# at the lowest priority too, while the stages in front run
-(nice -n 19 make -s deb >"$build/deb.log" 2>&1; echo $? >"$build/deb.status") &
+# at the lowest priority too, while the stages in front run; then the device
+# plugin's OCI image from them (scripts/check-image.sh, docs/k8s.md#image),
+# counted after the VM lanes
+rm -f "$build/deb.status" "$build/image.status"
+(
+	nice -n 19 make -s deb >"$build/deb.log" 2>&1
+	echo $? >"$build/deb.status"
+	nice -n 19 scripts/check-image.sh "$build/deb" >"$build/image.log" 2>&1
+	echo $? >"$build/image.status"
+) &
 deb_pid=$!
 # the fuzz targets' clang build (the longest part of their stage), in the
 # background at the lowest priority as well; the fuzz stage waits for it
@@ -456,6 +466,9 @@ count_lane static "static analysis" "$build/static.log"
 count_lane dkms "DKMS from the packages" "$build/vm/dkms.log"
 count_lane 6.12 "VM 6.12" "$build/vm/lane-6.12.log"
 count_lane debug "VM debug kernel" "$build/vm/lane-debug.log"
+# the device plugin's OCI image, built from the packages beside the lanes
+# (reproducible, its config and file list; docs/k8s.md#image-checks)
+count_tap "OCI image" "$build/image.log" "$(cat "$build/image.status" 2>/dev/null || echo 1)"
 # what the tests reach in nnq.ko: the debug lane's gcov counters, line and
 # function coverage per file, every unreached function listed with a reason
 # (scripts/coverage-report.sh, docs/robustness.md#coverage)

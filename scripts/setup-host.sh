@@ -63,6 +63,11 @@ CHECK_PKGS=(
 	# /usr/share/gocode), which k8s.fake_kubelet and k8s.cdi_generate validate
 	# every CDI spec against, with python3-jsonschema (listed above)
 	golang-github-container-orchestrated-devices-container-device-interface-dev
+	# the device plugin's OCI image (scripts/build-image.sh,
+	# docs/decisions/0042-plugin-image.md): umoci packs the rootfs assembled
+	# from Debian's .debs into an OCI layout; skopeo reads it back in the
+	# test (scripts/check-image.sh) as a second, independent reader
+	umoci skopeo
 	# coverage-guided fuzzing of libneuron's parsers (userspace/fuzz/run-fuzz.sh):
 	# clang 16 with libFuzzer and the ASan/UBSan runtimes (libclang-rt-16-dev,
 	# only a Recommends of clang-16, holds -fsanitize=fuzzer's runtime), and
