@@ -806,8 +806,13 @@ Status Reaper::Impl::set_up() {
   return {};
 }
 
-Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQueue>>&& queues,
-                                              std::unique_ptr<EventSource>&& events, Options opt) {
+Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQueue>> queues,
+                                              std::unique_ptr<EventSource> events, Options opt) {
+  return try_start(queues, events, std::move(opt));  // on an error ours, destroyed here
+}
+
+Result<std::unique_ptr<Reaper>> Reaper::try_start(std::vector<std::unique_ptr<ReapQueue>>& queues,
+                                                  std::unique_ptr<EventSource>& events, Options opt) {
   auto impl = std::make_unique<Impl>();
   impl->queues = std::exchange(queues, {});  // the caller's left empty, whatever the move leaves
   impl->events = std::exchange(events, nullptr);

@@ -199,9 +199,10 @@ TEST(Coalescing, PresetIsAppliedOnceAndARefusalFailsStart) {
   EXPECT_EQ(r2.error().code, std::errc::invalid_argument);
 }
 
-// Issue 41: a start() that fails leaves the queues and the event source
-// with the caller, as given (here a Preset the second queue refuses: count
-// limit 65 > its 64 entries); the same queues then start a Reaper.
+// Issue 41: a try_start() that fails leaves the queues and the event
+// source with the caller, as given (here a Preset the second queue refuses:
+// count limit 65 > its 64 entries); the same queues then start a Reaper.
+// (start() takes them by value, so they are its own from the call.)
 TEST(Coalescing, AFailedStartLeavesTheQueuesWithTheCaller) {
   std::vector<std::unique_ptr<ReapQueue>> qs;
   qs.push_back(std::make_unique<FakeQueue>(0, 0, 128, 1));
@@ -214,7 +215,7 @@ TEST(Coalescing, AFailedStartLeavesTheQueuesWithTheCaller) {
   o.rescan = 0ms;
   o.moderation = Reaper::Moderation::Preset;
   o.preset = Coalescing{65, 0};
-  auto r = Reaper::start(std::move(qs), std::move(events), o);
+  auto r = Reaper::try_start(qs, events, o);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, std::errc::invalid_argument);
   ASSERT_EQ(2u, qs.size());
@@ -223,7 +224,7 @@ TEST(Coalescing, AFailedStartLeavesTheQueuesWithTheCaller) {
   EXPECT_EQ(ev, events.get());
   // still whole: they start a Reaper with a preset they accept
   o.preset = Coalescing{8, 0};
-  auto r2 = Reaper::start(std::move(qs), std::move(events), o);
+  auto r2 = Reaper::try_start(qs, events, o);
   ASSERT_TRUE(r2) << r2.error().message();
   EXPECT_EQ(2u, (*r2)->queue_count());
   EXPECT_TRUE(qs.empty());

@@ -391,18 +391,24 @@ class Reaper {
     std::uint64_t budget_hits = 0;
   };
 
-  /// Start the thread, which then owns `queues` and `events` (both left
-  /// empty). Queues with wake_fd() < 0 are drained on every wake.
+  /// Start the thread. Queues with wake_fd() < 0 are drained on every wake.
   /// Errors: errc::invalid_argument (latency_budget out of range), a
   /// queue's set_coalescing() error (Preset), and epoll, eventfd, fstat or
-  /// thread creation failing (the error names the queue or call). On an
-  /// error `queues` and `events` are left with the caller as they were given
-  /// (a Preset applied to the queues before the one that refused it stays).
-  static Result<std::unique_ptr<Reaper>> start(std::vector<std::unique_ptr<ReapQueue>>&& queues,
-                                               std::unique_ptr<EventSource>&& events, Options opt);
-  static Result<std::unique_ptr<Reaper>> start(std::vector<std::unique_ptr<ReapQueue>>&& queues) {
+  /// thread creation failing (the error names the queue or call). The
+  /// queues and the event source are the call's from the start: on an error
+  /// they are destroyed; try_start() gives them back instead.
+  static Result<std::unique_ptr<Reaper>> start(std::vector<std::unique_ptr<ReapQueue>> queues,
+                                               std::unique_ptr<EventSource> events, Options opt);
+  static Result<std::unique_ptr<Reaper>> start(std::vector<std::unique_ptr<ReapQueue>> queues) {
     return start(std::move(queues), nullptr, Options{});
   }
+  /// As start(), but `queues` and `events` stay the caller's until it
+  /// succeeds: then both are left empty (the thread owns them); on an error
+  /// both are left as they were given (a Preset applied to the queues
+  /// before the one that refused it stays). Errors: as start(). Issue 41;
+  /// an addition of the 1.x line (userspace/README.md#versions).
+  static Result<std::unique_ptr<Reaper>> try_start(std::vector<std::unique_ptr<ReapQueue>>& queues,
+                                                   std::unique_ptr<EventSource>& events, Options opt);
 
   Reaper(const Reaper&) = delete;
   Reaper& operator=(const Reaper&) = delete;
