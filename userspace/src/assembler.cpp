@@ -14,12 +14,19 @@
 
 #include "libneuron/decode.hpp"
 #include "number.hpp"
+#include "program_layout.hpp"
 #include "neuron/regs.h"
 #include "uapi/linux/neuron.h"
 
 namespace neuron {
 
 namespace {
+
+// data_offset() in 64 bits (src/program_layout.hpp)
+std::uint64_t offset64(const EngineProgram& e, std::size_t block) noexcept {
+  return detail::image_offset(e.insns.size(), e.data.size(), [&](std::size_t i) { return e.data[i].bytes.size(); },
+                              block);
+}
 
 constexpr const char* kEngineNames[] = {"pe", "act", "pool", "dve", "sp"};
 
@@ -564,7 +571,7 @@ class Assembler {
                  fmt::format("data too big: {} needs {} bytes ({} instructions and {} bytes of data), its program area "
                              "holds {} ({} slots of 32 bytes)",
                              section_name(e.core, e.engine), image_slots(e) * NEURON_EMU_INSN_BYTES, e.insns.size(),
-                             data_offset(e, e.data.size()) - e.insns.size() * NEURON_EMU_INSN_BYTES,
+                             offset64(e, e.data.size()) - e.insns.size() * NEURON_EMU_INSN_BYTES,
                              NEURON_MAX_PROGRAM_INSNS * NEURON_EMU_INSN_BYTES, NEURON_MAX_PROGRAM_INSNS));
         continue;
       }
@@ -630,13 +637,12 @@ std::size_t Program::instruction_count() const {
 }
 
 std::uint32_t data_offset(const EngineProgram& e, std::size_t block) {
-  std::size_t off = e.insns.size() * NEURON_EMU_INSN_BYTES;
-  for (std::size_t i = 0; i < block && i < e.data.size(); ++i) off += (e.data[i].bytes.size() + 3) & ~std::size_t{3};
-  return static_cast<std::uint32_t>(off);
+  // saturated, never wrapped: such an image is larger than any program area
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(offset64(e, block), UINT32_MAX));
 }
 
 std::size_t image_slots(const EngineProgram& e) {
-  return (data_offset(e, e.data.size()) + NEURON_EMU_INSN_BYTES - 1) / NEURON_EMU_INSN_BYTES;
+  return static_cast<std::size_t>(detail::image_slots_of(offset64(e, e.data.size())));
 }
 
 std::uint64_t program_area_offset(const neuron_device_info& info, unsigned core, unsigned engine) {
@@ -648,6 +654,17 @@ std::uint64_t program_area_offset(const neuron_device_info& info, unsigned core,
 Result<std::vector<neuron_emu_insn>> program_image(const EngineProgram& e, std::uint64_t base) {
   std::vector<neuron_emu_insn> img = e.insns;
   if (e.data.empty()) return img;
+  // the image is written below, slot by slot: never more than its area
+  // (the assembler refuses such data first; a program built by hand is
+  // checked here)
+  if (const std::uint64_t end = offset64(e, e.data.size());
+      detail::image_slots_of(end) > NEURON_MAX_PROGRAM_INSNS)
+    return unexpected(errc::invalid_argument,
+                      fmt::format("data too big: core {} engine {} needs {} bytes ({} instructions and {} bytes of "
+                                  "data), its program area holds {} ({} slots of 32 bytes)",
+                                  e.core, e.engine, detail::image_slots_of(end) * NEURON_EMU_INSN_BYTES,
+                                  e.insns.size(), end - e.insns.size() * NEURON_EMU_INSN_BYTES,
+                                  NEURON_MAX_PROGRAM_INSNS * NEURON_EMU_INSN_BYTES, NEURON_MAX_PROGRAM_INSNS));
   for (const auto& r : e.refs) {
     const std::uint64_t at = base + data_offset(e, r.block);
     if (r.pc >= img.size() || r.block >= e.data.size() || at > UINT32_MAX)

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,13 +45,28 @@ Result<Device> Device::open(const std::string& path) { return open_mode(path, O_
 Result<Device> Device::open_read_only(const std::string& path) { return open_mode(path, O_RDONLY); }
 
 Result<Device> Device::open_mode(const std::string& path, int mode) {
-  UniqueFd fd(::open(path.c_str(), mode | O_CLOEXEC));
-  if (!fd) return unexpected(Error::from_errno(errno, std::string(mode == O_RDONLY ? "open (read-only) " : "open ") + path));
-  const std::size_t bytes = set_event_size(fd.get());
-  // The capabilities once, for the calls that need one (capabilities()):
-  // none assumed if the file does not answer DEVICE_INFO.
+  const std::string what = std::string(mode == O_RDONLY ? "open (read-only) " : "open ") + path;
+  // O_NONBLOCK: the file's events are read after a poll(), and a read()
+  // must not wait past its timeout when another reader was first; the
+  // driver looks at the flag for read() alone (its EventStreams share it,
+  // docs/decisions/0040-event-stream-adopt.md)
+  UniqueFd fd(::open(path.c_str(), mode | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return unexpected(Error::from_errno(errno, what));
+  // Only a node of this driver: a character device whose file answers
+  // NEURON_IOC_DEVICE_INFO (/dev/null, a regular file, another driver's
+  // node do not); nothing else is sent to a file that fails either test.
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return unexpected(Error::from_errno(errno, "fstat " + path));
+  if (!S_ISCHR(st.st_mode))
+    return unexpected(Error::from_errno(
+        ENOTTY, fmt::format("{}: not a {} device node (not a character device)", what, NEURON_DEV_NAME)));
+  // The capabilities once, for the calls that need one (capabilities()).
   DeviceInfo di{};
-  const std::uint64_t caps = xioctl(fd.get(), NEURON_IOC_DEVICE_INFO, &di) == 0 ? di.capabilities : 0;
+  if (xioctl(fd.get(), NEURON_IOC_DEVICE_INFO, &di) != 0)
+    return unexpected(Error::from_errno(
+        errno, fmt::format("{}: not a {} device node (NEURON_IOC_DEVICE_INFO failed)", what, NEURON_DEV_NAME)));
+  const std::uint64_t caps = di.capabilities;
+  const std::size_t bytes = set_event_size(fd.get());
   // The file's status page, once, for every queue made from it
   // (docs/decisions/0027-device-loss.md); a driver that announces it maps it.
   std::shared_ptr<const StatusPage> status;

@@ -77,9 +77,17 @@ Result<EventStream> EventStream::open(const std::string& path) {
 }
 
 Result<EventStream> EventStream::adopt(UniqueFd fd, const std::string& path) {
+  // The file status flags belong to the open file, so to every descriptor
+  // of it the caller holds: they are looked at, never changed
+  // (docs/decisions/0040-event-stream-adopt.md).
   const int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) < 0)
-    return unexpected(Error::from_errno(errno, "fcntl O_NONBLOCK " + path + " (event stream)"));
+  if (flags < 0) return unexpected(Error::from_errno(errno, "fcntl F_GETFL " + path + " (event stream)"));
+  if (!(flags & O_NONBLOCK))
+    return unexpected(errc::invalid_argument,
+                      fmt::format("adopt fd {} of {} as an event stream: the open file is not O_NONBLOCK (open it "
+                                  "with O_NONBLOCK or set it with fcntl F_SETFL first; libneuron does not change a "
+                                  "caller's file status flags)",
+                                  fd.get(), path));
   const std::size_t bytes = set_event_size(fd.get());
   return EventStream(std::move(fd), path, bytes);
 }

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "event_fanout.hpp"
+
 namespace neuron {
 
 Result<std::unique_ptr<ReapQueue>> DeviceTarget::open_queue(unsigned core, unsigned queue,
@@ -16,11 +18,9 @@ Result<std::unique_ptr<ReapQueue>> DeviceTarget::open_queue(unsigned core, unsig
   return make_reap_queue(std::move(q).value());
 }
 
-Result<std::unique_ptr<EventSource>> DeviceTarget::open_events() {
-  auto s = dev_.open_event_stream();
-  if (!s) return unexpected(std::move(s).error());
-  return make_event_source(std::move(s).value());
-}
+// The file's events through its fan-out: every execute() running on the
+// Device at the same time sees every event (src/event_fanout.hpp)
+Result<std::unique_ptr<EventSource>> DeviceTarget::open_events() { return detail::subscribe_events(dev_); }
 
 Status DeviceTarget::set_feature_flags(unsigned core, std::uint32_t flags) {
   return dev_.set_feature_flags(core, flags);

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -213,6 +214,7 @@ struct Reaper::Impl {
     std::uint64_t settle_cap = 0;           // budget of a settling pass: a ring's worth (or more)
     bool behind = false;                    // budget spent before an empty drain: drain it next pass
     bool queued = false;                    // in the set being built (no queue twice in a pass)
+    bool looked = false;                    // drained since the last rescan (rescan_unlooked())
     std::optional<InterruptModerator> mod;  // Adaptive, while the queue may be changed
   };
 
@@ -241,6 +243,7 @@ struct Reaper::Impl {
   std::vector<std::size_t> all;       // every slot: a full pass
   std::vector<std::size_t> no_wake;   // slots without an eventfd: in every pass
   std::vector<std::size_t> work;      // the current pass's queues
+  std::vector<std::size_t> late_set;  // a rescan's queues (rescan_unlooked())
   std::size_t behind_n = 0;           // slots with `behind` set: the next epoll_wait does not sleep
   std::vector<Record> buf;
   std::vector<Event> evbuf;
@@ -258,6 +261,8 @@ struct Reaper::Impl {
   // reaper thread only: set when the event stream ended (ENODEV), a RESET
   // edge said every queue was torn down, or a pass found the device gone
   bool saw_loss = false;
+  // reaper thread only: when the lost-edge guard is due (Options::rescan)
+  std::chrono::steady_clock::time_point next_rescan;
 
   void set_failure(Error e) {
     std::lock_guard lk(fail_mu);
@@ -368,6 +373,7 @@ struct Reaper::Impl {
           break;
         }
         const std::uint64_t cap = settle ? s.settle_cap : opt.budget;
+        s.looked = true;
         const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), cap - s.spent));
         const DrainResult r = s.q->drain(std::span<Record>(buf.data(), room));
         drains.fetch_add(1, std::memory_order_relaxed);
@@ -521,33 +527,65 @@ struct Reaper::Impl {
     hub->pending.clear();
   }
 
+  // defined below start()'s helpers, out of line: not exported (Reaper's
+  // members are, by libneuron/export.hpp)
+  [[gnu::visibility("hidden")]] Status set_up();
+
   void run() noexcept {
     run_loop();
     final_cpu_ns.store(clock_ns(CLOCK_THREAD_CPUTIME_ID).count(), std::memory_order_relaxed);
     exited.store(true, std::memory_order_release);
   }
 
+  /// The lost-edge guard (Options::rescan) when it is due: the queues no
+  /// pass has drained since the last rescan and none is about to (not in
+  /// `work`: a queue whose edge was just reported is not late), so under
+  /// load too (a thread that is never idle for a whole period still looks
+  /// at a queue whose edge never came); idle, that is every queue, in a
+  /// full pass. What it finds is late_records. Then the next period begins.
+  void rescan_unlooked(bool& alive) {
+    rescans.fetch_add(1, std::memory_order_relaxed);
+    late_set.clear();
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      if (!slots[i].looked && !slots[i].queued) late_set.push_back(i);
+    if (late_set.size() == slots.size()) {
+      late_records.fetch_add(full_pass(alive), std::memory_order_relaxed);
+      work.clear();
+    } else if (!late_set.empty()) {
+      late_records.fetch_add(drain_set(late_set, alive), std::memory_order_relaxed);
+    }
+    for (Slot& s : slots) s.looked = false;
+    next_rescan = std::chrono::steady_clock::now() + opt.rescan;
+  }
+
+  /// epoll_wait()'s timeout: until the next rescan is due (-1: no rescans).
+  int ms_to_rescan() const noexcept {
+    if (opt.rescan.count() <= 0) return -1;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(next_rescan - std::chrono::steady_clock::now());
+    return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT32_MAX));
+  }
+
   void run_loop() noexcept {
     std::vector<epoll_event> ready(queues.size() + pollv.size() + 2);
-    const int timeout = opt.rescan.count() > 0 ? static_cast<int>(opt.rescan.count()) : -1;
     bool stopping = false, alive = true;
     full_pass(alive);  // whatever was there before the first edge
     settle_and_signal(alive);
     if (!alive) return lose_device();
+    for (Slot& s : slots) s.looked = false;
+    next_rescan = std::chrono::steady_clock::now() + opt.rescan;
     while (!stopping) {
       // A queue left behind (its budget spent) is drained in the next pass,
       // which does not wait: this epoll_wait only collects what else is
       // ready (other queues, edges, stop), so those get their turn.
       const bool behind = behind_n > 0;
-      const int n = ::epoll_wait(epfd.get(), ready.data(), static_cast<int>(ready.size()), behind ? 0 : timeout);
+      const int n = ::epoll_wait(epfd.get(), ready.data(), static_cast<int>(ready.size()), behind ? 0 : ms_to_rescan());
       if (n < 0) {
         if (errno == EINTR) continue;
         set_failure(Error::from_errno(errno, "epoll_wait (reaper)"));
         break;
       }
-      if (n == 0 && !behind) {
-        rescans.fetch_add(1, std::memory_order_relaxed);
-        late_records.fetch_add(full_pass(alive), std::memory_order_relaxed);
+      if (n == 0 && !behind) {  // idle until the rescan was due
+        rescan_unlooked(alive);
         settle_and_signal(alive);
         if (!alive) return lose_device();
         continue;
@@ -580,7 +618,11 @@ struct Reaper::Impl {
         for (std::size_t i = 0; i < slots.size(); ++i)
           if (slots[i].behind) enqueue(i);
       for (const std::size_t i : no_wake) enqueue(i);
-      drain_set(work, alive);  // the queues that fired and those left behind
+      // under load the thread never sleeps a whole period: the rescan is
+      // due here (one clock read a pass; vDSO, no syscall), right after the
+      // epoll_wait that collected the edges, before this pass
+      if (opt.rescan.count() > 0 && std::chrono::steady_clock::now() >= next_rescan) rescan_unlooked(alive);
+      if (alive) drain_set(work, alive);  // the queues that fired and those left behind
       settle_and_signal(alive);
       if (!alive) return lose_device();
     }
@@ -631,17 +673,11 @@ Result<FileIdentity> identity_of(int fd, const std::string& what) {
 
 }  // namespace
 
-Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQueue>> queues,
-                                              std::unique_ptr<EventSource> events, Options opt) {
-  auto impl = std::make_unique<Impl>();
-  impl->queues = std::move(queues);
-  impl->events = std::move(events);
-  impl->opt = std::move(opt);
-  if (impl->opt.batch == 0) impl->opt.batch = 1;
-  if (impl->opt.budget == 0) impl->opt.budget = 1;
-  impl->buf.resize(impl->opt.batch);
-  impl->evbuf.resize(64);
-  const Options& o = impl->opt;
+/// start()'s work once the Impl holds the queues, the event source and the
+/// options: moderation, epoll, the device-loss watch, the thread. On an
+/// error start() hands the queues and the event source back.
+Status Reaper::Impl::set_up() {
+  const Options& o = opt;
 
   const auto budget_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(o.latency_budget).count();
   if (o.moderation == Moderation::Adaptive && (budget_ns < 1000 || budget_ns > NEURON_NQ_COALESCE_NS_MAX))
@@ -651,9 +687,9 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
 
   // The queues as the thread sees them; moderation set up (Preset applied).
   const auto now = clock_ns(CLOCK_MONOTONIC);
-  impl->slots.reserve(impl->queues.size());
-  for (std::size_t i = 0; i < impl->queues.size(); ++i) {
-    ReapQueue* q = impl->queues[i].get();
+  slots.reserve(queues.size());
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    ReapQueue* q = queues[i].get();
     Impl::Slot s;
     s.q = q;
     s.id = QueueId{q->device(), q->core(), q->queue()};
@@ -661,9 +697,9 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
     // a settling pass takes everything a ring can hold unread (the largest
     // ring the driver makes when the queue does not say its size)
     s.settle_cap = std::max<std::uint64_t>(
-        {impl->opt.budget, q->entries() > 0 ? q->entries() : std::uint64_t{NEURON_NQ_SIZE_MAX / sizeof(Record)}});
-    impl->all.push_back(i);
-    if (q->wake_fd() < 0) impl->no_wake.push_back(i);
+        {opt.budget, q->entries() > 0 ? q->entries() : std::uint64_t{NEURON_NQ_SIZE_MAX / sizeof(Record)}});
+    all.push_back(i);
+    if (q->wake_fd() < 0) no_wake.push_back(i);
     if (o.moderation == Moderation::Preset) {
       if (auto st = q->set_coalescing(o.preset); !st) return unexpected(std::move(st).error());
     } else if (o.moderation == Moderation::Adaptive && q->wake_fd() >= 0 && q->entries() > 0) {
@@ -676,23 +712,23 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
         bool ok = true;
         if (cur->threshold != 1 && (cur->coalesce_ns == 0 || cur->coalesce_ns > budget_ns)) {
           ok = static_cast<bool>(q->set_coalescing(Coalescing{cur->threshold, static_cast<std::uint32_t>(budget_ns)}));
-          (ok ? impl->coalesce_changes : impl->coalesce_errors).fetch_add(1, std::memory_order_relaxed);
+          (ok ? coalesce_changes : coalesce_errors).fetch_add(1, std::memory_order_relaxed);
         }
         if (ok) {
           s.mod.emplace(mc, cur->threshold, now);
-          impl->moderated.fetch_add(1, std::memory_order_relaxed);
+          moderated.fetch_add(1, std::memory_order_relaxed);
         }
       }
     }
-    impl->slots.push_back(std::move(s));
+    slots.push_back(std::move(s));
   }
 
   const int ep = ::epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) return unexpected(Error::from_errno(errno, "epoll_create1 (reaper)"));
-  impl->epfd.reset(ep);
+  epfd.reset(ep);
   const int sfd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (sfd < 0) return unexpected(Error::from_errno(errno, "eventfd (reaper stop)"));
-  impl->stopfd.reset(sfd);
+  stopfd.reset(sfd);
 
   const auto add = [&](int fd, std::uint32_t mask, std::uint64_t tag, const std::string& what) -> Status {
     epoll_event ev{};
@@ -703,12 +739,12 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
     return {};
   };
   if (auto s = add(sfd, EPOLLIN, Impl::kStopTag, "stop eventfd"); !s) return unexpected(std::move(s).error());
-  if (impl->events)
-    if (auto s = add(impl->events->fd(), EPOLLIN, Impl::kEventsTag, "device event stream"); !s)
+  if (events)
+    if (auto s = add(events->fd(), EPOLLIN, Impl::kEventsTag, "device event stream"); !s)
       return unexpected(std::move(s).error());
   // The queues' eventfds: edge-triggered, never read (top of reaper.hpp).
-  for (std::size_t i = 0; i < impl->queues.size(); ++i) {
-    const auto& q = *impl->queues[i];
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    const auto& q = *queues[i];
     if (q.wake_fd() < 0) continue;
     if (auto s = add(q.wake_fd(), EPOLLIN | EPOLLET, i, fmt::format("eventfd of core {} queue {}", q.core(), q.queue()));
         !s)
@@ -725,17 +761,17 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
   std::vector<FileIdentity> seen, covered;  // devices with a file in epoll; devices a page covers
   std::vector<std::pair<FileIdentity, int>> unpaged;  // files to poll unless a page covers their device
   std::optional<FileIdentity> stream;                 // the event stream's (in epoll already)
-  if (impl->events) {
-    auto id = identity_of(impl->events->fd(), "the device event stream");
+  if (events) {
+    auto id = identity_of(events->fd(), "the device event stream");
     if (!id) return unexpected(std::move(id).error());
     stream = *id;
     seen.push_back(*id);
   }
-  for (const auto& q : impl->queues) {
+  for (const auto& q : queues) {
     const int fd = q->device_fd();
     const StatusPage* page = q->status_page();
-    if (page && std::find(impl->pages.begin(), impl->pages.end(), page) == impl->pages.end())
-      impl->pages.push_back(page);
+    if (page && std::find(pages.begin(), pages.end(), page) == pages.end())
+      pages.push_back(page);
     if (fd < 0) continue;
     const auto what = fmt::format("the file of core {} queue {}", q->core(), q->queue());
     auto id = identity_of(fd, what);
@@ -752,20 +788,44 @@ Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQu
   };
   std::vector<FileIdentity> polled;
   if (stream && !is_covered(*stream)) {
-    impl->pollv.push_back(pollfd{impl->events->fd(), 0, 0});
+    pollv.push_back(pollfd{events->fd(), 0, 0});
     polled.push_back(*stream);
   }
   for (const auto& [id, fd] : unpaged) {
     if (is_covered(id) || std::find(polled.begin(), polled.end(), id) != polled.end()) continue;
     polled.push_back(id);
-    impl->pollv.push_back(pollfd{fd, 0, 0});
+    pollv.push_back(pollfd{fd, 0, 0});
   }
 
-  Impl* p = impl.get();
+  Impl* p = this;
   try {
-    impl->thread = std::thread([p] { p->run(); });
+    thread = std::thread([p] { p->run(); });
   } catch (const std::system_error& e) {
     return unexpected(Error::make(e.code(), "start the reaper thread"));
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Reaper>> Reaper::start(std::vector<std::unique_ptr<ReapQueue>> queues,
+                                              std::unique_ptr<EventSource> events, Options opt) {
+  return try_start(queues, events, std::move(opt));  // on an error ours, destroyed here
+}
+
+Result<std::unique_ptr<Reaper>> Reaper::try_start(std::vector<std::unique_ptr<ReapQueue>>& queues,
+                                                  std::unique_ptr<EventSource>& events, Options opt) {
+  auto impl = std::make_unique<Impl>();
+  impl->queues = std::exchange(queues, {});  // the caller's left empty, whatever the move leaves
+  impl->events = std::exchange(events, nullptr);
+  impl->opt = std::move(opt);
+  if (impl->opt.batch == 0) impl->opt.batch = 1;
+  if (impl->opt.budget == 0) impl->opt.budget = 1;
+  impl->buf.resize(impl->opt.batch);
+  impl->evbuf.resize(64);
+  if (auto st = impl->set_up(); !st) {
+    // the caller's again, as they were given (the epoll that watched them is closed)
+    queues = std::move(impl->queues);
+    events = std::move(impl->events);
+    return unexpected(std::move(st).error());
   }
   return std::make_unique<Reaper>(Key{}, std::move(impl));
 }

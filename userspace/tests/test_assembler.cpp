@@ -14,6 +14,7 @@
 
 #include "libneuron/assembler.hpp"
 #include "number.hpp"
+#include "program_layout.hpp"
 #include "uapi/linux/neuron.h"
 
 using namespace neuron;
@@ -444,6 +445,49 @@ TEST(Assembler, ProgramAreaOffset) {
   EXPECT_EQ(program_area_offset(info, 0, 0), 0xff60000u);
   EXPECT_EQ(program_area_offset(info, 1, 2), 0xffd0000u);
   EXPECT_EQ(program_area_offset(info, 1, 4), 0xfff0000u);
+}
+
+// Issue 41: 4 GiB of data must not wrap an image offset to 32 bits (which
+// passed the 64 KiB check and then overflowed the image in program_image()).
+// The layout's arithmetic is asked about sizes no test allocates: 1
+// instruction (32 bytes), blocks of 0xfffffff0 and 0x30 bytes end at
+// 0x20 + 0xfffffff0 + 0x30 = 0x100000040 bytes, 0x8000002 slots (not the
+// 0x40 bytes, 2 slots, of a 32-bit sum).
+TEST(Assembler, DataLayoutDoesNotWrapAt4GiB) {
+  const std::uint64_t sizes[] = {0xfffffff0u, 0x30u};
+  const auto size_of = [&](std::size_t i) { return sizes[i]; };
+  EXPECT_EQ(neuron::detail::image_offset(1, 2, size_of, 1), 0x100000010u);
+  EXPECT_EQ(neuron::detail::image_offset(1, 2, size_of, 2), 0x100000040u);
+  EXPECT_EQ(neuron::detail::image_slots_of(0x100000040u), 0x8000002u);
+  EXPECT_EQ(neuron::detail::image_slots_of(0x100000041u), 0x8000003u);
+  // a block of 3 bytes takes 4
+  const std::uint64_t three[] = {3, 1};
+  EXPECT_EQ(neuron::detail::image_offset(0, 2, [&](std::size_t i) { return three[i]; }, 2), 8u);
+}
+
+// Issue 41: program_image() checks the size itself (a program built by hand
+// has not been through the assembler's check): 1 instruction + 65505 bytes
+// of data is 2049 slots, one more than the program area; the error names
+// the data.
+TEST(Assembler, ProgramImageRefusesDataLargerThanTheProgramArea) {
+  EngineProgram e;
+  e.core = 1;
+  e.engine = NEURON_ENGINE_POOL;
+  e.insns.resize(1);
+  e.insns[0].opcode = NEURON_OP_HALT;
+  e.lines = {1};
+  e.data.push_back(DataBlock{"big", false, std::vector<std::uint8_t>(65505), 2});
+  EXPECT_EQ(image_slots(e), 2049u);
+  auto img = program_image(e, 0x1000);
+  ASSERT_FALSE(img) << "an image of " << img->size() << " slots";
+  EXPECT_EQ(img.error().code, make_error_code(errc::invalid_argument));
+  EXPECT_THAT(img.error().message(),
+              HasSubstr("data too big: core 1 engine 2 needs 65568 bytes (1 instructions and 65508 bytes of data), "
+                        "its program area holds 65536 (2048 slots of 32 bytes)"));
+  e.data[0].bytes.resize(65504);  // exactly full: 2048 slots
+  auto full = program_image(e, 0x1000);
+  ASSERT_TRUE(full) << full.error().message();
+  EXPECT_EQ(full->size(), 2048u);
 }
 
 TEST(Assembler, DataDirectiveErrorsNameTheLine) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../src/c_api.cpp"  // NOLINT: the unit under test, with its private struct
+#include "device_access.hpp"
 
 namespace {
 
@@ -48,4 +49,27 @@ TEST(CApiInternal, RecordsDrainedWithTheDeviceLossComeFirst) {
   EXPECT_EQ(out[3].bytes[8], 0x43);
   EXPECT_EQ(libneuron_queue_drain(&q, out, 8, &lost), -ENODEV);
   EXPECT_EQ(std::string(libneuron_last_error()), "libneuron_queue_drain: device gone (removed or reset)");
+}
+
+// The calls' own errors on a libneuron_device over a file that is not a node
+// of the driver (libneuron_device_open() refuses /dev/null: test_api.cpp):
+// the ring size is checked before any ioctl, NQ_INIT reaches the file and
+// its ENOTTY comes back naming the call, a count of 0 is refused.
+TEST(CApiInternal, CallsOnAFileThatIsNotANodeSayWhatWasAsked) {
+  auto d = neuron::test::DeviceAccess::open_any("/dev/null");
+  ASSERT_TRUE(d) << d.error().message();
+  libneuron_device* dev = std::make_unique<libneuron_device>(std::move(d).value()).release();  // closed below
+  libneuron_queue* q = nullptr;
+  EXPECT_EQ(libneuron_queue_create(dev, 0, 1, 1000, 0, &q), -EINVAL);
+  EXPECT_NE(std::string(libneuron_last_error()).find("size 1000 bytes is not a power of two"), std::string::npos)
+      << libneuron_last_error();
+  EXPECT_EQ(libneuron_queue_create(dev, 0, 1, 4096, 0, &q), -ENOTTY);  // NQ_INIT reached /dev/null
+  EXPECT_NE(std::string(libneuron_last_error()).find("NEURON_IOC_NQ_INIT core=0 queue=1 size=4096"),
+            std::string::npos)
+      << libneuron_last_error();
+  EXPECT_EQ(q, nullptr);
+  neuron_emu_insn insn{};
+  EXPECT_EQ(libneuron_device_submit(dev, 0, 0, &insn, 0, 0), -EINVAL);
+  EXPECT_STREQ(libneuron_last_error(), "libneuron_device_submit: count is 0");
+  libneuron_device_close(dev);
 }

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "device_access.hpp"
 #include "fake_device.hpp"
 #include "libneuron/clock.hpp"
 #include "libneuron/moderation.hpp"
@@ -196,6 +197,38 @@ TEST(Coalescing, PresetIsAppliedOnceAndARefusalFailsStart) {
   auto r2 = Reaper::start(std::move(bad), nullptr, o);
   ASSERT_FALSE(r2);
   EXPECT_EQ(r2.error().code, std::errc::invalid_argument);
+}
+
+// Issue 41: a try_start() that fails leaves the queues and the event
+// source with the caller, as given (here a Preset the second queue refuses:
+// count limit 65 > its 64 entries); the same queues then start a Reaper.
+// (start() takes them by value, so they are its own from the call.)
+TEST(Coalescing, AFailedStartLeavesTheQueuesWithTheCaller) {
+  std::vector<std::unique_ptr<ReapQueue>> qs;
+  qs.push_back(std::make_unique<FakeQueue>(0, 0, 128, 1));
+  qs.push_back(std::make_unique<FakeQueue>(0, 1, 64, 1));
+  ReapQueue* const first = qs[0].get();
+  ReapQueue* const second = qs[1].get();
+  std::unique_ptr<EventSource> events = std::make_unique<neuron::test::FakeEvents>();
+  EventSource* const ev = events.get();
+  Reaper::Options o;
+  o.rescan = 0ms;
+  o.moderation = Reaper::Moderation::Preset;
+  o.preset = Coalescing{65, 0};
+  auto r = Reaper::try_start(qs, events, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, std::errc::invalid_argument);
+  ASSERT_EQ(2u, qs.size());
+  EXPECT_EQ(first, qs[0].get());
+  EXPECT_EQ(second, qs[1].get());
+  EXPECT_EQ(ev, events.get());
+  // still whole: they start a Reaper with a preset they accept
+  o.preset = Coalescing{8, 0};
+  auto r2 = Reaper::try_start(qs, events, o);
+  ASSERT_TRUE(r2) << r2.error().message();
+  EXPECT_EQ(2u, (*r2)->queue_count());
+  EXPECT_TRUE(qs.empty());
+  EXPECT_EQ(nullptr, events);
 }
 
 TEST(Coalescing, LatencyBudgetOutOfRangeIsRefused) {
@@ -385,7 +418,7 @@ TEST(Moderation, FixedModeAndAnOlderDriverNeverCallSetCoalescing) {
 // No driver of ours behind /dev/null: DEVICE_INFO fails at open, so no
 // capability is assumed and the new ioctls are not tried.
 TEST(CoalescingApi, WithoutTheCapabilitiesNothingIsTried) {
-  auto d = Device::open("/dev/null");
+  auto d = neuron::test::DeviceAccess::open_any("/dev/null");
   ASSERT_TRUE(d) << d.error().message();
   EXPECT_EQ(0u, d->capabilities());
   auto init = d->nq_init(0, 1, 4096, 0, 1, 500'000);

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -15,7 +17,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "device_access.hpp"
 #include "libneuron/device.hpp"
+#include "libneuron/execute.hpp"
+#include "libneuron/neuron.h"
 
 using namespace neuron;
 using ::testing::HasSubstr;
@@ -27,8 +32,111 @@ TEST(Device, OpenMissingNodeNamesIt) {
   EXPECT_THAT(d.error().message(), HasSubstr("open /nonexistent/nnq7"));
 }
 
+// Issue 41: only a node of the driver opens. /dev/null is a character
+// device that does not answer NEURON_IOC_DEVICE_INFO (ENOTTY); a regular
+// file is not a character device (ENOTTY, without an ioctl sent to it).
+TEST(Device, OpenRefusesAFileThatIsNotANnqNode) {
+  for (const bool ro : {false, true}) {
+    SCOPED_TRACE(ro ? "read-only" : "read-write");
+    auto d = ro ? Device::open_read_only("/dev/null") : Device::open("/dev/null");
+    ASSERT_FALSE(d) << "opened /dev/null as a device";
+    EXPECT_EQ(d.error().code, std::errc::inappropriate_io_control_operation);
+    EXPECT_THAT(d.error().message(),
+                HasSubstr(ro ? "open (read-only) /dev/null: not a nnq device node (NEURON_IOC_DEVICE_INFO failed)"
+                             : "open /dev/null: not a nnq device node (NEURON_IOC_DEVICE_INFO failed)"));
+  }
+  char file[] = "/tmp/nnq-regular-XXXXXX";
+  const int fd = ::mkstemp(file);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  auto r = Device::open(file);
+  ::unlink(file);
+  ASSERT_FALSE(r) << "opened a regular file as a device";
+  EXPECT_EQ(r.error().code, std::errc::inappropriate_io_control_operation);
+  EXPECT_THAT(r.error().message(), HasSubstr(std::string("open ") + file + ": not a nnq device node (not a character device)"));
+  // the C API says the same, and hands out no device
+  libneuron_device* dev = nullptr;
+  EXPECT_EQ(libneuron_device_open("/dev/null", &dev), -ENOTTY);
+  EXPECT_EQ(dev, nullptr);
+  EXPECT_THAT(std::string(libneuron_last_error()), HasSubstr("not a nnq device node"));
+}
+
+// Issue 41: adopt() never changes the caller's file status flags (they
+// belong to the open file, so to every descriptor of it): a blocking file
+// is refused, naming the fd and the flag, and stays blocking; a
+// non-blocking one is taken as it is.
+TEST(Device, EventStreamAdoptLeavesTheFileStatusFlags) {
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  const int keep = ::dup(p[0]);  // the caller's other descriptor of the same open file
+  ASSERT_GE(keep, 0);
+  auto s = EventStream::adopt(UniqueFd(p[0]), "pipe");
+  EXPECT_EQ(::fcntl(keep, F_GETFL) & O_NONBLOCK, 0) << "adopt() made the caller's file non-blocking";
+  ASSERT_FALSE(s) << "adopted a blocking file";
+  EXPECT_EQ(s.error().code, make_error_code(errc::invalid_argument));
+  EXPECT_THAT(s.error().message(), HasSubstr("of pipe as an event stream: the open file is not O_NONBLOCK"));
+
+  ASSERT_EQ(::fcntl(keep, F_SETFL, ::fcntl(keep, F_GETFL) | O_NONBLOCK), 0);
+  const int before = ::fcntl(keep, F_GETFL);
+  auto ok = EventStream::adopt(UniqueFd(::dup(keep)), "pipe");
+  ASSERT_TRUE(ok) << ok.error().message();
+  EXPECT_EQ(::fcntl(keep, F_GETFL), before);
+  std::array<Event, 2> ev{};
+  auto n = ok->read(ev);  // nothing written: none, at once
+  ASSERT_TRUE(n) << n.error().message();
+  EXPECT_EQ(*n, 0u);
+  ::close(keep);
+  ::close(p[1]);
+}
+
+// Issue 41: two execute() calls on one Device read one event queue (the
+// open file's). Each DeviceTarget's events are now a subscription to the
+// file: both see an event, and the one whose share another read handed over
+// is woken for it. A FIFO stands in for the file (what is written is read
+// once, as from the driver's queue; it does not answer
+// NEURON_IOC_EVENT_SIZE, so events are the first release's 40 bytes).
+TEST(Device, ConcurrentExecuteTargetsEachSeeEveryEventOfTheFile) {
+  char dir[] = "/tmp/nnq-fifo-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/nnq0";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  auto d = neuron::test::DeviceAccess::open_any(path);
+  ASSERT_TRUE(d) << d.error().message();
+  DeviceTarget a(*d), b(*d);
+  auto ea = a.open_events(), eb = b.open_events();
+  ASSERT_TRUE(ea && eb);
+  // timestamp 0x1000, device 0, core 3, edge NOTIFIC (0), cause 1, queues
+  // 0x20, lost 4, count 7 (the layout of ReadEventsWidensFirstReleaseRecords)
+  const std::array<std::uint32_t, 10> rec{0x1000, 0, 0, 3, 0, 1, 0x20, 4, 7, 0};
+  const int w = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(w, 0);
+  ASSERT_EQ(::write(w, rec.data(), sizeof rec), static_cast<ssize_t>(sizeof rec));
+  std::array<Event, 4> out{};
+  auto na = (*ea)->read(out);
+  ASSERT_TRUE(na) << na.error().message();
+  ASSERT_EQ(*na, 1u);
+  EXPECT_EQ(out[0].core, 3u);
+  pollfd p{(*eb)->fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 1) << "the second target was not woken for the event the first read";
+  out = {};
+  auto nb = (*eb)->read(out);
+  ASSERT_TRUE(nb) << nb.error().message();
+  ASSERT_EQ(*nb, 1u) << "the first target's read took the event from the second";
+  EXPECT_EQ(out[0].core, 3u);
+  EXPECT_EQ(out[0].lost, 4u);
+  // one subscriber gone: the other still gets what comes
+  ea->reset();
+  ASSERT_EQ(::write(w, rec.data(), sizeof rec), static_cast<ssize_t>(sizeof rec));
+  auto nb2 = (*eb)->read(out);
+  ASSERT_TRUE(nb2) << nb2.error().message();
+  EXPECT_EQ(*nb2, 1u);
+  ::close(w);
+  ::unlink(path.c_str());
+  ::rmdir(dir);
+}
+
 TEST(Device, IoctlsOnAFileThatIsNotNeuronFailWithWhatWasAsked) {
-  auto d = Device::open("/dev/null");
+  auto d = neuron::test::DeviceAccess::open_any("/dev/null");
   ASSERT_TRUE(d) << d.error().message();
   auto info = d->info();
   ASSERT_FALSE(info);
@@ -117,7 +225,7 @@ TEST(Device, EngineStateNames) {
 }
 
 TEST(Device, NewIoctlsFailWithWhatWasAsked) {
-  auto d = Device::open("/dev/null");
+  auto d = neuron::test::DeviceAccess::open_any("/dev/null");
   ASSERT_TRUE(d);
   auto f = d->feature_flags(1);
   ASSERT_FALSE(f);
@@ -135,7 +243,7 @@ TEST(Device, NewIoctlsFailWithWhatWasAsked) {
 }
 
 TEST(Device, TenancyIoctlsFailWithWhatWasAsked) {
-  auto d = Device::open("/dev/null");
+  auto d = neuron::test::DeviceAccess::open_any("/dev/null");
   ASSERT_TRUE(d);
   auto a = d->acquire_cores(0xb);
   ASSERT_FALSE(a);
@@ -170,7 +278,7 @@ TEST(Device, CoreOwnersComeFromSysfs) {
   const auto node = dir / "nnq3-node";
   std::filesystem::create_directories(node);
   std::ofstream(node / "nnq3") << "";
-  auto d = Device::open((node / "nnq3").string());
+  auto d = neuron::test::DeviceAccess::open_any((node / "nnq3").string());
   ASSERT_TRUE(d) << d.error().message();
   auto o = d->core_owners(dir.string());
   std::filesystem::remove_all(dir);
@@ -182,7 +290,7 @@ TEST(Device, CoreOwnersComeFromSysfs) {
 }
 
 TEST(Device, ReadEventsAndEventStream) {
-  auto d = Device::open("/dev/null");
+  auto d = neuron::test::DeviceAccess::open_any("/dev/null");
   ASSERT_TRUE(d);
   std::array<Event, 4> ev{};
   auto n = d->read_events(ev, std::chrono::milliseconds(0));  // /dev/null: readable, 0 bytes
@@ -243,7 +351,7 @@ TEST(Device, ReadEventsWidensFirstReleaseRecords) {
 }
 
 TEST(Device, IndexFromThePath) {
-  auto d = Device::open("/dev/null");
+  auto d = neuron::test::DeviceAccess::open_any("/dev/null");
   ASSERT_TRUE(d);
   EXPECT_FALSE(d->index());
   // a core node's device number is the one before "-coreC"
@@ -253,11 +361,11 @@ TEST(Device, IndexFromThePath) {
   const std::string base(dir);
   for (const char* n : {"nnq3", "nnq3-core1", "nnq12-core14", "nnq-core1", "x-core"})
     ASSERT_EQ(::symlink("/dev/null", (base + "/" + n).c_str()), 0) << n;
-  auto whole = Device::open(base + "/nnq3");
-  auto core = Device::open(base + "/nnq3-core1");
-  auto wide = Device::open(base + "/nnq12-core14");
-  auto none = Device::open(base + "/nnq-core1");
-  auto bare = Device::open(base + "/x-core");
+  auto whole = neuron::test::DeviceAccess::open_any(base + "/nnq3");
+  auto core = neuron::test::DeviceAccess::open_any(base + "/nnq3-core1");
+  auto wide = neuron::test::DeviceAccess::open_any(base + "/nnq12-core14");
+  auto none = neuron::test::DeviceAccess::open_any(base + "/nnq-core1");
+  auto bare = neuron::test::DeviceAccess::open_any(base + "/x-core");
   ASSERT_TRUE(whole && core && wide && none && bare);
   EXPECT_EQ(whole->index(), 3u);
   EXPECT_EQ(core->index(), 3u);
@@ -280,7 +388,7 @@ TEST(Device, IndexFromThePath) {
 }
 
 TEST(Device, EventfdQueueNeedsAThreshold) {
-  auto d = Device::open("/dev/null");
+  auto d = neuron::test::DeviceAccess::open_any("/dev/null");
   ASSERT_TRUE(d);
   NotificationQueue::Options o;
   o.eventfd = true;

@@ -494,6 +494,40 @@ TEST(Reaper, ANeverEmptyQueueDoesNotStarveColdQueuesOrStop) {
   EXPECT_GE((*reaper)->stats().budget_hits, 100u);
 }
 
+// Issue 41: the lost-edge guard (Options::rescan) also runs under load. A
+// queue that never runs empty keeps the thread from ever sleeping a whole
+// rescan period; next to it a queue whose edge never comes (count limit 2,
+// no time limit, one record) holds a record only a rescan can find. The
+// rescan looks at the queues no pass has drained since the last one.
+TEST(Reaper, RescanRunsUnderLoadForAQueueWhoseEdgeNeverCame) {
+  std::vector<std::unique_ptr<ReapQueue>> qs;
+  auto hot_q = std::make_unique<EndlessQueue>();
+  EndlessQueue& hot = *hot_q;
+  qs.push_back(std::move(hot_q));
+  auto silent_q = std::make_unique<FakeQueue>(1, 0, 16, /*threshold=*/2);
+  FakeQueue& silent = *silent_q;
+  qs.push_back(std::move(silent_q));
+  Reaper::Options o;
+  o.rescan = 20ms;
+  o.moderation = Reaper::Moderation::Fixed;  // Adaptive would add a time limit: an edge after all
+  auto reaper = Reaper::start(std::move(qs), nullptr, o);
+  ASSERT_TRUE(reaper) << reaper.error().message();
+  ASSERT_TRUE(wait_until([&] { return hot.drains() >= 100 && silent.drains() >= 1; }, 10s));  // first look over
+  Reaper::Filter silent_only;
+  silent_only.core = 1;
+  auto w = (*reaper)->expect(record_with_seq(41), silent_only);
+  ASSERT_TRUE(w);
+  silent.push(seq_record(41));  // below the count limit: no edge
+  EXPECT_EQ(0u, silent.edges());
+  // bounds a failure only: a rescan comes 20 ms after the last one
+  EXPECT_EQ(WaitStatus::Completed, w->wait(10s)) << "rescans " << (*reaper)->stats().rescans;
+  const auto st = (*reaper)->stats();
+  EXPECT_GE(st.rescans, 1u);
+  EXPECT_GE(st.late_records, 1u);
+  EXPECT_FALSE(hot.finished());  // it was under load all along
+  hot.finish();
+}
+
 // The ordering promise under the budget: a record written on a busy queue
 // before the match on another queue is delivered before the waiter is
 // signalled, although the busy queue holds more than one budget of records

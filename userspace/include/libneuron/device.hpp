@@ -154,9 +154,13 @@ class EventStream {
   EventStream() = default;
   /// A new open file of @p path (O_RDWR | O_NONBLOCK), for events alone.
   static Result<EventStream> open(const std::string& path);
-  /// A stream over an existing open file: @p fd is a descriptor of it
-  /// (made non-blocking here: the flag belongs to the open file, and every
-  /// libneuron reader polls before it reads).
+  /// A stream over an existing open file: @p fd is a descriptor of it,
+  /// which must already be O_NONBLOCK (a read() must never wait past a
+  /// read_events() timeout). Its file status flags are not changed: they
+  /// belong to the open file, so to every descriptor of it the caller holds.
+  /// Errors: errc::invalid_argument naming the fd and @p path when the file
+  /// is not O_NONBLOCK (@p fd is then closed); fcntl F_GETFL's errno.
+  /// docs/decisions/0040-event-stream-adopt.md.
   static Result<EventStream> adopt(UniqueFd fd, const std::string& path);
   [[nodiscard]] int fd() const noexcept { return fd_.get(); }
   /// See neuron::read_events(); never blocks when timeout is 0.
@@ -242,14 +246,24 @@ inline constexpr const char* kDefaultDevicePath = "/dev/" NEURON_DEV_NAME "0";
 /// Device holds none (fd() is -1): its calls fail with EBADF, naming the
 /// ioctl, and reach no other open file. Queues, DeviceMemory and
 /// EventStreams made from a Device keep their own descriptor and outlive it.
+namespace test {
+struct DeviceAccess;  // libneuron's own host tests only (tests/device_access.hpp): not API
+}  // namespace test
+
 class Device {
  public:
-  /// Open `path` read-write (O_RDWR | O_CLOEXEC): every method works.
+  /// Open `path` read-write (O_RDWR | O_CLOEXEC | O_NONBLOCK: the
+  /// file's events are read after a poll(), docs/decisions/0040-event-stream-adopt.md):
+  /// every method works. Only a node of this driver opens: a character
+  /// device whose file answers NEURON_IOC_DEVICE_INFO.
   /// Errors: open()'s errno (ENOENT no such node, EACCES no write access:
-  /// README.md#device-permissions), what = "open PATH"; or mmap()'s for the
-  /// status page (what names the page and PATH).
+  /// README.md#device-permissions), what = "open PATH"; ENOTTY for a file
+  /// that is not a character device (a regular file) and DEVICE_INFO's
+  /// errno (ENOTTY from /dev/null or
+  /// another driver's node), what = "open PATH: not a nnq device node (...)";
+  /// or mmap()'s for the status page (what names the page and PATH).
   static Result<Device> open(const std::string& path);
-  /// Open `path` read-only (O_RDONLY | O_CLOEXEC), for a caller that only
+  /// Open `path` read-only (O_RDONLY | O_CLOEXEC | O_NONBLOCK), for a caller that only
   /// looks (neuron-nq list, info, metrics; an operator in group neuron
   /// without write access): info(), engine_status() and timestamp() work
   /// (the driver's read-only ioctls, include/uapi/linux/neuron.h), and the
@@ -265,9 +279,8 @@ class Device {
 
   [[nodiscard]] Result<DeviceInfo> info() const;
   /// The NEURON_CAP_* bits NEURON_IOC_DEVICE_INFO reported when open() made
-  /// this object (no ioctl now); 0 if that call failed (no capability is
-  /// assumed: not a device of ours, or an older driver). Calls that need a
-  /// capability check it here first.
+  /// this object (no ioctl now; 0 from a driver older than the
+  /// capabilities). Calls that need a capability check it here first.
   [[nodiscard]] std::uint64_t capabilities() const noexcept { return caps_; }
   /// NEURON_IOC_NQ_INIT: returns the mmap offsets (ring_offset, doorbell_offset).
   [[nodiscard]] Result<neuron_nq_init> nq_init(unsigned core, unsigned queue, std::uint32_t size,
@@ -448,6 +461,7 @@ class Device {
  private:
   /// open() and open_read_only(), `mode` O_RDWR or O_RDONLY (not exported).
   [[gnu::visibility("hidden")]] static Result<Device> open_mode(const std::string& path, int mode);
+  friend struct test::DeviceAccess;
   Device(UniqueFd fd, std::string path, std::size_t event_bytes, std::uint64_t caps,
          std::shared_ptr<const StatusPage> status)
       : fd_(std::move(fd)), path_(std::move(path)), event_bytes_(event_bytes), caps_(caps), status_(std::move(status)) {}

@@ -300,7 +300,12 @@ class ExecTarget {
   static std::string fmt_route_unsupported(unsigned core, std::uint32_t route);
 };
 
-/// ExecTarget over a Device: NotificationQueues and an EventStream, with RAII.
+/// ExecTarget over a Device: NotificationQueues and the file's events, with
+/// RAII. open_events() subscribes to the Device's open file: every
+/// DeviceTarget (every execute()) running on it at the same time sees every
+/// event, where one EventStream's read() would take it from the others
+/// (issue 41). It costs one poll() per Reaper pass (its descriptor is an
+/// epoll of the file, which no status page stands for).
 class DeviceTarget final : public ExecTarget {
  public:
   explicit DeviceTarget(const Device& dev) : dev_(dev) {}

@@ -120,7 +120,9 @@ LIBNEURON_API struct libneuron_version_info libneuron_version(void);
  * @out: receives the device; set to NULL on failure.
  *
  * Return: 0, or -EINVAL (@out NULL), or open()'s errno (-ENOENT no such
- * node, -EACCES not in group neuron: README.md#device-permissions).
+ * node, -EACCES not in group neuron: README.md#device-permissions), or
+ * -ENOTTY when @path is not a node of the driver (a regular file, /dev/null:
+ * not a character device, or no answer to NEURON_IOC_DEVICE_INFO).
  */
 LIBNEURON_API int libneuron_device_open(const char *path, libneuron_device **out);
 
@@ -401,7 +403,8 @@ struct libneuron_queue_info {
  * @path: as for libneuron_device_open()
  * @out: receives the device; NULL on failure
  *
- * Return: 0, -EINVAL (@out NULL), or open()'s errno.
+ * Return: 0, -EINVAL (@out NULL), open()'s errno, or -ENOTTY (not a node
+ * of the driver, as for libneuron_device_open()).
  */
 LIBNEURON_API int libneuron_device_open_read_only(const char *path, libneuron_device **out);
 

@@ -74,12 +74,15 @@ struct Program {
 
 /// Byte offset of data block `block` from the start of the engine's image:
 /// 32 * insns.size() plus the earlier blocks, each rounded up to 4 bytes.
-/// `block == e.data.size()` gives the end of the data.
+/// `block == e.data.size()` gives the end of the data. Summed in 64 bits;
+/// an offset above 0xffffffff is returned as UINT32_MAX, never wrapped
+/// (such an image is far larger than any program area).
 /// docs/program-syntax.md#data.
 std::uint32_t data_offset(const EngineProgram& e, std::size_t block);
 
 /// Instructions (32-byte slots) of the engine's image: insns.size() plus
-/// the data rounded up to whole slots; at most NEURON_MAX_PROGRAM_INSNS.
+/// the data rounded up to whole slots (summed in 64 bits); an assembled
+/// program's is at most NEURON_MAX_PROGRAM_INSNS.
 std::size_t image_slots(const EngineProgram& e);
 
 /// BAR4 offset at which NEURON_IOC_SUBMIT loads the program of `engine`
@@ -92,7 +95,9 @@ std::uint64_t program_area_offset(const neuron_device_info& info, unsigned core,
 /// `base` (program_area_offset()): insns with every DataRef's field set to
 /// base + data_offset(block), then the data blocks, zero-padded to
 /// image_slots() slots. Without data it is insns. Errors:
-/// errc::invalid_argument when an address does not fit the 32-bit field,
+/// errc::invalid_argument when the image with its data is larger than the
+/// program area (NEURON_MAX_PROGRAM_INSNS slots; "data too big", naming the
+/// core, engine and sizes) or an address does not fit the 32-bit field,
 /// naming the line; docs/program-syntax.md#data.
 Result<std::vector<neuron_emu_insn>> program_image(const EngineProgram& e, std::uint64_t base);
 

@@ -82,8 +82,10 @@
 // recovery writes HEAD.
 // (On the emulated device an MMIO HEAD write takes effect before the next
 // instruction; on a real PCIe device it is posted, so Options::rescan keeps
-// a slow periodic look at every queue as a guard. Stats::late_records
-// counts what such a rescan found: nonzero means an edge was lost.)
+// a slow periodic look as a guard: every Options::rescan it drains each
+// queue no pass has drained in that period, also while other queues keep
+// the thread busy. Stats::late_records counts what such a rescan found:
+// nonzero means an edge was lost.)
 //
 // Waiters are the comp_efd chain of docs/hardware.md#completion: a thread
 // registers "complete me with the first arrival (record or edge) my predicate
@@ -94,7 +96,8 @@
 // delivered first. A pass that completed a waiter (a wake's partial pass, or
 // a full one) is therefore followed by full passes until one completes
 // nobody; completions are rare next to records, so this costs little. The
-// first look, each rescan and the final look at stop() are full passes too.
+// first look, each rescan of an idle Reaper and the final look at stop() are
+// full passes too.
 // A settling pass gives each queue a ring's worth of budget (above), so a
 // record written before the match is in its ring, at most `entries` deep,
 // when the pass begins, and that pass delivers it.
@@ -347,8 +350,10 @@ class Reaper {
     /// pass; a cold queue's record then waits at most for one budget of every
     /// busy queue (userspace/README.md#reaper-budget).
     std::size_t budget = 256;
-    /// Longest sleep before looking at the rings without a wake (a guard
-    /// against a lost edge, see the top of this file); 0: never.
+    /// The period of the guard against a lost edge (see the top of this
+    /// file): every `rescan` the Reaper drains each queue that no pass
+    /// drained in that period, busy or idle (idle: all of them, a full
+    /// pass); 0: never.
     std::chrono::milliseconds rescan{100};
     /// Interrupt moderation; Adaptive unless the caller fixes the settings.
     Moderation moderation = Moderation::Adaptive;
@@ -364,7 +369,7 @@ class Reaper {
   struct Stats {
     std::uint64_t wakes = 0;         ///< epoll returns with something ready
     std::uint64_t queue_wakes = 0;   ///< queue eventfds found signalled
-    std::uint64_t rescans = 0;       ///< looks without a wake (Options::rescan)
+    std::uint64_t rescans = 0;       ///< lost-edge guards run (Options::rescan), idle or under load
     std::uint64_t drains = 0;        ///< drain calls
     std::uint64_t records = 0;
     std::uint64_t late_records = 0;  ///< found by a rescan: an edge was lost
@@ -389,12 +394,21 @@ class Reaper {
   /// Start the thread. Queues with wake_fd() < 0 are drained on every wake.
   /// Errors: errc::invalid_argument (latency_budget out of range), a
   /// queue's set_coalescing() error (Preset), and epoll, eventfd, fstat or
-  /// thread creation failing (the error names the queue or call).
+  /// thread creation failing (the error names the queue or call). The
+  /// queues and the event source are the call's from the start: on an error
+  /// they are destroyed; try_start() gives them back instead.
   static Result<std::unique_ptr<Reaper>> start(std::vector<std::unique_ptr<ReapQueue>> queues,
                                                std::unique_ptr<EventSource> events, Options opt);
   static Result<std::unique_ptr<Reaper>> start(std::vector<std::unique_ptr<ReapQueue>> queues) {
     return start(std::move(queues), nullptr, Options{});
   }
+  /// As start(), but `queues` and `events` stay the caller's until it
+  /// succeeds: then both are left empty (the thread owns them); on an error
+  /// both are left as they were given (a Preset applied to the queues
+  /// before the one that refused it stays). Errors: as start(). Issue 41;
+  /// an addition of the 1.x line (userspace/README.md#versions).
+  static Result<std::unique_ptr<Reaper>> try_start(std::vector<std::unique_ptr<ReapQueue>>& queues,
+                                                   std::unique_ptr<EventSource>& events, Options opt);
 
   Reaper(const Reaper&) = delete;
   Reaper& operator=(const Reaper&) = delete;
