@@ -227,7 +227,7 @@ done
 work=$(mktemp -d)
 vms=()
 trap 'for p in "${vms[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
-robust="mmap_abuse,access,removal,fuzz,hotplug"
+robust="mmap_abuse,access,removal,fuzz,hotplug,irq_budget"
 lifecycle="pinning,flr,surprise"
 race="flr,unbind,uevent,surprise,aer"
 # guest NAME TEST...: one guest and the relay of its monitor requests; the
