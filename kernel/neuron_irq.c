@@ -251,6 +251,20 @@ void neuron_irq_release_all(struct neuron_device *ndev)
 }
 
 /*
+ * Runs the hold work at @until (jiffies) unless it is due sooner: a hold
+ * of a shorter interval must not wait for a longer one's (every caller
+ * holds &neuron_device.irq_lock, so the pending expiry read is stable).
+ */
+static void neuron_irq_hold_at(struct neuron_device *ndev, unsigned long until,
+			       unsigned long now)
+{
+	struct delayed_work *w = &ndev->irq_hold_work;
+
+	if (!delayed_work_pending(w) || time_before(until, w->timer.expires))
+		mod_delayed_work(system_wq, w, until - now);
+}
+
+/*
  * One edge of (@core, @kind) against its budget (top of file): the edge
  * that uses up &neuron_device.irqlimit_burst in the current interval masks
  * the source until the interval ends (@irq: the throttle vector's, for
@@ -282,7 +296,7 @@ static void neuron_irq_budget(struct neuron_device *ndev, u32 core,
 	ndev->irq_holds[core][kind]++;
 	if (kind == NEURON_IRQLIMIT_THRESHOLD)
 		neuron_irq_write_mask(ndev, core);
-	schedule_delayed_work(&ndev->irq_hold_work, l->until - now);
+	neuron_irq_hold_at(ndev, l->until, now);
 }
 
 /* Ends the holds whose interval is over; comes back for the others. */
@@ -307,7 +321,7 @@ static void neuron_irq_hold_work(struct work_struct *work)
 				neuron_irq_release(ndev, c, k);
 		}
 	if (next != MAX_JIFFY_OFFSET && !ndev->storm_stop)
-		schedule_delayed_work(&ndev->irq_hold_work, next);
+		neuron_irq_hold_at(ndev, now + next, now);
 	spin_unlock_irq(&ndev->irq_lock);
 }
 
