@@ -144,6 +144,12 @@ enum neuron_evlimit_kind {
 #define NEURON_EVLIMIT_BURST_DEFAULT	16
 #define NEURON_EVLIMIT_INTERVAL_MS_DEFAULT 1000
 #define NEURON_EVLIMIT_INTERVAL_MS_MAX	3600000
+/*
+ * Devcoredumps of one core: at most one per interval (neuron_hang.c,
+ * docs/decisions/0038-coredump-slot.md); twice devcoredump's own 5 min hold
+ */
+#define NEURON_COREDUMP_INTERVAL_MS_DEFAULT	600000
+#define NEURON_COREDUMP_INTERVAL_MS_MAX		86400000
 
 /**
  * struct neuron_evlimit - rate limit state of one (core, kind)
@@ -156,6 +162,39 @@ struct neuron_evlimit {
 	unsigned long begin;
 	u32 used;
 	u32 pending;
+};
+
+/**
+ * enum neuron_irqlimit_kind - the interrupt sources a tenant's program
+ *	drives, limited per core at the interrupt (neuron_irq.c,
+ *	docs/decisions/0039-interrupt-ratelimit.md)
+ * @NEURON_IRQLIMIT_THROTTLE: the throttle vector's edges of a core
+ * @NEURON_IRQLIMIT_THRESHOLD: tpb_notific_intr_0 (THRESHOLD) edges of a core
+ * @NEURON_IRQLIMIT_KINDS: number of kinds
+ */
+enum neuron_irqlimit_kind {
+	NEURON_IRQLIMIT_THROTTLE,
+	NEURON_IRQLIMIT_THRESHOLD,
+	NEURON_IRQLIMIT_KINDS
+};
+
+#define NEURON_IRQLIMIT_BURST_DEFAULT		32
+#define NEURON_IRQLIMIT_BURST_MAX		65536
+#define NEURON_IRQLIMIT_INTERVAL_MS_DEFAULT	10
+#define NEURON_IRQLIMIT_INTERVAL_MS_MAX		3600000
+
+/**
+ * struct neuron_irqlimit - interrupt budget of one (core, kind)
+ * @begin:	jiffies when the current interval began (its first edge)
+ * @used:	edges handled in it
+ * @held:	the source is masked until @until
+ * @until:	jiffies when the hold ends
+ */
+struct neuron_irqlimit {
+	unsigned long begin;
+	u32 used;
+	bool held;
+	unsigned long until;
 };
 
 /**
@@ -448,6 +487,15 @@ struct neuron_vector {
  * @storm_stop:	set by neuron_irq_fini(): no cause is masked or re-enabled
  *		any more
  * @storm_work:	re-enables the masked causes after a hold-off
+ * @irqlimit:	per [core][enum neuron_irqlimit_kind]: the interrupt budget
+ * @irqlimit_burst: edges of one (core, kind) handled per interval; the
+ *		last of them masks the source until the interval ends
+ * @irqlimit_interval_ms: the interval (sysfs irq_ratelimit)
+ * @irq_holds:	per [core][kind]: times the core's edges used up the
+ *		budget and its source was masked (sysfs irq_holds)
+ * @throttle_held: the throttle vector is disabled for a hold (the device
+ *		has no per-core throttle mask)
+ * @irq_hold_work: ends the holds whose interval is over
  * @ts_lock:	makes a TIMESTAMP_LO read and the TIMESTAMP_HI read that
  *		follows it one access (NEURON_IOC_TIMESTAMP)
  * @waitq:	woken by every interrupt edge and by remove() (read(), poll())
@@ -475,6 +523,13 @@ struct neuron_vector {
  * @hang_seen:	per [core][engine]: this stall (or halt) was reported
  * @hangs:	per [core][engine]: hangs reported since probe (sysfs hangs)
  * @coredumps:	devcoredumps taken since probe (sysfs hangs "coredumps")
+ * @coredumps_skipped: dumps the per-core limit held back since probe
+ *		(sysfs hangs "coredumps_skipped")
+ * @coredump_interval_ms: at most one devcoredump per core per this many
+ *		ms, 0 = no limit (sysfs coredump_interval_ms)
+ * @coredump_at: per core: jiffies of its last devcoredump
+ * @coredump_taken: per core: @coredump_at is set (since probe or the
+ *		last write of coredump_interval_ms)
  * @hw_error_rs: per enum neuron_hw_error_cause: the rate limit of its log
  *		line (neuron_hw_error())
  */
@@ -557,6 +612,12 @@ struct neuron_device {
 	u64 ev_suppressed[NEURON_MAX_CORES][NEURON_EVLIMIT_KINDS];
 	bool storm_stop;
 	struct delayed_work storm_work;
+	struct neuron_irqlimit irqlimit[NEURON_MAX_CORES][NEURON_IRQLIMIT_KINDS];
+	u32 irqlimit_burst;
+	u32 irqlimit_interval_ms;
+	u64 irq_holds[NEURON_MAX_CORES][NEURON_IRQLIMIT_KINDS];
+	bool throttle_held;
+	struct delayed_work irq_hold_work;
 	spinlock_t ts_lock;		/* TIMESTAMP_LO/HI pairs */
 	wait_queue_head_t waitq;
 
@@ -577,6 +638,10 @@ struct neuron_device {
 	bool hang_seen[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 	u64 hangs[NEURON_MAX_CORES][NEURON_ENGINES_PER_CORE];
 	u64 coredumps;
+	u64 coredumps_skipped;
+	u32 coredump_interval_ms;
+	unsigned long coredump_at[NEURON_MAX_CORES];
+	bool coredump_taken[NEURON_MAX_CORES];
 
 	struct ratelimit_state hw_error_rs[NEURON_HWE_CAUSES];
 };
@@ -838,6 +903,7 @@ void neuron_cdev_unregister(struct neuron_device *ndev);
 int neuron_irq_init(struct neuron_device *ndev);
 void neuron_irq_fini(struct neuron_device *ndev);
 void neuron_irq_ratelimit_forget(struct neuron_device *ndev, u32 core);
+void neuron_irq_release_all(struct neuron_device *ndev);
 int neuron_irq_ioctl_throttle(struct neuron_file *nfile,
 			      const struct neuron_throttle *arg);
 

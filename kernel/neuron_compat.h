@@ -19,6 +19,10 @@
  *                                    by both (6.12 turns them into split
  *                                    ops itself); pre_doit/post_doit,
  *                                    whose types changed, are not used.
+ *   dev_coredump_put(dev)            6.10 added it (delete the device's
+ *                                    held devcoredump); without it a new
+ *                                    dump cannot replace a held one
+ *                                    (neuron_hang.c).
  *   class_create(owner, name)        6.4 dropped the owner argument. Not
  *                                    wrapped: the driver registers a static
  *                                    struct class with class_register(),
@@ -27,6 +31,7 @@
 #ifndef NEURON_COMPAT_H
 #define NEURON_COMPAT_H
 
+#include <linux/devcoredump.h>
 #include <linux/eventfd.h>
 #include <linux/mm.h>
 #include <net/genetlink.h>
@@ -84,6 +89,13 @@ static inline struct nlattr **neuron_genl_dump_attrs(struct netlink_callback *cb
 #else
 /* the events group must not be joinable without CAP_NET_ADMIN */
 #error "nnq needs GENL_MCAST_CAP_NET_ADMIN (Linux 6.6, or a backport)"
+#endif
+
+#ifndef NEURON_HAVE_DEV_COREDUMP_PUT
+/* nothing to delete with: the held dump stays, devcoredump drops the new */
+static inline void dev_coredump_put(struct device *dev)
+{
+}
 #endif
 
 #endif /* NEURON_COMPAT_H */

@@ -28,6 +28,14 @@
  *    line names too;
  *  - under the device's hang_policy "reset", the engine is reset and the
  *    stop reported (NEURON_EDGE_ENGINE_STOPPED, NEURON_STOP_HANG).
+ * Devcoredumps are limited per core (neuron_hang_dump_admit(),
+ * docs/decisions/0038-coredump-slot.md): a kernel keeps one dump per device
+ * until it is read or 5 minutes pass and drops every dump made meanwhile,
+ * so a tenant's fatal-error loop would hold that slot for ever. A core gets
+ * at most one dump per coredump_interval_ms (sysfs; default 10 minutes);
+ * the dumps it holds back are counted (sysfs hangs "coredumps_skipped"),
+ * and where the kernel can delete a held dump (dev_coredump_put(), 6.10)
+ * the newest admitted dump replaces it.
  * An engine seen HALTED (a fatal error) gets a devcoredump and a KOBJ_CHANGE
  * uevent NNQ_EVENT=fatal NNQ_CORE NNQ_ENGINE NNQ_PC NNQ_PID NNQ_COMM
  * NNQ_ERROR=<error_id>,
@@ -51,6 +59,7 @@
 #include <uapi/linux/neuron.h>
 
 #include "neuron.h"
+#include "neuron_compat.h"
 
 static unsigned int neuron_hang_default_ms = 10000;
 
@@ -158,11 +167,36 @@ static u32 neuron_hang_dump_queue(struct neuron_device *ndev,
 }
 
 /*
+ * Whether core @c may have a devcoredump now: none yet since probe (or the
+ * last write of coredump_interval_ms), the last one at least
+ * &neuron_device.coredump_interval_ms ago, or no limit (0). An admitted
+ * dump starts the core's next interval; a refused one is counted.
+ * &neuron_device.lock held.
+ */
+static bool neuron_hang_dump_admit(struct neuron_device *ndev, u32 c)
+{
+	u32 ms = ndev->coredump_interval_ms;
+	unsigned long now = jiffies;
+
+	lockdep_assert_held(&ndev->lock);
+	if (ms && ndev->coredump_taken[c] &&
+	    time_before(now, ndev->coredump_at[c] + msecs_to_jiffies(ms))) {
+		ndev->coredumps_skipped++;
+		return false;
+	}
+	ndev->coredump_taken[c] = true;
+	ndev->coredump_at[c] = now;
+	return true;
+}
+
+/*
  * Capture core @c for a hang or halt of engine @e and hand it to
  * devcoredump (docs/decisions/0013-coredump.md): the header, every engine's
  * registers, the queues on the core of the file the engine's program
  * belongs to with their last records (host rings read from their pages,
  * device rings from BAR4), and the program's instructions around @pc.
+ * At most one per core per interval (neuron_hang_dump_admit()); it replaces
+ * a dump the device still holds where the kernel can (dev_coredump_put()).
  */
 static void neuron_hang_dump(struct neuron_device *ndev, u32 c, u32 e,
 			     u32 cause, u32 pc)
@@ -175,6 +209,8 @@ static void neuron_hang_dump(struct neuron_device *ndev, u32 c, u32 e,
 	size_t size;
 	u8 *p;
 
+	if (!neuron_hang_dump_admit(ndev, c))
+		return;
 	for (q = 0; owner && q < NEURON_NUM_SW_QUEUES; q++) {
 		struct neuron_nq *nq = ndev->nq[c][q];
 
@@ -247,6 +283,8 @@ static void neuron_hang_dump(struct neuron_device *ndev, u32 c, u32 e,
 	p += (last - first) * NEURON_EMU_INSN_BYTES;
 	h->total_size = p - (u8 *)h;
 	ndev->coredumps++;
+	/* the newest admitted dump is the one to read (no-op before 6.10) */
+	dev_coredump_put(&ndev->pdev->dev);
 	/* devcoredump owns (and vfree()s) the buffer from here on */
 	dev_coredumpv(&ndev->pdev->dev, h, h->total_size, GFP_KERNEL);
 }

@@ -61,6 +61,26 @@
  * legitimate traffic it fires again at once after every clear, and
  * masking it would stall every eventfd consumer of the core for the
  * hold-off exactly at peak; its cost stays bounded by the re-read budget.
+ *
+ * Interrupt budget. THROTTLE and intr_0 (THRESHOLD) are sources a tenant's
+ * program drives at will (a loop of THROTTLE instructions; a threshold of
+ * 1 and a HEAD moved after every record), and each edge would cost an
+ * interrupt thread run that no tenant pays for. So each core has a budget
+ * of &neuron_device.irqlimit_burst edges of each per
+ * &neuron_device.irqlimit_interval_ms (sysfs irq_ratelimit, default
+ * "32 10"; neuron_irq_budget()): the edge that uses it up masks the source
+ * until the interval ends, and the hold is counted against the core (sysfs
+ * irq_holds). intr_0 is masked in the core's own INTR_MASK, so only that
+ * core's eventfd consumers wait, at most one interval, and are then woken
+ * once for every queue that reached its threshold meanwhile (the bits stay
+ * latched): coalescing, not loss. The device has no per-core mask for the
+ * throttle edge (docs/device-model.md "Interrupts"), so a THROTTLE hold
+ * disables the throttle vector: every core's throttle edges wait for the
+ * end of the interval, latched in THROTTLE_STATUS, and each core's then
+ * arrive as one edge; the throttle records in the rings are not touched
+ * (docs/decisions/0039-interrupt-ratelimit.md). The storm machinery's
+ * reasons not to mask intr_0 hold for its 100 ms hold-off of a cause that
+ * never clears; this budget is per core and ends with its interval.
  */
 #include <linux/interrupt.h>
 #include <linux/jiffies.h>
@@ -165,12 +185,144 @@ void neuron_irq_ratelimit_forget(struct neuron_device *ndev, u32 core)
 	spin_unlock_irqrestore(&ndev->irq_lock, flags);
 }
 
-/* INTR_MASK of @core: every cause but those masked for a storm. */
+/* The causes of @core the driver keeps masked: storms and budget holds. */
+static u32 neuron_irq_masked(struct neuron_device *ndev, u32 core)
+{
+	u32 held = READ_ONCE(ndev->irqlimit[core][NEURON_IRQLIMIT_THRESHOLD].held) ?
+		   BIT(NEURON_NOTIFIC_INTR_THRESHOLD) : 0;
+
+	return READ_ONCE(ndev->storm_masked[core]) | held;
+}
+
+/* INTR_MASK of @core: every cause but those neuron_irq_masked() names. */
 static void neuron_irq_write_mask(struct neuron_device *ndev, u32 core)
 {
 	lockdep_assert_held(&ndev->irq_lock);
 	neuron_wr(ndev, NEURON_NOTIFIC_REG(core, NEURON_NOTIFIC_INTR_MASK),
-		  NEURON_NOTIFIC_INTR_MASK_ALL & ~ndev->storm_masked[core]);
+		  NEURON_NOTIFIC_INTR_MASK_ALL & ~neuron_irq_masked(ndev, core));
+}
+
+/* The throttle vector's Linux IRQ number. */
+static unsigned int neuron_irq_throttle_irq(struct neuron_device *ndev)
+{
+	return ndev->vec[NEURON_MSIX_VEC_THROTTLE(ndev->num_cores)].irq;
+}
+
+/*
+ * Ends the hold of (@core, @kind): unmasks its source (a cause or edge
+ * latched meanwhile then raises one edge) and starts a new interval with
+ * the next edge. &neuron_device.irq_lock held.
+ */
+static void neuron_irq_release(struct neuron_device *ndev, u32 core,
+			       unsigned int kind)
+{
+	struct neuron_irqlimit *l = &ndev->irqlimit[core][kind];
+
+	lockdep_assert_held(&ndev->irq_lock);
+	if (!l->held)
+		return;
+	WRITE_ONCE(l->held, false);
+	l->used = 0;
+	if (kind == NEURON_IRQLIMIT_THRESHOLD) {
+		neuron_irq_write_mask(ndev, core);
+	} else if (ndev->throttle_held) {
+		ndev->throttle_held = false;
+		enable_irq(neuron_irq_throttle_irq(ndev));
+	}
+}
+
+/**
+ * neuron_irq_release_all() - end every interrupt budget hold
+ * @ndev: device; &neuron_device.irq_lock held
+ *
+ * Unmasks every source held for its budget and starts a new interval for
+ * every (core, kind) (sysfs irq_ratelimit's write).
+ */
+void neuron_irq_release_all(struct neuron_device *ndev)
+{
+	u32 c, k;
+
+	lockdep_assert_held(&ndev->irq_lock);
+	for (c = 0; c < ndev->num_cores; c++)
+		for (k = 0; k < NEURON_IRQLIMIT_KINDS; k++) {
+			neuron_irq_release(ndev, c, k);
+			ndev->irqlimit[c][k].used = 0;
+		}
+}
+
+/*
+ * Runs the hold work at @until (jiffies) unless it is due sooner: a hold
+ * of a shorter interval must not wait for a longer one's (every caller
+ * holds &neuron_device.irq_lock, so the pending expiry read is stable).
+ */
+static void neuron_irq_hold_at(struct neuron_device *ndev, unsigned long until,
+			       unsigned long now)
+{
+	struct delayed_work *w = &ndev->irq_hold_work;
+
+	if (!delayed_work_pending(w) || time_before(until, w->timer.expires))
+		mod_delayed_work(system_wq, w, until - now);
+}
+
+/*
+ * One edge of (@core, @kind) against its budget (top of file): the edge
+ * that uses up &neuron_device.irqlimit_burst in the current interval masks
+ * the source until the interval ends (@irq: the throttle vector's, for
+ * THROTTLE). &neuron_device.irq_lock held.
+ */
+static void neuron_irq_budget(struct neuron_device *ndev, u32 core,
+			      unsigned int kind, unsigned int irq)
+{
+	struct neuron_irqlimit *l = &ndev->irqlimit[core][kind];
+	unsigned long now = jiffies;
+	unsigned long len = msecs_to_jiffies(ndev->irqlimit_interval_ms);
+
+	lockdep_assert_held(&ndev->irq_lock);
+	if (!l->used || time_after_eq(now, l->begin + len)) {
+		l->begin = now;
+		l->used = 0;
+	}
+	if (++l->used < ndev->irqlimit_burst || l->held || ndev->storm_stop)
+		return;
+	if (kind == NEURON_IRQLIMIT_THROTTLE) {
+		if (ndev->throttle_held)
+			return;
+		ndev->throttle_held = true;
+		/* from the vector's own thread: no wait for it */
+		disable_irq_nosync(irq);
+	}
+	l->until = time_after(l->begin + len, now) ? l->begin + len : now + 1;
+	WRITE_ONCE(l->held, true);
+	ndev->irq_holds[core][kind]++;
+	if (kind == NEURON_IRQLIMIT_THRESHOLD)
+		neuron_irq_write_mask(ndev, core);
+	neuron_irq_hold_at(ndev, l->until, now);
+}
+
+/* Ends the holds whose interval is over; comes back for the others. */
+static void neuron_irq_hold_work(struct work_struct *work)
+{
+	struct neuron_device *ndev =
+		container_of(to_delayed_work(work), struct neuron_device,
+			     irq_hold_work);
+	unsigned long now = jiffies, next = MAX_JIFFY_OFFSET;
+	u32 c, k;
+
+	spin_lock_irq(&ndev->irq_lock);
+	for (c = 0; c < ndev->num_cores && !ndev->storm_stop; c++)
+		for (k = 0; k < NEURON_IRQLIMIT_KINDS; k++) {
+			struct neuron_irqlimit *l = &ndev->irqlimit[c][k];
+
+			if (!l->held)
+				continue;
+			if (time_before(now, l->until))
+				next = min(next, l->until - now);
+			else
+				neuron_irq_release(ndev, c, k);
+		}
+	if (next != MAX_JIFFY_OFFSET && !ndev->storm_stop)
+		neuron_irq_hold_at(ndev, now + next, now);
+	spin_unlock_irq(&ndev->irq_lock);
 }
 
 /*
@@ -282,8 +434,8 @@ static unsigned long neuron_irq_take_wrbuf(struct neuron_device *ndev,
  * THRESHOLD_STATUS is read, so a threshold hit racing with the handler is
  * either seen now or raises intr_0 again. The status is read again after
  * clearing, in case a cause arrived meanwhile without a new edge; each
- * nonzero read is one edge and one event. Causes masked for a storm are
- * left alone (latched) until they are unmasked.
+ * nonzero read is one edge and one event. Causes masked for a storm or a
+ * budget hold are left alone (latched) until they are unmasked.
  *
  * A threshold edge costs five register accesses, and each is needed: the
  * INTR_STATUS read (which causes), its W1C (the vector fires only on a
@@ -311,7 +463,7 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 		if (neuron_irq_gone(val))
 			break;
 		status = val & NEURON_NOTIFIC_INTR_MASK_ALL &
-			 ~READ_ONCE(ndev->storm_masked[core]);
+			 ~neuron_irq_masked(ndev, core);
 		if (!status) {
 			masked_only = val & NEURON_NOTIFIC_INTR_MASK_ALL;
 			break;
@@ -360,6 +512,8 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 		for_each_set_bit(bit, &wdrop, NEURON_NUM_SW_QUEUES)
 			ndev->wrbuf_drop_count[core][bit]++;
 		ev.count = ++ndev->notific_edges[core];
+		if (status & BIT(NEURON_NOTIFIC_INTR_THRESHOLD))
+			neuron_irq_budget(ndev, core, NEURON_IRQLIMIT_THRESHOLD, 0);
 		spin_unlock(&ndev->irq_lock);
 
 		trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause,
@@ -408,7 +562,9 @@ static void neuron_irq_report_core(struct neuron_device *ndev,
  * latches bit c of THROTTLE_STATUS for core c (docs/device-model.md
  * "Interrupts"). Each core bit is one edge and one event of that core, for
  * the core's owner and the watchers only (neuron_events.c), rate limited
- * per core (neuron_irq_ratelimit()).
+ * per core (neuron_irq_ratelimit()), and charged to the core's interrupt
+ * budget (neuron_irq_budget(): the vector is disabled for the rest of the
+ * interval when a core uses it up).
  */
 static irqreturn_t neuron_irq_throttle(int irq, void *data)
 {
@@ -436,6 +592,7 @@ static irqreturn_t neuron_irq_throttle(int irq, void *data)
 		spin_lock(&ndev->irq_lock);
 		ndev->throttle_count++;
 		ev.count = ++ndev->throttle_edges[c];
+		neuron_irq_budget(ndev, c, NEURON_IRQLIMIT_THROTTLE, irq);
 		spin_unlock(&ndev->irq_lock);
 		neuron_irq_report_core(ndev, &ev, NEURON_EVLIMIT_THROTTLE);
 	}
@@ -584,8 +741,11 @@ int neuron_irq_init(struct neuron_device *ndev)
 	ndev->storm_stop = false;
 	memset(ndev->storm_masked, 0, sizeof(ndev->storm_masked));
 	memset(ndev->storm_streak, 0, sizeof(ndev->storm_streak));
+	memset(ndev->irqlimit, 0, sizeof(ndev->irqlimit));
+	ndev->throttle_held = false;
 	spin_unlock_irq(&ndev->irq_lock);
 	INIT_DELAYED_WORK(&ndev->storm_work, neuron_irq_storm_work);
+	INIT_DELAYED_WORK(&ndev->irq_hold_work, neuron_irq_hold_work);
 	neuron_irq_mask_all(ndev);
 	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
 	if (ret < 0) {
@@ -638,9 +798,10 @@ err:
  * neuron_irq_fini() - mask at the device, then free the vectors
  * @ndev: device, BAR0 still mapped
  *
- * Stops the storm machinery first (no thread masks and no work item
- * unmasks a cause after the masks are cleared), then masks everything and
- * frees the vectors. After this no handler or work item runs or will run
+ * Stops the storm and budget machinery first (no thread masks and no work
+ * item unmasks a cause after the masks are cleared; a throttle vector
+ * disabled for a hold is enabled again, so its disable depth is balanced),
+ * then masks everything and frees the vectors. After this no handler or work item runs or will run
  * (free_irq() waits for running threads), so the BARs may be unmapped and
  * the device freed. Called with neither &neuron_device.rwsem nor
  * &neuron_device.lock held.
@@ -651,6 +812,10 @@ void neuron_irq_fini(struct neuron_device *ndev)
 	ndev->storm_stop = true;
 	spin_unlock_irq(&ndev->irq_lock);
 	cancel_delayed_work_sync(&ndev->storm_work);
+	cancel_delayed_work_sync(&ndev->irq_hold_work);
+	spin_lock_irq(&ndev->irq_lock);
+	neuron_irq_release_all(ndev);
+	spin_unlock_irq(&ndev->irq_lock);
 	neuron_irq_mask_all(ndev);
 	neuron_irq_free_vectors(ndev);
 }

@@ -188,6 +188,9 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	neuron_hw_error_init(ndev);
 	ndev->evlimit_burst = NEURON_EVLIMIT_BURST_DEFAULT;
 	ndev->evlimit_interval_ms = NEURON_EVLIMIT_INTERVAL_MS_DEFAULT;
+	ndev->coredump_interval_ms = NEURON_COREDUMP_INTERVAL_MS_DEFAULT;
+	ndev->irqlimit_burst = NEURON_IRQLIMIT_BURST_DEFAULT;
+	ndev->irqlimit_interval_ms = NEURON_IRQLIMIT_INTERVAL_MS_DEFAULT;
 	spin_lock_init(&ndev->ts_lock);
 	init_waitqueue_head(&ndev->waitq);
 	spin_lock_init(&ndev->ev_lock);

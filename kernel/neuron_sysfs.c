@@ -44,6 +44,15 @@
  *                 (and, apart, FAULT) events of one core per interval_ms;
  *                 default "16 1000"; a write (root) starts a new interval
  *                 for every core
+ *   irq_ratelimit  (0644) "<burst> <interval_ms>": at most burst THROTTLE
+ *                 (and, apart, intr_0 THRESHOLD) edges of one core handled
+ *                 per interval_ms; the last masks the source until the
+ *                 interval ends (neuron_irq.c); default "32 10"; a write
+ *                 (root) ends every hold and starts a new interval
+ *                 (docs/decisions/0039-interrupt-ratelimit.md)
+ *   irq_holds     one line per core, "core<c> throttle <n> threshold <n>":
+ *                 the times the core used up its interrupt budget and the
+ *                 source was masked for the rest of the interval
  *   reset_counts  the times the disable path tore every queue down, by
  *                 cause ("remove", "flr", "pci_error", "suspend",
  *                 "shutdown"), then "records_lost <n>": records the
@@ -69,11 +78,17 @@
  *   hangs         one line per core, "core<c>" then, for each engine PE,
  *                 ACT, POOL, DVE, SP, the hangs the scanner reported
  *                 (NEURON_EDGE_HANG); then "coredumps <n>": devcoredumps
- *                 taken for hangs and halts; then "scan_period_ms <n>":
+ *                 taken for hangs and halts; "coredumps_skipped <n>":
+ *                 dumps the per-core limit held back (coredump_interval_ms);
+ *                 then "scan_period_ms <n>":
  *                 the scanner's period now
  *                 (docs/decisions/0012-hang-detection.md)
  *   hang_policy   (0644, written by root) "report" or "reset": what the
  *                 scanner does to a hung engine besides reporting it
+ *   coredump_interval_ms  (0644, written by root) at most one devcoredump
+ *                 of a core per this many ms, 0 = no limit, up to
+ *                 86400000; default 600000; a write starts afresh for
+ *                 every core (docs/decisions/0038-coredump-slot.md)
  *   event_fanout  "edges <n>": edges handed to open files' event queues;
  *                 "copies <n>": events queued by them. copies / edges is
  *                 the per-edge fan-out cost (neuron_events.c)
@@ -89,6 +104,17 @@
  *                 device never confirmed their queue off, now and since
  *                 probe; freed once bus mastering is off
  *                 (docs/decisions/0011-reset-and-recovery.md#quarantine)
+ *
+ * Root only (0400): the attributes above that carry a figure of each core,
+ * queue_enable to hangs except fault_counts, irq_ratelimit and
+ * reset_counts, and mem_quota, mem_users.
+ * sysfs does not follow the device cgroup, so a pod given one core node
+ * would otherwise read every other tenant's per-core figures; a tenant
+ * reads its own core's in its file's fdinfo (neuron_fdinfo.c), and the
+ * monitors (neuron-nq, the Prometheus exporter, the device plugin) run as
+ * root (docs/decisions/0005-tenancy.md#per-core-counters). The rest stay
+ * 0444: device-wide sums, state, and core_owners, whose PIDs and names do
+ * not cross PID namespaces.
  *
  * The counters count since probe
  * (docs/decisions/0001-original-architecture.md#arch-driver "count every
@@ -128,7 +154,7 @@ static ssize_t queue_enable_show(struct device *dev,
 	neuron_exit(ndev);
 	return len;
 }
-static DEVICE_ATTR_RO(queue_enable);
+static DEVICE_ATTR_ADMIN_RO(queue_enable);
 
 static ssize_t axi_dropped_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
@@ -145,7 +171,7 @@ static ssize_t axi_dropped_show(struct device *dev,
 	neuron_exit(ndev);
 	return len;
 }
-static DEVICE_ATTR_RO(axi_dropped);
+static DEVICE_ATTR_ADMIN_RO(axi_dropped);
 
 static ssize_t intr_counts_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
@@ -174,7 +200,7 @@ static ssize_t intr_counts_show(struct device *dev,
 			     throttle, spurious);
 	return len;
 }
-static DEVICE_ATTR_RO(intr_counts);
+static DEVICE_ATTR_ADMIN_RO(intr_counts);
 
 static ssize_t threshold_counts_show(struct device *dev,
 				     struct device_attribute *attr, char *buf)
@@ -196,7 +222,7 @@ static ssize_t threshold_counts_show(struct device *dev,
 	}
 	return len;
 }
-static DEVICE_ATTR_RO(threshold_counts);
+static DEVICE_ATTR_ADMIN_RO(threshold_counts);
 
 static ssize_t wrbuf_counts_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
@@ -222,7 +248,7 @@ static ssize_t wrbuf_counts_show(struct device *dev,
 	}
 	return len;
 }
-static DEVICE_ATTR_RO(wrbuf_counts);
+static DEVICE_ATTR_ADMIN_RO(wrbuf_counts);
 
 static ssize_t edge_counts_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
@@ -247,7 +273,7 @@ static ssize_t edge_counts_show(struct device *dev,
 			     throttle, faults);
 	return len;
 }
-static DEVICE_ATTR_RO(edge_counts);
+static DEVICE_ATTR_ADMIN_RO(edge_counts);
 
 static ssize_t fault_counts_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
@@ -288,7 +314,7 @@ static ssize_t intr_storms_show(struct device *dev,
 	}
 	return len;
 }
-static DEVICE_ATTR_RO(intr_storms);
+static DEVICE_ATTR_ADMIN_RO(intr_storms);
 
 static ssize_t storm_masks_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
@@ -310,7 +336,7 @@ static ssize_t storm_masks_show(struct device *dev,
 	}
 	return len;
 }
-static DEVICE_ATTR_RO(storm_masks);
+static DEVICE_ATTR_ADMIN_RO(storm_masks);
 
 static ssize_t events_suppressed_show(struct device *dev,
 				      struct device_attribute *attr, char *buf)
@@ -331,7 +357,7 @@ static ssize_t events_suppressed_show(struct device *dev,
 	}
 	return len;
 }
-static DEVICE_ATTR_RO(events_suppressed);
+static DEVICE_ATTR_ADMIN_RO(events_suppressed);
 
 static ssize_t event_ratelimit_show(struct device *dev,
 				    struct device_attribute *attr, char *buf)
@@ -375,6 +401,69 @@ static ssize_t event_ratelimit_store(struct device *dev,
 	return count;
 }
 static DEVICE_ATTR_RW(event_ratelimit);
+
+static ssize_t irq_ratelimit_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	unsigned long flags;
+	u32 burst, ms;
+
+	spin_lock_irqsave(&ndev->irq_lock, flags);
+	burst = ndev->irqlimit_burst;
+	ms = ndev->irqlimit_interval_ms;
+	spin_unlock_irqrestore(&ndev->irq_lock, flags);
+	return sysfs_emit(buf, "%u %u\n", burst, ms);
+}
+
+/*
+ * "<burst> <interval_ms>": burst 1..NEURON_IRQLIMIT_BURST_MAX, interval_ms
+ * 1..NEURON_IRQLIMIT_INTERVAL_MS_MAX; root only (the mode). Every hold
+ * ends and every (core, kind) starts a new interval.
+ */
+static ssize_t irq_ratelimit_store(struct device *dev,
+				   struct device_attribute *attr,
+				   const char *buf, size_t count)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	unsigned long flags;
+	u32 burst, ms;
+
+	if (sscanf(buf, "%u %u", &burst, &ms) != 2)
+		return -EINVAL;
+	if (!burst || burst > NEURON_IRQLIMIT_BURST_MAX || !ms ||
+	    ms > NEURON_IRQLIMIT_INTERVAL_MS_MAX)
+		return -EINVAL;
+	spin_lock_irqsave(&ndev->irq_lock, flags);
+	ndev->irqlimit_burst = burst;
+	ndev->irqlimit_interval_ms = ms;
+	if (!ndev->storm_stop)
+		neuron_irq_release_all(ndev);
+	spin_unlock_irqrestore(&ndev->irq_lock, flags);
+	return count;
+}
+static DEVICE_ATTR_RW(irq_ratelimit);
+
+static ssize_t irq_holds_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u64 holds[NEURON_IRQLIMIT_KINDS];
+	unsigned long flags;
+	int len = 0;
+	u32 c;
+
+	for (c = 0; c < ndev->num_cores; c++) {
+		spin_lock_irqsave(&ndev->irq_lock, flags);
+		memcpy(holds, ndev->irq_holds[c], sizeof(holds));
+		spin_unlock_irqrestore(&ndev->irq_lock, flags);
+		len += sysfs_emit_at(buf, len, "core%u throttle %llu threshold %llu\n",
+				     c, holds[NEURON_IRQLIMIT_THROTTLE],
+				     holds[NEURON_IRQLIMIT_THRESHOLD]);
+	}
+	return len;
+}
+static DEVICE_ATTR_ADMIN_RO(irq_holds);
 
 static ssize_t reset_counts_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
@@ -441,7 +530,7 @@ static ssize_t programs_stopped_show(struct device *dev,
 	mutex_unlock(&ndev->lock);
 	return len;
 }
-static DEVICE_ATTR_RO(programs_stopped);
+static DEVICE_ATTR_ADMIN_RO(programs_stopped);
 
 static ssize_t hangs_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
@@ -458,12 +547,14 @@ static ssize_t hangs_show(struct device *dev, struct device_attribute *attr,
 		len += sysfs_emit_at(buf, len, "\n");
 	}
 	len += sysfs_emit_at(buf, len, "coredumps %llu\n", ndev->coredumps);
+	len += sysfs_emit_at(buf, len, "coredumps_skipped %llu\n",
+			     ndev->coredumps_skipped);
 	len += sysfs_emit_at(buf, len, "scan_period_ms %u\n",
 			     neuron_hang_period_ms(ndev));
 	mutex_unlock(&ndev->lock);
 	return len;
 }
-static DEVICE_ATTR_RO(hangs);
+static DEVICE_ATTR_ADMIN_RO(hangs);
 
 /*
  * state: "online", "offline" (a reset or recovery is under way), "failed"
@@ -518,6 +609,41 @@ static ssize_t hang_policy_store(struct device *dev,
 	return count;
 }
 static DEVICE_ATTR_RW(hang_policy);
+
+static ssize_t coredump_interval_ms_show(struct device *dev,
+					 struct device_attribute *attr,
+					 char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u32 ms;
+
+	mutex_lock(&ndev->lock);
+	ms = ndev->coredump_interval_ms;
+	mutex_unlock(&ndev->lock);
+	return sysfs_emit(buf, "%u\n", ms);
+}
+
+/* ms, 0..NEURON_COREDUMP_INTERVAL_MS_MAX; root only (the mode) */
+static ssize_t coredump_interval_ms_store(struct device *dev,
+					  struct device_attribute *attr,
+					  const char *buf, size_t count)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u32 ms;
+	int ret;
+
+	ret = kstrtou32(buf, 0, &ms);
+	if (ret)
+		return ret;
+	if (ms > NEURON_COREDUMP_INTERVAL_MS_MAX)
+		return -EINVAL;
+	mutex_lock(&ndev->lock);
+	ndev->coredump_interval_ms = ms;
+	memset(ndev->coredump_taken, 0, sizeof(ndev->coredump_taken));
+	mutex_unlock(&ndev->lock);
+	return count;
+}
+static DEVICE_ATTR_RW(coredump_interval_ms);
 
 static ssize_t event_fanout_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
@@ -601,12 +727,15 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_storm_masks.attr,
 	&dev_attr_events_suppressed.attr,
 	&dev_attr_event_ratelimit.attr,
+	&dev_attr_irq_ratelimit.attr,
+	&dev_attr_irq_holds.attr,
 	&dev_attr_reset_counts.attr,
 	&dev_attr_core_owners.attr,
 	&dev_attr_programs_stopped.attr,
 	&dev_attr_hangs.attr,
 	&dev_attr_state.attr,
 	&dev_attr_hang_policy.attr,
+	&dev_attr_coredump_interval_ms.attr,
 	&dev_attr_event_fanout.attr,
 	&dev_attr_rings_quarantined.attr,
 	&dev_attr_mem_quota.attr,

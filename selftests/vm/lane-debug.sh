@@ -231,7 +231,7 @@ trap 'for p in "${vms[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 # lanes: it runs at about 1,400 calls/s under this kernel (about 60,000 on
 # Debian's), so the default took 215 s plus 72 s for its unprivileged third,
 # the longest step of the longer guest; the other lanes make the full count
-robust="mmap_abuse,access,removal,fuzz,hotplug,--calls=120000"
+robust="mmap_abuse,access,removal,fuzz,hotplug,irq_budget,--calls=120000"
 lifecycle="pinning,flr,surprise"
 race="flr,unbind,uevent,surprise,aer"
 # guest NAME TEST...: one guest and the relay of its monitor requests; the

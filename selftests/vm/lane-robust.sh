@@ -17,9 +17,11 @@
 #           as soon as the driver clears it): the "storm" group checks the
 #           driver detects and rate limits it (a userspace loop keeps most of
 #           the CPU, edges per storm stay bounded, other causes and records
-#           still get through); the "removal" group then unbinds/binds and
-#           removes/rescans the device mid-storm, and the lane ends with
-#           rmmod during it
+#           still get through); the "irq_budget" group checks THROTTLE and
+#           intr_0 are held per core at the interrupt beside the storm
+#           (docs/decisions/0039-interrupt-ratelimit.md); the "removal"
+#           group then unbinds/binds and removes/rescans the device
+#           mid-storm, and the lane ends with rmmod during it
 #   swiotlb swiotlb=force on the guest kernel's command line (every
 #           streaming DMA mapping bounced, as in a confidential VM): the
 #           "swiotlb" group checks a host ring is refused with -EOPNOTSUPP
@@ -42,7 +44,7 @@ case $lane in
 faults)	device="fault-dma-error-queue=1,fault-dma-error-bits=0x81,fault-stuck-engine=9,fault-stuck-disable=10"
 	robust="faults,quarantine,--dma-queue=1,--dma-bits=0x81,--stuck-engine=9,--stuck-disable=10" ;;
 storm)	device="fault-intr-storm=16"
-	robust="storm,removal,--storm=16" ;;
+	robust="storm,irq_budget,removal,--storm=16" ;;
 swiotlb) device="" append="swiotlb=force"
 	robust="swiotlb" ;;
 *)	echo "lane-robust: --lane faults|storm|swiotlb first" >&2; exit 2 ;;

@@ -18,12 +18,18 @@
  *   confine.private_dev_uid1000 uid 1000 in a mount namespace whose /dev (a
  *				tmpfs) holds only /dev/nnq0-core1: no other node,
  *				no mknod, core 0 -EPERM, a program on core 1 runs
+ *   counters_root_only_uid1000	uid 1000 holding core 1 through
+ *				/dev/nnq0-core1: every per-core counter file of
+ *				/sys/class/nnq/nnq0 (12) is -EACCES, its own core's
+ *				figures are in its fdinfo; root reads them all
+ *				(docs/decisions/0005-tenancy.md#per-core-counters)
  *
  * Expected values are the UAPI's (include/uapi/linux/neuron.h "Core
  * nodes"), written here as literals.
  */
 #define _GNU_SOURCE
 #include <grp.h>
+#include <sys/prctl.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -486,6 +492,99 @@ TEST(confine_private_dev_uid1000)
 	/* and core 0 was free all along: /dev/nnq0 takes it */
 	EXPECT_EQ(0, cores_ioctl(holder, NEURON_IOC_CORE_ACQUIRE, 0x1, NULL));
 	close(holder);
+	munmap(c, sizeof(*c));
+}
+
+/* ---- per-core counters ------------------------------------------------- */
+
+/* The attributes of nnq0 that carry a figure of each core: 0400 root. */
+static const char * const per_core_counters[] = {
+	"queue_enable", "axi_dropped", "intr_counts", "threshold_counts",
+	"wrbuf_counts", "edge_counts", "intr_storms", "storm_masks",
+	"events_suppressed", "programs_stopped", "hangs", "irq_holds",
+};
+#define N_COUNTERS	ARRAY_SIZE(per_core_counters)
+
+/* open() of /sys/class/nnq/nnq0/@attr for reading: 0 or -errno. */
+static int sysfs_open_err(const char *attr)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/nnq/nnq0/%s", attr);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+struct counters_seen {
+	int setup;			/* open, acquire, setresuid: 0 */
+	int open_err[N_COUNTERS];	/* uid 1000: -EACCES each */
+	int core_owners;		/* uid 1000: 0 (stays 0444) */
+	int fdinfo_own;			/* "nnq-axi-dropped-c1:" there: 1 */
+	int fdinfo_other;		/* "nnq-axi-dropped-c0:" there: 0 */
+};
+
+static void counters_as_tenant(struct counters_seen *c)
+{
+	gid_t grp = TENANT_GID;
+	char path[64], buf[4096];
+	int fd = open_node(CORE1_NODE);	/* handed over as root, like a runtime */
+	unsigned int i;
+
+	c->setup = fd < 0 ? fd : cores_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, 0x2, NULL);
+	if (c->setup)
+		return;
+	if (setgroups(1, &grp) || setresgid(TENANT_GID, TENANT_GID, TENANT_GID) ||
+	    setresuid(TENANT_UID, TENANT_UID, TENANT_UID) ||
+	    prctl(PR_SET_DUMPABLE, 1)) {	/* /proc/self back to the uid */
+		c->setup = -errno;
+		return;
+	}
+	for (i = 0; i < N_COUNTERS; i++)
+		c->open_err[i] = sysfs_open_err(per_core_counters[i]);
+	c->core_owners = sysfs_open_err("core_owners");
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (neuron_read_text(path, buf, sizeof(buf)) > 0) {
+		c->fdinfo_own = !!strstr(buf, "nnq-axi-dropped-c1:");
+		c->fdinfo_other = !!strstr(buf, "nnq-axi-dropped-c0:");
+	}
+	close(fd);
+}
+
+TEST(counters_root_only_uid1000)
+{
+	struct counters_seen *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char buf[4096];
+	unsigned int i;
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, c);
+	memset(c, 0x7f, sizeof(*c));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		counters_as_tenant(c);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(0, c->setup);
+
+	for (i = 0; i < N_COUNTERS; i++) {
+		EXPECT_EQ(-EACCES, c->open_err[i])
+			TH_LOG("uid 1000 opened %s", per_core_counters[i]);
+		/* root (the monitors) still reads each */
+		EXPECT_LT(0, neuron_sysfs_read(per_core_counters[i], buf, sizeof(buf)))
+			TH_LOG("root could not read %s", per_core_counters[i]);
+	}
+	EXPECT_EQ(0, c->core_owners);
+	EXPECT_EQ(1, c->fdinfo_own);
+	EXPECT_EQ(0, c->fdinfo_other);
 	munmap(c, sizeof(*c));
 }
 

@@ -30,6 +30,17 @@
  *			25 ms; on its own core a 500 ms timeout and a WAIT
  *			that hangs: the HANG event reaches the unprivileged
  *			owner (not a watcher)
+ *   coredump_limit	coredump_interval_ms 60000: a second fatal halt of
+ *			core 0 makes no dump (hangs coredumps unchanged,
+ *			coredumps_skipped +1, the held dump still core 0's),
+ *			core 1's first does (and replaces the held one where
+ *			the kernel has dev_coredump_put(), 6.10 on); with 0
+ *			core 0 dumps again; bad values -EINVAL, uid 1000
+ *			-EACCES (docs/decisions/0038-coredump-slot.md)
+ *   param_timeout	the module parameter hang_timeout_ms (root, 0600):
+ *			"5000", "0x3e8", "100", "600000" are taken and read
+ *			back in decimal; "99", "600001", "abc", "-1" are -EINVAL
+ *			and leave the value; uid 1000 cannot open it
  *
  * The delay from SUBMIT to the HANG event is printed, not asserted beyond
  * the 20 s guard (docs/decisions/0012-hang-detection.md gives its bounds).
@@ -48,6 +59,7 @@
 #include <sys/klog.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,7 +99,10 @@ static int hang_timeout(int fd, uint32_t core, uint32_t ms,
 	return ret;
 }
 
-/* Field @engine of line "core<c> ..." of sysfs hangs, or "coredumps N". */
+/*
+ * Field @engine of line "core<c> ..." of sysfs hangs, or "coredumps N"
+ * (@core -1), or "coredumps_skipped N" (@core -2).
+ */
 static long long hangs_of(int core, int engine)
 {
 	char buf[1024], key[32], *p;
@@ -95,6 +110,10 @@ static long long hangs_of(int core, int engine)
 
 	if (neuron_sysfs_read("hangs", buf, sizeof(buf)) < 0)
 		return -1;
+	if (core == -2) {
+		p = strstr(buf, "coredumps_skipped ");
+		return p ? atoll(p + 18) : -1;
+	}
 	if (core < 0) {
 		p = strstr(buf, "coredumps ");
 		return p ? atoll(p + 10) : -1;
@@ -107,12 +126,23 @@ static long long hangs_of(int core, int engine)
 	return engine < 0 ? v[0] + v[1] + v[2] + v[3] + v[4] : v[engine];
 }
 
-/* The last line of sysfs hangs, "scan_period_ms N": N, or -1. */
+/*
+ * The last line of sysfs hangs, "scan_period_ms N": N, or -1. hangs is
+ * root's (docs/decisions/0005-tenancy.md#per-core-counters): a tenant that
+ * kept its saved uid 0 reads it as root, as an operator would.
+ */
 static long long scan_period_ms(void)
 {
+	uid_t euid = geteuid();
 	char buf[1024], *p;
+	int len;
 
-	if (neuron_sysfs_read("hangs", buf, sizeof(buf)) < 0)
+	if (euid && seteuid(0))
+		return -1;
+	len = neuron_sysfs_read("hangs", buf, sizeof(buf));
+	if (euid && seteuid(euid))
+		return -1;
+	if (len < 0)
 		return -1;
 	p = strstr(buf, "scan_period_ms ");
 	return p ? atoll(p + 15) : -1;
@@ -133,9 +163,14 @@ static int sysfs_write(const char *attr, const char *val)
 	return ret;
 }
 
-/* Frees every pending devcoredump (writing to data frees it). */
+/*
+ * Frees every pending devcoredump (writing to data frees it) and waits
+ * (5 s at most) until they are gone: devcoredump deletes them from a work
+ * item, and one still there would make the kernel drop the next dump.
+ */
 static void coredumps_free(void)
 {
+	uint64_t deadline = neuron_now_ms() + 5000;
 	glob_t g;
 
 	if (glob("/sys/class/devcoredump/devcd*/data", 0, NULL, &g))
@@ -151,6 +186,14 @@ static void coredumps_free(void)
 		}
 	}
 	globfree(&g);
+	while (!glob("/sys/class/devcoredump/devcd*", 0, NULL, &g)) {
+		globfree(&g);
+		if (neuron_now_ms() > deadline) {
+			ksft_print_msg("devcoredumps still there after 5 s\n");
+			return;
+		}
+		usleep(10 * 1000);
+	}
 }
 
 /*
@@ -210,6 +253,8 @@ FIXTURE_SETUP(hang)
 {
 	coredumps_free();
 	ASSERT_EQ(0, sysfs_write("hang_policy", "report"));
+	/* each test here counts on its own dump: no per-core limit */
+	ASSERT_EQ(0, sysfs_write("coredump_interval_ms", "0"));
 	self->fd = neuron_open();
 	ASSERT_LE(0, self->fd);
 }
@@ -222,6 +267,7 @@ FIXTURE_TEARDOWN(hang)
 		neuron_ioctl(self->fd, NEURON_IOC_ENGINE_RESET, &id);
 	close(self->fd);
 	EXPECT_EQ(0, sysfs_write("hang_policy", "report"));
+	EXPECT_EQ(0, sysfs_write("coredump_interval_ms", "600000"));
 	coredumps_free();
 }
 
@@ -549,8 +595,9 @@ static int tenant(void)
 	gid_t grp = TENANT_GID;
 	int fd;
 
+	/* saved uid 0: scan_period_ms() reads the root-only hangs */
 	if (setgroups(1, &grp) || setresgid(TENANT_GID, TENANT_GID, TENANT_GID) ||
-	    setresuid(TENANT_UID, TENANT_UID, TENANT_UID))
+	    setresuid(TENANT_UID, TENANT_UID, 0))
 		return 1;
 	fd = neuron_open();
 	if (fd < 0)
@@ -616,6 +663,242 @@ TEST_F(hang, tenant)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("tenant check %d failed",
 						 WEXITSTATUS(status));
+}
+
+/* Halts PE of @core with a fatal error (FP_ERROR SEQUENCER_FATAL). */
+static int fatal_on(int fd, uint32_t core)
+{
+	struct neuron_emu_insn prog[3];
+
+	prog[0] = neuron_insn(NEURON_OP_NOP, 0);
+	prog[1] = neuron_insn(NEURON_OP_FP_ERROR, 0);
+	prog[1].operand.arg.value = 0x0a;	/* SEQUENCER_FATAL */
+	prog[2] = neuron_insn(NEURON_OP_HALT, 0);
+	return neuron_submit(fd, core, NEURON_ENGINE_PE, prog, 3, 0);
+}
+
+/*
+ * Resets PE of @core and lets the scanner see it IDLE (a halt is reported
+ * once, until the engine leaves HALTED): 1 s is 40 of its 25 ms periods.
+ */
+static int pe_reset(int fd, uint32_t core)
+{
+	struct neuron_engine_id id = { .core = core, .engine = NEURON_ENGINE_PE };
+	int ret = neuron_ioctl(fd, NEURON_IOC_ENGINE_RESET, &id);
+
+	usleep(1000 * 1000);
+	return ret;
+}
+
+/* The core in the header of the devcoredump held now, or -errno. */
+static long long held_dump_core(void)
+{
+	static uint8_t dump[65536];
+	struct neuron_coredump_header h;
+	char path[256];
+	ssize_t n = coredump_read(dump, sizeof(dump), path, sizeof(path));
+
+	if (n < (ssize_t)sizeof(h))
+		return n < 0 ? n : -EIO;
+	memcpy(&h, dump, sizeof(h));
+	return h.core;
+}
+
+/* Number of devcoredumps held now. */
+static int dumps_held(void)
+{
+	glob_t g;
+	int n;
+
+	if (glob("/sys/class/devcoredump/devcd*", 0, NULL, &g))
+		return 0;
+	n = (int)g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+/* Whether the kernel is 6.10 or later (dev_coredump_put()). */
+static bool kernel_replaces_dumps(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 10);
+}
+
+/* As uid 1000: write @val to sysfs @attr; 0 or -errno. */
+static int sysfs_write_as_tenant(const char *attr, const char *val)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		gid_t grp = TENANT_GID;
+
+		if (setgroups(1, &grp) || setresgid(TENANT_GID, TENANT_GID, TENANT_GID) ||
+		    setresuid(TENANT_UID, TENANT_UID, TENANT_UID))
+			_exit(100);
+		_exit(-sysfs_write(attr, val));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
+}
+
+TEST_F(hang, coredump_limit)
+{
+	char keys[1024];
+	long long dumps, skipped;
+	bool devcd = have_devcoredump();
+	int sock = neuron_uevent_socket();
+
+	ASSERT_LE(0, sock);
+	ASSERT_EQ(0, hang_timeout(self->fd, 0, 500, NULL));	/* 25 ms scans */
+	ASSERT_EQ(0, hang_timeout(self->fd, 1, 500, NULL));
+	ASSERT_EQ(0, sysfs_write("coredump_interval_ms", "60000"));
+	ASSERT_LT(0, neuron_sysfs_read("coredump_interval_ms", keys, sizeof(keys)));
+	EXPECT_STREQ("60000\n", keys);
+	coredumps_free();
+	dumps = hangs_of(-1, 0);
+	skipped = hangs_of(-2, 0);
+	ASSERT_LE(0, dumps);
+	ASSERT_LE(0, skipped);
+
+	/* the first fatal of core 0: dumped, and the dump is held */
+	ASSERT_EQ(0, fatal_on(self->fd, 0));
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=fatal", NEURON_WAIT_MS,
+					keys, sizeof(keys)));
+	EXPECT_EQ(dumps + 1, hangs_of(-1, 0));
+	EXPECT_EQ(skipped, hangs_of(-2, 0));
+	if (devcd)
+		EXPECT_EQ(0, held_dump_core());
+
+	/* its second within the interval: counted, not dumped */
+	ASSERT_EQ(0, pe_reset(self->fd, 0));
+	ASSERT_EQ(0, fatal_on(self->fd, 0));
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=fatal", NEURON_WAIT_MS,
+					keys, sizeof(keys)));
+	EXPECT_EQ(dumps + 1, hangs_of(-1, 0));
+	EXPECT_EQ(skipped + 1, hangs_of(-2, 0));
+	if (devcd) {
+		EXPECT_EQ(1, dumps_held());
+		EXPECT_EQ(0, held_dump_core());
+	}
+
+	/* core 1's first: dumped; replaces core 0's where the kernel can */
+	ASSERT_EQ(0, fatal_on(self->fd, 1));
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=fatal", NEURON_WAIT_MS,
+					keys, sizeof(keys)));
+	EXPECT_NE(NULL, strstr(keys, "NNQ_CORE=1\n"));
+	EXPECT_EQ(dumps + 2, hangs_of(-1, 0));
+	EXPECT_EQ(skipped + 1, hangs_of(-2, 0));
+	if (devcd) {
+		EXPECT_EQ(1, dumps_held());
+		EXPECT_EQ(kernel_replaces_dumps() ? 1 : 0, held_dump_core());
+		ksft_print_msg("coredump_limit: held dump of core %lld after core 1's (kernel %s)\n",
+			       held_dump_core(),
+			       kernel_replaces_dumps() ? "replaces" : "keeps the first");
+	}
+
+	/* no limit: core 0 dumps again */
+	ASSERT_EQ(0, sysfs_write("coredump_interval_ms", "0"));
+	coredumps_free();
+	ASSERT_EQ(0, pe_reset(self->fd, 0));
+	ASSERT_EQ(0, fatal_on(self->fd, 0));
+	ASSERT_EQ(0, neuron_wait_uevent(sock, "NNQ_EVENT=fatal", NEURON_WAIT_MS,
+					keys, sizeof(keys)));
+	EXPECT_EQ(dumps + 3, hangs_of(-1, 0));
+	EXPECT_EQ(skipped + 1, hangs_of(-2, 0));
+
+	/* the knob: bad values name nothing else, and it is root's */
+	EXPECT_EQ(-EINVAL, sysfs_write("coredump_interval_ms", "86400001"));
+	EXPECT_EQ(-EINVAL, sysfs_write("coredump_interval_ms", "abc"));
+	EXPECT_EQ(-EACCES, sysfs_write_as_tenant("coredump_interval_ms", "0"));
+	pe_reset(self->fd, 1);
+	close(sock);
+}
+
+#define HANG_PARAM	"/sys/module/nnq/parameters/hang_timeout_ms"
+
+/* Writes @val to the module parameter: 0 or -errno. */
+static int param_write(const char *val)
+{
+	int fd = open(HANG_PARAM, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The module parameter's value as read back, or -1. */
+static long long param_read(void)
+{
+	char buf[32];
+
+	if (neuron_read_text(HANG_PARAM, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
+/* As uid 1000: open() of the parameter for reading, 0 or -errno. */
+static int param_open_as_tenant(void)
+{
+	int status, fd;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		gid_t grp = TENANT_GID;
+
+		if (setgroups(1, &grp) || setresgid(TENANT_GID, TENANT_GID, TENANT_GID) ||
+		    setresuid(TENANT_UID, TENANT_UID, TENANT_UID))
+			_exit(100);
+		fd = open(HANG_PARAM, O_RDONLY | O_CLOEXEC);
+		_exit(fd < 0 ? errno : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
+}
+
+/*
+ * The limits are the UAPI's: NEURON_HANG_TIMEOUT_MIN_MS 100,
+ * NEURON_HANG_TIMEOUT_MAX_MS 600000 (docs/decisions/0012-hang-detection.md),
+ * written here as literals.
+ */
+TEST(param_timeout)
+{
+	long long saved = param_read();
+	char restore[32];
+
+	ASSERT_LE(100, saved);
+	EXPECT_EQ(0, param_write("5000"));
+	EXPECT_EQ(5000, param_read());
+	EXPECT_EQ(0, param_write("0x3e8"));	/* kstrtouint base 0 */
+	EXPECT_EQ(1000, param_read());
+	EXPECT_EQ(0, param_write("100"));
+	EXPECT_EQ(100, param_read());
+	EXPECT_EQ(0, param_write("600000"));
+	EXPECT_EQ(600000, param_read());
+	EXPECT_EQ(0, param_write("5000"));
+	EXPECT_EQ(-EINVAL, param_write("99"));
+	EXPECT_EQ(-EINVAL, param_write("600001"));
+	EXPECT_EQ(-EINVAL, param_write("abc"));
+	EXPECT_EQ(-EINVAL, param_write("-1"));
+	EXPECT_EQ(5000, param_read());		/* each refusal left it */
+	EXPECT_EQ(-EACCES, param_open_as_tenant());
+
+	snprintf(restore, sizeof(restore), "%lld", saved);
+	EXPECT_EQ(0, param_write(restore));
+	EXPECT_EQ(saved, param_read());
 }
 
 TEST_HARNESS_MAIN

@@ -222,16 +222,39 @@ static void set_flag(volatile int *flag)
 
 /* ---- tenants ------------------------------------------------------------ */
 
-/* Drops to @uid (0: stays root) with the device group as a supplementary group. */
+/*
+ * Drops to @uid (0: stays root) with the device group as a supplementary
+ * group. The saved uid stays 0 (no capability is effective) so that
+ * operator_sysfs_read() can read the root-only per-core counters as the
+ * operator would.
+ */
 static int become(uid_t uid)
 {
 	gid_t grp = TENANT_GID;
 
 	if (!uid)
 		return 0;
-	if (setgroups(1, &grp) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+	if (setgroups(1, &grp) || setresgid(uid, uid, uid) || setresuid(uid, uid, 0))
 		return -errno;
 	return 0;
+}
+
+/*
+ * neuron_sysfs_read() as root: the per-core counters are 0400
+ * (docs/decisions/0005-tenancy.md#per-core-counters); a tenant of become()
+ * takes its saved uid 0 back for the read only.
+ */
+static int operator_sysfs_read(const char *attr, char *buf, size_t len)
+{
+	uid_t euid = geteuid();
+	int ret;
+
+	if (euid && seteuid(0))
+		return -errno;
+	ret = neuron_sysfs_read(attr, buf, len);
+	if (euid && seteuid(euid))
+		return -errno;
+	return ret;
 }
 
 /* Forks a tenant running @fn as @uid; its exit status is fn's return. */
@@ -1692,7 +1715,7 @@ static int programs_stopped(unsigned int core, unsigned long long n[NEURON_ENGIN
 {
 	char buf[512], want[16], *p;
 
-	if (neuron_sysfs_read("programs_stopped", buf, sizeof(buf)) < 0)
+	if (operator_sysfs_read("programs_stopped", buf, sizeof(buf)) < 0)
 		return -errno;
 	snprintf(want, sizeof(want), "core%u ", core);
 	p = strstr(buf, want);
@@ -2753,7 +2776,7 @@ static int sysfs_line_u64(const char *attr, const char *prefix, unsigned long lo
 {
 	char buf[1024], *p;
 
-	if (neuron_sysfs_read(attr, buf, sizeof(buf)) < 0)
+	if (operator_sysfs_read(attr, buf, sizeof(buf)) < 0)
 		return -errno;
 	for (p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
 		if (!strncmp(p, prefix, strlen(prefix)))
