@@ -359,18 +359,41 @@ static ssize_t events_suppressed_show(struct device *dev,
 }
 static DEVICE_ATTR_ADMIN_RO(events_suppressed);
 
+/*
+ * "<burst> <interval_ms>" of a rate limit, read under
+ * &neuron_device.irq_lock (event_ratelimit, irq_ratelimit).
+ */
+static ssize_t neuron_limit_show(struct neuron_device *ndev, const u32 *burst,
+				 const u32 *ms, char *buf)
+{
+	unsigned long flags;
+	u32 b, m;
+
+	spin_lock_irqsave(&ndev->irq_lock, flags);
+	b = *burst;
+	m = *ms;
+	spin_unlock_irqrestore(&ndev->irq_lock, flags);
+	return sysfs_emit(buf, "%u %u\n", b, m);
+}
+
+/* Parses "<burst> <interval_ms>": each from 1 to its maximum, or -EINVAL. */
+static int neuron_limit_parse(const char *buf, u32 burst_max, u32 ms_max,
+			      u32 *burst, u32 *ms)
+{
+	if (sscanf(buf, "%u %u", burst, ms) != 2)
+		return -EINVAL;
+	if (!*burst || *burst > burst_max || !*ms || *ms > ms_max)
+		return -EINVAL;
+	return 0;
+}
+
 static ssize_t event_ratelimit_show(struct device *dev,
 				    struct device_attribute *attr, char *buf)
 {
 	struct neuron_device *ndev = dev_get_drvdata(dev);
-	unsigned long flags;
-	u32 burst, ms;
 
-	spin_lock_irqsave(&ndev->irq_lock, flags);
-	burst = ndev->evlimit_burst;
-	ms = ndev->evlimit_interval_ms;
-	spin_unlock_irqrestore(&ndev->irq_lock, flags);
-	return sysfs_emit(buf, "%u %u\n", burst, ms);
+	return neuron_limit_show(ndev, &ndev->evlimit_burst,
+				 &ndev->evlimit_interval_ms, buf);
 }
 
 /*
@@ -385,12 +408,12 @@ static ssize_t event_ratelimit_store(struct device *dev,
 	struct neuron_device *ndev = dev_get_drvdata(dev);
 	unsigned long flags;
 	u32 burst, ms, c, k;
+	int ret;
 
-	if (sscanf(buf, "%u %u", &burst, &ms) != 2)
-		return -EINVAL;
-	if (!burst || burst > NEURON_EVENT_QUEUE_LEN || !ms ||
-	    ms > NEURON_EVLIMIT_INTERVAL_MS_MAX)
-		return -EINVAL;
+	ret = neuron_limit_parse(buf, NEURON_EVENT_QUEUE_LEN,
+				 NEURON_EVLIMIT_INTERVAL_MS_MAX, &burst, &ms);
+	if (ret)
+		return ret;
 	spin_lock_irqsave(&ndev->irq_lock, flags);
 	ndev->evlimit_burst = burst;
 	ndev->evlimit_interval_ms = ms;
@@ -406,14 +429,9 @@ static ssize_t irq_ratelimit_show(struct device *dev,
 				  struct device_attribute *attr, char *buf)
 {
 	struct neuron_device *ndev = dev_get_drvdata(dev);
-	unsigned long flags;
-	u32 burst, ms;
 
-	spin_lock_irqsave(&ndev->irq_lock, flags);
-	burst = ndev->irqlimit_burst;
-	ms = ndev->irqlimit_interval_ms;
-	spin_unlock_irqrestore(&ndev->irq_lock, flags);
-	return sysfs_emit(buf, "%u %u\n", burst, ms);
+	return neuron_limit_show(ndev, &ndev->irqlimit_burst,
+				 &ndev->irqlimit_interval_ms, buf);
 }
 
 /*
@@ -428,12 +446,12 @@ static ssize_t irq_ratelimit_store(struct device *dev,
 	struct neuron_device *ndev = dev_get_drvdata(dev);
 	unsigned long flags;
 	u32 burst, ms;
+	int ret;
 
-	if (sscanf(buf, "%u %u", &burst, &ms) != 2)
-		return -EINVAL;
-	if (!burst || burst > NEURON_IRQLIMIT_BURST_MAX || !ms ||
-	    ms > NEURON_IRQLIMIT_INTERVAL_MS_MAX)
-		return -EINVAL;
+	ret = neuron_limit_parse(buf, NEURON_IRQLIMIT_BURST_MAX,
+				 NEURON_IRQLIMIT_INTERVAL_MS_MAX, &burst, &ms);
+	if (ret)
+		return ret;
 	spin_lock_irqsave(&ndev->irq_lock, flags);
 	ndev->irqlimit_burst = burst;
 	ndev->irqlimit_interval_ms = ms;
