@@ -384,8 +384,8 @@ track_a() {
 	#    lifecycle_test): surprise removal from the QEMU monitor and 50
 	#    reloads; DMA write error and stuck engine; interrupt storm; host
 	#    rings where DMA is bounced (swiotlb=force); AER,
-	#    suspend and a vanishing device; the IOMMU lanes; the device plugin
-	#    against the real driver with the fake kubelet
+	#    suspend, hibernation and a vanishing device; the IOMMU lanes; the
+	#    device plugin against the real driver with the fake kubelet
 	robust_lane hotplug selftests/vm/lane-monitor.sh --lane hotplug
 	robust_lane faults selftests/vm/lane-robust.sh --lane faults
 	robust_lane storm selftests/vm/lane-robust.sh --lane storm
@@ -394,6 +394,9 @@ track_a() {
 	robust_lane iommu selftests/vm/lane-monitor.sh --lane iommu
 	robust_lane iommu-removal selftests/vm/lane-monitor.sh --lane iommu-removal
 	robust_lane k8s selftests/vm/lane-monitor.sh --lane k8s
+	# 6b. .shutdown with a live client, then kexec into the same kernel:
+	#     the device as .shutdown left it, a fresh tenant's clean core
+	robust_lane shutdown selftests/vm/lane-shutdown.sh
 	# 7. static analysis: W=1 + sparse against 6.1 and 6.12, checkpatch --strict
 	#    at the lowest priority: it compiles the module four times while the
 	#    debug lane's guests, which have time limits, run beside it
@@ -459,7 +462,7 @@ count_lane sunda "VM sunda" "$build/vm/sunda.log"
 count_lane devtest-B "VM device faults" "$build/vm/devtest-B.log"
 count_lane e2e "VM end to end" "$build/vm/e2e.log"
 tr -d '\r' <"$build/vm/e2e.log" | grep -E '^# (target|storm masks|.*(records/s|per record|ratio))' || true
-for name in hotplug faults storm swiotlb recovery iommu iommu-removal k8s; do
+for name in hotplug faults storm swiotlb recovery iommu iommu-removal k8s shutdown; do
 	count_lane "$name" "VM $name" "$build/vm/lane-$name.log"
 done
 count_lane static "static analysis" "$build/static.log"

@@ -15,7 +15,8 @@
 #             with rings mapped and threads blocked, then hot-plug back) and
 #             "reload" (50 module unload/load cycles)
 #   recovery  lifecycle_test "aer" (correctable, non-fatal and fatal errors
-#             injected with live queues), "suspend" (a pm_test cycle) and
+#             injected with live queues), "suspend" (a pm_test cycle),
+#             "hibernate" (freeze and thaw by pm_test, live clients) and
 #             "surprise" (the device vanishes: reads all ones, no DMA, no
 #             interrupts; then device_del), then race_test "aer" and
 #             "surprise" (a client's close, munmap, ioctl and poll/read
@@ -68,7 +69,7 @@ hotplug)
 	tests="vm_device_loss robust_test" ;;
 recovery)
 	vm_opts=(--smp 2)
-	append="neuron_lifecycle=aer,suspend,surprise neuron_race=aer,surprise,uevent_aer,uevent_removal,uevent_aer_failed"
+	append="neuron_lifecycle=aer,suspend,hibernate,surprise neuron_race=aer,surprise,uevent_aer,uevent_removal,uevent_aer_failed"
 	tests="lifecycle_test race_test" ;;
 iommu)
 	vm_opts=(--smp 2 --iommu)

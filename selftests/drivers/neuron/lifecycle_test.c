@@ -10,7 +10,8 @@
  * a removal, with the cause, and stays readable.
  *
  *   lifecycle_test [GROUP...] [--rounds=N]
- *                                  groups: pinning flr aer surprise suspend;
+ *                                  groups: pinning flr aer surprise suspend
+ *                                  hibernate;
  *                                  --rounds: pinning rounds (default 2000)
  *
  * Without arguments the groups come from the kernel command line
@@ -619,6 +620,23 @@ static int cc_open_node(void)
 	return chown(NEURON_DEV, 0, LC_GID) || chmod(NEURON_DEV, 0660);
 }
 
+/*
+ * Hibernation's freeze and thaw without writing an image: pm_test "devices"
+ * stops the walk after every device froze (Documentation/power/
+ * basic-pm-debugging.rst), so the driver's freeze and its thaw (or restore)
+ * run as they would around a real image, with no swap device needed.
+ */
+static void hibernate_freeze_thaw(struct __test_metadata *_metadata)
+{
+	char states[128];
+
+	ASSERT_LE(0, read_str("/sys/power/state", states, sizeof(states)));
+	ASSERT_NE(NULL, strstr(states, "disk")) TH_LOG("no hibernation: %s", states);
+	ASSERT_EQ(0, write_str("/sys/power/pm_test", "devices")) TH_LOG("no PM_DEBUG?");
+	EXPECT_EQ(0, write_str("/sys/power/state", "disk"));
+	write_str("/sys/power/pm_test", "none");
+}
+
 static void clean_core_run(struct __test_metadata *_metadata, const char *disturb)
 {
 	int ready[2], go[2], fd;
@@ -643,6 +661,8 @@ static void clean_core_run(struct __test_metadata *_metadata, const char *distur
 	if (!strcmp(disturb, "reset")) {
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
 		EXPECT_EQ(0, write_str(path, "1"));
+	} else if (!strcmp(disturb, "hibernate")) {
+		hibernate_freeze_thaw(_metadata);
 	} else {
 		EXPECT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/unbind", bdf));
 		EXPECT_EQ(0, write_str("/sys/bus/pci/drivers/nnq/bind", bdf));
@@ -673,6 +693,40 @@ TEST_F_TIMEOUT(flr, next_owner_clean_after_unbind, 300)
 TEST_F_TIMEOUT(flr, next_owner_clean_after_reset, 300)
 {
 	clean_core_run(_metadata, "reset");
+	EXPECT_EQ(0, device_works(0, 0));
+}
+
+/*
+ * ---- hibernate: freeze and thaw with live clients ---------------------------
+ * (docs/robustness.md#shutdown-and-hibernation): a live queue sees the reset
+ * edge and goes stale as in a suspend; an owner that held its core across
+ * the cycle leaves nothing to the next one.
+ */
+FIXTURE(hibernate) {};
+FIXTURE_SETUP(hibernate) {}
+FIXTURE_TEARDOWN(hibernate) {}
+
+TEST_F_TIMEOUT(hibernate, live_queue_goes_stale, 300)
+{
+	struct live_queue lq;
+	struct neuron_event ev = { 0 };
+
+	ASSERT_EQ(0, live_queue_start(&lq));
+	hibernate_freeze_thaw(_metadata);
+	ASSERT_EQ(0, neuron_wait_edge(lq.fd, NEURON_EDGE_RESET, LC_GUARD_MS, &ev));
+	ksft_print_msg("lifecycle: hibernate pm_test=devices cause=%u unread=%llu\n",
+		       ev.cause, (unsigned long long)ev.count);
+	EXPECT_EQ(NEURON_RESET_SUSPEND, ev.cause);
+	EXPECT_EQ(LC_RING_RECORDS, ev.count);
+	expect_stale(_metadata, &lq, NEURON_RESET_SUSPEND);
+	live_queue_close(&lq);
+	EXPECT_EQ(0, device_works(0, 0));
+	EXPECT_EQ(0, device_works(1, NEURON_NQ_F_DEVICE_MEM));
+}
+
+TEST_F_TIMEOUT(hibernate, next_owner_clean, 300)
+{
+	clean_core_run(_metadata, "hibernate");
 	EXPECT_EQ(0, device_works(0, 0));
 }
 
@@ -900,7 +954,8 @@ TEST_F_TIMEOUT(surprise, vanish_then_unplug, 300)
 
 /* ---- groups --------------------------------------------------------------- */
 
-static const char *const groups_all[] = { "pinning", "flr", "aer", "surprise", "suspend" };
+static const char *const groups_all[] = { "pinning", "flr", "aer", "surprise", "suspend",
+					   "hibernate" };
 static const char *const groups_default[] = { "pinning", "flr" };
 
 /* the last "neuron_lifecycle=GROUP,..." of /proc/cmdline, or NULL */
