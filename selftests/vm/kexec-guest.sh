@@ -28,14 +28,17 @@ result() { # result STATUS NAME
 	fi
 }
 walk=/opt/neuron/kexec_walk
+load_module() { # load_module STAGE: insmod, then wait for udev-less /dev/nnq0
+	insmod /lib/neuron/nnq.ko
+	result $? "kexec.$1.insmod"
+	i=0
+	while [ ! -e /dev/nnq0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
 
 if ! grep -q 'neuron_kexec_stage=2' /proc/cmdline; then
 	# a line of its own first: the console's first bytes may carry escapes
 	echo "# kexec: stage 1, $(uname -r)"
-	insmod /lib/neuron/nnq.ko
-	result $? "kexec.stage1.insmod"
-	i=0
-	while [ ! -e /dev/nnq0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	load_module stage1
 	$walk dirty
 	result $? "kexec.stage1.owner_dirties_core0_and_fills_a_queue"
 	# the next kernel's initramfs: this one's files (init, busybox, the
@@ -58,10 +61,7 @@ n=4 # stage 1 printed 1..4
 echo "# kexec: stage 2, $(uname -r), command line: $(cat /proc/cmdline)"
 $walk quiet
 result $? "kexec.stage2.device_quiet_before_the_driver"
-insmod /lib/neuron/nnq.ko
-result $? "kexec.stage2.insmod"
-i=0
-while [ ! -e /dev/nnq0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+load_module stage2
 $walk clean
 result $? "kexec.stage2.next_owner_reads_reset_values_and_runs"
 # as guest-tests.sh: no WARN, BUG or oops in the new kernel's log

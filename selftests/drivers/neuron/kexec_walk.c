@@ -44,50 +44,32 @@
 
 #define KW_FIRST_UID	1000
 #define KW_NEXT_UID	1001
-#define KW_GID		1000
 #define KW_PROG_LEN	600	/* more NOTIFYs than the 256-entry ring holds */
 #define KW_STAGE2	" neuron_kexec_stage=2"
 
-enum { KW_OK, KW_USAGE = 2, KW_NODE = 10, KW_SETUID, KW_OPEN, KW_SEM, KW_EVENT,
-       KW_FLAGS, KW_QUEUE, KW_SUBMIT, KW_FULL, KW_FORK,
-       KW_CMDLINE = 20, KW_KERNEL, KW_INITRD, KW_LOAD, KW_REBOOT,
-       KW_PCI = 30, KW_CONFIG, KW_MAP, KW_ENGINE_BUSY, KW_QUEUES_ON,
-       KW_READ_SEM = 40, KW_READ_EVENT, KW_ACQUIRE, KW_READ_FLAGS,
-       KW_DIRTY_SEM, KW_DIRTY_EVENT, KW_DIRTY_FLAGS, KW_WORKS };
-
-static int kw_setuid(uid_t uid)
-{
-	gid_t g = KW_GID;
-
-	return setgroups(1, &g) || setgid(KW_GID) || setuid(uid);
-}
+/* exit codes, beside robust_lib.h's CLEAN_CORE_* of the owners' steps */
+enum { KW_OK, KW_USAGE = 2, KW_QUEUE = 40, KW_SUBMIT, KW_FULL, KW_FORK, KW_NODE,
+       KW_CMDLINE = 50, KW_KERNEL, KW_INITRD, KW_LOAD, KW_REBOOT,
+       KW_PCI = 60, KW_CONFIG, KW_MAP, KW_ENGINE_BUSY, KW_QUEUES_ON, KW_WORKS };
 
 /* uid 1000's file: core 0 dirtied, an engine waiting for room in queue 1 */
 static int kw_owner(int ready)
 {
 	static struct neuron_emu_insn prog[KW_PROG_LEN];
-	struct neuron_evt_sem sem = { .core = 0, .index = 7, .op = NEURON_SEM_SET,
-				      .value = 0x5eed };
-	struct neuron_evt_sem ev = { .core = 0, .index = 9, .op = NEURON_EVENT_SET };
-	struct neuron_feature_flags ff = { .core = 0, .op = NEURON_FEATURE_OP_SET,
-					   .flags = 0x2 };
 	struct neuron_nq_info info = { .core = 0, .queue = 1 };
 	struct neuron_nq_init init;
 	uint64_t deadline;
 	char c = 0;
-	int fd;
+	int fd, ret;
 
-	if (kw_setuid(KW_FIRST_UID))
-		return KW_SETUID;
+	if (clean_core_setuid(KW_FIRST_UID))
+		return CLEAN_CORE_SETUID;
 	fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		return KW_OPEN;
-	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &sem))
-		return KW_SEM;
-	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &ev))
-		return KW_EVENT;
-	if (neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff))
-		return KW_FLAGS;
+		return CLEAN_CORE_OPEN;
+	ret = first_owner_dirties(fd);
+	if (ret)
+		return ret;
 	if (neuron_nq_create(fd, 0, 1, 4096, 0, &init))
 		return KW_QUEUE;
 	notify_prog(prog, KW_PROG_LEN, 1);
@@ -115,7 +97,7 @@ static int kw_dirty(void)
 	char c;
 	pid_t pid;
 
-	if (chown(NEURON_DEV, 0, KW_GID) || chmod(NEURON_DEV, 0660))
+	if (chown(NEURON_DEV, 0, CLEAN_CORE_GID) || chmod(NEURON_DEV, 0660))
 		return KW_NODE;
 	if (pipe(ready))
 		return KW_FORK;
@@ -219,48 +201,18 @@ static int kw_quiet(void)
 	return queues ? KW_QUEUES_ON : KW_OK;
 }
 
-/* uid 1001: core 0 free, then owned; all at reset values */
-static int kw_next_owner(void)
-{
-	struct neuron_evt_sem sem = { .core = 0, .index = 7, .op = NEURON_SEM_READ };
-	struct neuron_evt_sem ev = { .core = 0, .index = 9, .op = NEURON_EVENT_READ };
-	struct neuron_feature_flags ff = { .core = 0, .op = NEURON_FEATURE_OP_GET };
-	struct neuron_cores cores = { .cores = 1 };
-	int fd;
-
-	if (kw_setuid(KW_NEXT_UID))
-		return KW_SETUID;
-	fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return KW_OPEN;
-	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &sem))
-		return KW_READ_SEM;
-	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &ev))
-		return KW_READ_EVENT;
-	if (neuron_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, &cores))
-		return KW_ACQUIRE;
-	if (neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff))
-		return KW_READ_FLAGS;
-	printf("# kexec_walk: next owner reads sem7=%#x event9=%u flags=%#x\n",
-	       sem.value, ev.value, ff.flags);
-	fflush(stdout);
-	close(fd);
-	return sem.value ? KW_DIRTY_SEM : ev.value ? KW_DIRTY_EVENT :
-	       ff.flags ? KW_DIRTY_FLAGS : KW_OK;
-}
-
 static int kw_clean(void)
 {
 	int st;
 	pid_t pid;
 
-	if (chown(NEURON_DEV, 0, KW_GID) || chmod(NEURON_DEV, 0660))
+	if (chown(NEURON_DEV, 0, CLEAN_CORE_GID) || chmod(NEURON_DEV, 0660))
 		return KW_NODE;
 	pid = fork();
 	if (pid < 0)
 		return KW_FORK;
 	if (pid == 0)
-		_exit(kw_next_owner());
+		_exit(next_owner_clean(KW_NEXT_UID));
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 		return KW_FORK;
 	if (WEXITSTATUS(st))

@@ -536,73 +536,27 @@ TEST_F_TIMEOUT(flr, no_signal_after_unbind, 300)
  */
 #define CC_FIRST_UID	1000
 #define CC_NEXT_UID	1001
-enum { CC_OK, CC_SETUID = 10, CC_OPEN, CC_SEM, CC_EVENT, CC_FLAGS, CC_SYNC,
-       CC_READ_SEM = 20, CC_READ_EVENT, CC_ACQUIRE, CC_READ_FLAGS,
-       CC_DIRTY_SEM = 30, CC_DIRTY_EVENT, CC_DIRTY_FLAGS };
-
-static int cc_setuid(uid_t uid)
-{
-	gid_t g = LC_GID;
-
-	return setgroups(1, &g) || setgid(LC_GID) || setuid(uid);
-}
+/* the owners' steps are robust_lib.h's CLEAN_CORE_*, and this one */
+#define CC_SYNC		15
 
 /* uid 1000: dirties core 0, holds the file until told to close it */
 static int cc_first_owner(int ready, int go)
 {
-	struct neuron_evt_sem sem = { .core = 0, .index = 7, .op = NEURON_SEM_SET,
-				      .value = 0x5eed };
-	struct neuron_evt_sem ev = { .core = 0, .index = 9, .op = NEURON_EVENT_SET };
-	struct neuron_feature_flags ff = { .core = 0, .op = NEURON_FEATURE_OP_SET,
-					   .flags = 0x2 };
 	char c = 0;
-	int fd;
+	int fd, ret;
 
-	if (cc_setuid(CC_FIRST_UID))
-		return CC_SETUID;
+	if (clean_core_setuid(CC_FIRST_UID))
+		return CLEAN_CORE_SETUID;
 	fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		return CC_OPEN;
-	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &sem))
-		return CC_SEM;
-	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &ev))
-		return CC_EVENT;
-	if (neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff))
-		return CC_FLAGS;
+		return CLEAN_CORE_OPEN;
+	ret = first_owner_dirties(fd);
+	if (ret)
+		return ret;
 	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
 		return CC_SYNC;
 	close(fd);
-	return CC_OK;
-}
-
-/* uid 1001: core 0 as the next tenant sees it, free and then owned */
-static int cc_next_owner(void)
-{
-	struct neuron_evt_sem sem = { .core = 0, .index = 7, .op = NEURON_SEM_READ };
-	struct neuron_evt_sem ev = { .core = 0, .index = 9, .op = NEURON_EVENT_READ };
-	struct neuron_feature_flags ff = { .core = 0, .op = NEURON_FEATURE_OP_GET };
-	struct neuron_cores cores = { .cores = 1 };
-	int fd;
-
-	if (cc_setuid(CC_NEXT_UID))
-		return CC_SETUID;
-	fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return CC_OPEN;
-	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &sem))
-		return CC_READ_SEM;
-	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &ev))
-		return CC_READ_EVENT;
-	if (neuron_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, &cores))
-		return CC_ACQUIRE;
-	if (neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff))
-		return CC_READ_FLAGS;
-	ksft_print_msg("lifecycle: next owner reads sem7=%#x event9=%u flags=%#x\n",
-		       sem.value, ev.value, ff.flags);
-	fflush(stdout);		/* the caller _exit()s */
-	close(fd);
-	return sem.value ? CC_DIRTY_SEM : ev.value ? CC_DIRTY_EVENT :
-	       ff.flags ? CC_DIRTY_FLAGS : CC_OK;
+	return CLEAN_CORE_OK;
 }
 
 static int cc_wait(pid_t pid)
@@ -673,12 +627,12 @@ static void clean_core_run(struct __test_metadata *_metadata, const char *distur
 	EXPECT_EQ(1, write(go[1], &c, 1));	/* the first owner closes now */
 	close(go[1]);
 	close(ready[0]);
-	EXPECT_EQ(CC_OK, cc_wait(first));
+	EXPECT_EQ(CLEAN_CORE_OK, cc_wait(first));
 	ASSERT_EQ(0, cc_open_node());	/* a bind makes the node anew */
 	first = fork();
 	if (first == 0)
-		_exit(cc_next_owner());
-	EXPECT_EQ(CC_OK, cc_wait(first)) TH_LOG("%s: 30 sem, 31 event, 32 flags left over",
+		_exit(next_owner_clean(CC_NEXT_UID));
+	EXPECT_EQ(CLEAN_CORE_OK, cc_wait(first)) TH_LOG("%s: 30 sem, 31 event, 32 flags left over",
 					       disturb);
 	EXPECT_EQ(0, chown(NEURON_DEV, st.st_uid, st.st_gid));
 	EXPECT_EQ(0, chmod(NEURON_DEV, st.st_mode & 07777));

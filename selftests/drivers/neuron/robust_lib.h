@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/stat.h>
 
 #define BIT(n)		(1u << (n))
@@ -389,6 +390,83 @@ static inline int device_works(unsigned int core, uint32_t flags)
 		ret = -103;
 	close(fd);
 	return ret;
+}
+
+/*
+ * A core changes hands clean (docs/decisions/0005-tenancy.md): the codes of
+ * clean_core_setuid() and next_owner_clean(), shared by lifecycle_test
+ * (unbind, reset, hibernation) and kexec_walk (kexec).
+ */
+#define CLEAN_CORE_GID	1000
+enum { CLEAN_CORE_OK, CLEAN_CORE_SETUID = 10, CLEAN_CORE_OPEN,
+       CLEAN_CORE_SEM, CLEAN_CORE_EVENT, CLEAN_CORE_FLAGS,
+       CLEAN_CORE_READ_SEM = 20, CLEAN_CORE_READ_EVENT, CLEAN_CORE_ACQUIRE,
+       CLEAN_CORE_READ_FLAGS,
+       CLEAN_CORE_DIRTY_SEM = 30, CLEAN_CORE_DIRTY_EVENT, CLEAN_CORE_DIRTY_FLAGS };
+
+/* this process becomes @uid in group CLEAN_CORE_GID; 0 or -1 */
+static inline int clean_core_setuid(uid_t uid)
+{
+	gid_t g = CLEAN_CORE_GID;
+
+	return setgroups(1, &g) || setgid(CLEAN_CORE_GID) || setuid(uid) ? -1 : 0;
+}
+
+/*
+ * What the first owner leaves on core 0 through @fd: semaphore 7 = 0x5eed,
+ * event 9 set, feature flags 0x2. Returns CLEAN_CORE_OK or the failed step.
+ */
+static inline int first_owner_dirties(int fd)
+{
+	struct neuron_evt_sem sem = { .core = 0, .index = 7, .op = NEURON_SEM_SET,
+				      .value = 0x5eed };
+	struct neuron_evt_sem ev = { .core = 0, .index = 9, .op = NEURON_EVENT_SET };
+	struct neuron_feature_flags ff = { .core = 0, .op = NEURON_FEATURE_OP_SET,
+					   .flags = 0x2 };
+
+	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &sem))
+		return CLEAN_CORE_SEM;
+	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &ev))
+		return CLEAN_CORE_EVENT;
+	if (neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff))
+		return CLEAN_CORE_FLAGS;
+	return CLEAN_CORE_OK;
+}
+
+/*
+ * As @uid, core 0 as the next tenant sees it: semaphore 7 and event 9
+ * while the core is free, then, once owned, its feature flags; every one
+ * must be 0, its reset value (docs/hardware.md). Prints what it read.
+ * Returns CLEAN_CORE_OK or the code of the step that failed or found state
+ * left over. Call it in a child: it drops privileges for good.
+ */
+static inline int next_owner_clean(uid_t uid)
+{
+	struct neuron_evt_sem sem = { .core = 0, .index = 7, .op = NEURON_SEM_READ };
+	struct neuron_evt_sem ev = { .core = 0, .index = 9, .op = NEURON_EVENT_READ };
+	struct neuron_feature_flags ff = { .core = 0, .op = NEURON_FEATURE_OP_GET };
+	struct neuron_cores cores = { .cores = 1 };
+	int fd;
+
+	if (clean_core_setuid(uid))
+		return CLEAN_CORE_SETUID;
+	fd = open(NEURON_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return CLEAN_CORE_OPEN;
+	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &sem))
+		return CLEAN_CORE_READ_SEM;
+	if (neuron_ioctl(fd, NEURON_IOC_EVT_SEM, &ev))
+		return CLEAN_CORE_READ_EVENT;
+	if (neuron_ioctl(fd, NEURON_IOC_CORE_ACQUIRE, &cores))
+		return CLEAN_CORE_ACQUIRE;
+	if (neuron_ioctl(fd, NEURON_IOC_FEATURE_FLAGS, &ff))
+		return CLEAN_CORE_READ_FLAGS;
+	printf("# next owner reads sem7=%#x event9=%u flags=%#x\n",
+	       sem.value, ev.value, ff.flags);
+	fflush(stdout);		/* callers _exit() */
+	close(fd);
+	return sem.value ? CLEAN_CORE_DIRTY_SEM : ev.value ? CLEAN_CORE_DIRTY_EVENT :
+	       ff.flags ? CLEAN_CORE_DIRTY_FLAGS : CLEAN_CORE_OK;
 }
 
 /*
