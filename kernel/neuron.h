@@ -80,6 +80,7 @@
 
 #include <linux/atomic.h>
 #include <linux/cdev.h>
+#include <linux/dim.h>
 #include <linux/genalloc.h>
 #include <linux/io.h>
 #include <linux/kref.h>
@@ -370,6 +371,50 @@ struct neuron_nq {
 	struct list_head quarantine;
 };
 
+/* Profiles of adaptive moderation, DIM's net_dim index (neuron_dim.c). */
+#define NEURON_DIM_LEVELS	5
+
+/**
+ * struct neuron_dim - adaptive interrupt moderation of one queue slot
+ * @dim:	the DIM library's state; its work item programs a new profile
+ * @ndev:	device (for the work item)
+ * @core:	core of the slot
+ * @queue:	queue of the slot
+ * @on:		the slot's queue was made with NEURON_NQ_F_ADAPTIVE and no
+ *		NQ_COALESCE has fixed its settings since
+ * @seq:	&neuron_nq.seq of the queue the state belongs to
+ * @budget_ns:	the latency budget (NQ_INIT's @coalesce_ns)
+ * @entries:	the ring's records
+ * @events:	threshold interrupts of the queue (DIM's event counter)
+ * @tail:	TAIL at the last interrupt
+ * @records:	records written, TAIL extended to 64 bits
+ * @level:	the profile programmed, < NEURON_DIM_LEVELS
+ * @threshold:	THRESHOLD of @level
+ * @coalesce_ns: COALESCE_NS of @level
+ * @changes:	profile changes programmed since the queue was made
+ *
+ * Everything but @dim.work is under &neuron_device.dim_lock; the slot is
+ * reset (not freed) when its queue goes: the work item may still run and
+ * then finds @on false or another @seq.
+ */
+struct neuron_dim {
+	struct dim dim;
+	struct neuron_device *ndev;
+	u32 core;
+	u32 queue;
+	bool on;
+	u64 seq;
+	u32 budget_ns;
+	u32 entries;
+	u16 events;
+	u32 tail;
+	u64 records;
+	u32 level;
+	u32 threshold;
+	u32 coalesce_ns;
+	u64 changes;
+};
+
 /**
  * struct neuron_vector - one MSI-X vector and what it serves
  * @ndev:	device
@@ -591,6 +636,9 @@ struct neuron_device {
 	struct neuron_vector vec[NEURON_MAX_VECTORS];
 
 	spinlock_t irq_lock;		/* interrupt counters */
+	/* adaptive moderation per queue slot (neuron_dim.c) */
+	spinlock_t dim_lock;
+	struct neuron_dim dim[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 	u64 intr_count[NEURON_MAX_CORES][NEURON_NOTIFIC_INTR_BITS];
 	u64 threshold_count[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
 	u64 wrbuf_full_count[NEURON_MAX_CORES][NEURON_NUM_SW_QUEUES];
@@ -902,6 +950,15 @@ void neuron_cdev_unregister(struct neuron_device *ndev);
 /* ---- neuron_irq.c ------------------------------------------------------- */
 int neuron_irq_init(struct neuron_device *ndev);
 void neuron_irq_fini(struct neuron_device *ndev);
+void neuron_dim_init(struct neuron_device *ndev);
+void neuron_dim_profile(u32 budget_ns, u32 entries, u32 level, u32 *threshold,
+			u32 *coalesce_ns);
+void neuron_dim_fini(struct neuron_device *ndev);
+void neuron_dim_start(struct neuron_nq *nq, u32 budget_ns);
+void neuron_dim_stop(struct neuron_nq *nq);
+void neuron_dim_irq(struct neuron_device *ndev, u32 core, unsigned long queues);
+bool neuron_dim_show(struct neuron_device *ndev, u32 core, u32 queue,
+		     u32 *level, u32 *threshold, u32 *coalesce_ns, u64 *changes);
 void neuron_irq_ratelimit_forget(struct neuron_device *ndev, u32 core);
 void neuron_irq_release_all(struct neuron_device *ndev);
 int neuron_irq_ioctl_throttle(struct neuron_file *nfile,

@@ -113,6 +113,8 @@ static int neuron_ioctl_device_info(struct neuron_file *nfile,
 			     NEURON_CAP_PAGE_SIZE | NEURON_CAP_ROUTE |
 			     NEURON_CAP_CORE_NODES | NEURON_CAP_HANG |
 			     NEURON_CAP_AXI_DROPPED;
+	if (IS_ENABLED(CONFIG_DIMLIB))
+		info->capabilities |= NEURON_CAP_ADAPTIVE;
 	info->file_cores = nfile->node_cores;
 	/* mapping lengths come from here, never from 4 KiB (neuron_mmap.c) */
 	info->page_size = PAGE_SIZE;

@@ -519,6 +519,9 @@ static irqreturn_t neuron_irq_core(int irq, void *data)
 		trace_neuron_irq_edge(ndev->id, ev.edge, ev.core, ev.cause,
 				      ev.queues, ev.count);
 		neuron_events_broadcast(ndev, &ev);
+		/* adaptive moderation: one DIM sample per queue (neuron_dim.c) */
+		if (thr)
+			neuron_dim_irq(ndev, core, thr);
 	}
 	if (!loop) {
 		/* an edge raised just before its cause was masked for a storm */
@@ -746,6 +749,7 @@ int neuron_irq_init(struct neuron_device *ndev)
 	spin_unlock_irq(&ndev->irq_lock);
 	INIT_DELAYED_WORK(&ndev->storm_work, neuron_irq_storm_work);
 	INIT_DELAYED_WORK(&ndev->irq_hold_work, neuron_irq_hold_work);
+	neuron_dim_init(ndev);
 	neuron_irq_mask_all(ndev);
 	ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
 	if (ret < 0) {
@@ -801,7 +805,8 @@ err:
  * Stops the storm and budget machinery first (no thread masks and no work
  * item unmasks a cause after the masks are cleared; a throttle vector
  * disabled for a hold is enabled again, so its disable depth is balanced),
- * then masks everything and frees the vectors. After this no handler or work item runs or will run
+ * then masks everything and frees the vectors and stops adaptive moderation
+ * (neuron_dim_fini()). After this no handler or work item runs or will run
  * (free_irq() waits for running threads), so the BARs may be unmapped and
  * the device freed. Called with neither &neuron_device.rwsem nor
  * &neuron_device.lock held.
@@ -818,6 +823,7 @@ void neuron_irq_fini(struct neuron_device *ndev)
 	spin_unlock_irq(&ndev->irq_lock);
 	neuron_irq_mask_all(ndev);
 	neuron_irq_free_vectors(ndev);
+	neuron_dim_fini(ndev);
 }
 
 /**

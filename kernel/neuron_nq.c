@@ -237,6 +237,7 @@ static void neuron_nq_teardown(struct neuron_nq *nq, bool hw)
 	if (hw)
 		off = neuron_hw_queue_off(ndev, nq->core, nq->queue);
 	trace_neuron_nq_destroy(ndev->id, nq->core, nq->queue, hw);
+	neuron_dim_stop(nq);
 	neuron_events_unbind_nq(ndev, nq->core, nq->queue);
 	ndev->nq[nq->core][nq->queue] = NULL;
 	/* a queue whose file was released has no mapping left to zap */
@@ -339,6 +340,7 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 	static const char cmd[] = "NQ_INIT";
 	struct neuron_device *ndev = nfile->ndev;
 	struct neuron_nq *nq;
+	u32 budget = 0;
 	int ret;
 
 	ret = neuron_nq_check_id(ndev, cmd, arg->core, arg->queue);
@@ -353,6 +355,11 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 		return neuron_bad_field(ndev, cmd, "threshold");
 	if (arg->coalesce_ns > NEURON_NQ_COALESCE_NS_MAX)
 		return neuron_bad_field(ndev, cmd, "coalesce_ns");
+	/* adaptive: the driver owns THRESHOLD; needs the DIM library */
+	if ((arg->flags & NEURON_NQ_F_ADAPTIVE) && !IS_ENABLED(CONFIG_DIMLIB))
+		return neuron_bad_field(ndev, cmd, "flags");
+	if ((arg->flags & NEURON_NQ_F_ADAPTIVE) && arg->threshold)
+		return neuron_bad_field(ndev, cmd, "threshold");
 	if (arg->reserved0)
 		return neuron_bad_field(ndev, cmd, "reserved0");
 	if (arg->reserved1)
@@ -372,6 +379,13 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 	nq->flags = arg->flags;
 	nq->threshold = arg->threshold;
 	nq->coalesce_ns = arg->coalesce_ns;
+	if (nq->flags & NEURON_NQ_F_ADAPTIVE) {
+		/* the top profile of the budget (neuron_dim.c) */
+		budget = arg->coalesce_ns ?: NEURON_NQ_BUDGET_DEFAULT_NS;
+		neuron_dim_profile(budget, nq->size / NEURON_ISA_NOTIFICATION_NBYTES,
+				   NEURON_DIM_LEVELS - 1, &nq->threshold,
+				   &nq->coalesce_ns);
+	}
 
 	ret = neuron_enter_file(nfile);
 	if (ret)
@@ -402,6 +416,8 @@ int neuron_nq_ioctl_init(struct neuron_file *nfile, struct neuron_nq_init *arg)
 	neuron_nq_hw_enable(nq);
 	nq->seq = ++ndev->nq_seq;
 	ndev->nq[nq->core][nq->queue] = nq;
+	if (nq->flags & NEURON_NQ_F_ADAPTIVE)
+		neuron_dim_start(nq, budget);
 	trace_neuron_nq_init(ndev->id, nq->core, nq->queue, nq->size,
 			     nq->flags, nq->threshold);
 	mutex_unlock(&ndev->lock);
@@ -575,6 +591,8 @@ int neuron_nq_ioctl_coalesce(struct neuron_file *nfile,
 	} else if (arg->threshold > nq->size / NEURON_ISA_NOTIFICATION_NBYTES) {
 		ret = neuron_bad_field(ndev, cmd, "threshold");
 	} else {
+		/* a setting fixed by hand ends adaptive moderation */
+		neuron_dim_stop(nq);
 		neuron_wr(ndev, NEURON_NQ_REG(c, q, NEURON_NQ_THRESHOLD),
 			  arg->threshold);
 		neuron_wr(ndev, NEURON_NOTIFIC_REG(c, NEURON_NQ_COALESCE_NS(q)),

@@ -185,6 +185,7 @@ static int neuron_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&ndev->quota_lock);
 	INIT_LIST_HEAD(&ndev->quotas);
 	spin_lock_init(&ndev->irq_lock);
+	spin_lock_init(&ndev->dim_lock);
 	neuron_hw_error_init(ndev);
 	ndev->evlimit_burst = NEURON_EVLIMIT_BURST_DEFAULT;
 	ndev->evlimit_interval_ms = NEURON_EVLIMIT_INTERVAL_MS_DEFAULT;

@@ -17,6 +17,12 @@
  *   threshold_counts  one line per core, "core<c>" then, for each queue
  *                 0..9, the THRESHOLD_STATUS bits seen (threshold
  *                 interrupts, each also signals the queue's eventfd)
+ *   moderation    one line per queue under adaptive moderation
+ *                 (NEURON_NQ_F_ADAPTIVE, neuron_dim.c): "core<c>
+ *                 queue<q> profile <p> threshold <t> coalesce_ns <ns>
+ *                 changes <n>": DIM's profile 0..4, the THRESHOLD and
+ *                 COALESCE_NS it programmed, profile changes since the
+ *                 queue was made
  *   wrbuf_counts  two lines per core, "core<c> full" and "core<c> drop",
  *                 then for each queue 0..9 the wr_buffer_full_N /
  *                 wr_buffer_drop_N edges seen (N = queue; the NOTIFIC
@@ -223,6 +229,26 @@ static ssize_t threshold_counts_show(struct device *dev,
 	return len;
 }
 static DEVICE_ATTR_ADMIN_RO(threshold_counts);
+
+static ssize_t moderation_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct neuron_device *ndev = dev_get_drvdata(dev);
+	u32 c, q, level, thr, ns;
+	u64 changes;
+	int len = 0;
+
+	for (c = 0; c < ndev->num_cores; c++)
+		for (q = 0; q < NEURON_NUM_SW_QUEUES; q++)
+			if (neuron_dim_show(ndev, c, q, &level, &thr, &ns,
+					    &changes))
+				len += sysfs_emit_at(buf, len,
+						     "core%u queue%u profile %u threshold %u coalesce_ns %u changes %llu\n",
+						     c, q, level, thr, ns,
+						     changes);
+	return len;
+}
+static DEVICE_ATTR_ADMIN_RO(moderation);
 
 static ssize_t wrbuf_counts_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
@@ -738,6 +764,7 @@ static struct attribute *neuron_attrs[] = {
 	&dev_attr_axi_dropped.attr,
 	&dev_attr_intr_counts.attr,
 	&dev_attr_threshold_counts.attr,
+	&dev_attr_moderation.attr,
 	&dev_attr_wrbuf_counts.attr,
 	&dev_attr_edge_counts.attr,
 	&dev_attr_fault_counts.attr,

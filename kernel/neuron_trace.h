@@ -132,6 +132,36 @@ TRACE_EVENT(neuron_nq_coalesce,
 		      __entry->threshold, __entry->coalesce_ns)
 );
 
+/*
+ * Adaptive moderation (neuron_dim.c): DIM moved a queue from profile @from
+ * to @to, now programmed as @threshold and @coalesce_ns.
+ */
+TRACE_EVENT(neuron_dim_profile,
+	    TP_PROTO(int dev, u32 core, u32 queue, u32 from, u32 to,
+		     u32 threshold, u32 coalesce_ns),
+	    TP_ARGS(dev, core, queue, from, to, threshold, coalesce_ns),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, core)
+			     __field(u32, queue)
+			     __field(u32, from)
+			     __field(u32, to)
+			     __field(u32, threshold)
+			     __field(u32, coalesce_ns)
+	    ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->core = core;
+			   __entry->queue = queue;
+			   __entry->from = from;
+			   __entry->to = to;
+			   __entry->threshold = threshold;
+			   __entry->coalesce_ns = coalesce_ns;
+	    ),
+	    TP_printk("dev=%d core=%u queue=%u profile=%u->%u threshold=%u coalesce_ns=%u",
+		      __entry->dev, __entry->core, __entry->queue,
+		      __entry->from, __entry->to, __entry->threshold,
+		      __entry->coalesce_ns)
+);
+
 /* NEURON_IOC_SUBMIT starts @count instructions on one engine (before START). */
 TRACE_EVENT(neuron_submit,
 	    TP_PROTO(int dev, u32 core, u32 engine, u32 count, u32 flags),

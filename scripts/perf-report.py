@@ -46,6 +46,7 @@ MODE_STYLE = {  # colour, marker: the three consumers of issue 14
     "busy-poll": ("tab:red", "o"),
     "eventfd": ("tab:blue", "s"),
     "coalesced": ("tab:green", "^"),
+    "dim": ("tab:purple", "D"),  # the driver's adaptive moderation (issue 43)
 }
 
 

@@ -63,7 +63,7 @@ mountpoint -q /sys/kernel/tracing 2>/dev/null ||
 	mount -t tracefs tracefs /sys/kernel/tracing
 ev=/sys/kernel/tracing/events/neuron
 missing=0
-for e in neuron_nq_init neuron_nq_destroy neuron_nq_coalesce neuron_submit neuron_irq_edge \
+for e in neuron_nq_init neuron_nq_destroy neuron_nq_coalesce neuron_dim_profile neuron_submit neuron_irq_edge \
 	neuron_threshold_wake neuron_storm_mask neuron_storm_unmask \
 	neuron_disable_begin neuron_disable_end neuron_enable neuron_pci_error; do
 	[ -f "$ev/$e/format" ] || { echo "# no $ev/$e/format"; missing=1; }

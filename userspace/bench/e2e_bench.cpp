@@ -25,7 +25,11 @@
 //    (Reaper::Moderation::Adaptive, --latency-budget-us: THRESHOLD follows
 //    the record rate, the time limit is the budget;
 //    docs/device-model.md#coalescing); and, with --coalesce T:NS,...,
-//    fixed settings (THRESHOLD T, COALESCE_NS NS) on every paced workload.
+//    fixed settings (THRESHOLD T, COALESCE_NS NS) on every paced workload;
+//  * dim: the driver's adaptive moderation (NEURON_NQ_F_ADAPTIVE, the
+//    kernel's DIM library, the budget --latency-budget-us; the Reaper
+//    leaves the settings alone; docs/decisions/0047-adaptive-moderation.md),
+//    when the driver has it (NEURON_CAP_ADAPTIVE).
 // The submitting thread waits for each run's last record (a Reaper waiter,
 // or the busy-poller's own loop) before it submits the engine's next run.
 //
@@ -101,7 +105,7 @@ constexpr unsigned kQueue = 1;  // default route: EXPLICIT -> queue 1
 constexpr double kFloodBeforeEventfd = 527'000;
 constexpr double kFloodBeforePoll = 649'000;
 
-enum class Mode { Poll, Eventfd, Coalesced };
+enum class Mode { Poll, Eventfd, Coalesced, Dim };
 
 struct ModeSpec {
   Mode mode = Mode::Poll;
@@ -110,6 +114,7 @@ struct ModeSpec {
     switch (mode) {
       case Mode::Poll: return "busy-poll";
       case Mode::Eventfd: return "eventfd";
+      case Mode::Dim: return "dim";
       case Mode::Coalesced:
         return fixed ? fmt::format("coalesced-fixed-{}-{}us", fixed->threshold, fixed->coalesce_ns / 1000)
                      : "coalesced";
@@ -219,6 +224,12 @@ Figures run_reaper(const Device& dev, unsigned cores, const Args& a, const Workl
     o.size = a.ring;
     o.threshold = spec.fixed ? spec.fixed->threshold : a.threshold;
     o.coalesce_ns = spec.fixed ? spec.fixed->coalesce_ns : 0;
+    if (spec.mode == Mode::Dim) {
+      // the driver sets THRESHOLD; NQ_INIT's coalesce_ns is the budget
+      o.flags |= NEURON_NQ_F_ADAPTIVE;
+      o.threshold = 0;
+      o.coalesce_ns = a.latency_budget_us * 1000;
+    }
     o.eventfd = true;
     auto q = NotificationQueue::create(dev, c, kQueue, o);
     if (!q) {
@@ -861,8 +872,21 @@ void evaluate_targets(const std::vector<Figures>& all, const std::string& target
       }
     }
   }
+  // the same targets for the driver's adaptive moderation (issue 43)
+  const Figures* dm = find(all, target_workload, "dim");
+  if (bp && dm) {
+    const std::string at = fmt::format("{} at {:.0f} records/s (busy-poll {:.0f})", target_workload, dm->rate(),
+                                       bp->rate());
+    const double rp = dm->process_ns() > 0 ? bp->process_ns() / dm->process_ns() : 0;
+    t.add("paced_cpu_process_dim", "busy-poll / dim process CPU per record", rp, ">= 20", rp >= 20,
+          fmt::format("{}: {:.0f} vs {:.0f} ns/record", at, bp->process_ns(), dm->process_ns()));
+    if (dm->latency && dm->latency->count) {
+      const double p99 = static_cast<double>(dm->latency->p99_ns) / 1e6;
+      t.add("paced_latency_p99_dim", "dim p99 delivery latency, ms", p99, "<= 1", p99 <= 1.0, at);
+    }
+  }
   // flood: twice the figure before this work, or 80% of the device model's rate
-  for (const char* mode : {"busy-poll", "eventfd", "coalesced"}) {
+  for (const char* mode : {"busy-poll", "eventfd", "coalesced", "dim"}) {
     const Figures* f = find(all, "flood", mode);
     if (!f) continue;
     const double before = std::string(mode) == "busy-poll" ? kFloodBeforePoll : kFloodBeforeEventfd;
@@ -874,6 +898,34 @@ void evaluate_targets(const std::vector<Figures>& all, const std::string& target
               ? fmt::format("{:.0f} records/s; before {:.0f}; device model {:.0f} records/s, so {:.0f}% of it",
                             f->rate(), before, dr.median_all_running, r_dev * 100)
               : fmt::format("{:.0f} records/s; before {:.0f}; device model's rate not measured", f->rate(), before));
+  }
+}
+
+/// Today's moderation (the Reaper's) and the driver's (dim) beside busy-poll
+/// and eventfd, one line per workload and consumer, from this run (issue 43).
+void print_moderation_table(const std::vector<Figures>& all) {
+  std::vector<std::string> workloads;
+  for (const auto& f : all)
+    if (std::find(workloads.begin(), workloads.end(), f.workload) == workloads.end()) workloads.push_back(f.workload);
+  fmt::print("# target table: workload, consumer: process CPU per record, busy-poll/consumer, wake-ups (records "
+             "each), p99 delivery\n");
+  for (const auto& w : workloads) {
+    const Figures* bp = find(all, w, "busy-poll");
+    for (const char* mode : {"busy-poll", "eventfd", "coalesced", "dim"}) {
+      const Figures* f = find(all, w, mode);
+      if (!f) continue;
+      const double ratio = bp && f->process_ns() > 0 ? bp->process_ns() / f->process_ns() : 0;
+      const std::string wakes =
+          f->spec.mode == Mode::Poll
+              ? std::string("-")
+              : fmt::format("{} ({:.1f})", f->wakes,
+                            f->wakes ? static_cast<double>(f->records) / static_cast<double>(f->wakes) : 0.0);
+      const std::string p99 = f->latency && f->latency->count
+                                  ? fmt::format("{:.3f} ms", static_cast<double>(f->latency->p99_ns) / 1e6)
+                                  : std::string("-");
+      fmt::print("# target table: {:<12} {:<10} {:>8.0f} ns {:>6.1f}x  {:>14}  {}\n", w, mode, f->process_ns(), ratio,
+                 wakes, p99);
+    }
   }
 }
 
@@ -917,7 +969,7 @@ int main(int argc, char** argv) {
                  "last records then wait for the 100 ms rescan)")
       ->capture_default_str();
   app.add_option("--insns", a.insns, "Instructions per program (NOTIFYs [+ DELAYs] + HALT)")->capture_default_str();
-  app.add_option("--mode", a.modes, "all, poll, eventfd, coalesced, or both (poll and eventfd)")
+  app.add_option("--mode", a.modes, "all, poll, eventfd, coalesced, dim, or both (poll and eventfd)")
       ->capture_default_str();
   app.add_option("--latency-budget-us", a.latency_budget_us,
                  "coalesced: the Reaper's latency budget (the time limit of its adaptive coalescing)")
@@ -951,8 +1003,9 @@ int main(int argc, char** argv) {
   const bool want_poll = a.modes == "all" || a.modes == "both" || a.modes == "poll";
   const bool want_eventfd = a.modes == "all" || a.modes == "both" || a.modes == "eventfd";
   const bool want_coalesced = a.modes == "all" || a.modes == "coalesced";
-  if (!want_poll && !want_eventfd && !want_coalesced) {
-    fmt::print(stderr, "e2e_bench: --mode must be all, poll, eventfd, coalesced or both\n");
+  bool want_dim = a.modes == "all" || a.modes == "dim";
+  if (!want_poll && !want_eventfd && !want_coalesced && !want_dim) {
+    fmt::print(stderr, "e2e_bench: --mode must be all, poll, eventfd, coalesced, dim or both\n");
     return 2;
   }
 
@@ -967,6 +1020,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   const unsigned cores = a.cores ? std::min<unsigned>(a.cores, info->num_cores) : info->num_cores;
+  if (want_dim && !(info->capabilities & NEURON_CAP_ADAPTIVE)) {
+    fmt::print("# dim: skipped, the driver has no adaptive moderation (NEURON_CAP_ADAPTIVE: a kernel without "
+               "CONFIG_DIMLIB)\n");
+    want_dim = false;
+  }
   // the engines must be idle (a previous fatal halt would make submit fail with EIO)
   for (unsigned c = 0; c < cores; ++c)
     for (unsigned e = 0; e < kEnginesPerCore; ++e) (void)dev->engine_reset(c, e);
@@ -1014,6 +1072,7 @@ int main(int argc, char** argv) {
   if (want_poll) specs.push_back({Mode::Poll, std::nullopt});
   if (want_eventfd) specs.push_back({Mode::Eventfd, std::nullopt});
   if (want_coalesced) specs.push_back({Mode::Coalesced, std::nullopt});
+  if (want_dim) specs.push_back({Mode::Dim, std::nullopt});
 
   if (a.records) bench(make_workload("flood", a.insns, 0), a.records, specs, std::max(1u, a.flood_repeats));
   std::vector<std::uint32_t> paces = a.pace_ns;
@@ -1054,6 +1113,7 @@ int main(int argc, char** argv) {
   Targets targets;
   const std::string target_workload = nearest_paced(all, a.target_rate);
   evaluate_targets(all, target_workload, dr, targets);
+  print_moderation_table(all);
 
   if (!a.json_path.empty()) {
     utsname u{};

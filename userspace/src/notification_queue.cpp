@@ -28,7 +28,8 @@ using detail::xioctl;
 Result<NotificationQueue> NotificationQueue::create(const Device& dev, unsigned core, unsigned queue, Options opt) {
   if (!RingView::is_power_of_two(opt.size) || opt.size < NEURON_ISA_NOTIFICATION_NBYTES)
     return unexpected(errc::bad_ring, fmt::format("queue size {} bytes (core {} queue {})", opt.size, core, queue));
-  if (opt.eventfd && opt.threshold == 0 && opt.coalesce_ns == 0)
+  // NEURON_NQ_F_ADAPTIVE: the driver sets THRESHOLD, coalesce_ns is the budget (0: 1 ms)
+  if (opt.eventfd && opt.threshold == 0 && opt.coalesce_ns == 0 && !(opt.flags & NEURON_NQ_F_ADAPTIVE))
     return unexpected(errc::invalid_argument,
                       fmt::format("queue core {} queue {}: an eventfd needs a threshold > 0 or coalesce_ns > 0 "
                                   "(nothing would signal it)",

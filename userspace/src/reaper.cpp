@@ -32,6 +32,9 @@ class DeviceReapQueue final : public ReapQueue {
   std::uint32_t entries() const noexcept override { return q_.size() / static_cast<std::uint32_t>(sizeof(Record)); }
   std::optional<Coalescing> coalescing() const noexcept override {
     if (!q_.coalescing_supported()) return std::nullopt;
+    // the driver moderates this queue (NEURON_NQ_F_ADAPTIVE): an NQ_COALESCE
+    // would end that (docs/decisions/0048-reaper-moderation-fallback.md)
+    if (const auto i = q_.info(); i && (i->flags & NEURON_NQ_F_ADAPTIVE)) return std::nullopt;
     return q_.coalescing();
   }
   Status set_coalescing(Coalescing c) noexcept override { return q_.set_coalescing(c.threshold, c.coalesce_ns); }

@@ -5,14 +5,29 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "cli.hpp"
 #include "output.hpp"
 
 namespace neuron::cli {
 namespace {
+
+/// The lines of /sys/class/nnq/nnqN/moderation: each queue under the
+/// driver's adaptive moderation, "core<c> queue<q> profile <p> threshold <t>
+/// coalesce_ns <ns> changes <n>" (docs/decisions/0047-adaptive-moderation.md);
+/// none when the file is missing (an older driver) or unreadable (not root).
+std::vector<std::string> moderation_lines(std::uint32_t device) {
+  std::vector<std::string> out;
+  std::ifstream f(fmt::format("/sys/class/nnq/" NEURON_DEV_NAME "{}/moderation", device));
+  for (std::string l; std::getline(f, l);)
+    if (!l.empty()) out.push_back(l);
+  return out;
+}
 
 /// stats: every device's counters, or with --device (`one`) that device's
 /// only: a node that does not open (read-only is enough: the counters come
@@ -55,6 +70,9 @@ int cmd_stats(const DeviceArgs& a, bool one) {
                              {"tail", q.tail}, {"unread", q.tail - q.head}, {"phase", q.phase}, {"size", q.size},
                              {"flags", q.flags}, {"records", q.tail}, {"overflows", q.overflow_count},
                              {"drops", q.drop_count}, {"threshold_edges", q.threshold_count}});
+    j["moderation"] = nlohmann::json::array();
+    for (const auto& d : *devs)
+      for (const auto& l : moderation_lines(d.device)) j["moderation"].push_back({{"device", d.device}, {"line", l}});
     fmt::print("{}\n", json_text(j, 2));
     return kExitOk;
   }
@@ -84,6 +102,9 @@ int cmd_stats(const DeviceArgs& a, bool one) {
                q.tail - q.head, q.phase, q.tail, q.overflow_count, q.drop_count, q.threshold_count);
   fmt::print("(records = TAIL: written since the queue was made; overflows, drops: since it was made; edges = "
              "threshold interrupts of this core/queue slot since the driver was loaded)\n");
+  for (const auto& d : *devs)
+    for (const auto& l : moderation_lines(d.device))
+      fmt::print(NEURON_DEV_NAME "{} adaptive moderation (DIM): {}\n", d.device, l);
   return kExitOk;
 }
 

@@ -175,6 +175,8 @@
  * (docs/decisions/0025-axi-dropped.md)
  */
 #define NEURON_CAP_AXI_DROPPED	(1ull << 12)
+/* NEURON_NQ_F_ADAPTIVE: the kernel has the DIM library (CONFIG_DIMLIB) */
+#define NEURON_CAP_ADAPTIVE	(1ull << 13)
 
 /*
  * The struct sizes of each command's first release: the smallest a caller
@@ -289,8 +291,19 @@ struct neuron_device_info {
  * instead of stalling their producer; docs/device-model.md#wrbuf
  */
 #define NEURON_NQ_F_WRBUF_DROP	(1u << 2)
+/*
+ * adaptive interrupt moderation (NEURON_CAP_ADAPTIVE): the driver sets the
+ * queue's THRESHOLD and COALESCE_NS from the measured record rate (the
+ * kernel's DIM library), within a latency budget: @coalesce_ns of NQ_INIT
+ * (0 = NEURON_NQ_BUDGET_DEFAULT_NS); @threshold of NQ_INIT must be 0. An
+ * NQ_COALESCE on the queue ends it (the hand setting stays);
+ * docs/decisions/0047-adaptive-moderation.md
+ */
+#define NEURON_NQ_F_ADAPTIVE	(1u << 3)
 #define NEURON_NQ_F_ALL		(NEURON_NQ_F_DEVICE_MEM | NEURON_NQ_F_IGNORE_FULL | \
-				 NEURON_NQ_F_WRBUF_DROP)
+				 NEURON_NQ_F_WRBUF_DROP | NEURON_NQ_F_ADAPTIVE)
+/* NEURON_NQ_F_ADAPTIVE's latency budget when NQ_INIT's @coalesce_ns is 0 */
+#define NEURON_NQ_BUDGET_DEFAULT_NS 1000000u
 
 /**
  * struct neuron_nq_init - NEURON_IOC_NQ_INIT (in/out)

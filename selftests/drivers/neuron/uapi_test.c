@@ -425,10 +425,27 @@ TEST(pre_1_0_type_refused)
 	close(fd);
 }
 
+/* Whether the running kernel has the DIM library: net_dim in /proc/kallsyms. */
+static bool kernel_has_dim(void)
+{
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, " net_dim\n") || strstr(line, " net_dim\t");
+	fclose(f);
+	return found;
+}
+
 TEST(capabilities)
 {
 	struct neuron_device_info info;
 	int fd = neuron_open();
+	/* ADAPTIVE: bit 13, only where the kernel has CONFIG_DIMLIB (not the debug kernel) */
+	unsigned long long adaptive = kernel_has_dim() ? 1ull << 13 : 0;
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, neuron_ioctl(fd, NEURON_IOC_DEVICE_INFO, &info));
@@ -436,9 +453,10 @@ TEST(capabilities)
 	 * SIZED_ARGS, TENANCY, EVENT_SIZE, RESET_EVENTS: bits 0-3;
 	 * COALESCE: bit 4; TIMESTAMP: bit 5; SUBMIT_GRANT: bit 6;
 	 * STATUS_PAGE: bit 7; PAGE_SIZE: bit 8; ROUTE: bit 9; CORE_NODES: bit 10;
-	 * HANG: bit 11; AXI_DROPPED: bit 12
+	 * HANG: bit 11; AXI_DROPPED: bit 12; ADAPTIVE: bit 13 (with DIMLIB)
 	 */
-	EXPECT_EQ(0x1fffull, info.capabilities);
+	EXPECT_EQ(0x1fffull | adaptive, info.capabilities);
+	EXPECT_EQ(adaptive, info.capabilities & NEURON_CAP_ADAPTIVE);
 	EXPECT_EQ(1ull << 12, info.capabilities & NEURON_CAP_AXI_DROPPED);
 	/* NOTIFY_TRIGGER grew from 32 bytes: @axi_dropped, @reserved1 */
 	EXPECT_EQ(32, NEURON_NOTIFY_TRIGGER_SIZE_VER0);
