@@ -128,9 +128,12 @@ result $? "e2e.monitor_lines_in_time_order"
 # runs a program there; core 0 is the monitor's
 # (docs/decisions/0005-tenancy.md),
 # so another process's submit to it is refused and names the owner
-$nq monitor --duration 4 --queue 1 --queue 3 --run $ex/hello.nq >/tmp/mon3.out 2>&1 &
+# (no fixed sleep: on a loaded host the monitor took more than 2 s to hold
+# its queues; it runs until it is told to stop, below)
+$nq monitor --duration 300 --queue 1 --queue 3 --run $ex/hello.nq >/tmp/mon3.out 2>&1 &
 mpid=$!
-sleep 2
+i=0
+while [ $i -lt 600 ] && ! $nq stats 2>/dev/null | grep -q '^0 *0 *1 '; do sleep 0.1; i=$((i + 1)); done
 $nq submit $ex/hello.nq >/tmp/submit.out 2>&1
 st=$?
 comment /tmp/submit.out
@@ -144,6 +147,7 @@ result $? "e2e.stats_lists_live_queues_and_edges"
 $nq stats --json >/tmp/stats.json 2>&1
 [ $? -eq 0 ] && grep -q '"queues"' /tmp/stats.json
 result $? "e2e.stats_json"
+kill -INT $mpid
 wait $mpid
 comment /tmp/mon3.out
 
