@@ -7,6 +7,7 @@ records/s, asserts nothing (figures, not checks).
 
     bench_drain.py DEVICE [NOTIFIES] [ROUNDS]
 """
+import errno
 import sys
 import time
 
@@ -25,8 +26,20 @@ def notifies(n):
     return bytes(prog)
 
 
+def submit_when_idle(dev, prog):
+    """The previous round's HALT may still be running: EBUSY, try again."""
+    for _ in range(500):
+        try:
+            return dev.submit(0, 0, prog, trace=False)
+        except neuron.NeuronError as e:
+            if e.errno != errno.EBUSY:
+                raise
+            time.sleep(0.01)
+    raise neuron.NeuronError(errno.EBUSY, "engine 0 of core 0 stayed busy for 5 s")
+
+
 def one_round(dev, q, n, drain):
-    dev.submit(0, 0, notifies(n), trace=False)
+    submit_when_idle(dev, notifies(n))
     got, t0 = 0, time.perf_counter()
     deadline = t0 + 10
     while got < n and time.perf_counter() < deadline:
