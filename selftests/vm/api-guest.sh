@@ -68,7 +68,7 @@ for c in "hello_c:$t/bin/hello_c $dev $t/hello.nq" "hello_py:$py/bin/python3.11 
 	tap $bad "${name}_prints_hello_records_as_uid_1000"
 done
 echo "# \$ su $user -c 'python3 -m pytest test_device.py'"
-su -s /bin/sh "$user" -c "cd /tmp && env $pyenv NEURON_TEST_DEVICE=$dev $py/bin/python3.11 -m pytest -p no:cacheprovider -v $py/tests" \
+su -s /bin/sh "$user" -c "cd /tmp && env $pyenv NEURON_TEST_DEVICE=$dev NEURON_HELLO_NQ=$py/hello.nq $py/bin/python3.11 -m pytest -p no:cacheprovider -v $py/tests" \
 	>/tmp/pytest.out 2>&1
 pst=$?
 sed 's/^/# /' /tmp/pytest.out

@@ -86,17 +86,21 @@ FORK_PARENT = textwrap.dedent("""
     p.start()
     while not os.path.exists(sys.argv[2]) or os.path.getsize(sys.argv[2]) == 0:
         time.sleep(0.01)
-    print(p.pid, flush=True)
+    with open(sys.argv[3], "w") as f:
+        f.write(str(p.pid))
     os._exit(0)  # the parent exits without joining its worker
 """)
 
 
 def test_a_forked_worker_neither_uses_nor_keeps_the_parents_cores(tmp_path):
-    result = tmp_path / "worker.txt"
-    parent = subprocess.run([sys.executable, "-c", FORK_PARENT, DEV, str(result)], capture_output=True, text=True,
-                            timeout=30)
-    assert parent.returncode == 0, parent.stderr
-    worker = int(parent.stdout.split()[0])
+    result, pidfile, log = tmp_path / "worker.txt", tmp_path / "worker.pid", tmp_path / "parent.log"
+    # no pipes: the worker inherits the parent's stdout and stderr and lives
+    # on, so a pipe would never see EOF; wait() needs only the parent's exit
+    with open(log, "w") as out:
+        parent = subprocess.Popen([sys.executable, "-c", FORK_PARENT, DEV, str(result), str(pidfile)],
+                                  stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+        assert parent.wait(timeout=60) == 0, log.read_text()
+    worker = int(pidfile.read_text())
     try:
         os.kill(worker, 0)  # the worker still lives
         code, text = result.read_text().split(" ", 1)
