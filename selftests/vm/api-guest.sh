@@ -52,6 +52,7 @@ user=$(awk -F: '$3 == 1000 { print $1; exit }' /etc/passwd)
 # userspace/python/tests/test_device.py (the NumPy drain; fork with
 # multiprocessing, docs/decisions/0041-fork-in-libneuron.md), and the NumPy
 # drain's records/s beside the C drain's (printed, not checked)
+pystart=$(date +%s)
 py=/opt/neuron/python
 pyenv="LD_LIBRARY_PATH=$py/libs:$t/lib PYTHONDONTWRITEBYTECODE=1 PYTHONUTF8=1 HOME=/tmp"
 chmod -R a+rX /opt/neuron
@@ -75,6 +76,7 @@ sed 's/^/# /' /tmp/pytest.out
 grep -q ' 4 passed' /tmp/pytest.out || pst=1
 tap $pst python_pytest_on_the_driver_as_uid_1000
 su -s /bin/sh "$user" -c "env $pyenv $py/bin/python3.11 $py/bench_drain.py $dev 2000 3" 2>&1 | sed 's/^/# /'
+echo "# hello_c, hello.py, pytest and bench_drain.py: $(($(date +%s) - pystart)) s of guest time"
 cat >/tmp/routed.nq <<'EOF'
 features 0x2
 [core1.pool]
