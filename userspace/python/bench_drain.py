@@ -63,8 +63,8 @@ def main():
             for _ in range(rounds):
                 got, secs = one_round(dev, q, n, drain)
                 best = max(best, got / secs if secs else 0.0)
-            print("# %-24s %d records/round, best %.0f records/s (device-bound: the emulated engine "
-                  "writes them as the drain runs)" % (name, n, best))
+            print("# %-24s %d records/round, best %.0f records/s (submit to the last record drained; "
+                  "the C side called through cffi)" % (name, n, best))
 
 
 if __name__ == "__main__":
