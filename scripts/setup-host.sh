@@ -49,6 +49,9 @@ CHECK_PKGS=(
 	debhelper dh-dkms help2man lintian autopkgtest adduser
 	# docs/performance.md's plots (scripts/perf-report.py)
 	python3-matplotlib
+	# the neuron Python module over the C API (userspace/python,
+	# docs/decisions/0045-python-cffi.md) and its pytest tests
+	python3-cffi python3-numpy python3-pytest
 	# `make shell` driven in a real terminal (selftests/vm/shell-tmux.sh)
 	tmux
 	# libneuron.so's ABI against the committed dump: abidw, abidiff

@@ -47,6 +47,36 @@ mkdir -p /etc
 grep -q '^root:' /etc/passwd 2>/dev/null || echo 'root:x:0:0:root:/tmp:/bin/sh' >>/etc/passwd
 grep -q '^[^:]*:x:1000:' /etc/passwd || echo 'runner:x:1000:1000:runner:/tmp:/bin/sh' >>/etc/passwd
 user=$(awk -F: '$3 == 1000 { print $1; exit }' /etc/passwd)
+# examples/hello.c and the neuron Python module (python-payload.sh) as uid
+# 1000: hello.nq's 14 records decoded (PE's EXPLICIT hint 3), pytest of
+# userspace/python/tests/test_device.py (the NumPy drain; fork with
+# multiprocessing, docs/decisions/0041-fork-in-libneuron.md), and the NumPy
+# drain's records/s beside the C drain's (printed, not checked)
+pystart=$(date +%s)
+py=/opt/neuron/python
+pyenv="LD_LIBRARY_PATH=$py/libs:$t/lib PYTHONDONTWRITEBYTECODE=1 PYTHONUTF8=1 HOME=/tmp"
+chmod -R a+rX /opt/neuron
+for c in "hello_c:$t/bin/hello_c $dev $t/hello.nq" "hello_py:$py/bin/python3.11 $py/hello.py $dev $py/hello.nq"; do
+	name=${c%%:*} cmd=${c#*:}
+	echo "# \$ su $user -c '$cmd'"
+	su -s /bin/sh "$user" -c "env $pyenv $cmd" >/tmp/hello.out 2>&1
+	hst=$?
+	sed 's/^/# /' /tmp/hello.out
+	bad=0
+	[ $hst -eq 0 ] && grep -q '^status OK, 14 records' /tmp/hello.out &&
+		[ "$(grep -c '^core 0 queue' /tmp/hello.out)" = 14 ] &&
+		grep -q 'EXPLICIT pc=0x00001 hint=3 ext=0x1234' /tmp/hello.out || bad=1
+	tap $bad "${name}_prints_hello_records_as_uid_1000"
+done
+echo "# \$ su $user -c 'python3 -m pytest test_device.py'"
+su -s /bin/sh "$user" -c "cd /tmp && env $pyenv NEURON_TEST_DEVICE=$dev NEURON_HELLO_NQ=$py/hello.nq $py/bin/python3.11 -m pytest -p no:cacheprovider -v $py/tests" \
+	>/tmp/pytest.out 2>&1
+pst=$?
+sed 's/^/# /' /tmp/pytest.out
+grep -q ' 4 passed' /tmp/pytest.out || pst=1
+tap $pst python_pytest_on_the_driver_as_uid_1000
+su -s /bin/sh "$user" -c "env $pyenv $py/bin/python3.11 $py/bench_drain.py $dev 2000 3" 2>&1 | sed 's/^/# /'
+echo "# hello_c, hello.py, pytest and bench_drain.py: $(($(date +%s) - pystart)) s of guest time"
 cat >/tmp/routed.nq <<'EOF'
 features 0x2
 [core1.pool]

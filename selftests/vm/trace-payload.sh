@@ -74,7 +74,7 @@ cp "$perf" "$t/bin/perf"
 strip -o "$t/bin/neuron-nq" "$nq"
 # the C API and execute() as an unprivileged user (api-guest.sh); the
 # drain on every path against the torn-record checks (drain-guest.sh)
-for b in vm_c_api vm_execute vm_torn_drain; do
+for b in vm_c_api vm_execute vm_torn_drain hello_c; do
 	[ -x "$top/build/userspace/$b" ] || die "no $top/build/userspace/$b (make userspace)"
 	strip -o "$t/bin/$b" "$top/build/userspace/$b"
 done
@@ -96,6 +96,10 @@ cp "$here/trace-guest.sh" "$dir/"
 # neuron-nq list and metrics on the real driver ride in the same boots
 cp "$here/metrics-guest.sh" "$dir/"
 cp "$here/api-guest.sh" "$dir/"
+# examples/hello.nq for hello_c, and the neuron Python module with its
+# interpreter, numpy, cffi and pytest (api-guest.sh; python-payload.sh)
+cp "$top/examples/hello.nq" "$t/"
+"$here/python-payload.sh" "$dir" >/dev/null || die "python-payload.sh failed"
 cp "$here/drain-guest.sh" "$dir/"
 # neuron-nq coredump on a real hang's devcoredump
 cp "$here/coredump-guest.sh" "$dir/"

@@ -561,6 +561,183 @@ LIBNEURON_API int libneuron_core_get_route(libneuron_device *dev, unsigned core,
  */
 LIBNEURON_API int libneuron_core_set_route(libneuron_device *dev, unsigned core, uint32_t route, uint32_t *out);
 
+/* ---- Since 1.1 (LIBNEURON_1.1): the whole job from C ---- */
+
+/*
+ * Sized structs. A struct that may grow in a later 1.x starts with
+ * `size_t size`, which the caller sets to sizeof the struct it was built
+ * with (LIBNEURON_SIZED_INIT). The library reads only the bytes @size
+ * covers (fields past it take their defaults), and writes only the bytes
+ * @size covers; a caller built against a newer header that sets a field
+ * this library does not know gets -E2BIG (those bytes must be zero).
+ * A @size below sizeof(size_t) is -EINVAL.
+ *
+ * Fork (docs/decisions/0041-fork-in-libneuron.md): every handle belongs to
+ * the process that made it. In a forked child every call on an inherited
+ * handle fails with -ECHILD (libneuron_last_error() says so), and the
+ * child's copies of the library's descriptors of the device no longer
+ * hold the device: its cores, memory and queues stay the parent's and are
+ * freed when the parent closes or exits. Closing or destroying an
+ * inherited handle in the child frees only the child's memory.
+ */
+#define LIBNEURON_SIZED_INIT(type) { .size = sizeof(type) }
+
+/** A program: the instructions of one or more engines (opaque; libneuron::Program). */
+typedef struct libneuron_program libneuron_program;
+/** What libneuron_execute() did: status, records, events (opaque). */
+typedef struct libneuron_result libneuron_result;
+
+/* libneuron_mem_alloc() flags */
+#define LIBNEURON_MEM_FIXED 0x1u /* exactly at @fixed_offset or not at all (NEURON_MEM_F_FIXED) */
+
+/**
+ * libneuron_mem_alloc() - NEURON_IOC_MEM_ALLOC: @size bytes of device
+ * memory for this open file (rounded up to NEURON_MEM_ALIGN), which the
+ * file's programs' DGE_COPY instructions may read and write. Freed by
+ * libneuron_mem_free() or the file's close. Man page libneuron_mem(3).
+ */
+LIBNEURON_API int libneuron_mem_alloc(libneuron_device *dev, uint64_t size, uint64_t fixed_offset, uint32_t flags,
+				      uint64_t *offset);
+/** libneuron_mem_free() - NEURON_IOC_MEM_FREE of an allocation at @offset. libneuron_mem(3). */
+LIBNEURON_API int libneuron_mem_free(libneuron_device *dev, uint64_t offset);
+
+/**
+ * libneuron_program_assemble() - assemble @len bytes of `.nq` text
+ * (docs/program-syntax.md); @name names it in errors. libneuron_program(3).
+ */
+LIBNEURON_API int libneuron_program_assemble(const char *text, size_t len, const char *name,
+					     libneuron_program **out);
+/** libneuron_program_assemble_file() - read and assemble a `.nq` file. libneuron_program(3). */
+LIBNEURON_API int libneuron_program_assemble_file(const char *path, libneuron_program **out);
+/** libneuron_program_create() - an empty program, for libneuron_program_add(). libneuron_program(3). */
+LIBNEURON_API int libneuron_program_create(libneuron_program **out);
+/**
+ * libneuron_program_add() - add @count encoded instructions
+ * (include/uapi/linux/neuron_isa.h) as the program of @engine of @core.
+ * libneuron_program(3).
+ */
+LIBNEURON_API int libneuron_program_add(libneuron_program *prog, unsigned core, unsigned engine,
+					const struct neuron_emu_insn *insns, size_t count);
+/** libneuron_program_free() - free a program (NULL is fine). libneuron_program(3). */
+LIBNEURON_API void libneuron_program_free(libneuron_program *prog);
+
+/** One record a run drained, and where it came from. */
+struct libneuron_exec_record {
+	uint32_t core;
+	uint32_t queue;
+	struct libneuron_record raw;
+};
+
+/* struct libneuron_exec_options @flags */
+#define LIBNEURON_EXEC_NO_TRACE 0x1u	     /* no INST_START/INST_END records */
+#define LIBNEURON_EXEC_HALT_ENDS_WAIT 0x2u   /* a fatal record ends its engine's wait */
+#define LIBNEURON_EXEC_DROP_RECORDS 0x4u     /* keep no records in the result (on_record only) */
+
+/**
+ * struct libneuron_exec_options - how libneuron_execute() runs a program
+ * (sized: set @size = sizeof). A zeroed struct with @size set gives the
+ * defaults. libneuron_execute(3).
+ * @size: sizeof(struct libneuron_exec_options)
+ * @timeout_ms: completion budget, ms; 0: NEURON_RT_EXEC_TIMEOUT, else 5000;
+ *	negative: no limit
+ * @flags: LIBNEURON_EXEC_*
+ * @queue_size: ring bytes per queue; 0: 4096
+ * @queue_flags: NEURON_NQ_F_*
+ * @cores: visible cores in NEURON_VISIBLE_CORES syntax ("0-1,3"); NULL: the variable, else all
+ * @on_record: called for each record as it is drained, on the library's
+ *	reap thread; a nonzero return stops the calls (the run goes on)
+ * @arg: passed to @on_record
+ */
+struct libneuron_exec_options {
+	size_t size;
+	int64_t timeout_ms;
+	uint32_t flags;
+	uint32_t queue_size;
+	uint32_t queue_flags;
+	uint32_t reserved;
+	const char *cores;
+	int (*on_record)(void *arg, const struct libneuron_exec_record *rec);
+	void *arg;
+};
+
+/**
+ * struct libneuron_exec_summary - libneuron_result_summary() (sized).
+ * @size: sizeof(struct libneuron_exec_summary)
+ * @status: NRT status: 0 OK, 1 FAILURE, 5 TIMEOUT, 1004 COMPLETED_WITH_ERR,
+ *	1204 SW_NQ_OVERFLOW, 2001 COMPLETED_THROTTLED (libneuron_exec_status_name())
+ * @completed: 1: every engine's completion record arrived
+ * @error: FAILURE / TIMEOUT: the errno of why (ETIMEDOUT for TIMEOUT); else 0
+ * @callback_error: @on_record's first nonzero return, or -ECANCELED if it
+ *	threw a C++ exception (the library caught it); 0 otherwise
+ * @has_first_error: 1: @first_error holds the first error record
+ * @records: records kept (libneuron_result_records())
+ * @events: interrupt edges seen meanwhile (libneuron_result_events())
+ * @lost: records lost to overflow; @device_lost: lost per NQ_INFO
+ * @throttle_records: throttle records drained
+ * @cores_acquired: cores the run acquired (and released)
+ * @elapsed_ns: wall time of the run
+ * @first_error: the first error record, if @has_first_error
+ */
+struct libneuron_exec_summary {
+	size_t size;
+	int32_t status;
+	uint32_t completed;
+	int32_t error;
+	int32_t callback_error;
+	uint32_t has_first_error;
+	uint32_t reserved;
+	uint64_t records;
+	uint64_t events;
+	uint64_t lost;
+	uint64_t device_lost;
+	uint64_t throttle_records;
+	uint64_t cores_acquired;
+	uint64_t elapsed_ns;
+	struct libneuron_exec_record first_error;
+};
+
+/**
+ * libneuron_execute() - run @prog on @dev and wait for it (the C++
+ * neuron::execute(): queues, cores, memory, submit, completion, cleanup).
+ * libneuron_execute(3).
+ */
+LIBNEURON_API int libneuron_execute(libneuron_device *dev, const libneuron_program *prog,
+				    const struct libneuron_exec_options *opt, libneuron_result **out);
+/** libneuron_result_summary() - the run's status and counts. libneuron_execute(3). */
+LIBNEURON_API int libneuron_result_summary(const libneuron_result *res, struct libneuron_exec_summary *out);
+/** libneuron_result_records() - copy records @first.. of the run (drain order). libneuron_execute(3). */
+LIBNEURON_API long libneuron_result_records(const libneuron_result *res, size_t first,
+					    struct libneuron_exec_record *out, size_t max);
+/** libneuron_result_decode() - record @index of the run, decoded with its queue and route. libneuron_execute(3). */
+LIBNEURON_API int libneuron_result_decode(const libneuron_result *res, size_t index, struct libneuron_decoded *out);
+/** libneuron_result_events() - copy events @first.. seen during the run. libneuron_execute(3). */
+LIBNEURON_API long libneuron_result_events(const libneuron_result *res, size_t first, struct libneuron_event *out,
+					   size_t max);
+/** libneuron_result_error() - why a FAILURE or TIMEOUT ("" otherwise); valid while @res lives. */
+LIBNEURON_API const char *libneuron_result_error(const libneuron_result *res);
+/** libneuron_result_free() - free a result (NULL is fine). */
+LIBNEURON_API void libneuron_result_free(libneuron_result *res);
+/** libneuron_exec_status_name() - "OK", "TIMEOUT", ...; "UNKNOWN" for another value. Never fails. */
+LIBNEURON_API const char *libneuron_exec_status_name(int status);
+
+/**
+ * libneuron_queue_for_each() - hand up to @max fresh records to @fn in
+ * place (zero copy: @rec points into the ring, valid during the call
+ * only), then give their slots back. A nonzero return from @fn stops after
+ * that record. Backpressured queues only. libneuron_queue(3).
+ */
+LIBNEURON_API long libneuron_queue_for_each(libneuron_queue *q,
+					    int (*fn)(void *arg, const struct libneuron_record *rec), void *arg,
+					    size_t max);
+/**
+ * libneuron_queue_wait_any() - sleep on @n queues at once and return the
+ * records of one (*@index), starting the search at @start % @n.
+ * libneuron_queue(3).
+ */
+LIBNEURON_API long libneuron_queue_wait_any(libneuron_queue *const *queues, size_t n, size_t start,
+					    struct libneuron_record *out, size_t max, long long timeout_ns,
+					    size_t *index, uint64_t *lost);
+
 /**
  * libneuron_last_error() - what the last failing call of this thread asked
  * for and why it failed ("" if none failed yet). Valid until the thread's
