@@ -15,6 +15,7 @@ BC_ENABLED = 0x80
 GATHER, SCATTER = 1, 2
 ELEM_SHIFT = 1          # NEURON_DGE_F_ELEM_SHIFT: element 1 << n bytes
 DATA_BASE = 0x15000     # neuron_tpb_fuzz.c DATA_BASE: DGE windows below it move up
+POOL = 2                # the DGE runs on the POOL engine only (docs/hardware.md#dge)
 
 
 def insn(slot, op, flags=0, hint=0, res0=0, events=(0, 0, 0, 0, 0), operand=b"\0" * 16):
@@ -75,23 +76,23 @@ seeds = {
     insn(2, SEM_INC, events=(0, 0, 1, 4, 5), operand=arg(3, 2)) + insn(3, HALT) +
     start(1, 0, 0, 2) + step(5000) + start(1, 1, 2, 2),
     # a direct DGE copy with packet notifications and a bound
-    "dge-direct": all_queues(0) + feature(0, 2, 2) + sreg(0, 2, 4, DATA_BASE + 0x2000) +
+    "dge-direct": all_queues(0) + feature(0, POOL, 2) + sreg(0, POOL, 4, DATA_BASE + 0x2000) +
     data(0, bytes(range(64))) +
     insn(0, DGE_COPY, operand=dge(DATA_BASE, DATA_BASE + 0x1000, 64, 0, BC_ENABLED | 4)) +
-    insn(1, HALT) + start(0, 2, 0, 2),
+    insn(1, HALT) + start(0, POOL, 0, 2),
     # issue 40's scatter: the destination window holds its own index table
-    "dge-scatter-own-table": all_queues(0) + feature(0, 3, 2) +
-    sreg(0, 3, 10, 0x4000) + idx(0x100, [1, 0, 0, 0, 0, 0, 0, 0]) +
+    "dge-scatter-own-table": all_queues(0) + feature(0, POOL, 2) +
+    sreg(0, POOL, 10, 0x4000) + idx(0x100, [1, 0, 0, 0, 0, 0, 0, 0]) +
     data(0x200, struct.pack("<II", 0x40, 0x41414141)) +
     insn(0, DGE_COPY, flags=2 << ELEM_SHIFT, res0=DATA_BASE + 0x100,
          operand=dge(DATA_BASE + 0x200, DATA_BASE + 0x100, 32, 0, BC_ENABLED | 10, SCATTER)) +
-    insn(1, HALT) + start(0, 3, 0, 2),
+    insn(1, HALT) + start(0, POOL, 0, 2),
     # a gather with an index out of its bound (non-fatal record)
-    "dge-gather-oob": all_queues(0) + feature(0, 1, 2) + sreg(0, 1, 5, 3) +
+    "dge-gather-oob": all_queues(0) + feature(0, POOL, 2) + sreg(0, POOL, 5, 3) +
     idx(0x300, [0, 1, 2, 9]) + data(0x400, bytes(range(16))) +
     insn(0, DGE_COPY, flags=0, res0=DATA_BASE + 0x300,
          operand=dge(DATA_BASE + 0x400, DATA_BASE + 0x800, 4, BC_ENABLED | 5, 0, GATHER)) +
-    insn(1, HALT) + start(0, 1, 0, 2),
+    insn(1, HALT) + start(0, POOL, 0, 2),
     # device-memory rings, AXI_EVT_SEM records from host semaphore writes
     "devmem-rings-axi": all_queues(1, dev=True) +
     bytes([EVTSEM, 1, 4]) + struct.pack("<I", 1) +
@@ -104,10 +105,10 @@ seeds = {
     step(20000) + bytes([NOTIFIC, 0, (0x100 + 0x28 + 0x0c) // 4]) + struct.pack("<I", 2),
     # fatal error, THROTTLE and DMA completions
     "fatal-throttle-dma": all_queues(0) + bytes([GLOBAL, 0x24 // 4]) + struct.pack("<I", 1) +
-    bytes([DMA, 0, 0]) + struct.pack("<I", 0xffff) + feature(0, 4, 2) +
+    bytes([DMA, 0, 0]) + struct.pack("<I", 0xffff) + feature(0, POOL, 2) +
     insn(0, THROTTLE, operand=arg(0, 3)) +
     insn(1, DGE_COPY, operand=dge(DATA_BASE, DATA_BASE + 0x8000, 0x2000)) +
-    insn(2, FP_ERROR, operand=arg(0, 0x42)) + start(0, 4, 0, 3),
+    insn(2, FP_ERROR, operand=arg(0, 0x42)) + start(0, POOL, 0, 3),
 }
 
 here = os.path.dirname(os.path.abspath(__file__))

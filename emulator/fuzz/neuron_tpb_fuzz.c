@@ -368,6 +368,31 @@ static void check_invariants(QTestState *s, const Allowed *a)
     }
 }
 
+/* NEURON_FUZZ_DEBUG=1: what the engines and queues did, to read an input */
+static void dump_state(QTestState *s)
+{
+    unsigned int c, e, q;
+
+    for (c = 0; c < NCORES; c++) {
+        for (e = 0; e < NEURON_ENGINES_PER_CORE; e++) {
+            uint64_t eng = core_reg(c, NEURON_ENGINE_BASE(e));
+
+            fprintf(stderr, "core %u engine %u: status %u pc %u executed %u "
+                    "last_error 0x%x\n", c, e,
+                    qtest_readl(s, eng + NEURON_ENG_STATUS),
+                    qtest_readl(s, eng + NEURON_ENG_PC),
+                    qtest_readl(s, eng + NEURON_ENG_EXEC_COUNT),
+                    qtest_readl(s, eng + NEURON_ENG_LAST_ERROR));
+        }
+        for (q = 0; q < NEURON_NUM_SW_QUEUES; q++) {
+            fprintf(stderr, "core %u queue %u: tail %u drops %u\n", c, q,
+                    qtest_readl(s, core_reg(c, NEURON_NQ_DESC(q) + NEURON_NQ_TAIL)),
+                    qtest_readl(s, core_reg(c, NEURON_NQ_DESC(q) +
+                                            NEURON_NQ_DROP_COUNT)));
+        }
+    }
+}
+
 static void run_input(QTestState *s, const unsigned char *data, size_t size)
 {
     Input in = { data, size };
@@ -402,6 +427,9 @@ static void run_input(QTestState *s, const unsigned char *data, size_t size)
     }
     qtest_clock_step(s, SETTLE_NS);
     flush_events(s);
+    if (getenv("NEURON_FUZZ_DEBUG")) {
+        dump_state(s);
+    }
     check_invariants(s, &a);
 }
 
