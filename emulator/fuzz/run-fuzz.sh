@@ -77,7 +77,7 @@ for t in "${targets[@]}"; do
 	cov=$(grep -oE '(INITED|DONE|NEW|REDUCE|pulse) +cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$')
 	size=$(find "$work" "$seeds" -type f | wc -l)
 	stats="${execs:-?} execs, cov ${cov:-?} edges, corpus $size inputs, $dur s"
-	input=$(ls "$found" 2>/dev/null | head -1)
+	input=$(find "$found" -type f -printf "%f\n" 2>/dev/null | head -1)
 	if [ $st -eq 0 ] && [ -z "$input" ]; then
 		echo "ok $n fuzz.device.$t ($stats)"
 	else
