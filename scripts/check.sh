@@ -26,7 +26,9 @@
 #      lanes' kernels logged (selftests/npd/check-npd-rules.sh, TAP)
 #   5. nnq.ko's line and function coverage from the debug lane's gcov
 #      counters (scripts/coverage-report.sh, TAP), and libneuron's from the
-#      host tests (userspace/run-coverage.sh, TAP)
+#      host tests (userspace/run-coverage.sh, TAP); then the device model
+#      under QEMU's libFuzzer binary (emulator/fuzz/run-fuzz.sh: generic-fuzz
+#      and neuron-tpb-program, ASan, UBSan; TAP)
 # Exits non-zero if any test failed or a stage could not run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +60,7 @@ elapsed() {
 finish() {
 	wait_prep
 	[ -z "${fuzz_build_pid:-}" ] || wait "$fuzz_build_pid"
+	[ -z "${fuzz_qemu_build_pid:-}" ] || wait "$fuzz_qemu_build_pid"
 	[ -z "${coverage_pid:-}" ] || wait "$coverage_pid"
 	[ -z "${deb_pid:-}" ] || wait "$deb_pid"
 	echo "check: total $(($(date +%s) - t0)) s"
@@ -124,6 +127,12 @@ deb_pid=$!
 # background at the lowest priority as well; the fuzz stage waits for it
 (nice -n 19 userspace/fuzz/run-fuzz.sh --build-only >"$build/fuzz-build.log" 2>&1) &
 fuzz_build_pid=$!
+# QEMU's libFuzzer binary with the device model (ASan, UBSan; its own
+# source copy and build tree under /var/cache/neuron, cached by its inputs:
+# a no-op when nothing under emulator/ changed), for the device fuzz stage
+# after the VM lanes (emulator/fuzz/build-fuzz-qemu.sh)
+(nice -n 19 emulator/fuzz/build-fuzz-qemu.sh >"$build/fuzz-qemu-build.log" 2>&1) &
+fuzz_qemu_build_pid=$!
 
 stage_begin
 qemu=$(emulator/qemu/build-qemu.sh | tail -1) || { stage_failed "QEMU build failed"; finish; }
@@ -487,6 +496,20 @@ st=$?
 coverage_pid=""
 grep -E '^(ok|not ok) ' "$build/coverage-libneuron.log" || true
 count_tap "libneuron coverage (waited $(elapsed))" "$build/coverage-libneuron.log" $st
+
+# the device model under QEMU's own fuzzer (emulator/fuzz/run-fuzz.sh,
+# docs/robustness.md#device-fuzzing): generic-fuzz over neuron-tpb's
+# registers and our structure-aware neuron-tpb-program target (programs,
+# index tables, rings; nothing written outside the DGE windows and rings),
+# each over its committed corpus, then 15 s of new inputs; a crash, a
+# sanitizer report or a broken invariant fails it. Its build ran in the
+# background since the start.
+stage_begin
+wait "$fuzz_qemu_build_pid"
+fuzz_qemu_build_pid=""
+emulator/fuzz/run-fuzz.sh --time 15 >"$build/fuzz-device.log" 2>&1
+st=$?
+count_tap "device fuzz ($(elapsed))" "$build/fuzz-device.log" $st
 
 # 11. the node-problem-detector rules neuron-tools ships, against the
 #     hardware error lines the lanes' kernels logged (each guest-tests.sh
