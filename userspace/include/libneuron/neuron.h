@@ -101,7 +101,7 @@ struct libneuron_version_info {
 
 /* The version of the headers a program is built with. */
 #define LIBNEURON_VERSION_MAJOR 1
-#define LIBNEURON_VERSION_MINOR 0
+#define LIBNEURON_VERSION_MINOR 1
 #define LIBNEURON_VERSION_PATCH 0
 
 /**

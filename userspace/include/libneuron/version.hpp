@@ -27,7 +27,7 @@ struct Version {
 Version version() noexcept;
 
 /// The version of these headers (LIBNEURON_VERSION_* in libneuron/neuron.h).
-inline constexpr Version kHeaderVersion{1, 0, 0};
+inline constexpr Version kHeaderVersion{1, 1, 0};
 
 }  // namespace neuron
 NEURON_API_END
