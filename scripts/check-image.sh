@@ -12,7 +12,8 @@
 #     copyright files; no shell, no other executable), and that the
 #     DaemonSet `kubectl kustomize deploy/base` renders names this image
 #     and runs its entrypoint;
-#   - the layer unpacked and the plugin run in it by chroot (`--help`): its
+#   - the layer unpacked and the plugins (the device plugin, the DRA
+#     driver) run in it by chroot (`--help`): their
 #     every library is in the image and the loader finds it there without
 #     an ld.so.cache.
 # scripts/check.sh runs it right after `make deb`, in the background.
@@ -106,5 +107,13 @@ elif chroot "$tmp/rootfs" /usr/sbin/neuron-device-plugin --help >"$tmp/run.out" 
 	tap OK plugin_runs_in_image
 else
 	tap FAIL plugin_runs_in_image "chroot ROOT /usr/sbin/neuron-device-plugin --help:" "$(head -5 "$tmp/run.out")"
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "ok $((n += 1)) k8s.image.dra_plugin_runs_in_image # SKIP chroot needs root"
+elif chroot "$tmp/rootfs" /usr/sbin/neuron-dra-plugin --help >"$tmp/run.out" 2>&1 &&
+	grep -q -- '--node-name' "$tmp/run.out"; then
+	tap OK dra_plugin_runs_in_image
+else
+	tap FAIL dra_plugin_runs_in_image "chroot ROOT /usr/sbin/neuron-dra-plugin --help:" "$(head -5 "$tmp/run.out")"
 fi
 finish

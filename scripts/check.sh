@@ -10,7 +10,8 @@
 #      generic netlink family (scripts/check-ynl.sh, TAP), the device model's
 #      qtest on the host (emulator/tests/qtest, TAP), the performance
 #      report drawn from the committed JSON (scripts/perf-report.py), the
-#      Kubernetes manifests of deploy/base (scripts/check-manifests.sh, TAP)
+#      Kubernetes manifests of deploy/base (scripts/check-manifests.sh, TAP),
+#      the DRA driver's lane on fake nodes (scripts/check-dra.sh, TAP)
 #   2. VM lanes (Debian kernel, emulated neuron-tpb), each counted from the
 #      TAP lines on its console: the main lane (device-model tests on the
 #      bare device, then every kselftest and the guest checks: lspci, MSI-X
@@ -273,6 +274,14 @@ stage_begin
 scripts/check-manifests.sh >"$build/manifests.log" 2>&1
 st=$?
 count_tap "k8s manifests ($(elapsed))" "$build/manifests.log" $st
+
+# the DRA driver against a fake API server that validates every object with
+# the resource.k8s.io/v1 schema (npm's kubernetes-models), fake kubelets and
+# a counter-honouring allocator, three nodes (docs/k8s.md#dra-tests, TAP)
+stage_begin
+scripts/check-dra.sh "$build" >"$build/dra.log" 2>&1
+st=$?
+count_tap "k8s DRA ($(elapsed))" "$build/dra.log" $st
 
 # libneuron's parsers and decoders under libFuzzer with ASan and UBSan
 # (userspace/fuzz/run-fuzz.sh, docs/robustness.md#fuzzing): five targets

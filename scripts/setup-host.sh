@@ -62,6 +62,9 @@ CHECK_PKGS=(
 	# server of its tests are Python (Debian's grpcio and protobuf)
 	libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
 	python3-grpcio python3-protobuf
+	# neuron-dra-plugin talks to the API server over HTTPS with libcurl
+	# (docs/decisions/0043-dra-driver.md)
+	libcurl4-openssl-dev
 	# the CDI project's JSON schema (schema/schema.json, defs.json under
 	# /usr/share/gocode), which k8s.fake_kubelet and k8s.cdi_generate validate
 	# every CDI spec against, with python3-jsonschema (listed above)

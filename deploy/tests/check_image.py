@@ -56,6 +56,8 @@ CREATED = datetime.datetime.fromtimestamp(SDE, datetime.timezone.utc).strftime("
 ARCH = subprocess.run(["dpkg", "--print-architecture"], check=True, capture_output=True,
                       text=True).stdout.strip()
 PLUGIN = "usr/sbin/neuron-device-plugin"
+# the DRA driver, same package, same image (docs/k8s.md#dra): a DaemonSet runs it by `command`
+DRA_PLUGIN = "usr/sbin/neuron-dra-plugin"
 
 
 def blob(digest):
@@ -139,7 +141,7 @@ def unexpected(members):
     bad = []
     for m in members:
         p = m.name.removeprefix("./")
-        if m.isdir() or p == PLUGIN or SO.match(p):
+        if m.isdir() or p in (PLUGIN, DRA_PLUGIN) or SO.match(p):
             continue
         if re.fullmatch(r"usr/share/doc/[^/]+/copyright", p) and m.isreg():
             continue
@@ -163,7 +165,7 @@ ok("bin/sh" in unexpected(members + [sh]) and "bin/sh" not in bad, "file_check_r
 shells = [m.name for m in members
           if os.path.basename(m.name) in ("sh", "bash", "dash", "ash", "busybox", "zsh")]
 execs = [m.name for m in members if m.isreg() and m.mode & 0o111
-         and m.name.removeprefix("./") != PLUGIN and not SO.match(m.name.removeprefix("./"))]
+         and m.name.removeprefix("./") not in (PLUGIN, DRA_PLUGIN) and not SO.match(m.name.removeprefix("./"))]
 ok(not shells and not execs, "no_shell_no_other_executable", f"shells {shells}, executables {execs}")
 plugin = [m for m in members if m.name.removeprefix("./") == PLUGIN]
 ok(len(plugin) == 1 and plugin[0].isreg() and plugin[0].mode == 0o755, "plugin_binary_0755",

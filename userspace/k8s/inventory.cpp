@@ -324,35 +324,45 @@ std::string cdi_name(const std::string& prefix, Kind kind, const std::string& id
   return resource_name(prefix, kind) + "=" + id;
 }
 
-std::string cdi_spec(const std::string& prefix, Kind kind, const std::vector<Device>& devices,
-                     const std::string& dev_root, std::size_t* count) {
+std::string cdi_spec_of(const std::string& kind, const std::vector<CdiEntry>& entries,
+                        const std::string& dev_root) {
   nlohmann::ordered_json spec;
   spec["cdiVersion"] = kCdiVersion;
-  spec["kind"] = resource_name(prefix, kind);
+  spec["kind"] = kind;
   auto list = nlohmann::ordered_json::array();
-  auto node = [&](const std::string& id) {
-    nlohmann::ordered_json n;
-    n["path"] = "/dev/" + id;
-    if (dev_root != "/dev") n["hostPath"] = dev_root + "/" + id;
-    n["type"] = "c";
-    n["permissions"] = "rw";
+  for (const auto& e : entries) {
+    auto nodes = nlohmann::ordered_json::array();
+    for (const auto& id : e.nodes) {
+      nlohmann::ordered_json n;
+      n["path"] = "/dev/" + id;
+      if (dev_root != "/dev") n["hostPath"] = dev_root + "/" + id;
+      n["type"] = "c";
+      n["permissions"] = "rw";
+      nodes.push_back(std::move(n));
+    }
     nlohmann::ordered_json d;
-    d["name"] = id;
-    d["containerEdits"]["deviceNodes"] = nlohmann::ordered_json::array({n});
+    d["name"] = e.name;
+    d["containerEdits"]["deviceNodes"] = std::move(nodes);
     list.push_back(std::move(d));
-  };
+  }
+  spec["devices"] = std::move(list);
+  return spec.dump(2) + "\n";
+}
+
+std::string cdi_spec(const std::string& prefix, Kind kind, const std::vector<Device>& devices,
+                     const std::string& dev_root, std::size_t* count) {
+  std::vector<CdiEntry> entries;
   for (const auto& d : devices) {
     if (!d.present) continue;
     if (kind == Kind::device) {
-      node(d.id);
+      entries.push_back({d.id, {d.id}});
       continue;
     }
     for (const auto& c : d.cores)
-      if (c.present) node(c.id);
+      if (c.present) entries.push_back({c.id, {c.id}});
   }
-  if (count) *count = list.size();
-  spec["devices"] = std::move(list);
-  return spec.dump(2) + "\n";
+  if (count) *count = entries.size();
+  return cdi_spec_of(resource_name(prefix, kind), entries, dev_root);
 }
 
 std::optional<std::string> write_atomic(const std::string& dir, const std::string& name,

@@ -136,6 +136,21 @@ inline constexpr const char* kCdiVersion = "0.5.0";
 std::string cdi_spec(const std::string& prefix, Kind kind, const std::vector<Device>& devices,
                      const std::string& dev_root = "/dev", std::size_t* count = nullptr);
 
+/// One CDI device: its name within the spec's kind and the device nodes
+/// ("nnqN", "nnqN-coreC": under /dev in the container, under dev_root on
+/// the host) its containerEdits give.
+struct CdiEntry {
+  std::string name;
+  std::vector<std::string> nodes;
+};
+
+/// A CDI spec (JSON text, cdiVersion kCdiVersion) of `kind` ("vendor/class")
+/// with one device per entry, each node path "c", permissions "rw".
+/// cdi_spec and the DRA driver's per-claim specs are both written by it.
+/// docs/k8s.md#cdi.
+std::string cdi_spec_of(const std::string& kind, const std::vector<CdiEntry>& entries,
+                        const std::string& dev_root = "/dev");
+
 /// Write `text` to `dir`/`name` atomically: into a new temporary file in
 /// `dir` (".<name>.XXXXXX": hidden, and no .json or .yaml suffix, so a
 /// runtime scanning the directory for CDI specs never reads it), fsync,

@@ -290,7 +290,7 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
                                       v1beta1::DevicePluginOptions* r) override {
-    r->set_pre_start_required(kind_ == Kind::core);
+    r->set_pre_start_required(true);
     r->set_get_preferred_allocation_available(true);
     return grpc::Status::OK;
   }
@@ -380,10 +380,26 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
     const auto known = units_now();
     std::vector<std::string> ids(q->devices_ids().begin(), q->devices_ids().end());
     if (auto bad = check_ids(known, ids, "devices_ids")) return refuse("PreStartContainer", bad->message);
-    if (kind_ != Kind::core) return grpc::Status::OK;
+    // The cores to find free: a core ID's own, every core of a whole device
+    // (a device's cores are as much in use by a past owner either way).
+    struct Want {
+      std::string dev, id;
+      unsigned core;
+    };
+    std::vector<Want> want;
+    const auto devices = st_.devices();
     for (const auto& id : ids) {
       const Unit& u = known.at(id);
       const std::string dev = "nnq" + std::to_string(u.device);
+      if (kind_ == Kind::core) {
+        want.push_back({dev, id, u.pos});
+        continue;
+      }
+      for (const auto& d : devices)
+        if (d.id == dev)
+          for (const auto& c : d.cores) want.push_back({dev, c.id, c.core});
+    }
+    for (const auto& [dev, id, core] : want) {
       const auto start = Clock::now();
       const auto end = start + std::chrono::milliseconds(static_cast<long>(o_.reclaim_grace * 1000));
       bool was_held = false;
@@ -393,7 +409,7 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
         last.reset();
         if (owners)
           for (const auto& ow : *owners)
-            if (ow.core == u.pos && !ow.is_free()) last = ow;
+            if (ow.core == core && !ow.is_free()) last = ow;
         if (!last) break;
         if (!was_held)
           log("PreStartContainer: " + id + " still owned by " + owner_text(*last) +
@@ -496,7 +512,7 @@ bool register_with_kubelet(const Endpoint& ep, const Options& o) {
   q.set_version("v1beta1");
   q.set_endpoint(ep.sock);
   q.set_resource_name(resource_name(o.prefix, ep.kind));
-  q.mutable_options()->set_pre_start_required(ep.kind == Kind::core);
+  q.mutable_options()->set_pre_start_required(true);
   q.mutable_options()->set_get_preferred_allocation_available(true);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -388,6 +388,18 @@ try:
     say(f"  -> nnq0-core2 held by live PID 4343 <- {c.name}: {det}")
     check(c == grpc.StatusCode.FAILED_PRECONDITION and "4343" in det, "live owner refused, named")
     write(f"{SYS}/class/nnq/nnq0/core_owners", "0 - -\n1 - -\n2 - -\n3 - -\n")
+    # a whole device gets the same check: nnq3 (offered whole) with its core 1
+    # still owned by the live PID 4343 is refused, naming the core
+    check(all(r.options.pre_start_required for r in regs.values()), "both resources ask for PreStartContainer")
+    write(f"{SYS}/class/nnq/nnq3/core_owners", "0 - -\n1 4343 train.py\n")
+    c, det = code_of(dev.prestart, pb.PreStartContainerRequest(devices_ids=["nnq3"]))
+    say(f"  -> whole nnq3, its core 1 held by live PID 4343 <- {c.name}: {det}")
+    check(c == grpc.StatusCode.FAILED_PRECONDITION and "nnq3-core1" in det and "4343" in det,
+          "whole device with a held core refused, core and owner named")
+    write(f"{SYS}/class/nnq/nnq3/core_owners", "0 - -\n1 - -\n")
+    c, det = code_of(dev.prestart, pb.PreStartContainerRequest(devices_ids=["nnq3"]))
+    say(f"  -> whole nnq3, all cores free <- {c.name}")
+    check(c == grpc.StatusCode.OK, "whole device with free cores passes")
 
     say("== kubelet restart: kubelet.sock re-created, plugin sockets removed")
     kub.stop()
