@@ -90,5 +90,5 @@ chmod +x "$payload/lane-6.12-guest.sh"
 
 echo "lane-6.12: $(basename "$(dirname "$kernel")") with $ko and $nq" >&2
 LD_LIBRARY_PATH=$libpath NEURON_VM_LOG=$log exec "$here/run-vm.sh" --qemu "$qemu" --kernel "$kernel" \
-	--module "$ko" --payload "$payload" --bin "$nq" --timeout 1500 \
+	--module "$ko" --payload "$payload" --bin "$nq" --memory 1024 --timeout 1500 \
 	-- /opt/neuron/lane-6.12-guest.sh

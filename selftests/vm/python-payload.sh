@@ -35,7 +35,8 @@ for p in "${pkgs[@]}"; do
 done
 
 py=$dir/python
-rm -rf "$py"
+# added to, never emptied: the 6.12 lane's payload holds ynl-payload.sh's
+# python (yaml, jsonschema) in the same directory, and its guest runs both
 mkdir -p "$py/bin" "$py/lib/python3/dist-packages" "$py/libs" "$py/tests"
 cp -a "$pybin" "$py/bin/"
 tar -C "$stdlib/.." -c \

@@ -40,7 +40,9 @@ ynl=$("$here/fetch-ynl.sh" | tail -1) || die "fetch-ynl.sh failed"
 
 mkdir -p "$dir"
 py=$dir/python
-rm -rf "$py" "$dir/ynl"
+# python/ is added to, never emptied: python-payload.sh (numpy, cffi,
+# pytest) fills the same directory when a lane ships both (lane-6.12.sh)
+rm -rf "$dir/ynl"
 mkdir -p "$py/bin" "$py/lib/python3/dist-packages" "$py/libs"
 cp -a "$pybin" "$py/bin/"
 # the standard library, less what a netlink CLI never imports

@@ -241,6 +241,7 @@ FIXTURE(dq)
 FIXTURE_SETUP(dq)
 {
 	memset(&self->c, 0, sizeof(self->c));
+	self->efd = -1;
 	self->fd = neuron_open();
 	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", NEURON_DEV, strerror(errno));
 	if (!adaptive(self->fd))
@@ -256,7 +257,8 @@ FIXTURE_TEARDOWN(dq)
 	if (self->c.ring.slots)
 		neuron_ring_unmap(&self->c.ring);
 	free(self->c.wakes);
-	close(self->efd);
+	if (self->efd >= 0)
+		close(self->efd);
 	close(self->fd);
 }
 
@@ -274,6 +276,8 @@ static unsigned int profile_of(const struct wake *w)
 
 TEST_F(dq, profile_bounds)
 {
+	if (_metadata->skip)	/* SKIP() in the setup: 6.1's harness still runs the body */
+		return;
 	struct neuron_nq_coalesce fix = {
 		.core = CORE, .queue = QUEUE, .threshold = 4, .coalesce_ns = 20000,
 	};
@@ -338,6 +342,8 @@ static int first_change(const struct consumer *c, unsigned int from, unsigned in
 
 TEST_F_TIMEOUT(dq, rate_change_follows, 300)
 {
+	if (_metadata->skip)	/* SKIP() in the setup: 6.1's harness still runs the body */
+		return;
 	struct consumer *c = &self->c;
 	unsigned int w_flood, w_paced, w_end, bad_profiles = 0;
 	uint64_t irq0, irq_flood, irq_paced, irq_idle;
@@ -452,6 +458,8 @@ static int run_traced_slow(int fd, __u32 engine, unsigned int n)
 
 TEST_F_TIMEOUT(dq, two_queues_one_core, 300)
 {
+	if (_metadata->skip)	/* SKIP() in the setup: 6.1's harness still runs the body */
+		return;
 	struct consumer *c = &self->c, s = { 0 };
 	struct neuron_nq_init tinit;
 	struct neuron_nq_info info;
